@@ -1,0 +1,492 @@
+/*
+ * gcap: record GPU stream work into graphs, instantiate them and replay them,
+ * on the CUDA driver or on a CPU simulator.
+ *
+ * Conventions: every fallible function returns gcap_status; outputs come last
+ * and are written only on success (handle outputs are set to NULL on failure).
+ * After any failure gcap_last_error_message() explains it for this thread.
+ */
+#ifndef GCAP_GCAP_H
+#define GCAP_GCAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <gcap/config.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(GCAP_BUILDING_LIBRARY) && defined(__GNUC__)
+#define GCAP_API __attribute__((visibility("default")))
+#else
+#define GCAP_API
+#endif
+
+#define GCAP_VERSION_MAJOR 0
+#define GCAP_VERSION_MINOR 1
+#define GCAP_VERSION_PATCH 0
+
+/* Opaque handles. */
+typedef struct gcap_context gcap_context;
+typedef struct gcap_stream gcap_stream;
+typedef struct gcap_event gcap_event;
+typedef struct gcap_module gcap_module;
+typedef struct gcap_kernel gcap_kernel;
+typedef struct gcap_graph gcap_graph;
+typedef struct gcap_node gcap_node;
+typedef struct gcap_exec gcap_exec;
+typedef struct gcap_capture gcap_capture;
+typedef struct gcap_pool gcap_pool;
+
+/* ------------------------------------------------------------------ status */
+
+/* The one table of status codes: name, value, short sentence. */
+#define GCAP_STATUS_MAP(X)                                                                       \
+  X(GCAP_SUCCESS, 0, "no error")                                                                 \
+  X(GCAP_ERROR_INVALID_VALUE, 1, "an argument is invalid or out of range")                      \
+  X(GCAP_ERROR_OUT_OF_MEMORY, 2, "a host or device allocation failed")                          \
+  X(GCAP_ERROR_NOT_INITIALIZED, 3, "the requested backend cannot start")                        \
+  X(GCAP_ERROR_INVALID_HANDLE, 4, "a handle is NULL, destroyed or of another context")          \
+  X(GCAP_ERROR_NOT_SUPPORTED, 5, "the backend or this build does not support the operation")    \
+  X(GCAP_ERROR_NOT_FOUND, 6, "no loaded module has a kernel of that name")                      \
+  X(GCAP_ERROR_NOT_READY, 7, "work is still pending")                                           \
+  X(GCAP_ERROR_ILLEGAL_STATE, 8, "the object is in the wrong state for the operation")          \
+  X(GCAP_ERROR_STREAM_CAPTURE_UNSUPPORTED, 900, "the operation is not permitted while capturing") \
+  X(GCAP_ERROR_STREAM_CAPTURE_INVALIDATED, 901, "the capture was invalidated by an earlier error") \
+  X(GCAP_ERROR_STREAM_CAPTURE_MERGE, 902, "the operation would merge two independent captures") \
+  X(GCAP_ERROR_STREAM_CAPTURE_UNMATCHED, 903, "the capture was not begun on this stream or has already ended") \
+  X(GCAP_ERROR_STREAM_CAPTURE_UNJOINED, 904, "forked work was not joined back into the origin stream") \
+  X(GCAP_ERROR_STREAM_CAPTURE_ISOLATION, 905, "a dependency would cross the capture boundary")  \
+  X(GCAP_ERROR_STREAM_CAPTURE_IMPLICIT, 906, "implicit dependency on a capturing stream")       \
+  X(GCAP_ERROR_CAPTURED_EVENT, 907, "the event was last recorded during a capture")             \
+  X(GCAP_ERROR_STREAM_CAPTURE_WRONG_THREAD, 908, "the capture must be ended on the thread that began it") \
+  X(GCAP_ERROR_GRAPH_EXEC_UPDATE_FAILURE, 910, "the executable graph update was refused")       \
+  X(GCAP_ERROR_BACKEND, 999, "the backend failed with an error gcap has no code for")
+
+typedef enum gcap_status {
+#define GCAP_STATUS_ENUM_(name, value, text) name = value,
+  GCAP_STATUS_MAP(GCAP_STATUS_ENUM_)
+#undef GCAP_STATUS_ENUM_
+} gcap_status;
+
+/** Enum name of @p s ("GCAP_ERROR_INVALID_VALUE"); "GCAP_UNKNOWN_STATUS" for other values. */
+GCAP_API const char *gcap_status_name(gcap_status s);
+/** A short English sentence for @p s; never NULL. */
+GCAP_API const char *gcap_status_string(gcap_status s);
+/** This thread's explanation of its last failing call; "" after a success. Valid until the next gcap call. */
+GCAP_API const char *gcap_last_error_message(void);
+/** The library's version; NULL outputs are skipped. */
+GCAP_API void gcap_version(int *major, int *minor, int *patch);
+
+/* ---------------------------------------------------------------- context */
+
+typedef enum gcap_backend_kind {
+  GCAP_BACKEND_AUTO = 0, /* GCAP_BACKEND environment variable, then CUDA if built and usable */
+  GCAP_BACKEND_SIM = 1,
+  GCAP_BACKEND_CUDA = 2,
+} gcap_backend_kind;
+
+struct gcap_sim_options;
+
+typedef struct gcap_context_options {
+  gcap_backend_kind backend;
+  int device;                         /* CUDA device ordinal; ignored by SIM */
+  const struct gcap_sim_options *sim; /* NULL: defaults; see gcap/sim.h */
+} gcap_context_options;
+
+/** Fills @p o with AUTO, device 0 and no simulator options. */
+GCAP_API void gcap_context_options_init(gcap_context_options *o);
+/**
+ * Creates a context on the backend @p o chooses (NULL: defaults).
+ * INVALID_VALUE for a bad option or GCAP_BACKEND value, NOT_SUPPORTED for a backend
+ * not compiled in, NOT_INITIALIZED when it cannot start, OUT_OF_MEMORY.
+ */
+GCAP_API gcap_status gcap_context_create(const gcap_context_options *o, gcap_context **out);
+/** Destroys @p ctx and everything it still owns; NULL does nothing. */
+GCAP_API void gcap_context_destroy(gcap_context *ctx);
+/** The backend @p ctx runs on (never AUTO); AUTO for an invalid handle. */
+GCAP_API gcap_backend_kind gcap_context_backend(const gcap_context *ctx);
+/** Waits for all work of @p ctx. STREAM_CAPTURE_UNSUPPORTED while any of its streams captures. */
+GCAP_API gcap_status gcap_context_synchronize(gcap_context *ctx);
+/** "auto", "sim", "cuda"; "unknown" for other values. */
+GCAP_API const char *gcap_backend_name(gcap_backend_kind k);
+/** SUCCESS, NOT_SUPPORTED (not compiled in) or NOT_INITIALIZED (no driver or device). */
+GCAP_API gcap_status gcap_backend_available(gcap_backend_kind k);
+
+/* ----------------------------------------------------------------- memory */
+
+typedef enum gcap_memcpy_kind { /* values equal cudaMemcpyKind */
+  GCAP_MEMCPY_HOST_TO_HOST = 0,
+  GCAP_MEMCPY_HOST_TO_DEVICE = 1,
+  GCAP_MEMCPY_DEVICE_TO_HOST = 2,
+  GCAP_MEMCPY_DEVICE_TO_DEVICE = 3,
+  GCAP_MEMCPY_DEFAULT = 4, /* inferred from the pointers */
+} gcap_memcpy_kind;
+
+/** Allocates @p bytes (> 0) of device memory. Potentially unsafe during capture. */
+GCAP_API gcap_status gcap_mem_alloc(gcap_context *ctx, size_t bytes, void **dptr);
+/** Frees device memory from gcap_mem_alloc; NULL is a no-op success. */
+GCAP_API gcap_status gcap_mem_free(gcap_context *ctx, void *dptr);
+/** Allocates @p bytes (> 0) of page-locked host memory. */
+GCAP_API gcap_status gcap_host_alloc(gcap_context *ctx, size_t bytes, void **hptr);
+/** Frees memory from gcap_host_alloc; NULL is a no-op success. */
+GCAP_API gcap_status gcap_host_free(gcap_context *ctx, void *hptr);
+/** Synchronous copy; every device range must lie inside one live allocation. */
+GCAP_API gcap_status gcap_memcpy(gcap_context *ctx, void *dst, const void *src, size_t bytes, gcap_memcpy_kind kind);
+/** Stream-ordered copy; in capture, a MEMCPY node. */
+GCAP_API gcap_status gcap_memcpy_async(gcap_stream *s, void *dst, const void *src, size_t bytes, gcap_memcpy_kind kind);
+/** Stream-ordered fill of @p bytes with the low byte of @p value. */
+GCAP_API gcap_status gcap_memset_async(gcap_stream *s, void *dst, int value, size_t bytes);
+/** Stream-ordered fill of @p count 16-bit elements; @p dst 2-byte aligned. */
+GCAP_API gcap_status gcap_memset_d16_async(gcap_stream *s, void *dst, uint16_t value, size_t count);
+/** Stream-ordered fill of @p count 32-bit elements; @p dst 4-byte aligned. */
+GCAP_API gcap_status gcap_memset_d32_async(gcap_stream *s, void *dst, uint32_t value, size_t count);
+/** Stream-ordered allocation; in capture, a MEM_ALLOC node. */
+GCAP_API gcap_status gcap_mem_alloc_async(gcap_stream *s, size_t bytes, void **dptr);
+/** Stream-ordered free; in capture, a MEM_FREE node. */
+GCAP_API gcap_status gcap_mem_free_async(gcap_stream *s, void *dptr);
+
+/* ------------------------------------------------------- streams and events */
+
+/** Creates a stream (always non-blocking: gcap has no legacy NULL stream). */
+GCAP_API gcap_status gcap_stream_create(gcap_context *ctx, gcap_stream **out);
+/** Destroys @p s after its work; NULL is a no-op success; ILLEGAL_STATE while capturing. */
+GCAP_API gcap_status gcap_stream_destroy(gcap_stream *s);
+/** Waits for all work issued to @p s. */
+GCAP_API gcap_status gcap_stream_synchronize(gcap_stream *s);
+/** SUCCESS when all work of @p s is done, NOT_READY otherwise. */
+GCAP_API gcap_status gcap_stream_query(gcap_stream *s);
+/** Makes later work of @p s wait for the work @p e last captured. */
+GCAP_API gcap_status gcap_stream_wait_event(gcap_stream *s, gcap_event *e);
+/** Creates an event (never recorded: queries succeed). */
+GCAP_API gcap_status gcap_event_create(gcap_context *ctx, gcap_event **out);
+/** Destroys @p e; NULL is a no-op success. Graph nodes that use it keep working. */
+GCAP_API gcap_status gcap_event_destroy(gcap_event *e);
+/** Records in @p e the work issued to @p s so far. */
+GCAP_API gcap_status gcap_event_record(gcap_event *e, gcap_stream *s);
+/** Waits for the work recorded in @p e. */
+GCAP_API gcap_status gcap_event_synchronize(gcap_event *e);
+/** SUCCESS when the work recorded in @p e is done, NOT_READY otherwise. */
+GCAP_API gcap_status gcap_event_query(gcap_event *e);
+
+/* ------------------------------------------------- kernels and host callbacks */
+
+typedef struct gcap_dim3 {
+  uint32_t x, y, z;
+} gcap_dim3;
+#ifdef __cplusplus
+#define GCAP_DIM3(x, y, z) (gcap_dim3{(x), (y), (z)})
+#else
+#define GCAP_DIM3(x, y, z) ((gcap_dim3){(x), (y), (z)})
+#endif
+
+/** What one simulated kernel thread sees. */
+typedef struct gcap_sim_thread {
+  gcap_dim3 grid_dim, block_dim, block_idx, thread_idx;
+  void *shared_mem; /* dynamic shared memory of this block */
+} gcap_sim_thread;
+/** CPU implementation of a kernel, called once per thread; args[i] points at parameter i. */
+typedef void (*gcap_sim_kernel_fn)(const gcap_sim_thread *t, void *const *args);
+
+typedef enum gcap_param_access { /* how a kernel uses a pointer parameter (race analysis) */
+  GCAP_ACCESS_UNKNOWN = 0,       /* pointer-sized value inside a live allocation: read+write of all of it */
+  GCAP_ACCESS_NONE = 1,
+  GCAP_ACCESS_READ = 2,
+  GCAP_ACCESS_WRITE = 3,
+  GCAP_ACCESS_READ_WRITE = 4,
+} gcap_param_access;
+
+typedef struct gcap_kernel_def {
+  const char *name;                      /* entry name, as in the PTX/cubin image */
+  gcap_sim_kernel_fn sim_fn;             /* CPU implementation; NULL: a stub that runs nothing */
+  size_t num_params;
+  const size_t *param_sizes;             /* bytes of each parameter */
+  const gcap_param_access *param_access; /* NULL: all UNKNOWN; else num_params entries */
+} gcap_kernel_def;
+
+typedef struct gcap_module_desc {
+  const void *image; /* PTX text, cubin or fatbin for CUDA; may be NULL on SIM */
+  size_t image_size;
+  const gcap_kernel_def *kernels; /* required on SIM */
+  size_t num_kernels;
+} gcap_module_desc;
+
+/** Loads a module; copies @p d, its names and sizes. Potentially unsafe during capture. */
+GCAP_API gcap_status gcap_module_load(gcap_context *ctx, const gcap_module_desc *d, gcap_module **out);
+/** Unloads @p m; its kernel handles become invalid; graphs using them keep working. NULL: INVALID_HANDLE. */
+GCAP_API gcap_status gcap_module_unload(gcap_module *m);
+/** Finds kernel @p name in @p m; NOT_FOUND if absent. */
+GCAP_API gcap_status gcap_module_get_kernel(gcap_module *m, const char *name, gcap_kernel **out);
+/** Finds kernel @p name in the modules of @p ctx, earliest loaded first; NOT_FOUND if absent. */
+GCAP_API gcap_status gcap_context_find_kernel(gcap_context *ctx, const char *name, gcap_kernel **out);
+/** The kernel's entry name (owned by its module); NULL for an invalid handle. */
+GCAP_API const char *gcap_kernel_name(const gcap_kernel *k);
+
+/**
+ * Launches @p k on @p s. @p args as cuLaunchKernel: one pointer per parameter (NULL if
+ * none); the values are copied now. Zero dimensions, a block over 1024 threads or too
+ * much shared memory: INVALID_VALUE.
+ */
+GCAP_API gcap_status gcap_launch_kernel(gcap_stream *s, gcap_kernel *k, gcap_dim3 grid, gcap_dim3 block,
+                                        uint32_t shared_mem_bytes, void **args);
+typedef void (*gcap_host_fn)(void *user_data);
+/** Runs @p fn(@p user_data) on a host thread in stream order. @p fn must not block on gcap. */
+GCAP_API gcap_status gcap_launch_host_func(gcap_stream *s, gcap_host_fn fn, void *user_data);
+
+/* ------------------------------------------------------ capture, stream level */
+
+typedef enum gcap_capture_mode {
+  GCAP_CAPTURE_MODE_GLOBAL = 0,
+  GCAP_CAPTURE_MODE_THREAD_LOCAL = 1,
+  GCAP_CAPTURE_MODE_RELAXED = 2
+} gcap_capture_mode;
+typedef enum gcap_capture_status {
+  GCAP_CAPTURE_STATUS_NONE = 0,
+  GCAP_CAPTURE_STATUS_ACTIVE = 1,
+  GCAP_CAPTURE_STATUS_INVALIDATED = 2
+} gcap_capture_status;
+typedef struct gcap_capture_info {
+  gcap_capture_status status;
+  uint64_t id;       /* unique per capture sequence, never 0 while capturing */
+  gcap_graph *graph; /* the graph being built (borrowed) */
+  const gcap_node *const *dependencies; /* the stream's current frontier (borrowed) */
+  size_t num_dependencies;
+} gcap_capture_info;
+
+/** Makes @p s the origin of a new capture sequence in @p mode. */
+GCAP_API gcap_status gcap_stream_begin_capture(gcap_stream *s, gcap_capture_mode mode);
+/** Ends the capture begun on @p s and hands its graph to the caller. */
+GCAP_API gcap_status gcap_stream_end_capture(gcap_stream *s, gcap_graph **graph);
+/** Capture state of @p s; SUCCESS with status NONE when not capturing. */
+GCAP_API gcap_status gcap_stream_get_capture_info(gcap_stream *s, gcap_capture_info *info);
+/** NONE, ACTIVE or INVALIDATED. */
+GCAP_API gcap_status gcap_stream_is_capturing(gcap_stream *s, gcap_capture_status *status);
+/** Swaps this thread's capture mode with *@p mode (as cuThreadExchangeStreamCaptureMode). */
+GCAP_API gcap_status gcap_thread_exchange_capture_mode(gcap_capture_mode *mode);
+
+/* --------------------------------------------------------- capture object */
+
+typedef struct gcap_capture_options {
+  gcap_capture_mode mode; /* default GCAP_CAPTURE_MODE_GLOBAL */
+  gcap_pool *pool;        /* NULL: none; else allocations in this capture come from it */
+} gcap_capture_options;
+/** GLOBAL mode, no pool. */
+GCAP_API void gcap_capture_options_init(gcap_capture_options *o);
+/** Begins a capture on @p s owned by a capture object (NULL options: defaults). */
+GCAP_API gcap_status gcap_capture_begin(gcap_stream *s, const gcap_capture_options *o, gcap_capture **out);
+/** Records a launch of the kernel named @p function_name (gcap_context_find_kernel). */
+GCAP_API gcap_status gcap_capture_record_kernel(gcap_capture *c, const char *function_name, gcap_dim3 grid,
+                                                gcap_dim3 block, uint32_t shared_mem_bytes, void **args);
+/** Records a copy on the capture's stream. */
+GCAP_API gcap_status gcap_capture_record_memcpy(gcap_capture *c, void *dst, const void *src, size_t bytes,
+                                                gcap_memcpy_kind kind);
+/** Records a byte fill on the capture's stream. */
+GCAP_API gcap_status gcap_capture_record_memset(gcap_capture *c, void *dst, uint8_t value, size_t bytes);
+/** Nodes recorded so far, from every joined stream. */
+GCAP_API size_t gcap_capture_recorded_count(const gcap_capture *c);
+/** True while the capture has not been ended. */
+GCAP_API bool gcap_capture_is_active(const gcap_capture *c);
+/** NONE after end, else ACTIVE or INVALIDATED. */
+GCAP_API gcap_status gcap_capture_get_status(const gcap_capture *c, gcap_capture_status *status);
+/** Ends the capture; a second call: STREAM_CAPTURE_UNMATCHED. */
+GCAP_API gcap_status gcap_capture_end(gcap_capture *c, gcap_graph **graph);
+/** End + instantiate; the graph is released. */
+GCAP_API gcap_status gcap_capture_finish(gcap_capture *c, unsigned instantiate_flags, gcap_exec **exec);
+/** If still active: end best-effort and discard the graph; the stream is usable again. NULL: no-op. */
+GCAP_API void gcap_capture_destroy(gcap_capture *c);
+/** gcap_capture_destroy(*c) and *c = NULL; for GCAP_SCOPED_CAPTURE. */
+GCAP_API void gcap_capture_cleanup(gcap_capture **c);
+#if defined(__GNUC__) || defined(__clang__)
+#define GCAP_SCOPED_CAPTURE __attribute__((cleanup(gcap_capture_cleanup)))
+#endif
+
+/* ------------------------------------------------------- graphs and nodes */
+
+typedef enum gcap_node_type { /* values equal CUgraphNodeType */
+  GCAP_NODE_KERNEL = 0,
+  GCAP_NODE_MEMCPY = 1,
+  GCAP_NODE_MEMSET = 2,
+  GCAP_NODE_HOST = 3,
+  GCAP_NODE_GRAPH = 4,
+  GCAP_NODE_EMPTY = 5,
+  GCAP_NODE_EVENT_WAIT = 6,
+  GCAP_NODE_EVENT_RECORD = 7,
+  GCAP_NODE_MEM_ALLOC = 10,
+  GCAP_NODE_MEM_FREE = 11,
+} gcap_node_type;
+
+typedef struct gcap_kernel_node_params {
+  gcap_kernel *kernel;
+  gcap_dim3 grid, block;
+  uint32_t shared_mem_bytes;
+  void **args;
+} gcap_kernel_node_params;
+typedef struct gcap_memcpy_node_params {
+  void *dst;
+  const void *src;
+  size_t bytes;
+  gcap_memcpy_kind kind;
+} gcap_memcpy_node_params;
+typedef struct gcap_memset_node_params {
+  void *dst;
+  uint32_t value;
+  unsigned element_size; /* 1, 2 or 4 */
+  size_t width;          /* elements */
+  size_t height;         /* rows, >= 1 */
+  size_t pitch;          /* bytes, when height > 1 */
+} gcap_memset_node_params;
+typedef struct gcap_host_node_params {
+  gcap_host_fn fn;
+  void *user_data;
+} gcap_host_node_params;
+
+/** Creates an empty graph. */
+GCAP_API gcap_status gcap_graph_create(gcap_context *ctx, gcap_graph **out);
+/** Destroys @p g and its nodes; executables made from it are unaffected. NULL: no-op. */
+GCAP_API void gcap_graph_destroy(gcap_graph *g);
+/** Deep copy of nodes, parameters, edges and child graphs, keeping every order. */
+GCAP_API gcap_status gcap_graph_clone(const gcap_graph *g, gcap_graph **out);
+/** Live nodes of @p g (child graphs count as one); 0 for an invalid handle. */
+GCAP_API size_t gcap_graph_node_count(const gcap_graph *g);
+/** Edges of @p g; 0 for an invalid handle. */
+GCAP_API size_t gcap_graph_edge_count(const gcap_graph *g);
+/**
+ * Enumeration (SEMANTICS R51): @p nodes NULL returns the count in *@p count; otherwise
+ * fills min(*count, actual), pads with NULL and sets *count = actual. Creation order.
+ */
+GCAP_API gcap_status gcap_graph_get_nodes(const gcap_graph *g, gcap_node **nodes, size_t *count);
+/** Nodes without dependencies, as gcap_graph_get_nodes. */
+GCAP_API gcap_status gcap_graph_get_root_nodes(const gcap_graph *g, gcap_node **nodes, size_t *count);
+/** Edges in creation order (R52): both arrays NULL counts; exactly one NULL is INVALID_VALUE. */
+GCAP_API gcap_status gcap_graph_get_edges(const gcap_graph *g, gcap_node **from, gcap_node **to, size_t *count);
+/** Adds a kernel node; argument values are copied. */
+GCAP_API gcap_status gcap_graph_add_kernel_node(gcap_graph *g, gcap_node *const *deps, size_t num_deps,
+                                                const gcap_kernel_node_params *p, gcap_node **out);
+/** Adds a 1-D copy node. */
+GCAP_API gcap_status gcap_graph_add_memcpy_node(gcap_graph *g, gcap_node *const *deps, size_t num_deps,
+                                                const gcap_memcpy_node_params *p, gcap_node **out);
+/** Adds a fill node (1-D, or 2-D with height > 1 and pitch). */
+GCAP_API gcap_status gcap_graph_add_memset_node(gcap_graph *g, gcap_node *const *deps, size_t num_deps,
+                                                const gcap_memset_node_params *p, gcap_node **out);
+/** Adds a host callback node. */
+GCAP_API gcap_status gcap_graph_add_host_node(gcap_graph *g, gcap_node *const *deps, size_t num_deps,
+                                              const gcap_host_node_params *p, gcap_node **out);
+/** Adds a node that does nothing but order. */
+GCAP_API gcap_status gcap_graph_add_empty_node(gcap_graph *g, gcap_node *const *deps, size_t num_deps,
+                                               gcap_node **out);
+/** Adds a node running a clone of @p child; later edits of @p child are not seen. */
+GCAP_API gcap_status gcap_graph_add_child_graph_node(gcap_graph *g, gcap_node *const *deps, size_t num_deps,
+                                                     const gcap_graph *child, gcap_node **out);
+/** Adds a node that records @p e when it runs. */
+GCAP_API gcap_status gcap_graph_add_event_record_node(gcap_graph *g, gcap_node *const *deps, size_t num_deps,
+                                                      gcap_event *e, gcap_node **out);
+/** Adds a node that waits for the work last recorded in @p e. */
+GCAP_API gcap_status gcap_graph_add_event_wait_node(gcap_graph *g, gcap_node *const *deps, size_t num_deps,
+                                                    gcap_event *e, gcap_node **out);
+/** Adds edges from[i] -> to[i]; a cycle, duplicate or self edge is INVALID_VALUE and adds nothing. */
+GCAP_API gcap_status gcap_graph_add_dependencies(gcap_graph *g, gcap_node *const *from, gcap_node *const *to,
+                                                 size_t n);
+/** Removes edges from[i] -> to[i]; an edge that does not exist is INVALID_VALUE and removes nothing. */
+GCAP_API gcap_status gcap_graph_remove_dependencies(gcap_graph *g, gcap_node *const *from, gcap_node *const *to,
+                                                    size_t n);
+/** Removes @p n and its edges from its graph. NULL: INVALID_HANDLE. */
+GCAP_API gcap_status gcap_graph_destroy_node(gcap_node *n);
+
+/** Type of @p n; (gcap_node_type)-1 for an invalid handle. */
+GCAP_API gcap_node_type gcap_node_get_type(const gcap_node *n);
+/** Dependencies of @p n in edge creation order, enumerated as R51. */
+GCAP_API gcap_status gcap_node_get_dependencies(const gcap_node *n, gcap_node **deps, size_t *count);
+/** Dependents of @p n in edge creation order, enumerated as R51. */
+GCAP_API gcap_status gcap_node_get_dependents(const gcap_node *n, gcap_node **deps, size_t *count);
+/** Kernel parameters; p->args is borrowed from the node. INVALID_VALUE for another node type. */
+GCAP_API gcap_status gcap_node_get_kernel_params(const gcap_node *n, gcap_kernel_node_params *p);
+GCAP_API gcap_status gcap_node_get_memcpy_params(const gcap_node *n, gcap_memcpy_node_params *p);
+GCAP_API gcap_status gcap_node_get_memset_params(const gcap_node *n, gcap_memset_node_params *p);
+GCAP_API gcap_status gcap_node_get_host_params(const gcap_node *n, gcap_host_node_params *p);
+/** Replace a node's parameters, checked as at creation; nothing changes on failure. */
+GCAP_API gcap_status gcap_node_set_kernel_params(gcap_node *n, const gcap_kernel_node_params *p);
+GCAP_API gcap_status gcap_node_set_memcpy_params(gcap_node *n, const gcap_memcpy_node_params *p);
+GCAP_API gcap_status gcap_node_set_memset_params(gcap_node *n, const gcap_memset_node_params *p);
+GCAP_API gcap_status gcap_node_set_host_params(gcap_node *n, const gcap_host_node_params *p);
+/** The graph embedded in a child-graph node (borrowed; edits change the node). */
+GCAP_API gcap_status gcap_node_get_child_graph(const gcap_node *n, gcap_graph **child);
+/** The event of an event record or wait node. */
+GCAP_API gcap_status gcap_node_get_event(const gcap_node *n, gcap_event **e);
+
+typedef struct gcap_race { /* two nodes with no path between them touching overlapping bytes, one writing */
+  gcap_node *first, *second; /* in creation order */
+  const void *addr;          /* the overlap */
+  size_t bytes;
+} gcap_race;
+/** Race analysis; enumeration as R51. */
+GCAP_API gcap_status gcap_graph_find_races(const gcap_graph *g, gcap_race *races, size_t *count);
+
+/** Versioned JSON: nodes, params, edges; kernels by name. */
+GCAP_API gcap_status gcap_graph_save(const gcap_graph *g, FILE *out);
+/** Loads a saved graph; kernels resolved by name among loaded modules (NOT_FOUND otherwise). */
+GCAP_API gcap_status gcap_graph_load(gcap_context *ctx, FILE *in, gcap_graph **out);
+
+#define GCAP_DOT_VERBOSE 1u /* node parameters in labels */
+/** Writes @p g as one Graphviz digraph; unknown flag bits or a write error: INVALID_VALUE. */
+GCAP_API gcap_status gcap_graph_write_dot(const gcap_graph *g, FILE *out, unsigned flags);
+
+/* ------------------------------------------------------- executable graphs */
+
+#define GCAP_INSTANTIATE_AUTO_FREE_ON_LAUNCH 1u /* other bits: INVALID_VALUE */
+/** Validates @p g and snapshots it; the exec is independent of @p g afterwards. */
+GCAP_API gcap_status gcap_graph_instantiate(gcap_graph *g, unsigned flags, gcap_exec **out);
+/** Prepares @p x for launch on @p s (stream-ordered; runs nothing). */
+GCAP_API gcap_status gcap_exec_upload(gcap_exec *x, gcap_stream *s);
+/** Replays @p x on @p s; launches of one exec never overlap. */
+GCAP_API gcap_status gcap_exec_launch(gcap_exec *x, gcap_stream *s);
+/** Destroys @p x after its launches; NULL: no-op. */
+GCAP_API void gcap_exec_destroy(gcap_exec *x);
+/** Nodes a launch of @p x runs: every node, child graphs counted with their contents; 0 if invalid. */
+GCAP_API size_t gcap_exec_node_count(const gcap_exec *x);
+
+typedef enum gcap_exec_update_result { /* values equal CUgraphExecUpdateResult */
+  GCAP_EXEC_UPDATE_SUCCESS = 0,
+  GCAP_EXEC_UPDATE_ERROR = 1,
+  GCAP_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED = 2,
+  GCAP_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED = 3,
+  GCAP_EXEC_UPDATE_ERROR_FUNCTION_CHANGED = 4,
+  GCAP_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED = 5,
+  GCAP_EXEC_UPDATE_ERROR_NOT_SUPPORTED = 6,
+} gcap_exec_update_result;
+typedef struct gcap_exec_update_info {
+  gcap_exec_update_result result;
+  gcap_node *error_node;
+  gcap_node *error_from_node;
+} gcap_exec_update_info;
+/** Updates @p x in place from @p g (SEMANTICS R71-R74). */
+GCAP_API gcap_status gcap_exec_update(gcap_exec *x, const gcap_graph *g, gcap_exec_update_info *info);
+/** Per-node setters; @p n names the node of the graph @p x was instantiated from. */
+GCAP_API gcap_status gcap_exec_kernel_node_set_params(gcap_exec *x, gcap_node *n, const gcap_kernel_node_params *p);
+GCAP_API gcap_status gcap_exec_memcpy_node_set_params(gcap_exec *x, gcap_node *n, const gcap_memcpy_node_params *p);
+GCAP_API gcap_status gcap_exec_memset_node_set_params(gcap_exec *x, gcap_node *n, const gcap_memset_node_params *p);
+GCAP_API gcap_status gcap_exec_host_node_set_params(gcap_exec *x, gcap_node *n, const gcap_host_node_params *p);
+GCAP_API gcap_status gcap_exec_node_set_enabled(gcap_exec *x, gcap_node *n, bool enabled);
+
+/* ------------------------------------------------------------ memory pools */
+
+typedef struct gcap_pool_stats {
+  size_t reserved_bytes, used_bytes, peak_bytes;
+  size_t attached_execs;
+} gcap_pool_stats;
+/** Creates a pool with reference count 1. */
+GCAP_API gcap_status gcap_pool_create(gcap_context *ctx, gcap_pool **out);
+/** Adds a reference; returns @p p (NULL for NULL). */
+GCAP_API gcap_pool *gcap_pool_retain(gcap_pool *p);
+/** Drops a reference; memory returns when the last holder releases. NULL: no-op. */
+GCAP_API void gcap_pool_release(gcap_pool *p);
+GCAP_API gcap_status gcap_pool_get_stats(const gcap_pool *p, gcap_pool_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GCAP_GCAP_H */

@@ -1,0 +1,128 @@
+/*
+ * The private contract between the core and a backend. The core validates every argument and
+ * owns all bookkeeping; a backend only does the work, through this ops table.
+ */
+#ifndef GCAP_CORE_BACKEND_H
+#define GCAP_CORE_BACKEND_H
+
+#include <gcap/gcap.h>
+#include <gcap/sim.h>
+
+/* What a backend embeds first in its context struct (wlroots-style base). */
+struct gcap__backend_ctx {
+  const struct gcap_backend_ops *ops;
+};
+
+/* A kernel as the backend sees it: the core's copy of its definition plus the backend's handle. */
+struct gcap__kernel_info {
+  const char *name;
+  gcap_sim_kernel_fn sim_fn;
+  size_t num_params;
+  const size_t *param_sizes;
+  void *impl; /* backend function handle, NULL on the simulator */
+};
+
+struct gcap__launch {
+  const struct gcap__kernel_info *kernel;
+  gcap_dim3 grid, block;
+  uint32_t shared_mem_bytes;
+  void *const *args; /* one pointer per parameter */
+};
+
+struct gcap__copy {
+  void *dst;
+  const void *src;
+  size_t bytes;
+  gcap_memcpy_kind kind; /* as given */
+  gcap_memcpy_kind resolved; /* never DEFAULT */
+};
+
+struct gcap__fill {
+  void *dst;
+  uint32_t value;
+  unsigned element_size; /* 1, 2 or 4 */
+  size_t width, height, pitch;
+};
+
+/* One entry of an executable's flat, topologically ordered plan. */
+struct gcap__plan_node {
+  gcap_node_type type; /* GRAPH entries and child exits run nothing */
+  bool counted;        /* false for the synthetic exit of a child graph */
+  const gcap_node *source; /* the graph node it was made from */
+  union {
+    struct gcap__launch kernel;
+    struct gcap__copy copy;
+    struct gcap__fill fill;
+    struct {
+      gcap_host_fn fn;
+      void *user_data;
+    } host;
+    struct {
+      void *impl;
+      gcap_event *handle; /* the core's object, kept alive by the plan */
+    } event;
+  } u;
+  size_t first_dep, num_deps; /* into gcap__plan.deps: indices of earlier entries */
+};
+
+struct gcap__plan {
+  struct gcap__plan_node *nodes;
+  size_t count;
+  size_t counted; /* gcap_exec_node_count */
+  size_t *deps;
+  size_t num_deps;
+};
+
+struct gcap_backend_ops {
+  const char *name;
+  /* True when every valid device pointer is a gcap allocation (the simulator). */
+  bool knows_all_device_memory;
+
+  gcap_status (*available)(void);
+  gcap_status (*context_create)(const gcap_context_options *o, struct gcap__backend_ctx **out);
+  void (*context_destroy)(struct gcap__backend_ctx *b);
+  gcap_status (*context_synchronize)(struct gcap__backend_ctx *b);
+
+  gcap_status (*mem_alloc)(struct gcap__backend_ctx *b, size_t bytes, void **out);
+  gcap_status (*mem_free)(struct gcap__backend_ctx *b, void *p);
+  gcap_status (*host_alloc)(struct gcap__backend_ctx *b, size_t bytes, void **out);
+  gcap_status (*host_free)(struct gcap__backend_ctx *b, void *p);
+
+  gcap_status (*stream_create)(struct gcap__backend_ctx *b, void **out);
+  void (*stream_destroy)(struct gcap__backend_ctx *b, void *stream);
+  gcap_status (*stream_synchronize)(struct gcap__backend_ctx *b, void *stream);
+  gcap_status (*stream_query)(struct gcap__backend_ctx *b, void *stream);
+
+  /* stream NULL: synchronous. */
+  gcap_status (*memcpy)(struct gcap__backend_ctx *b, void *stream, const struct gcap__copy *c);
+  gcap_status (*memset)(struct gcap__backend_ctx *b, void *stream, const struct gcap__fill *f);
+  gcap_status (*launch_kernel)(struct gcap__backend_ctx *b, void *stream, const struct gcap__launch *l);
+  gcap_status (*launch_host_func)(struct gcap__backend_ctx *b, void *stream, gcap_host_fn fn, void *user_data);
+
+  gcap_status (*event_create)(struct gcap__backend_ctx *b, void **out);
+  void (*event_destroy)(struct gcap__backend_ctx *b, void *event);
+  gcap_status (*event_record)(struct gcap__backend_ctx *b, void *event, void *stream);
+  gcap_status (*stream_wait_event)(struct gcap__backend_ctx *b, void *stream, void *event);
+  gcap_status (*event_synchronize)(struct gcap__backend_ctx *b, void *event);
+  gcap_status (*event_query)(struct gcap__backend_ctx *b, void *event);
+
+  gcap_status (*module_load)(struct gcap__backend_ctx *b, const gcap_module_desc *d, void **out);
+  void (*module_unload)(struct gcap__backend_ctx *b, void *module);
+  /* Optional: resolve a kernel the desc did not define (NULL: only defined kernels exist). */
+  gcap_status (*module_get_function)(struct gcap__backend_ctx *b, void *module, const char *name, void **out);
+
+  gcap_status (*exec_create)(struct gcap__backend_ctx *b, const struct gcap__plan *plan, void **out);
+  void (*exec_destroy)(struct gcap__backend_ctx *b, void *exec);
+  gcap_status (*exec_upload)(struct gcap__backend_ctx *b, void *exec, void *stream);
+  gcap_status (*exec_launch)(struct gcap__backend_ctx *b, void *exec, const struct gcap__plan *plan, void *stream);
+
+  /* Optional (NULL: NOT_SUPPORTED). */
+  gcap_status (*sim_get_stats)(const struct gcap__backend_ctx *b, gcap_sim_stats *out);
+};
+
+extern const struct gcap_backend_ops gcap__sim_ops;
+#if GCAP_HAS_CUDA
+extern const struct gcap_backend_ops gcap__cuda_ops;
+#endif
+
+#endif

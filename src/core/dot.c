@@ -1,0 +1,73 @@
+#include <string.h>
+
+#include "graph.h"
+
+static const char *copy_direction(gcap_memcpy_kind k) {
+  static const char *const names[] = {"HtoH", "HtoD", "DtoH", "DtoD", "default"};
+  return (unsigned)k <= GCAP_MEMCPY_DEFAULT ? names[k] : "?";
+}
+
+/* Writes s with the characters DOT treats specially inside a quoted string escaped. */
+static void put_escaped(FILE *out, const char *s) {
+  for (; *s; s++) {
+    if (*s == '"' || *s == '\\') fputc('\\', out);
+    fputc(*s, out);
+  }
+}
+
+static void put_params(FILE *out, const struct gcap_node *n) {
+  switch (n->type) {
+  case GCAP_NODE_KERNEL: {
+    const struct gcap__kernel_params *k = &n->p.kernel;
+    fprintf(out, "\\ngrid (%u,%u,%u) block (%u,%u,%u)\\nshared %u bytes, %zu params", k->grid.x, k->grid.y, k->grid.z,
+            k->block.x, k->block.y, k->block.z, k->shared_mem_bytes, k->kernel->info.num_params);
+    break;
+  }
+  case GCAP_NODE_MEMCPY:
+    fprintf(out, "\\ndst %p src %p\\n%zu bytes", n->p.memcpy.dst, n->p.memcpy.src, n->p.memcpy.bytes);
+    break;
+  case GCAP_NODE_MEMSET: {
+    const gcap_memset_node_params *m = &n->p.memset;
+    fprintf(out, "\\ndst %p value 0x%x\\n%u-byte x %zu x %zu rows, pitch %zu", m->dst, (unsigned)m->value,
+            m->element_size, m->width, m->height, m->pitch);
+    break;
+  }
+  case GCAP_NODE_HOST: fprintf(out, "\\nuser_data %p", n->p.host.user_data); break;
+  case GCAP_NODE_EVENT_RECORD:
+  case GCAP_NODE_EVENT_WAIT: fprintf(out, "\\nevent %p", (void *)n->p.event); break;
+  default: break;
+  }
+}
+
+static void put_node(FILE *out, const struct gcap_node *n, unsigned flags) {
+  fprintf(out, "  n%zu [label=\"%zu: %s", n->index, n->index, gcap__node_type_name(n->type));
+  if (n->type == GCAP_NODE_KERNEL) {
+    fputc(' ', out);
+    put_escaped(out, n->p.kernel.kernel->name);
+  } else if (n->type == GCAP_NODE_MEMCPY) {
+    fprintf(out, " %s", copy_direction(n->p.memcpy.kind));
+  } else if (n->type == GCAP_NODE_GRAPH) {
+    fprintf(out, " (%zu nodes)", n->p.child->nodes.count);
+  }
+  if (flags & GCAP_DOT_VERBOSE) put_params(out, n);
+  fprintf(out, "\"%s];\n", n->type == GCAP_NODE_GRAPH ? ", shape=box3d" : "");
+}
+
+gcap_status gcap_graph_write_dot(const gcap_graph *g, FILE *out, unsigned flags) {
+  GCAP_ENTER();
+  gcap_status st = gcap__check_graph(g, "graph");
+  if (st != GCAP_SUCCESS) return st;
+  if (!out) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "out is NULL");
+  if (flags & ~GCAP_DOT_VERBOSE)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "flags 0x%x has unknown bits 0x%x", flags, flags & ~GCAP_DOT_VERBOSE);
+  gcap__lock(g->ctx);
+  clearerr(out);
+  fprintf(out, "digraph gcap {\n  node [shape=box, fontname=\"Helvetica\"];\n");
+  for (size_t i = 0; i < g->nodes.count; i++) put_node(out, g->nodes.items[i], flags);
+  for (size_t i = 0; i < g->edge_count; i++) fprintf(out, "  n%zu -> n%zu;\n", g->edges[i].from->index, g->edges[i].to->index);
+  fputs("}\n", out);
+  bool failed = fflush(out) != 0 || ferror(out);
+  gcap__unlock(g->ctx);
+  if (failed) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "writing to the FILE failed");
+  return GCAP_SUCCESS;
+}

@@ -1,0 +1,90 @@
+#include "error.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+struct thread_state {
+  const char *api_function;
+  int callback_depth;
+  gcap_capture_mode capture_mode; /* GLOBAL (0) by default, as CUDA */
+  char message[1024];
+};
+
+static _Thread_local struct thread_state thread_state;
+
+void gcap__enter(const char *api_function) {
+  thread_state.api_function = api_function;
+  thread_state.message[0] = '\0';
+}
+
+const char *gcap__api_function(void) { return thread_state.api_function ? thread_state.api_function : "gcap"; }
+
+gcap_status gcap__fail(gcap_status status, const char *fmt, ...) {
+  char *out = thread_state.message;
+  size_t cap = sizeof thread_state.message;
+  int n = snprintf(out, cap, "%s: ", gcap__api_function());
+  if (n < 0 || (size_t)n >= cap) return status;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(out + n, cap - (size_t)n, fmt, ap);
+  va_end(ap);
+  return status;
+}
+
+gcap_status gcap__fail_context(gcap_status status, const char *fmt, ...) {
+  char detail[sizeof thread_state.message];
+  const char *msg = thread_state.message;
+  size_t prefix = strlen(gcap__api_function());
+  if (strncmp(msg, gcap__api_function(), prefix) == 0 && msg[prefix] == ':') msg += prefix + 2;
+  snprintf(detail, sizeof detail, "%s", msg);
+  char where[256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(where, sizeof where, fmt, ap);
+  va_end(ap);
+  return gcap__fail(status, "%s: %s", where, detail);
+}
+
+void gcap__run_host_fn(gcap_host_fn fn, void *user_data) {
+  /* The callback may call gcap; keep the outer call's name for its own later messages. */
+  const char *outer = thread_state.api_function;
+  thread_state.callback_depth++;
+  fn(user_data);
+  thread_state.callback_depth--;
+  thread_state.api_function = outer;
+}
+
+int gcap__in_host_callback(void) { return thread_state.callback_depth > 0; }
+
+gcap_capture_mode *gcap__thread_capture_mode(void) { return &thread_state.capture_mode; }
+
+const char *gcap_last_error_message(void) { return thread_state.message; }
+
+const char *gcap_status_name(gcap_status s) {
+  switch (s) {
+#define GCAP_STATUS_NAME_(name, value, text) \
+  case name:                                 \
+    return #name;
+    GCAP_STATUS_MAP(GCAP_STATUS_NAME_)
+#undef GCAP_STATUS_NAME_
+  }
+  return "GCAP_UNKNOWN_STATUS";
+}
+
+const char *gcap_status_string(gcap_status s) {
+  switch (s) {
+#define GCAP_STATUS_TEXT_(name, value, text) \
+  case name:                                 \
+    return text;
+    GCAP_STATUS_MAP(GCAP_STATUS_TEXT_)
+#undef GCAP_STATUS_TEXT_
+  }
+  return "unknown status code";
+}
+
+void gcap_version(int *major, int *minor, int *patch) {
+  if (major) *major = GCAP_VERSION_MAJOR;
+  if (minor) *minor = GCAP_VERSION_MINOR;
+  if (patch) *patch = GCAP_VERSION_PATCH;
+}

@@ -1,0 +1,39 @@
+/* Per-thread last-error message and per-thread call state. */
+#ifndef GCAP_CORE_ERROR_H
+#define GCAP_CORE_ERROR_H
+
+#include <gcap/gcap.h>
+
+/*
+ * Every public entry point starts with GCAP_ENTER(): it clears this thread's message and
+ * remembers the public function's name, which every later failure message starts with.
+ */
+#define GCAP_ENTER() gcap__enter(__func__)
+void gcap__enter(const char *api_function);
+
+/* Sets the message "<api function>: <fmt...>" and returns `status`. */
+gcap_status gcap__fail(gcap_status status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* Rewrites the current message as "<api function>: <fmt...>: <old detail>" and returns `status`. */
+gcap_status gcap__fail_context(gcap_status status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* The public function this thread is in (for messages that name it). */
+const char *gcap__api_function(void);
+
+/* Host callbacks: run `fn` while marking this thread as inside a callback. */
+void gcap__run_host_fn(gcap_host_fn fn, void *user_data);
+/* True while this thread runs a host callback: blocking calls must refuse. */
+int gcap__in_host_callback(void);
+
+/* This thread's capture mode (cuThreadExchangeStreamCaptureMode). */
+gcap_capture_mode *gcap__thread_capture_mode(void);
+
+#endif

@@ -1,0 +1,91 @@
+#include "internal.h"
+
+gcap_status gcap_event_create(gcap_context *ctx, gcap_event **out) {
+  GCAP_ENTER();
+  if (out) *out = NULL;
+  gcap_status st = gcap__check_context(ctx, "ctx");
+  if (st != GCAP_SUCCESS) return st;
+  if (!out) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "out is NULL");
+  struct gcap_event *e = gcap__calloc(1, sizeof *e);
+  if (!e) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the event");
+  e->ctx = ctx;
+  e->refs = 1;
+  gcap__lock(ctx);
+  st = ctx->ops->event_create(ctx->backend, &e->impl);
+  if (st == GCAP_SUCCESS && gcap__registry_add(e, GCAP__H_EVENT) != 0) {
+    ctx->ops->event_destroy(ctx->backend, e->impl);
+    st = gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to register the event");
+  }
+  if (st == GCAP_SUCCESS) gcap__list_push(&ctx->events, &e->link);
+  gcap__unlock(ctx);
+  if (st != GCAP_SUCCESS) {
+    gcap__free(e);
+    return st;
+  }
+  *out = e;
+  return GCAP_SUCCESS;
+}
+
+void gcap__event_retain(struct gcap_event *e) { e->refs++; }
+
+void gcap__event_release(struct gcap_event *e) {
+  if (--e->refs > 0) return;
+  gcap__list_unlink(&e->link);
+  e->ctx->ops->event_destroy(e->ctx->backend, e->impl);
+  gcap__free(e);
+}
+
+/* Drops the user's handle; nodes and executables that use the event keep it alive. */
+void gcap__event_destroy_locked(struct gcap_event *e) {
+  if (e->destroyed) return;
+  e->destroyed = true;
+  gcap__registry_remove(e);
+  gcap__event_release(e);
+}
+
+gcap_status gcap_event_destroy(gcap_event *e) {
+  GCAP_ENTER();
+  if (!e) return GCAP_SUCCESS;
+  gcap_status st = gcap__check_event(e, "event");
+  if (st != GCAP_SUCCESS) return st;
+  struct gcap_context *ctx = e->ctx;
+  gcap__lock(ctx);
+  gcap__event_destroy_locked(e);
+  gcap__unlock(ctx);
+  return GCAP_SUCCESS;
+}
+
+gcap_status gcap_event_record(gcap_event *e, gcap_stream *s) {
+  GCAP_ENTER();
+  gcap_status st = gcap__check_event(e, "event");
+  if (st == GCAP_SUCCESS) st = gcap__check_stream(s, "stream");
+  if (st == GCAP_SUCCESS) st = gcap__check_same_context(e->ctx, s->ctx, "stream");
+  if (st != GCAP_SUCCESS) return st;
+  gcap__lock(e->ctx);
+  st = e->ctx->ops->event_record(e->ctx->backend, e->impl, s->impl);
+  gcap__unlock(e->ctx);
+  return st;
+}
+
+gcap_status gcap_event_synchronize(gcap_event *e) {
+  GCAP_ENTER();
+  gcap_status st = gcap__check_event(e, "event");
+  if (st != GCAP_SUCCESS) return st;
+  if (gcap__in_host_callback())
+    return gcap__fail(GCAP_ERROR_ILLEGAL_STATE, "a host callback may not block on gcap work (it would deadlock)");
+  gcap__lock(e->ctx);
+  st = e->ctx->ops->event_synchronize(e->ctx->backend, e->impl);
+  gcap__unlock(e->ctx);
+  return st;
+}
+
+gcap_status gcap_event_query(gcap_event *e) {
+  GCAP_ENTER();
+  gcap_status st = gcap__check_event(e, "event");
+  if (st != GCAP_SUCCESS) return st;
+  gcap__lock(e->ctx);
+  st = e->ctx->ops->event_query(e->ctx->backend, e->impl);
+  gcap__unlock(e->ctx);
+  if (st == GCAP_ERROR_NOT_READY) gcap__fail(st, "event %p: its recorded work is still pending", (void *)e);
+  return st;
+}

@@ -1,0 +1,317 @@
+#include <string.h>
+
+#include "graph.h"
+
+struct gcap_exec {
+  struct gcap__link link;
+  struct gcap_context *ctx;
+  void *impl;
+  struct gcap__plan plan;
+  unsigned flags;
+  uint64_t checked_epoch; /* allocation-table epoch the plan's ranges were last checked against */
+  bool running;           /* a launch is executing it (a host node may call back into gcap) */
+  bool destroy_pending;   /* destroyed from inside its own launch */
+};
+
+static gcap_status check_exec(const gcap_exec *x, const char *what) {
+  if (!x) return gcap__fail(GCAP_ERROR_INVALID_HANDLE, "%s is NULL", what);
+  if (!gcap__registry_has(x, GCAP__H_EXEC))
+    return gcap__fail(GCAP_ERROR_INVALID_HANDLE, "%s (exec %p) is not a live executable graph", what, (const void *)x);
+  return GCAP_SUCCESS;
+}
+
+/* ------------------------------------------------------------- building */
+
+struct builder {
+  struct gcap__plan *plan;
+  size_t deps_cap;
+  struct gcap_context *ctx;
+};
+
+static size_t plan_size(const struct gcap_graph *g) {
+  size_t n = 0;
+  for (size_t i = 0; i < g->nodes.count; i++)
+    n += g->nodes.items[i]->type == GCAP_NODE_GRAPH ? 2 + plan_size(g->nodes.items[i]->p.child) : 1;
+  return n;
+}
+
+static gcap_status push_dep(struct builder *b, size_t index) {
+  struct gcap__plan *p = b->plan;
+  if (gcap__grow((void **)&p->deps, &b->deps_cap, p->num_deps + 1, sizeof *p->deps) != 0)
+    return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the executable's edges");
+  p->deps[p->num_deps++] = index;
+  return GCAP_SUCCESS;
+}
+
+/* Kahn's algorithm, ready nodes taken in creation order: the order a launch runs them in. */
+static gcap_status topological_order(const struct gcap_graph *g, struct gcap_node ***out) {
+  size_t n = g->nodes.count;
+  struct gcap_node **order = gcap__calloc(n, sizeof *order);
+  size_t *waiting = gcap__calloc(n, sizeof *waiting);
+  if (!order || !waiting) {
+    gcap__free(order);
+    gcap__free(waiting);
+    return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to order the graph");
+  }
+  size_t head = 0, tail = 0;
+  for (size_t i = 0; i < n; i++) {
+    waiting[i] = g->nodes.items[i]->deps.count;
+    if (waiting[i] == 0) order[tail++] = g->nodes.items[i];
+  }
+  while (head < tail) {
+    struct gcap_node *done = order[head++];
+    for (size_t i = 0; i < done->dependents.count; i++) {
+      struct gcap_node *next = done->dependents.items[i];
+      if (--waiting[next->index] == 0) order[tail++] = next;
+    }
+  }
+  gcap__free(waiting);
+  if (tail < n) {
+    gcap__free(order);
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "the graph has a cycle");
+  }
+  *out = order;
+  return GCAP_SUCCESS;
+}
+
+static gcap_status snapshot_params(struct builder *b, struct gcap__plan_node *pn, const struct gcap_node *n) {
+  switch (n->type) {
+  case GCAP_NODE_KERNEL: {
+    const struct gcap__kernel_params *k = &n->p.kernel;
+    void **args = NULL;
+    gcap_status st = gcap__kernel_args_copy(k->kernel, k->args, &args);
+    if (st != GCAP_SUCCESS) return st;
+    gcap__module_retain(k->kernel->module);
+    pn->u.kernel = (struct gcap__launch){&k->kernel->info, k->grid, k->block, k->shared_mem_bytes, args};
+    return GCAP_SUCCESS;
+  }
+  case GCAP_NODE_MEMCPY: {
+    const gcap_memcpy_node_params *m = &n->p.memcpy;
+    pn->u.copy = (struct gcap__copy){m->dst, m->src, m->bytes, m->kind, m->kind};
+    return gcap__check_copy(b->ctx, &pn->u.copy, false);
+  }
+  case GCAP_NODE_MEMSET: {
+    const gcap_memset_node_params *m = &n->p.memset;
+    pn->u.fill = (struct gcap__fill){m->dst, m->value, m->element_size, m->width, m->height, m->pitch};
+    return gcap__check_fill(b->ctx, &pn->u.fill, false);
+  }
+  case GCAP_NODE_HOST: pn->u.host.fn = n->p.host.fn, pn->u.host.user_data = n->p.host.user_data; return GCAP_SUCCESS;
+  case GCAP_NODE_EVENT_RECORD:
+  case GCAP_NODE_EVENT_WAIT:
+    gcap__event_retain(n->p.event);
+    pn->u.event.impl = n->p.event->impl;
+    pn->u.event.handle = n->p.event;
+    return GCAP_SUCCESS;
+  default: return GCAP_SUCCESS;
+  }
+}
+
+/* Appends one plan entry waiting on `deps` (plan indices taken from nodes' plan_index). */
+static gcap_status push_entry(struct builder *b, const struct gcap_node *n, gcap_node_type type, bool counted,
+                              size_t *entry) {
+  struct gcap__plan *p = b->plan;
+  struct gcap__plan_node *pn = &p->nodes[p->count];
+  memset(pn, 0, sizeof *pn);
+  pn->type = type;
+  pn->counted = counted;
+  pn->source = n;
+  pn->first_dep = p->num_deps;
+  *entry = p->count;
+  gcap_status st = type == n->type ? snapshot_params(b, pn, n) : GCAP_SUCCESS;
+  if (st != GCAP_SUCCESS) {
+    pn->type = GCAP_NODE_EMPTY; /* nothing to release */
+    return gcap__fail_context(st, "node %zu (%s)", n->index, gcap__node_type_name(n->type));
+  }
+  p->count++;
+  if (counted) p->counted++;
+  return GCAP_SUCCESS;
+}
+
+static gcap_status add_node_deps(struct builder *b, const struct gcap_node *n, size_t entry_of_parent) {
+  gcap_status st = GCAP_SUCCESS;
+  for (size_t i = 0; st == GCAP_SUCCESS && i < n->deps.count; i++) st = push_dep(b, n->deps.items[i]->plan_index);
+  if (st == GCAP_SUCCESS && n->deps.count == 0 && entry_of_parent != SIZE_MAX) st = push_dep(b, entry_of_parent);
+  return st;
+}
+
+static void close_deps(struct builder *b, size_t entry) {
+  struct gcap__plan_node *pn = &b->plan->nodes[entry];
+  pn->num_deps = b->plan->num_deps - pn->first_dep;
+}
+
+static gcap_status emit_graph(struct builder *b, const struct gcap_graph *g, size_t entry_of_parent);
+
+/* A child graph becomes: its own entry, the child's plan, and a synthetic exit its dependents wait for. */
+static gcap_status emit_child(struct builder *b, struct gcap_node *n, size_t entry) {
+  gcap_status st = emit_graph(b, n->p.child, entry);
+  size_t exit = 0;
+  const struct gcap_graph *child = n->p.child;
+  if (st == GCAP_SUCCESS) st = push_entry(b, n, GCAP_NODE_EMPTY, false, &exit);
+  for (size_t i = 0; st == GCAP_SUCCESS && i < child->nodes.count; i++)
+    if (child->nodes.items[i]->dependents.count == 0) st = push_dep(b, child->nodes.items[i]->plan_index);
+  if (st == GCAP_SUCCESS && child->nodes.count == 0) st = push_dep(b, entry);
+  if (st == GCAP_SUCCESS) close_deps(b, exit);
+  n->plan_index = exit;
+  return st;
+}
+
+static gcap_status emit_graph(struct builder *b, const struct gcap_graph *g, size_t entry_of_parent) {
+  struct gcap_node **order = NULL;
+  gcap_status st = topological_order(g, &order);
+  for (size_t i = 0; st == GCAP_SUCCESS && i < g->nodes.count; i++) {
+    struct gcap_node *n = order[i];
+    size_t entry = 0;
+    st = push_entry(b, n, n->type, true, &entry);
+    if (st == GCAP_SUCCESS) st = add_node_deps(b, n, entry_of_parent);
+    if (st != GCAP_SUCCESS) break;
+    close_deps(b, entry);
+    n->plan_index = entry;
+    if (n->type == GCAP_NODE_GRAPH) st = emit_child(b, n, entry);
+  }
+  gcap__free(order);
+  return st;
+}
+
+static void plan_release(struct gcap__plan *p) {
+  for (size_t i = 0; i < p->count; i++) {
+    struct gcap__plan_node *pn = &p->nodes[i];
+    if (pn->type == GCAP_NODE_KERNEL) {
+      gcap__free((void *)pn->u.kernel.args);
+      gcap__module_release(GCAP__CONTAINER(pn->u.kernel.kernel, struct gcap_kernel, info)->module);
+    } else if (pn->type == GCAP_NODE_EVENT_RECORD || pn->type == GCAP_NODE_EVENT_WAIT) {
+      gcap__event_release(pn->u.event.handle);
+    }
+  }
+  gcap__free(p->nodes);
+  gcap__free(p->deps);
+  memset(p, 0, sizeof *p);
+}
+
+static gcap_status build_plan(struct gcap_context *ctx, const struct gcap_graph *g, struct gcap__plan *plan) {
+  memset(plan, 0, sizeof *plan);
+  size_t size = plan_size(g);
+  plan->nodes = gcap__calloc(size, sizeof *plan->nodes);
+  if (!plan->nodes) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the executable's %zu nodes", size);
+  struct builder b = {plan, 0, ctx};
+  gcap_status st = emit_graph(&b, g, SIZE_MAX);
+  if (st != GCAP_SUCCESS) plan_release(plan);
+  return st;
+}
+
+static void exec_free(struct gcap_exec *x) {
+  gcap__registry_remove(x);
+  gcap__list_unlink(&x->link);
+  if (x->impl) x->ctx->ops->exec_destroy(x->ctx->backend, x->impl);
+  plan_release(&x->plan);
+  gcap__free(x);
+}
+
+void gcap__exec_destroy_all(struct gcap_context *ctx) {
+  while (ctx->execs.next != &ctx->execs) exec_free(GCAP__CONTAINER(ctx->execs.next, struct gcap_exec, link));
+}
+
+gcap_status gcap_graph_instantiate(gcap_graph *g, unsigned flags, gcap_exec **out) {
+  GCAP_ENTER();
+  if (out) *out = NULL;
+  gcap_status st = gcap__check_graph(g, "graph");
+  if (st != GCAP_SUCCESS) return st;
+  if (!out) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "out is NULL");
+  if (flags & ~GCAP_INSTANTIATE_AUTO_FREE_ON_LAUNCH)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "flags 0x%x has unknown bits 0x%x", flags,
+                      flags & ~GCAP_INSTANTIATE_AUTO_FREE_ON_LAUNCH);
+  struct gcap_context *ctx = g->ctx;
+  struct gcap_exec *x = gcap__calloc(1, sizeof *x);
+  if (!x) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the executable");
+  x->ctx = ctx;
+  x->flags = flags;
+  gcap__list_init(&x->link);
+  gcap__lock(ctx);
+  st = build_plan(ctx, g, &x->plan);
+  x->checked_epoch = ctx->allocs.epoch;
+  if (st == GCAP_SUCCESS) st = ctx->ops->exec_create(ctx->backend, &x->plan, &x->impl);
+  if (st == GCAP_SUCCESS && gcap__registry_add(x, GCAP__H_EXEC) != 0)
+    st = gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to register the executable");
+  if (st == GCAP_SUCCESS) {
+    gcap__list_push(&ctx->execs, &x->link);
+    *out = x;
+  } else {
+    exec_free(x);
+  }
+  gcap__unlock(ctx);
+  return st;
+}
+
+/* Memory freed since the last check may have been under a copy or fill: check every range again. */
+static gcap_status recheck_ranges(struct gcap_exec *x) {
+  struct gcap_context *ctx = x->ctx;
+  if (x->checked_epoch == ctx->allocs.epoch) return GCAP_SUCCESS;
+  for (size_t i = 0; i < x->plan.count; i++) {
+    struct gcap__plan_node *pn = &x->plan.nodes[i];
+    gcap_status st = GCAP_SUCCESS;
+    if (pn->type == GCAP_NODE_MEMCPY) st = gcap__check_copy(ctx, &pn->u.copy, false);
+    else if (pn->type == GCAP_NODE_MEMSET) st = gcap__check_fill(ctx, &pn->u.fill, false);
+    if (st != GCAP_SUCCESS)
+      return gcap__fail_context(st, "executable %p, entry %zu (%s), no longer valid; nothing was launched", (void *)x,
+                                i, gcap__node_type_name(pn->type));
+  }
+  x->checked_epoch = ctx->allocs.epoch;
+  return GCAP_SUCCESS;
+}
+
+static gcap_status check_exec_stream(const gcap_exec *x, const gcap_stream *s) {
+  gcap_status st = check_exec(x, "exec");
+  if (st == GCAP_SUCCESS) st = gcap__check_stream(s, "stream");
+  if (st == GCAP_SUCCESS) st = gcap__check_same_context(x->ctx, s->ctx, "stream");
+  return st;
+}
+
+gcap_status gcap_exec_launch(gcap_exec *x, gcap_stream *s) {
+  GCAP_ENTER();
+  gcap_status st = check_exec_stream(x, s);
+  if (st != GCAP_SUCCESS) return st;
+  struct gcap_context *ctx = x->ctx;
+  gcap__lock(ctx);
+  if (x->running)
+    st = gcap__fail(GCAP_ERROR_ILLEGAL_STATE,
+                    "executable %p is running (launched from one of its own host nodes); launches never overlap",
+                    (void *)x);
+  if (st == GCAP_SUCCESS) st = recheck_ranges(x);
+  if (st == GCAP_SUCCESS) {
+    x->running = true;
+    st = ctx->ops->exec_launch(ctx->backend, x->impl, &x->plan, s->impl);
+    x->running = false;
+    if (x->destroy_pending) exec_free(x);
+  }
+  gcap__unlock(ctx);
+  return st;
+}
+
+gcap_status gcap_exec_upload(gcap_exec *x, gcap_stream *s) {
+  GCAP_ENTER();
+  gcap_status st = check_exec_stream(x, s);
+  if (st != GCAP_SUCCESS) return st;
+  gcap__lock(x->ctx);
+  st = x->ctx->ops->exec_upload(x->ctx->backend, x->impl, s->impl);
+  gcap__unlock(x->ctx);
+  return st;
+}
+
+void gcap_exec_destroy(gcap_exec *x) {
+  GCAP_ENTER();
+  if (!x || check_exec(x, "exec") != GCAP_SUCCESS) return;
+  struct gcap_context *ctx = x->ctx;
+  gcap__lock(ctx);
+  if (x->running) { /* as CUDA: a running executable is freed when it finishes */
+    x->destroy_pending = true;
+    gcap__registry_remove(x);
+  } else {
+    exec_free(x);
+  }
+  gcap__unlock(ctx);
+}
+
+size_t gcap_exec_node_count(const gcap_exec *x) {
+  GCAP_ENTER();
+  if (check_exec(x, "exec") != GCAP_SUCCESS) return 0;
+  return x->plan.counted;
+}

@@ -1,0 +1,418 @@
+#include <string.h>
+
+#include "graph.h"
+
+gcap_status gcap__check_graph(const gcap_graph *g, const char *what) {
+  if (!g) return gcap__fail(GCAP_ERROR_INVALID_HANDLE, "%s is NULL", what);
+  if (!gcap__registry_has(g, GCAP__H_GRAPH))
+    return gcap__fail(GCAP_ERROR_INVALID_HANDLE, "%s (graph %p) is not a live graph handle", what, (const void *)g);
+  return GCAP_SUCCESS;
+}
+
+/* Nodes are not in the registry (there may be millions); destroyed ones stay readable until their graph dies. */
+gcap_status gcap__check_node(const gcap_node *n, const char *what) {
+  if (!n) return gcap__fail(GCAP_ERROR_INVALID_HANDLE, "%s is NULL", what);
+  if (n->magic == GCAP__NODE_DEAD)
+    return gcap__fail(GCAP_ERROR_INVALID_HANDLE, "%s (node %p) was destroyed", what, (const void *)n);
+  if (n->magic != GCAP__NODE_LIVE || !gcap__registry_has(n->graph, GCAP__H_GRAPH))
+    return gcap__fail(GCAP_ERROR_INVALID_HANDLE, "%s (%p) is not a node of a live graph", what, (const void *)n);
+  return GCAP_SUCCESS;
+}
+
+static int vec_push(struct gcap__node_vec *v, struct gcap_node *n) {
+  if (gcap__grow((void **)&v->items, &v->cap, v->count + 1, sizeof *v->items) != 0) return -1;
+  v->items[v->count++] = n;
+  return 0;
+}
+
+static void vec_remove(struct gcap__node_vec *v, const struct gcap_node *n) {
+  for (size_t i = 0; i < v->count; i++) {
+    if (v->items[i] == n) {
+      memmove(&v->items[i], &v->items[i + 1], (v->count - i - 1) * sizeof *v->items);
+      v->count--;
+      return;
+    }
+  }
+}
+
+static bool vec_contains(const struct gcap__node_vec *v, const struct gcap_node *n) {
+  for (size_t i = 0; i < v->count; i++)
+    if (v->items[i] == n) return true;
+  return false;
+}
+
+gcap_status gcap__graph_new(struct gcap_context *ctx, struct gcap_node *owner, struct gcap_graph **out) {
+  struct gcap_graph *g = gcap__calloc(1, sizeof *g);
+  if (!g || gcap__registry_add(g, GCAP__H_GRAPH) != 0) {
+    gcap__free(g);
+    return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for a graph");
+  }
+  g->ctx = ctx;
+  g->owner = owner;
+  gcap__list_init(&g->link);
+  if (!owner) gcap__list_push(&ctx->graphs, &g->link);
+  *out = g;
+  return GCAP_SUCCESS;
+}
+
+static void node_free(struct gcap_node *n) {
+  gcap__free(n->deps.items);
+  gcap__free(n->dependents.items);
+  gcap__free(n);
+}
+
+void gcap__graph_free(struct gcap_graph *g) {
+  gcap__registry_remove(g);
+  gcap__list_unlink(&g->link);
+  for (size_t i = 0; i < g->nodes.count; i++) {
+    gcap__node_release_params(g->nodes.items[i]);
+    node_free(g->nodes.items[i]);
+  }
+  for (size_t i = 0; i < g->dead.count; i++) node_free(g->dead.items[i]);
+  gcap__free(g->nodes.items);
+  gcap__free(g->dead.items);
+  gcap__free(g->edges);
+  gcap__free(g);
+}
+
+void gcap__graph_destroy_all(struct gcap_context *ctx) {
+  while (ctx->graphs.next != &ctx->graphs) gcap__graph_free(GCAP__CONTAINER(ctx->graphs.next, struct gcap_graph, link));
+}
+
+gcap_status gcap_graph_create(gcap_context *ctx, gcap_graph **out) {
+  GCAP_ENTER();
+  if (out) *out = NULL;
+  gcap_status st = gcap__check_context(ctx, "ctx");
+  if (st != GCAP_SUCCESS) return st;
+  if (!out) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "out is NULL");
+  gcap__lock(ctx);
+  st = gcap__graph_new(ctx, NULL, out);
+  gcap__unlock(ctx);
+  return st;
+}
+
+void gcap_graph_destroy(gcap_graph *g) {
+  GCAP_ENTER();
+  if (!g || gcap__check_graph(g, "graph") != GCAP_SUCCESS) return;
+  struct gcap_context *ctx = g->ctx;
+  gcap__lock(ctx);
+  if (g->owner)
+    gcap__fail(GCAP_ERROR_ILLEGAL_STATE, "graph %p belongs to a child-graph node; destroy that node instead", (void *)g);
+  else
+    gcap__graph_free(g);
+  gcap__unlock(ctx);
+}
+
+/* ------------------------------------------------------------------- edges */
+
+/* Grows every vector an edge needs first, so adding it cannot fail half-way. */
+static int reserve_edge(struct gcap_graph *g, struct gcap_node *from, struct gcap_node *to) {
+  if (gcap__grow((void **)&g->edges, &g->edge_cap, g->edge_count + 1, sizeof *g->edges) != 0) return -1;
+  if (gcap__grow((void **)&from->dependents.items, &from->dependents.cap, from->dependents.count + 1,
+                 sizeof(struct gcap_node *)) != 0)
+    return -1;
+  return gcap__grow((void **)&to->deps.items, &to->deps.cap, to->deps.count + 1, sizeof(struct gcap_node *));
+}
+
+static int add_edge(struct gcap_graph *g, struct gcap_node *from, struct gcap_node *to) {
+  if (reserve_edge(g, from, to) != 0) return -1;
+  g->edges[g->edge_count++] = (struct gcap__edge){from, to};
+  vec_push(&from->dependents, to);
+  vec_push(&to->deps, from);
+  return 0;
+}
+
+/* Undoes the most recent add_edge. */
+static void pop_edge(struct gcap_graph *g) {
+  struct gcap__edge e = g->edges[--g->edge_count];
+  e.from->dependents.count--;
+  e.to->deps.count--;
+}
+
+static void remove_edge(struct gcap_graph *g, struct gcap_node *from, struct gcap_node *to) {
+  vec_remove(&from->dependents, to);
+  vec_remove(&to->deps, from);
+  for (size_t i = 0; i < g->edge_count; i++) {
+    if (g->edges[i].from == from && g->edges[i].to == to) {
+      memmove(&g->edges[i], &g->edges[i + 1], (g->edge_count - i - 1) * sizeof *g->edges);
+      g->edge_count--;
+      return;
+    }
+  }
+}
+
+/* True when `target` can be reached from `start` along dependents (an edge target->start would close a cycle). */
+static bool reaches(struct gcap_graph *g, struct gcap_node *start, struct gcap_node *target, int *oom) {
+  size_t mark = ++g->visit_mark;
+  struct gcap__node_vec stack = {0};
+  bool found = false;
+  if (vec_push(&stack, start) != 0) return *oom = 1, false;
+  start->scratch = mark;
+  while (stack.count && !found) {
+    struct gcap_node *n = stack.items[--stack.count];
+    if (n == target) found = true;
+    for (size_t i = 0; i < n->dependents.count && !found; i++) {
+      struct gcap_node *next = n->dependents.items[i];
+      if (next->scratch == mark) continue;
+      next->scratch = mark;
+      if (vec_push(&stack, next) != 0) {
+        *oom = 1;
+        break;
+      }
+    }
+  }
+  gcap__free(stack.items);
+  return found;
+}
+
+static gcap_status check_pair_handles(const struct gcap_graph *g, gcap_node *const *from, gcap_node *const *to,
+                                      size_t n) {
+  char what[48];
+  for (size_t i = 0; i < n; i++) {
+    snprintf(what, sizeof what, "from[%zu]", i);
+    gcap_status st = gcap__check_node(from[i], what);
+    if (st == GCAP_SUCCESS) snprintf(what, sizeof what, "to[%zu]", i), st = gcap__check_node(to[i], what);
+    if (st != GCAP_SUCCESS) return st;
+  }
+  for (size_t i = 0; i < n; i++)
+    if (from[i]->graph != g || to[i]->graph != g)
+      return gcap__fail(GCAP_ERROR_INVALID_VALUE, "pair %zu names a node of another graph", i);
+  return GCAP_SUCCESS;
+}
+
+static gcap_status check_pair_arrays(const gcap_graph *g, gcap_node *const *from, gcap_node *const *to, size_t n) {
+  gcap_status st = gcap__check_graph(g, "graph");
+  if (st != GCAP_SUCCESS || n == 0) return st;
+  if (!from || !to) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "%s is NULL with n = %zu", from ? "to" : "from", n);
+  return GCAP_SUCCESS;
+}
+
+static gcap_status add_one_dependency(struct gcap_graph *g, struct gcap_node *from, struct gcap_node *to, size_t i) {
+  if (from == to) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "pair %zu is a self edge on node %p", i, (void *)from);
+  if (vec_contains(&from->dependents, to))
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "pair %zu: the edge %p -> %p already exists", i, (void *)from,
+                      (void *)to);
+  int oom = 0;
+  bool cycle = reaches(g, to, from, &oom);
+  if (oom || (!cycle && add_edge(g, from, to) != 0))
+    return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the edge of pair %zu", i);
+  if (cycle)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "pair %zu: the edge %p -> %p would close a cycle", i, (void *)from,
+                      (void *)to);
+  return GCAP_SUCCESS;
+}
+
+gcap_status gcap_graph_add_dependencies(gcap_graph *g, gcap_node *const *from, gcap_node *const *to, size_t n) {
+  GCAP_ENTER();
+  gcap_status st = check_pair_arrays(g, from, to, n);
+  if (st != GCAP_SUCCESS || n == 0) return st;
+  gcap__lock(g->ctx);
+  st = check_pair_handles(g, from, to, n);
+  size_t added = 0;
+  for (; st == GCAP_SUCCESS && added < n; added++) st = add_one_dependency(g, from[added], to[added], added);
+  if (st != GCAP_SUCCESS)
+    for (size_t i = added; i-- > 1;) pop_edge(g); /* the failed pair added nothing */
+  gcap__unlock(g->ctx);
+  return st;
+}
+
+static bool pair_repeats(gcap_node *const *from, gcap_node *const *to, size_t i) {
+  for (size_t j = 0; j < i; j++)
+    if (from[j] == from[i] && to[j] == to[i]) return true;
+  return false;
+}
+
+gcap_status gcap_graph_remove_dependencies(gcap_graph *g, gcap_node *const *from, gcap_node *const *to, size_t n) {
+  GCAP_ENTER();
+  gcap_status st = check_pair_arrays(g, from, to, n);
+  if (st != GCAP_SUCCESS || n == 0) return st;
+  gcap__lock(g->ctx);
+  st = check_pair_handles(g, from, to, n);
+  for (size_t i = 0; st == GCAP_SUCCESS && i < n; i++) {
+    if (!vec_contains(&from[i]->dependents, to[i]) || pair_repeats(from, to, i))
+      st = gcap__fail(GCAP_ERROR_INVALID_VALUE, "pair %zu: there is no edge %p -> %p%s", i, (void *)from[i],
+                      (void *)to[i], pair_repeats(from, to, i) ? " (it repeats an earlier pair)" : "");
+  }
+  for (size_t i = 0; st == GCAP_SUCCESS && i < n; i++) remove_edge(g, from[i], to[i]);
+  gcap__unlock(g->ctx);
+  return st;
+}
+
+gcap_status gcap_graph_destroy_node(gcap_node *n) {
+  GCAP_ENTER();
+  gcap_status st = gcap__check_node(n, "node");
+  if (st != GCAP_SUCCESS) return st;
+  struct gcap_graph *g = n->graph;
+  gcap__lock(g->ctx);
+  if (gcap__grow((void **)&g->dead.items, &g->dead.cap, g->dead.count + 1, sizeof *g->dead.items) != 0) {
+    gcap__unlock(g->ctx);
+    return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to retire the node");
+  }
+  while (n->deps.count) remove_edge(g, n->deps.items[0], n);
+  while (n->dependents.count) remove_edge(g, n, n->dependents.items[0]);
+  memmove(&g->nodes.items[n->index], &g->nodes.items[n->index + 1],
+          (g->nodes.count - n->index - 1) * sizeof *g->nodes.items);
+  g->nodes.count--;
+  for (size_t i = n->index; i < g->nodes.count; i++) g->nodes.items[i]->index = i;
+  gcap__node_release_params(n);
+  gcap__free(n->deps.items);
+  gcap__free(n->dependents.items);
+  memset(&n->deps, 0, sizeof n->deps);
+  memset(&n->dependents, 0, sizeof n->dependents);
+  n->magic = GCAP__NODE_DEAD;
+  g->dead.items[g->dead.count++] = n;
+  gcap__unlock(g->ctx);
+  return GCAP_SUCCESS;
+}
+
+/* -------------------------------------------------------------------- clone */
+
+gcap_status gcap__graph_clone(const struct gcap_graph *g, struct gcap_node *owner, struct gcap_graph **out) {
+  struct gcap_graph *copy = NULL;
+  gcap_status st = gcap__graph_new(g->ctx, owner, &copy);
+  if (st != GCAP_SUCCESS) return st;
+  for (size_t i = 0; st == GCAP_SUCCESS && i < g->nodes.count; i++) {
+    const struct gcap_node *src = g->nodes.items[i];
+    struct gcap_node *n = gcap__node_alloc(src->type);
+    if (!n) st = gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to clone a node");
+    if (st == GCAP_SUCCESS && (st = gcap__node_copy_params(n, src)) != GCAP_SUCCESS) gcap__free(n);
+    if (st == GCAP_SUCCESS && (st = gcap__node_append(copy, n, NULL, 0)) != GCAP_SUCCESS) {
+      gcap__node_release_params(n);
+      gcap__free(n);
+    }
+  }
+  /* Replaying edges in creation order recreates every node's dependency and dependent order. */
+  for (size_t i = 0; st == GCAP_SUCCESS && i < g->edge_count; i++) {
+    struct gcap_node *from = copy->nodes.items[g->edges[i].from->index];
+    struct gcap_node *to = copy->nodes.items[g->edges[i].to->index];
+    if (add_edge(copy, from, to) != 0) st = gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to clone an edge");
+  }
+  if (st != GCAP_SUCCESS) {
+    gcap__graph_free(copy);
+    return st;
+  }
+  *out = copy;
+  return GCAP_SUCCESS;
+}
+
+gcap_status gcap_graph_clone(const gcap_graph *g, gcap_graph **out) {
+  GCAP_ENTER();
+  if (out) *out = NULL;
+  gcap_status st = gcap__check_graph(g, "graph");
+  if (st != GCAP_SUCCESS) return st;
+  if (!out) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "out is NULL");
+  gcap__lock(g->ctx);
+  st = gcap__graph_clone(g, NULL, out);
+  gcap__unlock(g->ctx);
+  return st;
+}
+
+/* ---------------------------------------------------------------- queries */
+
+size_t gcap_graph_node_count(const gcap_graph *g) {
+  GCAP_ENTER();
+  if (gcap__check_graph(g, "graph") != GCAP_SUCCESS) return 0;
+  gcap__lock(g->ctx);
+  size_t n = g->nodes.count;
+  gcap__unlock(g->ctx);
+  return n;
+}
+
+size_t gcap_graph_edge_count(const gcap_graph *g) {
+  GCAP_ENTER();
+  if (gcap__check_graph(g, "graph") != GCAP_SUCCESS) return 0;
+  gcap__lock(g->ctx);
+  size_t n = g->edge_count;
+  gcap__unlock(g->ctx);
+  return n;
+}
+
+/* R51: NULL array counts; a larger buffer is padded with NULL and *count set; a smaller one is filled. */
+static void enumerate(struct gcap_node *const *items, size_t actual, gcap_node **out, size_t *count) {
+  if (!out) {
+    *count = actual;
+    return;
+  }
+  size_t n = *count < actual ? *count : actual;
+  memcpy(out, items, n * sizeof *out);
+  if (*count > actual) {
+    for (size_t i = actual; i < *count; i++) out[i] = NULL;
+    *count = actual;
+  }
+}
+
+gcap_status gcap_graph_get_nodes(const gcap_graph *g, gcap_node **nodes, size_t *count) {
+  GCAP_ENTER();
+  gcap_status st = gcap__check_graph(g, "graph");
+  if (st != GCAP_SUCCESS) return st;
+  if (!count) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "count is NULL");
+  gcap__lock(g->ctx);
+  enumerate(g->nodes.items, g->nodes.count, nodes, count);
+  gcap__unlock(g->ctx);
+  return GCAP_SUCCESS;
+}
+
+gcap_status gcap_graph_get_root_nodes(const gcap_graph *g, gcap_node **nodes, size_t *count) {
+  GCAP_ENTER();
+  gcap_status st = gcap__check_graph(g, "graph");
+  if (st != GCAP_SUCCESS) return st;
+  if (!count) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "count is NULL");
+  gcap__lock(g->ctx);
+  size_t roots = 0, room = nodes ? *count : 0;
+  for (size_t i = 0; i < g->nodes.count; i++) {
+    if (g->nodes.items[i]->deps.count) continue;
+    if (roots < room) nodes[roots] = g->nodes.items[i];
+    roots++;
+  }
+  if (!nodes || room > roots) {
+    for (size_t i = roots; i < room; i++) nodes[i] = NULL;
+    *count = roots;
+  }
+  gcap__unlock(g->ctx);
+  return GCAP_SUCCESS;
+}
+
+gcap_status gcap_graph_get_edges(const gcap_graph *g, gcap_node **from, gcap_node **to, size_t *count) {
+  GCAP_ENTER();
+  gcap_status st = gcap__check_graph(g, "graph");
+  if (st != GCAP_SUCCESS) return st;
+  if (!count) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "count is NULL");
+  if (!from != !to) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "%s is NULL but the other array is not", from ? "to" : "from");
+  gcap__lock(g->ctx);
+  size_t actual = g->edge_count;
+  if (from) {
+    size_t n = *count < actual ? *count : actual;
+    for (size_t i = 0; i < n; i++) from[i] = g->edges[i].from, to[i] = g->edges[i].to;
+    for (size_t i = actual; i < *count; i++) from[i] = to[i] = NULL;
+  }
+  if (!from || *count > actual) *count = actual;
+  gcap__unlock(g->ctx);
+  return GCAP_SUCCESS;
+}
+
+gcap_node_type gcap_node_get_type(const gcap_node *n) {
+  GCAP_ENTER();
+  if (gcap__check_node(n, "node") != GCAP_SUCCESS) return (gcap_node_type)-1;
+  return n->type;
+}
+
+static gcap_status node_neighbours(const gcap_node *n, bool dependents, gcap_node **out, size_t *count) {
+  gcap_status st = gcap__check_node(n, "node");
+  if (st != GCAP_SUCCESS) return st;
+  if (!count) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "count is NULL");
+  const struct gcap__node_vec *v = dependents ? &n->dependents : &n->deps;
+  gcap__lock(n->graph->ctx);
+  enumerate(v->items, v->count, out, count);
+  gcap__unlock(n->graph->ctx);
+  return GCAP_SUCCESS;
+}
+
+gcap_status gcap_node_get_dependencies(const gcap_node *n, gcap_node **deps, size_t *count) {
+  GCAP_ENTER();
+  return node_neighbours(n, false, deps, count);
+}
+
+gcap_status gcap_node_get_dependents(const gcap_node *n, gcap_node **deps, size_t *count) {
+  GCAP_ENTER();
+  return node_neighbours(n, true, deps, count);
+}

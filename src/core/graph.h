@@ -1,0 +1,79 @@
+/* Graphs and nodes: the core's single source of truth for every graph. */
+#ifndef GCAP_CORE_GRAPH_H
+#define GCAP_CORE_GRAPH_H
+
+#include "internal.h"
+
+#define GCAP__NODE_LIVE 0x6e6f6465u /* "node" */
+#define GCAP__NODE_DEAD 0x64656164u /* "dead" */
+
+struct gcap__node_vec {
+  struct gcap_node **items;
+  size_t count, cap;
+};
+
+struct gcap__kernel_params {
+  struct gcap_kernel *kernel;
+  gcap_dim3 grid, block;
+  uint32_t shared_mem_bytes;
+  void **args; /* num_params pointers into the same allocation, followed by the values */
+};
+
+struct gcap_node {
+  uint32_t magic; /* LIVE, or DEAD once destroyed (the memory lives until its graph does) */
+  gcap_node_type type;
+  struct gcap_graph *graph;
+  size_t index; /* position in graph->nodes: creation order among live nodes */
+  struct gcap__node_vec deps, dependents; /* edge creation order */
+  union {
+    struct gcap__kernel_params kernel;
+    gcap_memcpy_node_params memcpy;
+    gcap_memset_node_params memset;
+    gcap_host_node_params host;
+    struct gcap_graph *child;
+    struct gcap_event *event;
+  } p;
+  size_t scratch;    /* visit mark of graph walks (reaches()) */
+  size_t plan_index; /* instantiation: the plan entry its dependents wait for */
+};
+
+struct gcap__edge {
+  struct gcap_node *from, *to;
+};
+
+struct gcap_graph {
+  struct gcap__link link; /* in ctx->graphs for top-level graphs */
+  struct gcap_context *ctx;
+  struct gcap_node *owner; /* the child-graph node that embeds it, or NULL */
+  struct gcap__node_vec nodes; /* live, creation order */
+  struct gcap__node_vec dead;  /* destroyed nodes, freed with the graph */
+  struct gcap__edge *edges;    /* creation order */
+  size_t edge_count, edge_cap;
+  size_t visit_mark;
+};
+
+/* Handle checks (set the message, return INVALID_HANDLE). */
+gcap_status gcap__check_graph(const gcap_graph *g, const char *what);
+gcap_status gcap__check_node(const gcap_node *n, const char *what);
+
+/* A new, empty graph of ctx; `owner` NULL for a top-level graph. */
+gcap_status gcap__graph_new(struct gcap_context *ctx, struct gcap_node *owner, struct gcap_graph **out);
+void gcap__graph_free(struct gcap_graph *g);
+/* Deep copy into a graph owned by `owner` (NULL: top level). */
+gcap_status gcap__graph_clone(const struct gcap_graph *g, struct gcap_node *owner, struct gcap_graph **out);
+
+/* Node creation used by the add_* functions: validates deps, appends the node and its edges. */
+gcap_status gcap__node_check_deps(const struct gcap_graph *g, gcap_node *const *deps, size_t num_deps);
+gcap_status gcap__node_append(struct gcap_graph *g, struct gcap_node *n, gcap_node *const *deps, size_t num_deps);
+struct gcap_node *gcap__node_alloc(gcap_node_type type);
+/* Frees what a node's parameters own (argument buffers, child graphs, references). */
+void gcap__node_release_params(struct gcap_node *n);
+/* Copies params of src into dst (a fresh node of the same type); child graphs are cloned. */
+gcap_status gcap__node_copy_params(struct gcap_node *dst, const struct gcap_node *src);
+
+const char *gcap__node_type_name(gcap_node_type t);
+
+/* Kernel argument copies (node.c). */
+gcap_status gcap__kernel_args_copy(const struct gcap_kernel *k, void *const *args, void ***out);
+
+#endif

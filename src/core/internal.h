@@ -1,0 +1,115 @@
+/* The core's objects. Only src/core sees these; backends see backend.h. */
+#ifndef GCAP_CORE_INTERNAL_H
+#define GCAP_CORE_INTERNAL_H
+
+#include <pthread.h>
+
+#include "alloc.h"
+#include "backend.h"
+#include "error.h"
+#include "registry.h"
+
+/* Intrusive doubly linked list (a context's streams, events, ...). */
+struct gcap__link {
+  struct gcap__link *prev, *next;
+};
+void gcap__list_init(struct gcap__link *head);
+void gcap__list_push(struct gcap__link *head, struct gcap__link *item);
+void gcap__list_unlink(struct gcap__link *item);
+#define GCAP__CONTAINER(ptr, type, member) ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+
+enum gcap__alloc_kind { GCAP__ALLOC_DEVICE = 1, GCAP__ALLOC_HOST = 2 };
+
+struct gcap__allocation {
+  uintptr_t base;
+  size_t bytes;
+  enum gcap__alloc_kind kind;
+};
+
+/* Sorted by base; every gcap allocation of a context, device and page-locked host. */
+struct gcap__alloc_table {
+  struct gcap__allocation *items;
+  size_t count, cap;
+  uint64_t epoch; /* bumped by every free, so executables know when to re-check their ranges */
+};
+
+struct gcap_context {
+  const struct gcap_backend_ops *ops;
+  struct gcap__backend_ctx *backend;
+  gcap_backend_kind kind;
+  pthread_mutex_t lock; /* recursive: host callbacks may call back into gcap */
+  struct gcap__link streams, events, modules, graphs, execs;
+  struct gcap__alloc_table allocs;
+};
+
+struct gcap_stream {
+  struct gcap__link link;
+  struct gcap_context *ctx;
+  void *impl;
+};
+
+struct gcap_event {
+  struct gcap__link link;
+  struct gcap_context *ctx;
+  void *impl;
+  unsigned refs;  /* the user's handle plus every node and plan entry using it */
+  bool destroyed; /* the handle is gone; the object lives while refs > 0 */
+};
+
+struct gcap_kernel {
+  struct gcap_module *module;
+  struct gcap__kernel_info info;
+  char *name;
+  size_t *param_sizes;
+  size_t *param_offsets; /* of each value in a node's argument buffer */
+  size_t args_bytes;
+  gcap_param_access *param_access;
+};
+
+struct gcap_module {
+  struct gcap__link link;
+  struct gcap_context *ctx;
+  void *impl;
+  unsigned refs; /* the user's handle plus every kernel node and plan entry */
+  bool unloaded;
+  struct gcap_kernel *kernels;
+  size_t num_kernels;
+};
+
+/* Locking: every public call holds its context's lock for its whole duration. */
+void gcap__lock(struct gcap_context *ctx);
+void gcap__unlock(struct gcap_context *ctx);
+
+/* Handle checks; they set the message and return INVALID_HANDLE on failure. */
+gcap_status gcap__check_context(const gcap_context *ctx, const char *what);
+gcap_status gcap__check_stream(const gcap_stream *s, const char *what);
+gcap_status gcap__check_event(const gcap_event *e, const char *what);
+gcap_status gcap__check_kernel(const gcap_kernel *k, const char *what);
+/* The handle `what` must belong to ctx. */
+gcap_status gcap__check_same_context(const struct gcap_context *ctx, const struct gcap_context *other,
+                                     const char *what);
+
+/* Memory checks shared by eager calls, nodes and launches (memory.c). */
+const struct gcap__allocation *gcap__find_allocation(const struct gcap_context *ctx, const void *p);
+gcap_status gcap__check_copy(const struct gcap_context *ctx, struct gcap__copy *c, bool allow_empty);
+gcap_status gcap__check_fill(const struct gcap_context *ctx, const struct gcap__fill *f, bool allow_empty);
+void gcap__alloc_table_free(struct gcap__alloc_table *t);
+
+/* Kernel launch checks (module.c). */
+gcap_status gcap__check_launch(const struct gcap_kernel *k, gcap_dim3 grid, gcap_dim3 block, uint32_t shared_mem_bytes,
+                               void *const *args);
+
+/* Reference counts of shared objects. */
+void gcap__event_retain(struct gcap_event *e);
+void gcap__event_release(struct gcap_event *e);
+void gcap__module_retain(struct gcap_module *m);
+void gcap__module_release(struct gcap_module *m);
+
+/* Destroy everything of one kind a context still owns (context destroy). */
+void gcap__stream_destroy_locked(struct gcap_stream *s);
+void gcap__event_destroy_locked(struct gcap_event *e);
+void gcap__module_unload_locked(struct gcap_module *m);
+void gcap__graph_destroy_all(struct gcap_context *ctx);
+void gcap__exec_destroy_all(struct gcap_context *ctx);
+
+#endif

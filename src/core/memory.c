@@ -1,0 +1,259 @@
+#include <string.h>
+
+#include "internal.h"
+
+/* ------------------------------------------------------------ allocation table */
+
+/* Index of the first allocation whose base is above p. */
+static size_t upper_bound(const struct gcap__alloc_table *t, uintptr_t p) {
+  size_t lo = 0, hi = t->count;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (t->items[mid].base <= p) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+const struct gcap__allocation *gcap__find_allocation(const struct gcap_context *ctx, const void *p) {
+  const struct gcap__alloc_table *t = &ctx->allocs;
+  uintptr_t addr = (uintptr_t)p;
+  size_t i = upper_bound(t, addr);
+  if (i == 0) return NULL;
+  const struct gcap__allocation *a = &t->items[i - 1];
+  return addr - a->base < a->bytes ? a : NULL;
+}
+
+static int table_insert(struct gcap__alloc_table *t, void *p, size_t bytes, enum gcap__alloc_kind kind) {
+  if (gcap__grow((void **)&t->items, &t->cap, t->count + 1, sizeof *t->items) != 0) return -1;
+  size_t i = upper_bound(t, (uintptr_t)p);
+  memmove(&t->items[i + 1], &t->items[i], (t->count - i) * sizeof *t->items);
+  t->items[i] = (struct gcap__allocation){(uintptr_t)p, bytes, kind};
+  t->count++;
+  return 0;
+}
+
+static void table_remove(struct gcap__alloc_table *t, const struct gcap__allocation *a) {
+  size_t i = (size_t)(a - t->items);
+  memmove(&t->items[i], &t->items[i + 1], (t->count - i - 1) * sizeof *t->items);
+  t->count--;
+  t->epoch++;
+}
+
+void gcap__alloc_table_free(struct gcap__alloc_table *t) {
+  gcap__free(t->items);
+  memset(t, 0, sizeof *t);
+}
+
+/* --------------------------------------------------------------- range checks */
+
+static bool is_device(const struct gcap__allocation *a) { return a && a->kind == GCAP__ALLOC_DEVICE; }
+
+static gcap_status check_fits(const struct gcap__allocation *a, const void *p, size_t bytes, const char *what) {
+  if (!a) return GCAP_SUCCESS;
+  size_t room = a->bytes - ((uintptr_t)p - a->base);
+  if (bytes <= room) return GCAP_SUCCESS;
+  return gcap__fail(GCAP_ERROR_INVALID_VALUE,
+                    "%s range [%p, +%zu bytes) runs %zu bytes past the end of its allocation [%p, +%zu bytes)", what, p,
+                    bytes, bytes - room, (void *)a->base, a->bytes);
+}
+
+/* The pointer's side must be device memory (want_device) or host memory. */
+static gcap_status check_side(const struct gcap_context *ctx, const struct gcap__allocation *a, const void *p,
+                              bool want_device, const char *what, const char *kind_name) {
+  if (want_device && !is_device(a)) {
+    if (a) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "%s %p is page-locked host memory but kind %s needs device memory",
+                             what, p, kind_name);
+    if (ctx->ops->knows_all_device_memory)
+      return gcap__fail(GCAP_ERROR_INVALID_VALUE, "%s %p is not inside a live device allocation (kind %s)", what, p,
+                        kind_name);
+  }
+  if (!want_device && is_device(a))
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "%s %p is device memory but kind %s needs host memory", what, p,
+                      kind_name);
+  return GCAP_SUCCESS;
+}
+
+static const char *kind_name(gcap_memcpy_kind k) {
+  static const char *const names[] = {"HOST_TO_HOST", "HOST_TO_DEVICE", "DEVICE_TO_HOST", "DEVICE_TO_DEVICE",
+                                      "DEFAULT"};
+  return (unsigned)k <= GCAP_MEMCPY_DEFAULT ? names[k] : "?";
+}
+
+gcap_status gcap__check_copy(const struct gcap_context *ctx, struct gcap__copy *c, bool allow_empty) {
+  if ((unsigned)c->kind > GCAP_MEMCPY_DEFAULT)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "kind %d is not a gcap_memcpy_kind", (int)c->kind);
+  if (c->bytes == 0) {
+    c->resolved = c->kind == GCAP_MEMCPY_DEFAULT ? GCAP_MEMCPY_HOST_TO_HOST : c->kind;
+    return allow_empty ? GCAP_SUCCESS : gcap__fail(GCAP_ERROR_INVALID_VALUE, "bytes is 0");
+  }
+  if (!c->dst) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "dst is NULL");
+  if (!c->src) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "src is NULL");
+  if ((uintptr_t)c->dst + c->bytes < (uintptr_t)c->dst || (uintptr_t)c->src + c->bytes < (uintptr_t)c->src)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "a range of %zu bytes wraps the address space", c->bytes);
+  const struct gcap__allocation *da = gcap__find_allocation(ctx, c->dst);
+  const struct gcap__allocation *sa = gcap__find_allocation(ctx, c->src);
+  gcap_memcpy_kind k = c->kind;
+  if (k == GCAP_MEMCPY_DEFAULT) {
+    static const gcap_memcpy_kind inferred[2][2] = {
+        {GCAP_MEMCPY_HOST_TO_HOST, GCAP_MEMCPY_DEVICE_TO_HOST},
+        {GCAP_MEMCPY_HOST_TO_DEVICE, GCAP_MEMCPY_DEVICE_TO_DEVICE},
+    };
+    k = inferred[is_device(da)][is_device(sa)];
+  }
+  bool dst_device = k == GCAP_MEMCPY_HOST_TO_DEVICE || k == GCAP_MEMCPY_DEVICE_TO_DEVICE;
+  bool src_device = k == GCAP_MEMCPY_DEVICE_TO_HOST || k == GCAP_MEMCPY_DEVICE_TO_DEVICE;
+  gcap_status st = check_side(ctx, da, c->dst, dst_device, "dst", kind_name(c->kind));
+  if (st == GCAP_SUCCESS) st = check_side(ctx, sa, c->src, src_device, "src", kind_name(c->kind));
+  if (st == GCAP_SUCCESS) st = check_fits(da, c->dst, c->bytes, "dst");
+  if (st == GCAP_SUCCESS) st = check_fits(sa, c->src, c->bytes, "src");
+  if (st == GCAP_SUCCESS) c->resolved = k;
+  return st;
+}
+
+gcap_status gcap__check_fill(const struct gcap_context *ctx, const struct gcap__fill *f, bool allow_empty) {
+  unsigned es = f->element_size;
+  if (es != 1 && es != 2 && es != 4)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "element_size %u is not 1, 2 or 4", es);
+  if (f->width == 0 && allow_empty) return GCAP_SUCCESS;
+  if (f->width == 0) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "width is 0");
+  if (f->height == 0) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "height is 0");
+  if (!f->dst) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "dst is NULL");
+  if ((uintptr_t)f->dst % es != 0)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "dst %p is not aligned to its %u-byte elements", f->dst, es);
+  if (f->width > SIZE_MAX / es) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "width %zu is too large", f->width);
+  size_t row = f->width * es;
+  size_t extent = row;
+  if (f->height > 1) {
+    if (f->pitch < row)
+      return gcap__fail(GCAP_ERROR_INVALID_VALUE, "pitch %zu is below width * element_size = %zu", f->pitch, row);
+    if ((f->height - 1) > (SIZE_MAX - row) / f->pitch)
+      return gcap__fail(GCAP_ERROR_INVALID_VALUE, "pitch * height overflows");
+    extent = (f->height - 1) * f->pitch + row;
+  }
+  if ((uintptr_t)f->dst + extent < (uintptr_t)f->dst)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "a range of %zu bytes wraps the address space", extent);
+  const struct gcap__allocation *a = gcap__find_allocation(ctx, f->dst);
+  if (a && a->kind != GCAP__ALLOC_DEVICE)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "dst %p is page-locked host memory; fills need device memory", f->dst);
+  if (!a && ctx->ops->knows_all_device_memory)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "dst %p is not inside a live device allocation", f->dst);
+  return check_fits(a, f->dst, extent, "dst");
+}
+
+/* ------------------------------------------------------------ synchronous API */
+
+static gcap_status allocate(gcap_context *ctx, size_t bytes, void **out, enum gcap__alloc_kind kind) {
+  if (out) *out = NULL;
+  gcap_status st = gcap__check_context(ctx, "ctx");
+  if (st != GCAP_SUCCESS) return st;
+  if (bytes == 0) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "bytes is 0");
+  if (!out) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "the output pointer is NULL");
+  gcap__lock(ctx);
+  void *p = NULL;
+  st = kind == GCAP__ALLOC_DEVICE ? ctx->ops->mem_alloc(ctx->backend, bytes, &p)
+                                  : ctx->ops->host_alloc(ctx->backend, bytes, &p);
+  if (st == GCAP_SUCCESS && table_insert(&ctx->allocs, p, bytes, kind) != 0) {
+    if (kind == GCAP__ALLOC_DEVICE) ctx->ops->mem_free(ctx->backend, p);
+    else ctx->ops->host_free(ctx->backend, p);
+    st = gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to record the allocation");
+  }
+  gcap__unlock(ctx);
+  if (st == GCAP_SUCCESS) *out = p;
+  return st;
+}
+
+static gcap_status release(gcap_context *ctx, void *p, enum gcap__alloc_kind kind) {
+  gcap_status st = gcap__check_context(ctx, "ctx");
+  if (st != GCAP_SUCCESS || p == NULL) return st;
+  const char *what = kind == GCAP__ALLOC_DEVICE ? "device" : "page-locked host";
+  gcap__lock(ctx);
+  const struct gcap__allocation *a = gcap__find_allocation(ctx, p);
+  if (!a || a->kind != kind || a->base != (uintptr_t)p) {
+    st = a && a->kind == kind
+             ? gcap__fail(GCAP_ERROR_INVALID_VALUE, "%p is inside the %s allocation at %p, not its start", p, what,
+                          (void *)a->base)
+             : gcap__fail(GCAP_ERROR_INVALID_VALUE, "%p is not a live %s allocation of this context", p, what);
+  } else {
+    st = kind == GCAP__ALLOC_DEVICE ? ctx->ops->mem_free(ctx->backend, p) : ctx->ops->host_free(ctx->backend, p);
+    if (st == GCAP_SUCCESS) table_remove(&ctx->allocs, a);
+  }
+  gcap__unlock(ctx);
+  return st;
+}
+
+gcap_status gcap_mem_alloc(gcap_context *ctx, size_t bytes, void **dptr) {
+  GCAP_ENTER();
+  return allocate(ctx, bytes, dptr, GCAP__ALLOC_DEVICE);
+}
+
+gcap_status gcap_mem_free(gcap_context *ctx, void *dptr) {
+  GCAP_ENTER();
+  return release(ctx, dptr, GCAP__ALLOC_DEVICE);
+}
+
+gcap_status gcap_host_alloc(gcap_context *ctx, size_t bytes, void **hptr) {
+  GCAP_ENTER();
+  return allocate(ctx, bytes, hptr, GCAP__ALLOC_HOST);
+}
+
+gcap_status gcap_host_free(gcap_context *ctx, void *hptr) {
+  GCAP_ENTER();
+  return release(ctx, hptr, GCAP__ALLOC_HOST);
+}
+
+gcap_status gcap_memcpy(gcap_context *ctx, void *dst, const void *src, size_t bytes, gcap_memcpy_kind kind) {
+  GCAP_ENTER();
+  gcap_status st = gcap__check_context(ctx, "ctx");
+  if (st != GCAP_SUCCESS) return st;
+  struct gcap__copy c = {dst, src, bytes, kind, kind};
+  gcap__lock(ctx);
+  st = gcap__check_copy(ctx, &c, true);
+  if (st == GCAP_SUCCESS && gcap__in_host_callback())
+    st = gcap__fail(GCAP_ERROR_ILLEGAL_STATE, "a host callback may not block on gcap work (it would deadlock)");
+  if (st == GCAP_SUCCESS && bytes > 0) st = ctx->ops->memcpy(ctx->backend, NULL, &c);
+  gcap__unlock(ctx);
+  return st;
+}
+
+/* ------------------------------------------------------------ stream-ordered */
+
+gcap_status gcap_memcpy_async(gcap_stream *s, void *dst, const void *src, size_t bytes, gcap_memcpy_kind kind) {
+  GCAP_ENTER();
+  gcap_status st = gcap__check_stream(s, "stream");
+  if (st != GCAP_SUCCESS) return st;
+  struct gcap_context *ctx = s->ctx;
+  struct gcap__copy c = {dst, src, bytes, kind, kind};
+  gcap__lock(ctx);
+  st = gcap__check_copy(ctx, &c, true);
+  if (st == GCAP_SUCCESS && bytes > 0) st = ctx->ops->memcpy(ctx->backend, s->impl, &c);
+  gcap__unlock(ctx);
+  return st;
+}
+
+static gcap_status fill_async(gcap_stream *s, void *dst, uint32_t value, unsigned element_size, size_t count) {
+  gcap_status st = gcap__check_stream(s, "stream");
+  if (st != GCAP_SUCCESS) return st;
+  struct gcap_context *ctx = s->ctx;
+  struct gcap__fill f = {dst, value, element_size, count, 1, count * element_size};
+  gcap__lock(ctx);
+  st = gcap__check_fill(ctx, &f, true);
+  if (st == GCAP_SUCCESS && count > 0) st = ctx->ops->memset(ctx->backend, s->impl, &f);
+  gcap__unlock(ctx);
+  return st;
+}
+
+gcap_status gcap_memset_async(gcap_stream *s, void *dst, int value, size_t bytes) {
+  GCAP_ENTER();
+  return fill_async(s, dst, (uint32_t)value & 0xffu, 1, bytes);
+}
+
+gcap_status gcap_memset_d16_async(gcap_stream *s, void *dst, uint16_t value, size_t count) {
+  GCAP_ENTER();
+  return fill_async(s, dst, value, 2, count);
+}
+
+gcap_status gcap_memset_d32_async(gcap_stream *s, void *dst, uint32_t value, size_t count) {
+  GCAP_ENTER();
+  return fill_async(s, dst, value, 4, count);
+}

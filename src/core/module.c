@@ -1,0 +1,247 @@
+#include <string.h>
+
+#include "internal.h"
+
+#define MAX_DYNAMIC_SHARED_MEM 49152u /* CUDA's default limit without an opt-in attribute */
+
+static gcap_status check_def(const gcap_kernel_def *defs, size_t i) {
+  const gcap_kernel_def *k = &defs[i];
+  if (!k->name || !*k->name)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "desc->kernels[%zu].name is %s", i, k->name ? "empty" : "NULL");
+  for (size_t j = 0; j < i; j++)
+    if (strcmp(defs[j].name, k->name) == 0)
+      return gcap__fail(GCAP_ERROR_INVALID_VALUE, "desc->kernels[%zu].name \"%s\" repeats kernels[%zu]", i, k->name, j);
+  if (k->num_params > 0 && !k->param_sizes)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "desc->kernels[%zu] (\"%s\") has %zu params but param_sizes is NULL", i,
+                      k->name, k->num_params);
+  for (size_t p = 0; p < k->num_params; p++) {
+    if (k->param_sizes[p] == 0 || k->param_sizes[p] > 4096)
+      return gcap__fail(GCAP_ERROR_INVALID_VALUE, "desc->kernels[%zu] (\"%s\") param_sizes[%zu] is %zu (must be 1..4096)",
+                        i, k->name, p, k->param_sizes[p]);
+    if (k->param_access && (unsigned)k->param_access[p] > GCAP_ACCESS_READ_WRITE)
+      return gcap__fail(GCAP_ERROR_INVALID_VALUE, "desc->kernels[%zu] (\"%s\") param_access[%zu] is %d", i, k->name, p,
+                        (int)k->param_access[p]);
+  }
+  return GCAP_SUCCESS;
+}
+
+static gcap_status check_desc(const gcap_module_desc *d) {
+  if (!d) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "desc is NULL");
+  if (d->num_kernels > 0 && !d->kernels)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "desc->kernels is NULL but num_kernels is %zu", d->num_kernels);
+  if (d->image_size > 0 && !d->image) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "desc->image is NULL but image_size > 0");
+  for (size_t i = 0; i < d->num_kernels; i++) {
+    gcap_status st = check_def(d->kernels, i);
+    if (st != GCAP_SUCCESS) return st;
+  }
+  return GCAP_SUCCESS;
+}
+
+static size_t align_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
+
+/* Copies one definition; argument values get slots aligned as the C ABI would align them. */
+static int copy_def(struct gcap_kernel *k, const gcap_kernel_def *def) {
+  size_t n = def->num_params;
+  k->name = gcap__strdup(def->name);
+  k->param_sizes = gcap__calloc(n, sizeof *k->param_sizes);
+  k->param_offsets = gcap__calloc(n, sizeof *k->param_offsets);
+  k->param_access = gcap__calloc(n, sizeof *k->param_access);
+  if (!k->name || !k->param_sizes || !k->param_offsets || !k->param_access) return -1;
+  size_t offset = 0;
+  for (size_t p = 0; p < n; p++) {
+    size_t size = def->param_sizes[p];
+    size_t align = size >= 16 ? 16 : size >= 8 ? 8 : size >= 4 ? 4 : size >= 2 ? 2 : 1;
+    offset = align_up(offset, align);
+    k->param_sizes[p] = size;
+    k->param_offsets[p] = offset;
+    k->param_access[p] = def->param_access ? def->param_access[p] : GCAP_ACCESS_UNKNOWN;
+    offset += size;
+  }
+  k->args_bytes = offset;
+  k->info = (struct gcap__kernel_info){k->name, def->sim_fn, n, k->param_sizes, NULL};
+  return 0;
+}
+
+static void free_kernels(struct gcap_module *m) {
+  for (size_t i = 0; i < m->num_kernels; i++) {
+    struct gcap_kernel *k = &m->kernels[i];
+    gcap__free(k->name);
+    gcap__free(k->param_sizes);
+    gcap__free(k->param_offsets);
+    gcap__free(k->param_access);
+  }
+  gcap__free(m->kernels);
+}
+
+static void unregister_kernels(struct gcap_module *m, size_t count) {
+  for (size_t i = 0; i < count; i++) gcap__registry_remove(&m->kernels[i]);
+}
+
+static gcap_status build_module(struct gcap_module *m, const gcap_module_desc *d) {
+  m->kernels = gcap__calloc(d->num_kernels, sizeof *m->kernels);
+  if (!m->kernels) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the module's kernels");
+  m->num_kernels = d->num_kernels;
+  for (size_t i = 0; i < d->num_kernels; i++) {
+    m->kernels[i].module = m;
+    if (copy_def(&m->kernels[i], &d->kernels[i]) != 0)
+      return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to copy kernel \"%s\"", d->kernels[i].name);
+  }
+  for (size_t i = 0; i < d->num_kernels; i++) {
+    if (gcap__registry_add(&m->kernels[i], GCAP__H_KERNEL) != 0) {
+      unregister_kernels(m, i);
+      return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to register the kernels");
+    }
+  }
+  return GCAP_SUCCESS;
+}
+
+gcap_status gcap_module_load(gcap_context *ctx, const gcap_module_desc *d, gcap_module **out) {
+  GCAP_ENTER();
+  if (out) *out = NULL;
+  gcap_status st = gcap__check_context(ctx, "ctx");
+  if (st == GCAP_SUCCESS) st = check_desc(d);
+  if (st == GCAP_SUCCESS && !out) st = gcap__fail(GCAP_ERROR_INVALID_VALUE, "out is NULL");
+  if (st != GCAP_SUCCESS) return st;
+  struct gcap_module *m = gcap__calloc(1, sizeof *m);
+  if (!m) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the module");
+  m->ctx = ctx;
+  m->refs = 1;
+  gcap__lock(ctx);
+  st = build_module(m, d);
+  bool loaded = false;
+  if (st == GCAP_SUCCESS) loaded = (st = ctx->ops->module_load(ctx->backend, d, &m->impl)) == GCAP_SUCCESS;
+  if (st == GCAP_SUCCESS && gcap__registry_add(m, GCAP__H_MODULE) != 0)
+    st = gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to register the module");
+  if (st == GCAP_SUCCESS) {
+    gcap__list_push(&ctx->modules, &m->link);
+  } else {
+    if (loaded) ctx->ops->module_unload(ctx->backend, m->impl);
+    if (m->kernels && gcap__registry_has(&m->kernels[0], GCAP__H_KERNEL)) unregister_kernels(m, m->num_kernels);
+    free_kernels(m);
+    gcap__free(m);
+    m = NULL;
+  }
+  gcap__unlock(ctx);
+  if (m) *out = m;
+  return st;
+}
+
+void gcap__module_retain(struct gcap_module *m) { m->refs++; }
+
+void gcap__module_release(struct gcap_module *m) {
+  if (--m->refs > 0) return;
+  gcap__list_unlink(&m->link);
+  m->ctx->ops->module_unload(m->ctx->backend, m->impl);
+  free_kernels(m);
+  gcap__free(m);
+}
+
+void gcap__module_unload_locked(struct gcap_module *m) {
+  if (m->unloaded) return;
+  m->unloaded = true;
+  gcap__registry_remove(m);
+  unregister_kernels(m, m->num_kernels);
+  gcap__module_release(m);
+}
+
+gcap_status gcap_module_unload(gcap_module *m) {
+  GCAP_ENTER();
+  gcap_status st = GCAP_SUCCESS;
+  if (!m || !gcap__registry_has(m, GCAP__H_MODULE))
+    return gcap__fail(GCAP_ERROR_INVALID_HANDLE, "module %p is NULL or already unloaded", (void *)m);
+  struct gcap_context *ctx = m->ctx;
+  gcap__lock(ctx);
+  gcap__module_unload_locked(m);
+  gcap__unlock(ctx);
+  return st;
+}
+
+static struct gcap_kernel *find_in(struct gcap_module *m, const char *name) {
+  for (size_t i = 0; i < m->num_kernels; i++)
+    if (strcmp(m->kernels[i].name, name) == 0) return &m->kernels[i];
+  return NULL;
+}
+
+gcap_status gcap_module_get_kernel(gcap_module *m, const char *name, gcap_kernel **out) {
+  GCAP_ENTER();
+  if (out) *out = NULL;
+  if (!m || !gcap__registry_has(m, GCAP__H_MODULE))
+    return gcap__fail(GCAP_ERROR_INVALID_HANDLE, "module %p is NULL or unloaded", (void *)m);
+  if (!name) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "name is NULL");
+  if (!out) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "out is NULL");
+  gcap__lock(m->ctx);
+  struct gcap_kernel *k = find_in(m, name);
+  gcap__unlock(m->ctx);
+  if (!k) return gcap__fail(GCAP_ERROR_NOT_FOUND, "module %p has no kernel \"%s\"", (void *)m, name);
+  *out = k;
+  return GCAP_SUCCESS;
+}
+
+gcap_status gcap_context_find_kernel(gcap_context *ctx, const char *name, gcap_kernel **out) {
+  GCAP_ENTER();
+  if (out) *out = NULL;
+  gcap_status st = gcap__check_context(ctx, "ctx");
+  if (st != GCAP_SUCCESS) return st;
+  if (!name) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "name is NULL");
+  if (!out) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "out is NULL");
+  struct gcap_kernel *k = NULL;
+  gcap__lock(ctx);
+  for (struct gcap__link *l = ctx->modules.next; l != &ctx->modules && !k; l = l->next) {
+    struct gcap_module *m = GCAP__CONTAINER(l, struct gcap_module, link);
+    if (!m->unloaded) k = find_in(m, name);
+  }
+  gcap__unlock(ctx);
+  if (!k) return gcap__fail(GCAP_ERROR_NOT_FOUND, "no loaded module has a kernel \"%s\"", name);
+  *out = k;
+  return GCAP_SUCCESS;
+}
+
+const char *gcap_kernel_name(const gcap_kernel *k) {
+  GCAP_ENTER();
+  if (gcap__check_kernel(k, "kernel") != GCAP_SUCCESS) return NULL;
+  return k->name;
+}
+
+static gcap_status check_dims(gcap_dim3 d, const char *what) {
+  if (d.x == 0 || d.y == 0 || d.z == 0)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "%s (%u, %u, %u) has a zero dimension", what, d.x, d.y, d.z);
+  return GCAP_SUCCESS;
+}
+
+gcap_status gcap__check_launch(const struct gcap_kernel *k, gcap_dim3 grid, gcap_dim3 block, uint32_t shared_mem_bytes,
+                               void *const *args) {
+  gcap_status st = check_dims(grid, "grid");
+  if (st == GCAP_SUCCESS) st = check_dims(block, "block");
+  if (st != GCAP_SUCCESS) return st;
+  if (block.x > 1024 || block.y > 1024 || block.z > 64 || (uint64_t)block.x * block.y * block.z > 1024)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE,
+                      "block (%u, %u, %u) exceeds the limits (x, y <= 1024, z <= 64, x*y*z <= 1024 threads)", block.x,
+                      block.y, block.z);
+  if (grid.x > 0x7fffffffu || grid.y > 65535 || grid.z > 65535)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "grid (%u, %u, %u) exceeds the limits (x < 2^31, y, z <= 65535)",
+                      grid.x, grid.y, grid.z);
+  if (shared_mem_bytes > MAX_DYNAMIC_SHARED_MEM)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "shared_mem_bytes %u exceeds %u", shared_mem_bytes,
+                      MAX_DYNAMIC_SHARED_MEM);
+  if (k->info.num_params > 0 && !args)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "args is NULL but kernel \"%s\" takes %zu parameters", k->name,
+                      k->info.num_params);
+  for (size_t i = 0; i < k->info.num_params; i++)
+    if (!args[i]) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "args[%zu] of kernel \"%s\" is NULL", i, k->name);
+  return GCAP_SUCCESS;
+}
+
+gcap_status gcap_launch_kernel(gcap_stream *s, gcap_kernel *k, gcap_dim3 grid, gcap_dim3 block,
+                               uint32_t shared_mem_bytes, void **args) {
+  GCAP_ENTER();
+  gcap_status st = gcap__check_stream(s, "stream");
+  if (st == GCAP_SUCCESS) st = gcap__check_kernel(k, "kernel");
+  if (st == GCAP_SUCCESS) st = gcap__check_same_context(s->ctx, k->module->ctx, "kernel");
+  if (st == GCAP_SUCCESS) st = gcap__check_launch(k, grid, block, shared_mem_bytes, args);
+  if (st != GCAP_SUCCESS) return st;
+  struct gcap__launch l = {&k->info, grid, block, shared_mem_bytes, args};
+  gcap__lock(s->ctx);
+  st = s->ctx->ops->launch_kernel(s->ctx->backend, s->impl, &l);
+  gcap__unlock(s->ctx);
+  return st;
+}

@@ -1,0 +1,434 @@
+#include <string.h>
+
+#include "graph.h"
+
+struct gcap_node *gcap__node_alloc(gcap_node_type type) {
+  struct gcap_node *n = gcap__calloc(1, sizeof *n);
+  if (n) {
+    n->magic = GCAP__NODE_LIVE;
+    n->type = type;
+  }
+  return n;
+}
+
+gcap_status gcap__kernel_args_copy(const struct gcap_kernel *k, void *const *args, void ***out) {
+  size_t n = k->info.num_params;
+  *out = NULL;
+  if (n == 0) return GCAP_SUCCESS;
+  size_t table = (n * sizeof(void *) + 15) / 16 * 16;
+  void **copy = gcap__malloc(table + k->args_bytes);
+  if (!copy) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the kernel's %zu argument values", n);
+  unsigned char *values = (unsigned char *)copy + table;
+  for (size_t i = 0; i < n; i++) {
+    copy[i] = values + k->param_offsets[i];
+    memcpy(copy[i], args[i], k->param_sizes[i]);
+  }
+  *out = copy;
+  return GCAP_SUCCESS;
+}
+
+void gcap__node_release_params(struct gcap_node *n) {
+  switch (n->type) {
+  case GCAP_NODE_KERNEL:
+    gcap__free(n->p.kernel.args);
+    gcap__module_release(n->p.kernel.kernel->module);
+    break;
+  case GCAP_NODE_GRAPH: gcap__graph_free(n->p.child); break;
+  case GCAP_NODE_EVENT_RECORD:
+  case GCAP_NODE_EVENT_WAIT: gcap__event_release(n->p.event); break;
+  default: break;
+  }
+  memset(&n->p, 0, sizeof n->p);
+}
+
+gcap_status gcap__node_copy_params(struct gcap_node *dst, const struct gcap_node *src) {
+  dst->p = src->p;
+  switch (src->type) {
+  case GCAP_NODE_KERNEL: {
+    gcap_status st = gcap__kernel_args_copy(src->p.kernel.kernel, src->p.kernel.args, &dst->p.kernel.args);
+    if (st != GCAP_SUCCESS) return st;
+    gcap__module_retain(src->p.kernel.kernel->module);
+    return GCAP_SUCCESS;
+  }
+  case GCAP_NODE_GRAPH: return gcap__graph_clone(src->p.child, dst, &dst->p.child);
+  case GCAP_NODE_EVENT_RECORD:
+  case GCAP_NODE_EVENT_WAIT: gcap__event_retain(src->p.event); return GCAP_SUCCESS;
+  default: return GCAP_SUCCESS;
+  }
+}
+
+/* Handle checks of a dependency array (NULL or destroyed elements). */
+static gcap_status check_dep_handles(gcap_node *const *deps, size_t num_deps) {
+  char what[32];
+  for (size_t i = 0; deps && i < num_deps; i++) {
+    snprintf(what, sizeof what, "deps[%zu]", i);
+    gcap_status st = gcap__check_node(deps[i], what);
+    if (st != GCAP_SUCCESS) return st;
+  }
+  return GCAP_SUCCESS;
+}
+
+gcap_status gcap__node_check_deps(const struct gcap_graph *g, gcap_node *const *deps, size_t num_deps) {
+  if (num_deps > 0 && !deps) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "deps is NULL with num_deps = %zu", num_deps);
+  for (size_t i = 0; i < num_deps; i++) {
+    if (deps[i]->graph != g)
+      return gcap__fail(GCAP_ERROR_INVALID_VALUE, "deps[%zu] (%p) is a node of another graph", i, (void *)deps[i]);
+    for (size_t j = 0; j < i; j++)
+      if (deps[j] == deps[i])
+        return gcap__fail(GCAP_ERROR_INVALID_VALUE, "deps[%zu] repeats deps[%zu] (%p)", i, j, (void *)deps[i]);
+  }
+  return GCAP_SUCCESS;
+}
+
+gcap_status gcap__node_append(struct gcap_graph *g, struct gcap_node *n, gcap_node *const *deps, size_t num_deps) {
+  if (gcap__grow((void **)&g->nodes.items, &g->nodes.cap, g->nodes.count + 1, sizeof *g->nodes.items) != 0 ||
+      gcap__grow((void **)&n->deps.items, &n->deps.cap, num_deps, sizeof *n->deps.items) != 0 ||
+      gcap__grow((void **)&g->edges, &g->edge_cap, g->edge_count + num_deps, sizeof *g->edges) != 0)
+    goto oom;
+  for (size_t i = 0; i < num_deps; i++) {
+    struct gcap__node_vec *v = &deps[i]->dependents;
+    if (gcap__grow((void **)&v->items, &v->cap, v->count + 1, sizeof *v->items) != 0) goto oom;
+  }
+  n->graph = g;
+  n->index = g->nodes.count;
+  g->nodes.items[g->nodes.count++] = n;
+  for (size_t i = 0; i < num_deps; i++) {
+    n->deps.items[n->deps.count++] = deps[i];
+    deps[i]->dependents.items[deps[i]->dependents.count++] = n;
+    g->edges[g->edge_count++] = (struct gcap__edge){deps[i], n};
+  }
+  return GCAP_SUCCESS;
+oom:
+  gcap__free(n->deps.items);
+  n->deps.items = NULL;
+  n->deps.cap = 0;
+  return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the node");
+}
+
+/* ------------------------------------------------------- parameter checks */
+
+static gcap_status check_kernel_params(const struct gcap_graph *g, const gcap_kernel_node_params *p) {
+  gcap_status st = gcap__check_kernel(p->kernel, "params->kernel");
+  if (st == GCAP_SUCCESS) st = gcap__check_same_context(g->ctx, p->kernel->module->ctx, "params->kernel");
+  if (st == GCAP_SUCCESS) st = gcap__check_launch(p->kernel, p->grid, p->block, p->shared_mem_bytes, p->args);
+  return st;
+}
+
+static gcap_status set_kernel_params(struct gcap_node *n, const gcap_kernel_node_params *p) {
+  void **args = NULL;
+  gcap_status st = gcap__kernel_args_copy(p->kernel, p->args, &args);
+  if (st != GCAP_SUCCESS) return st;
+  gcap__module_retain(p->kernel->module);
+  if (n->p.kernel.kernel) gcap__node_release_params(n);
+  n->p.kernel = (struct gcap__kernel_params){p->kernel, p->grid, p->block, p->shared_mem_bytes, args};
+  return GCAP_SUCCESS;
+}
+
+static gcap_status check_memcpy_params(const struct gcap_graph *g, const gcap_memcpy_node_params *p) {
+  struct gcap__copy c = {p->dst, p->src, p->bytes, p->kind, p->kind};
+  return gcap__check_copy(g->ctx, &c, false);
+}
+
+static gcap_status check_memset_params(const struct gcap_graph *g, const gcap_memset_node_params *p) {
+  struct gcap__fill f = {p->dst, p->value, p->element_size, p->width, p->height, p->pitch};
+  return gcap__check_fill(g->ctx, &f, false);
+}
+
+static gcap_status check_host_params(const gcap_host_node_params *p) {
+  return p->fn ? GCAP_SUCCESS : gcap__fail(GCAP_ERROR_INVALID_VALUE, "params->fn is NULL");
+}
+
+/* -------------------------------------------------------------- add nodes */
+
+/* What every add_*_node checks before its own parameters: graph, deps' handles, out. */
+static gcap_status begin_add(gcap_graph *g, gcap_node *const *deps, size_t num_deps, gcap_node **out) {
+  if (out) *out = NULL;
+  gcap_status st = gcap__check_graph(g, "graph");
+  if (st == GCAP_SUCCESS) st = check_dep_handles(deps, num_deps);
+  return st;
+}
+
+static gcap_status finish_checks(gcap_graph *g, gcap_node *const *deps, size_t num_deps, const void *params,
+                                 gcap_node **out) {
+  if (!out) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "out is NULL");
+  if (!params) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "params is NULL");
+  return gcap__node_check_deps(g, deps, num_deps);
+}
+
+/* Appends a node whose parameters are already set; on failure releases them. */
+static gcap_status commit(gcap_graph *g, struct gcap_node *n, gcap_node *const *deps, size_t num_deps,
+                          gcap_node **out) {
+  gcap_status st = gcap__node_append(g, n, deps, num_deps);
+  if (st != GCAP_SUCCESS) {
+    gcap__node_release_params(n);
+    gcap__free(n);
+    return st;
+  }
+  *out = n;
+  return GCAP_SUCCESS;
+}
+
+static struct gcap_node *new_node(gcap_node_type type) {
+  struct gcap_node *n = gcap__node_alloc(type);
+  if (!n) gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the node");
+  return n;
+}
+
+gcap_status gcap_graph_add_kernel_node(gcap_graph *g, gcap_node *const *deps, size_t num_deps,
+                                       const gcap_kernel_node_params *p, gcap_node **out) {
+  GCAP_ENTER();
+  gcap_status st = begin_add(g, deps, num_deps, out);
+  if (st == GCAP_SUCCESS && p) st = gcap__check_kernel(p->kernel, "params->kernel");
+  if (st == GCAP_SUCCESS) st = finish_checks(g, deps, num_deps, p, out);
+  if (st != GCAP_SUCCESS) return st;
+  gcap__lock(g->ctx);
+  st = check_kernel_params(g, p);
+  struct gcap_node *n = st == GCAP_SUCCESS ? new_node(GCAP_NODE_KERNEL) : NULL;
+  if (st == GCAP_SUCCESS && !n) st = GCAP_ERROR_OUT_OF_MEMORY;
+  if (n && (st = set_kernel_params(n, p)) != GCAP_SUCCESS) gcap__free(n);
+  else if (n) st = commit(g, n, deps, num_deps, out);
+  gcap__unlock(g->ctx);
+  return st;
+}
+
+gcap_status gcap_graph_add_memcpy_node(gcap_graph *g, gcap_node *const *deps, size_t num_deps,
+                                       const gcap_memcpy_node_params *p, gcap_node **out) {
+  GCAP_ENTER();
+  gcap_status st = begin_add(g, deps, num_deps, out);
+  if (st == GCAP_SUCCESS) st = finish_checks(g, deps, num_deps, p, out);
+  if (st != GCAP_SUCCESS) return st;
+  gcap__lock(g->ctx);
+  st = check_memcpy_params(g, p);
+  struct gcap_node *n = st == GCAP_SUCCESS ? new_node(GCAP_NODE_MEMCPY) : NULL;
+  if (st == GCAP_SUCCESS && !n) st = GCAP_ERROR_OUT_OF_MEMORY;
+  if (n) {
+    n->p.memcpy = *p;
+    st = commit(g, n, deps, num_deps, out);
+  }
+  gcap__unlock(g->ctx);
+  return st;
+}
+
+gcap_status gcap_graph_add_memset_node(gcap_graph *g, gcap_node *const *deps, size_t num_deps,
+                                       const gcap_memset_node_params *p, gcap_node **out) {
+  GCAP_ENTER();
+  gcap_status st = begin_add(g, deps, num_deps, out);
+  if (st == GCAP_SUCCESS) st = finish_checks(g, deps, num_deps, p, out);
+  if (st != GCAP_SUCCESS) return st;
+  gcap__lock(g->ctx);
+  st = check_memset_params(g, p);
+  struct gcap_node *n = st == GCAP_SUCCESS ? new_node(GCAP_NODE_MEMSET) : NULL;
+  if (st == GCAP_SUCCESS && !n) st = GCAP_ERROR_OUT_OF_MEMORY;
+  if (n) {
+    n->p.memset = *p;
+    st = commit(g, n, deps, num_deps, out);
+  }
+  gcap__unlock(g->ctx);
+  return st;
+}
+
+gcap_status gcap_graph_add_host_node(gcap_graph *g, gcap_node *const *deps, size_t num_deps,
+                                     const gcap_host_node_params *p, gcap_node **out) {
+  GCAP_ENTER();
+  gcap_status st = begin_add(g, deps, num_deps, out);
+  if (st == GCAP_SUCCESS) st = finish_checks(g, deps, num_deps, p, out);
+  if (st == GCAP_SUCCESS) st = check_host_params(p);
+  if (st != GCAP_SUCCESS) return st;
+  gcap__lock(g->ctx);
+  struct gcap_node *n = new_node(GCAP_NODE_HOST);
+  st = n ? GCAP_SUCCESS : GCAP_ERROR_OUT_OF_MEMORY;
+  if (n) {
+    n->p.host = *p;
+    st = commit(g, n, deps, num_deps, out);
+  }
+  gcap__unlock(g->ctx);
+  return st;
+}
+
+gcap_status gcap_graph_add_empty_node(gcap_graph *g, gcap_node *const *deps, size_t num_deps, gcap_node **out) {
+  GCAP_ENTER();
+  static const int no_params = 0;
+  gcap_status st = begin_add(g, deps, num_deps, out);
+  if (st == GCAP_SUCCESS) st = finish_checks(g, deps, num_deps, &no_params, out);
+  if (st != GCAP_SUCCESS) return st;
+  gcap__lock(g->ctx);
+  struct gcap_node *n = new_node(GCAP_NODE_EMPTY);
+  st = n ? commit(g, n, deps, num_deps, out) : GCAP_ERROR_OUT_OF_MEMORY;
+  gcap__unlock(g->ctx);
+  return st;
+}
+
+gcap_status gcap_graph_add_child_graph_node(gcap_graph *g, gcap_node *const *deps, size_t num_deps,
+                                            const gcap_graph *child, gcap_node **out) {
+  GCAP_ENTER();
+  gcap_status st = begin_add(g, deps, num_deps, out);
+  if (st == GCAP_SUCCESS) st = gcap__check_graph(child, "child");
+  if (st == GCAP_SUCCESS) st = gcap__check_same_context(g->ctx, child->ctx, "child");
+  if (st == GCAP_SUCCESS) st = finish_checks(g, deps, num_deps, child, out);
+  if (st != GCAP_SUCCESS) return st;
+  gcap__lock(g->ctx);
+  struct gcap_node *n = new_node(GCAP_NODE_GRAPH);
+  st = n ? gcap__graph_clone(child, n, &n->p.child) : GCAP_ERROR_OUT_OF_MEMORY;
+  if (n && st != GCAP_SUCCESS) gcap__free(n);
+  else if (n) st = commit(g, n, deps, num_deps, out);
+  gcap__unlock(g->ctx);
+  return st;
+}
+
+static gcap_status add_event_node(gcap_graph *g, gcap_node *const *deps, size_t num_deps, gcap_event *e,
+                                  gcap_node **out, gcap_node_type type) {
+  gcap_status st = begin_add(g, deps, num_deps, out);
+  if (st == GCAP_SUCCESS) st = gcap__check_event(e, "event");
+  if (st == GCAP_SUCCESS) st = gcap__check_same_context(g->ctx, e->ctx, "event");
+  if (st == GCAP_SUCCESS) st = finish_checks(g, deps, num_deps, e, out);
+  if (st != GCAP_SUCCESS) return st;
+  gcap__lock(g->ctx);
+  struct gcap_node *n = new_node(type);
+  st = n ? GCAP_SUCCESS : GCAP_ERROR_OUT_OF_MEMORY;
+  if (n) {
+    n->p.event = e;
+    gcap__event_retain(e);
+    st = commit(g, n, deps, num_deps, out);
+  }
+  gcap__unlock(g->ctx);
+  return st;
+}
+
+gcap_status gcap_graph_add_event_record_node(gcap_graph *g, gcap_node *const *deps, size_t num_deps, gcap_event *e,
+                                             gcap_node **out) {
+  GCAP_ENTER();
+  return add_event_node(g, deps, num_deps, e, out, GCAP_NODE_EVENT_RECORD);
+}
+
+gcap_status gcap_graph_add_event_wait_node(gcap_graph *g, gcap_node *const *deps, size_t num_deps, gcap_event *e,
+                                           gcap_node **out) {
+  GCAP_ENTER();
+  return add_event_node(g, deps, num_deps, e, out, GCAP_NODE_EVENT_WAIT);
+}
+
+/* ------------------------------------------------------- params get / set */
+
+static const char *type_name(gcap_node_type t) {
+  switch (t) {
+  case GCAP_NODE_KERNEL: return "kernel";
+  case GCAP_NODE_MEMCPY: return "memcpy";
+  case GCAP_NODE_MEMSET: return "memset";
+  case GCAP_NODE_HOST: return "host";
+  case GCAP_NODE_GRAPH: return "child graph";
+  case GCAP_NODE_EMPTY: return "empty";
+  case GCAP_NODE_EVENT_WAIT: return "event wait";
+  case GCAP_NODE_EVENT_RECORD: return "event record";
+  case GCAP_NODE_MEM_ALLOC: return "mem alloc";
+  case GCAP_NODE_MEM_FREE: return "mem free";
+  }
+  return "unknown";
+}
+
+static gcap_status check_typed(const gcap_node *n, gcap_node_type want, const void *p) {
+  gcap_status st = gcap__check_node(n, "node");
+  if (st != GCAP_SUCCESS) return st;
+  if (!p) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "params is NULL");
+  if (n->type != want)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "node %p is a %s node, not a %s node", (const void *)n,
+                      type_name(n->type), type_name(want));
+  return GCAP_SUCCESS;
+}
+
+gcap_status gcap_node_get_kernel_params(const gcap_node *n, gcap_kernel_node_params *p) {
+  GCAP_ENTER();
+  gcap_status st = check_typed(n, GCAP_NODE_KERNEL, p);
+  if (st != GCAP_SUCCESS) return st;
+  const struct gcap__kernel_params *k = &n->p.kernel;
+  *p = (gcap_kernel_node_params){k->kernel, k->grid, k->block, k->shared_mem_bytes, k->args};
+  return GCAP_SUCCESS;
+}
+
+gcap_status gcap_node_get_memcpy_params(const gcap_node *n, gcap_memcpy_node_params *p) {
+  GCAP_ENTER();
+  gcap_status st = check_typed(n, GCAP_NODE_MEMCPY, p);
+  if (st == GCAP_SUCCESS) *p = n->p.memcpy;
+  return st;
+}
+
+gcap_status gcap_node_get_memset_params(const gcap_node *n, gcap_memset_node_params *p) {
+  GCAP_ENTER();
+  gcap_status st = check_typed(n, GCAP_NODE_MEMSET, p);
+  if (st == GCAP_SUCCESS) *p = n->p.memset;
+  return st;
+}
+
+gcap_status gcap_node_get_host_params(const gcap_node *n, gcap_host_node_params *p) {
+  GCAP_ENTER();
+  gcap_status st = check_typed(n, GCAP_NODE_HOST, p);
+  if (st == GCAP_SUCCESS) *p = n->p.host;
+  return st;
+}
+
+gcap_status gcap_node_set_kernel_params(gcap_node *n, const gcap_kernel_node_params *p) {
+  GCAP_ENTER();
+  gcap_status st = gcap__check_node(n, "node");
+  if (st == GCAP_SUCCESS && p) st = gcap__check_kernel(p->kernel, "params->kernel");
+  if (st == GCAP_SUCCESS) st = check_typed(n, GCAP_NODE_KERNEL, p);
+  if (st != GCAP_SUCCESS) return st;
+  gcap__lock(n->graph->ctx);
+  st = check_kernel_params(n->graph, p);
+  if (st == GCAP_SUCCESS) st = set_kernel_params(n, p);
+  gcap__unlock(n->graph->ctx);
+  return st;
+}
+
+gcap_status gcap_node_set_memcpy_params(gcap_node *n, const gcap_memcpy_node_params *p) {
+  GCAP_ENTER();
+  gcap_status st = check_typed(n, GCAP_NODE_MEMCPY, p);
+  if (st != GCAP_SUCCESS) return st;
+  gcap__lock(n->graph->ctx);
+  st = check_memcpy_params(n->graph, p);
+  if (st == GCAP_SUCCESS) n->p.memcpy = *p;
+  gcap__unlock(n->graph->ctx);
+  return st;
+}
+
+gcap_status gcap_node_set_memset_params(gcap_node *n, const gcap_memset_node_params *p) {
+  GCAP_ENTER();
+  gcap_status st = check_typed(n, GCAP_NODE_MEMSET, p);
+  if (st != GCAP_SUCCESS) return st;
+  gcap__lock(n->graph->ctx);
+  st = check_memset_params(n->graph, p);
+  if (st == GCAP_SUCCESS) n->p.memset = *p;
+  gcap__unlock(n->graph->ctx);
+  return st;
+}
+
+gcap_status gcap_node_set_host_params(gcap_node *n, const gcap_host_node_params *p) {
+  GCAP_ENTER();
+  gcap_status st = check_typed(n, GCAP_NODE_HOST, p);
+  if (st == GCAP_SUCCESS) st = check_host_params(p);
+  if (st != GCAP_SUCCESS) return st;
+  gcap__lock(n->graph->ctx);
+  n->p.host = *p;
+  gcap__unlock(n->graph->ctx);
+  return GCAP_SUCCESS;
+}
+
+gcap_status gcap_node_get_child_graph(const gcap_node *n, gcap_graph **child) {
+  GCAP_ENTER();
+  if (child) *child = NULL;
+  gcap_status st = check_typed(n, GCAP_NODE_GRAPH, child);
+  if (st == GCAP_SUCCESS) *child = n->p.child;
+  return st;
+}
+
+gcap_status gcap_node_get_event(const gcap_node *n, gcap_event **e) {
+  GCAP_ENTER();
+  if (e) *e = NULL;
+  gcap_status st = gcap__check_node(n, "node");
+  if (st != GCAP_SUCCESS) return st;
+  if (!e) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "e is NULL");
+  if (n->type != GCAP_NODE_EVENT_RECORD && n->type != GCAP_NODE_EVENT_WAIT)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "node %p is a %s node, not an event record or wait node",
+                      (const void *)n, type_name(n->type));
+  *e = n->p.event;
+  return GCAP_SUCCESS;
+}
+
+const char *gcap__node_type_name(gcap_node_type t) { return type_name(t); }

@@ -1,0 +1,97 @@
+#include "internal.h"
+
+static gcap_status refuse_blocking_in_callback(void) {
+  return gcap__fail(GCAP_ERROR_ILLEGAL_STATE, "a host callback may not block on gcap work (it would deadlock)");
+}
+
+gcap_status gcap_stream_create(gcap_context *ctx, gcap_stream **out) {
+  GCAP_ENTER();
+  if (out) *out = NULL;
+  gcap_status st = gcap__check_context(ctx, "ctx");
+  if (st != GCAP_SUCCESS) return st;
+  if (!out) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "out is NULL");
+  struct gcap_stream *s = gcap__calloc(1, sizeof *s);
+  if (!s) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the stream");
+  s->ctx = ctx;
+  gcap__lock(ctx);
+  st = ctx->ops->stream_create(ctx->backend, &s->impl);
+  if (st == GCAP_SUCCESS && gcap__registry_add(s, GCAP__H_STREAM) != 0) {
+    ctx->ops->stream_destroy(ctx->backend, s->impl);
+    st = gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to register the stream");
+  }
+  if (st == GCAP_SUCCESS) gcap__list_push(&ctx->streams, &s->link);
+  gcap__unlock(ctx);
+  if (st != GCAP_SUCCESS) {
+    gcap__free(s);
+    return st;
+  }
+  *out = s;
+  return GCAP_SUCCESS;
+}
+
+void gcap__stream_destroy_locked(struct gcap_stream *s) {
+  struct gcap_context *ctx = s->ctx;
+  gcap__registry_remove(s);
+  gcap__list_unlink(&s->link);
+  ctx->ops->stream_synchronize(ctx->backend, s->impl);
+  ctx->ops->stream_destroy(ctx->backend, s->impl);
+  gcap__free(s);
+}
+
+gcap_status gcap_stream_destroy(gcap_stream *s) {
+  GCAP_ENTER();
+  if (!s) return GCAP_SUCCESS;
+  gcap_status st = gcap__check_stream(s, "stream");
+  if (st != GCAP_SUCCESS) return st;
+  if (gcap__in_host_callback()) return refuse_blocking_in_callback();
+  struct gcap_context *ctx = s->ctx;
+  gcap__lock(ctx);
+  gcap__stream_destroy_locked(s);
+  gcap__unlock(ctx);
+  return GCAP_SUCCESS;
+}
+
+gcap_status gcap_stream_synchronize(gcap_stream *s) {
+  GCAP_ENTER();
+  gcap_status st = gcap__check_stream(s, "stream");
+  if (st != GCAP_SUCCESS) return st;
+  if (gcap__in_host_callback()) return refuse_blocking_in_callback();
+  gcap__lock(s->ctx);
+  st = s->ctx->ops->stream_synchronize(s->ctx->backend, s->impl);
+  gcap__unlock(s->ctx);
+  return st;
+}
+
+gcap_status gcap_stream_query(gcap_stream *s) {
+  GCAP_ENTER();
+  gcap_status st = gcap__check_stream(s, "stream");
+  if (st != GCAP_SUCCESS) return st;
+  gcap__lock(s->ctx);
+  st = s->ctx->ops->stream_query(s->ctx->backend, s->impl);
+  gcap__unlock(s->ctx);
+  if (st == GCAP_ERROR_NOT_READY) gcap__fail(st, "stream %p still has pending work", (void *)s);
+  return st;
+}
+
+gcap_status gcap_stream_wait_event(gcap_stream *s, gcap_event *e) {
+  GCAP_ENTER();
+  gcap_status st = gcap__check_stream(s, "stream");
+  if (st == GCAP_SUCCESS) st = gcap__check_event(e, "event");
+  if (st == GCAP_SUCCESS) st = gcap__check_same_context(s->ctx, e->ctx, "event");
+  if (st != GCAP_SUCCESS) return st;
+  gcap__lock(s->ctx);
+  st = s->ctx->ops->stream_wait_event(s->ctx->backend, s->impl, e->impl);
+  gcap__unlock(s->ctx);
+  return st;
+}
+
+gcap_status gcap_launch_host_func(gcap_stream *s, gcap_host_fn fn, void *user_data) {
+  GCAP_ENTER();
+  gcap_status st = gcap__check_stream(s, "stream");
+  if (st != GCAP_SUCCESS) return st;
+  if (!fn) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "fn is NULL");
+  gcap__lock(s->ctx);
+  st = s->ctx->ops->launch_host_func(s->ctx->backend, s->impl, fn, user_data);
+  gcap__unlock(s->ctx);
+  return st;
+}

@@ -1,0 +1,30 @@
+/* Shared helpers of the cmocka tests. Include after <setjmp.h>, <stdarg.h>, <stddef.h> and <cmocka.h>. */
+#ifndef GCAP_TESTS_COMMON_H
+#define GCAP_TESTS_COMMON_H
+
+#include <gcap/gcap.h>
+#include <gcap/sim.h>
+#include <stdbool.h>
+
+/* Fails the test with the library's message when `expr` does not return `expected`. */
+#define assert_status(expr, expected) \
+  test_check_status_((expr), (expected), #expr, __FILE__, __LINE__)
+#define assert_ok(expr) assert_status((expr), GCAP_SUCCESS)
+
+void test_check_status_(gcap_status got, gcap_status expected, const char *expr, const char *file, int line);
+
+/*
+ * Call first in main(): exits 77 (Meson's "skipped") when GCAP_BACKEND selects a backend
+ * that cannot start here, so the suite never fails for a missing GPU.
+ */
+void test_require_backend(void);
+
+/* A context on the backend GCAP_BACKEND selects, the simulator when it is unset. */
+gcap_context *test_context_create(void);
+/* True when tests run on the simulator (simulator-only checks skip themselves otherwise). */
+bool test_on_sim(void);
+
+/* Fails the test unless the thread's last error message contains `needle`. */
+void test_assert_message_contains(const char *needle);
+
+#endif
