@@ -171,7 +171,10 @@ static gcap_status check_pair_handles(const struct gcap_graph *g, gcap_node *con
   for (size_t i = 0; i < n; i++) {
     snprintf(what, sizeof what, "from[%zu]", i);
     gcap_status st = gcap__check_node(from[i], what);
-    if (st == GCAP_SUCCESS) snprintf(what, sizeof what, "to[%zu]", i), st = gcap__check_node(to[i], what);
+    if (st == GCAP_SUCCESS) st = gcap__check_same_context(g->ctx, from[i]->graph->ctx, what);
+    snprintf(what, sizeof what, "to[%zu]", i);
+    if (st == GCAP_SUCCESS) st = gcap__check_node(to[i], what);
+    if (st == GCAP_SUCCESS) st = gcap__check_same_context(g->ctx, to[i]->graph->ctx, what);
     if (st != GCAP_SUCCESS) return st;
   }
   for (size_t i = 0; i < n; i++)

@@ -57,12 +57,13 @@ gcap_status gcap__node_copy_params(struct gcap_node *dst, const struct gcap_node
   }
 }
 
-/* Handle checks of a dependency array (NULL or destroyed elements). */
-static gcap_status check_dep_handles(gcap_node *const *deps, size_t num_deps) {
+/* Handle checks of a dependency array: NULL, destroyed, or of another context's graph. */
+static gcap_status check_dep_handles(const struct gcap_graph *g, gcap_node *const *deps, size_t num_deps) {
   char what[32];
   for (size_t i = 0; deps && i < num_deps; i++) {
     snprintf(what, sizeof what, "deps[%zu]", i);
     gcap_status st = gcap__check_node(deps[i], what);
+    if (st == GCAP_SUCCESS) st = gcap__check_same_context(g->ctx, deps[i]->graph->ctx, what);
     if (st != GCAP_SUCCESS) return st;
   }
   return GCAP_SUCCESS;
@@ -144,7 +145,7 @@ static gcap_status check_host_params(const gcap_host_node_params *p) {
 static gcap_status begin_add(gcap_graph *g, gcap_node *const *deps, size_t num_deps, gcap_node **out) {
   if (out) *out = NULL;
   gcap_status st = gcap__check_graph(g, "graph");
-  if (st == GCAP_SUCCESS) st = check_dep_handles(deps, num_deps);
+  if (st == GCAP_SUCCESS) st = check_dep_handles(g, deps, num_deps);
   return st;
 }
 
