@@ -9,13 +9,13 @@ gcap_status gcap__check_graph(const gcap_graph *g, const char *what) {
   return GCAP_SUCCESS;
 }
 
-/* Nodes are not in the registry (there may be millions); destroyed ones stay readable until their graph dies. */
+/* A destroyed node stays registered (and DEAD) until its graph goes, so its address is not reused meanwhile. */
 gcap_status gcap__check_node(const gcap_node *n, const char *what) {
   if (!n) return gcap__fail(GCAP_ERROR_INVALID_HANDLE, "%s is NULL", what);
+  if (!gcap__registry_has(n, GCAP__H_NODE))
+    return gcap__fail(GCAP_ERROR_INVALID_HANDLE, "%s (%p) is not a node of a live graph", what, (const void *)n);
   if (n->magic == GCAP__NODE_DEAD)
     return gcap__fail(GCAP_ERROR_INVALID_HANDLE, "%s (node %p) was destroyed", what, (const void *)n);
-  if (n->magic != GCAP__NODE_LIVE || !gcap__registry_has(n->graph, GCAP__H_GRAPH))
-    return gcap__fail(GCAP_ERROR_INVALID_HANDLE, "%s (%p) is not a node of a live graph", what, (const void *)n);
   return GCAP_SUCCESS;
 }
 
@@ -56,6 +56,7 @@ gcap_status gcap__graph_new(struct gcap_context *ctx, struct gcap_node *owner, s
 }
 
 static void node_free(struct gcap_node *n) {
+  gcap__registry_remove(n);
   gcap__free(n->deps.items);
   gcap__free(n->dependents.items);
   gcap__free(n);
@@ -337,7 +338,7 @@ static void enumerate(struct gcap_node *const *items, size_t actual, gcap_node *
     return;
   }
   size_t n = *count < actual ? *count : actual;
-  memcpy(out, items, n * sizeof *out);
+  if (n) memcpy(out, items, n * sizeof *out);
   if (*count > actual) {
     for (size_t i = actual; i < *count; i++) out[i] = NULL;
     *count = actual;

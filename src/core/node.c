@@ -90,6 +90,7 @@ gcap_status gcap__node_append(struct gcap_graph *g, struct gcap_node *n, gcap_no
     struct gcap__node_vec *v = &deps[i]->dependents;
     if (gcap__grow((void **)&v->items, &v->cap, v->count + 1, sizeof *v->items) != 0) goto oom;
   }
+  if (gcap__registry_add(n, GCAP__H_NODE) != 0) goto oom;
   n->graph = g;
   n->index = g->nodes.count;
   g->nodes.items[g->nodes.count++] = n;

@@ -14,6 +14,7 @@ enum gcap__handle_type {
   GCAP__H_MODULE,
   GCAP__H_KERNEL,
   GCAP__H_GRAPH,
+  GCAP__H_NODE,
   GCAP__H_EXEC,
   GCAP__H_CAPTURE,
   GCAP__H_POOL,
