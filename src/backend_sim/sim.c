@@ -34,6 +34,7 @@ static gcap_status sim_context_create(const gcap_context_options *o, struct gcap
   }
   sc->base.ops = &gcap__sim_ops;
   sc->options = *so;
+  sc->rng = so->seed;
   sc->shared_mem = shared;
   *out = &sc->base;
   return GCAP_SUCCESS;

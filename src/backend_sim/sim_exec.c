@@ -1,5 +1,6 @@
 #include <string.h>
 
+#include "alloc.h"
 #include "error.h"
 #include "sim_internal.h"
 
@@ -48,15 +49,68 @@ void sim_run_host(struct sim_context *sc, gcap_host_fn fn, void *user_data) {
   gcap__run_host_fn(fn, user_data);
 }
 
-/* The simulator replays the core's plan directly; it keeps nothing of its own per executable. */
+/*
+ * Per-executable scratch for shuffled replay, made once so a launch allocates nothing: the
+ * dependents of every entry (CSR), how many dependencies each still waits for, the ready set.
+ */
+struct sim_exec {
+  size_t *first_dependent; /* count + 1 offsets into dependents */
+  size_t *dependents;
+  size_t *waiting;
+  size_t *ready;
+};
+
+static void sim_exec_free(struct sim_exec *x) {
+  if (!x) return;
+  gcap__free(x->first_dependent);
+  gcap__free(x->dependents);
+  gcap__free(x->waiting);
+  gcap__free(x->ready);
+  gcap__free(x);
+}
+
+static void build_dependents(struct sim_exec *x, const struct gcap__plan *plan) {
+  for (size_t i = 0; i < plan->num_deps; i++) x->first_dependent[plan->deps[i] + 1]++;
+  for (size_t i = 0; i < plan->count; i++) x->first_dependent[i + 1] += x->first_dependent[i];
+  for (size_t i = 0; i < plan->count; i++) x->waiting[i] = 0; /* fill cursor per entry */
+  for (size_t e = 0; e < plan->count; e++) {
+    const struct gcap__plan_node *pn = &plan->nodes[e];
+    for (size_t d = 0; d < pn->num_deps; d++) {
+      size_t from = plan->deps[pn->first_dep + d];
+      x->dependents[x->first_dependent[from] + x->waiting[from]++] = e;
+    }
+  }
+}
+
 gcap_status sim_exec_create(struct gcap__backend_ctx *b, const struct gcap__plan *plan, void **out) {
   *out = NULL;
+  if (sim_context_from(b)->options.order != GCAP_SIM_ORDER_SHUFFLE) return GCAP_SUCCESS;
+  struct sim_exec *x = gcap__calloc(1, sizeof *x);
+  if (x) {
+    x->first_dependent = gcap__calloc(plan->count + 1, sizeof *x->first_dependent);
+    x->dependents = gcap__calloc(plan->num_deps, sizeof *x->dependents);
+    x->waiting = gcap__calloc(plan->count, sizeof *x->waiting);
+    x->ready = gcap__calloc(plan->count, sizeof *x->ready);
+  }
+  if (!x || !x->first_dependent || !x->dependents || !x->waiting || !x->ready) {
+    sim_exec_free(x);
+    return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the simulator's shuffled replay");
+  }
+  build_dependents(x, plan);
+  *out = x;
   return GCAP_SUCCESS;
 }
 
-void sim_exec_destroy(struct gcap__backend_ctx *b, void *exec) {}
+void sim_exec_destroy(struct gcap__backend_ctx *b, void *exec) { sim_exec_free(exec); }
 
 gcap_status sim_exec_upload(struct gcap__backend_ctx *b, void *exec, void *stream) { return GCAP_SUCCESS; }
+
+static uint64_t next_random(uint64_t *state) { /* splitmix64 */
+  uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
 
 static void run_entry(struct sim_context *sc, const struct gcap__plan_node *pn) {
   switch (pn->type) {
@@ -69,10 +123,28 @@ static void run_entry(struct sim_context *sc, const struct gcap__plan_node *pn) 
   }
 }
 
+/* Kahn's algorithm taking a random ready entry each step: any topological order may come out. */
+static void run_shuffled(struct sim_context *sc, struct sim_exec *x, const struct gcap__plan *plan) {
+  size_t ready = 0;
+  for (size_t i = 0; i < plan->count; i++) {
+    x->waiting[i] = plan->nodes[i].num_deps;
+    if (x->waiting[i] == 0) x->ready[ready++] = i;
+  }
+  while (ready) {
+    size_t pick = (size_t)(next_random(&sc->rng) % ready);
+    size_t e = x->ready[pick];
+    x->ready[pick] = x->ready[--ready];
+    run_entry(sc, &plan->nodes[e]);
+    for (size_t d = x->first_dependent[e]; d < x->first_dependent[e + 1]; d++)
+      if (--x->waiting[x->dependents[d]] == 0) x->ready[ready++] = x->dependents[d];
+  }
+}
+
 gcap_status sim_exec_launch(struct gcap__backend_ctx *b, void *exec, const struct gcap__plan *plan, void *stream) {
   struct sim_context *sc = sim_context_from(b);
   struct sim_stream *s = stream;
-  for (size_t i = 0; i < plan->count; i++) run_entry(sc, &plan->nodes[i]);
+  if (exec) run_shuffled(sc, exec, plan);
+  else for (size_t i = 0; i < plan->count; i++) run_entry(sc, &plan->nodes[i]);
   sc->stats.graph_launches++;
   sc->stats.nodes_executed += plan->counted;
   s->issued++;

@@ -11,6 +11,7 @@ struct sim_context {
   gcap_sim_options options;
   gcap_sim_stats stats;
   unsigned char *shared_mem; /* one block's dynamic shared memory; blocks run one at a time */
+  uint64_t rng;              /* SHUFFLE: advances across launches, so a seed fixes the whole sequence */
 };
 
 struct sim_stream {

@@ -147,10 +147,11 @@ gcap_status gcap_context_create(const gcap_context_options *o, gcap_context **ou
   gcap_backend_kind kind = o->backend;
   if (kind != GCAP_BACKEND_AUTO && kind != GCAP_BACKEND_SIM && kind != GCAP_BACKEND_CUDA)
     return gcap__fail(GCAP_ERROR_INVALID_VALUE, "options->backend %d is not AUTO, SIM or CUDA", (int)kind);
-  if (o->device < 0) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "options->device %d is negative", o->device);
   gcap_status st = GCAP_SUCCESS;
   if (kind == GCAP_BACKEND_AUTO) st = resolve_auto(&kind);
   const struct gcap_backend_ops *ops = NULL;
+  if (st == GCAP_SUCCESS && kind == GCAP_BACKEND_CUDA && o->device < 0)
+    st = gcap__fail(GCAP_ERROR_INVALID_VALUE, "options->device %d is negative", o->device);
   if (st == GCAP_SUCCESS) st = pick_ops(kind, &ops);
   if (st != GCAP_SUCCESS) return st;
 
