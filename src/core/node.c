@@ -193,58 +193,46 @@ gcap_status gcap_graph_add_kernel_node(gcap_graph *g, gcap_node *const *deps, si
   return st;
 }
 
-gcap_status gcap_graph_add_memcpy_node(gcap_graph *g, gcap_node *const *deps, size_t num_deps,
-                                       const gcap_memcpy_node_params *p, gcap_node **out) {
-  GCAP_ENTER();
+/* Memcpy, memset and host nodes: parameters that are plain values, checked, then stored as given. */
+typedef gcap_status (*value_check)(const struct gcap_graph *g, const void *params);
+
+static gcap_status add_value_node(gcap_graph *g, gcap_node *const *deps, size_t num_deps, gcap_node_type type,
+                                  const void *p, size_t size, value_check check, gcap_node **out) {
   gcap_status st = begin_add(g, deps, num_deps, out);
   if (st == GCAP_SUCCESS) st = finish_checks(g, deps, num_deps, p, out);
   if (st != GCAP_SUCCESS) return st;
   gcap__lock(g->ctx);
-  st = check_memcpy_params(g, p);
-  struct gcap_node *n = st == GCAP_SUCCESS ? new_node(GCAP_NODE_MEMCPY) : NULL;
+  st = check(g, p);
+  struct gcap_node *n = st == GCAP_SUCCESS ? new_node(type) : NULL;
   if (st == GCAP_SUCCESS && !n) st = GCAP_ERROR_OUT_OF_MEMORY;
   if (n) {
-    n->p.memcpy = *p;
+    memcpy(&n->p, p, size);
     st = commit(g, n, deps, num_deps, out);
   }
   gcap__unlock(g->ctx);
   return st;
+}
+
+static gcap_status check_memcpy_value(const struct gcap_graph *g, const void *p) { return check_memcpy_params(g, p); }
+static gcap_status check_memset_value(const struct gcap_graph *g, const void *p) { return check_memset_params(g, p); }
+static gcap_status check_host_value(const struct gcap_graph *g, const void *p) { return check_host_params(p); }
+
+gcap_status gcap_graph_add_memcpy_node(gcap_graph *g, gcap_node *const *deps, size_t num_deps,
+                                       const gcap_memcpy_node_params *p, gcap_node **out) {
+  GCAP_ENTER();
+  return add_value_node(g, deps, num_deps, GCAP_NODE_MEMCPY, p, sizeof *p, check_memcpy_value, out);
 }
 
 gcap_status gcap_graph_add_memset_node(gcap_graph *g, gcap_node *const *deps, size_t num_deps,
                                        const gcap_memset_node_params *p, gcap_node **out) {
   GCAP_ENTER();
-  gcap_status st = begin_add(g, deps, num_deps, out);
-  if (st == GCAP_SUCCESS) st = finish_checks(g, deps, num_deps, p, out);
-  if (st != GCAP_SUCCESS) return st;
-  gcap__lock(g->ctx);
-  st = check_memset_params(g, p);
-  struct gcap_node *n = st == GCAP_SUCCESS ? new_node(GCAP_NODE_MEMSET) : NULL;
-  if (st == GCAP_SUCCESS && !n) st = GCAP_ERROR_OUT_OF_MEMORY;
-  if (n) {
-    n->p.memset = *p;
-    st = commit(g, n, deps, num_deps, out);
-  }
-  gcap__unlock(g->ctx);
-  return st;
+  return add_value_node(g, deps, num_deps, GCAP_NODE_MEMSET, p, sizeof *p, check_memset_value, out);
 }
 
 gcap_status gcap_graph_add_host_node(gcap_graph *g, gcap_node *const *deps, size_t num_deps,
                                      const gcap_host_node_params *p, gcap_node **out) {
   GCAP_ENTER();
-  gcap_status st = begin_add(g, deps, num_deps, out);
-  if (st == GCAP_SUCCESS) st = finish_checks(g, deps, num_deps, p, out);
-  if (st == GCAP_SUCCESS) st = check_host_params(p);
-  if (st != GCAP_SUCCESS) return st;
-  gcap__lock(g->ctx);
-  struct gcap_node *n = new_node(GCAP_NODE_HOST);
-  st = n ? GCAP_SUCCESS : GCAP_ERROR_OUT_OF_MEMORY;
-  if (n) {
-    n->p.host = *p;
-    st = commit(g, n, deps, num_deps, out);
-  }
-  gcap__unlock(g->ctx);
-  return st;
+  return add_value_node(g, deps, num_deps, GCAP_NODE_HOST, p, sizeof *p, check_host_value, out);
 }
 
 gcap_status gcap_graph_add_empty_node(gcap_graph *g, gcap_node *const *deps, size_t num_deps, gcap_node **out) {
