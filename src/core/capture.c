@@ -1,14 +1,300 @@
-/*
- * Stream capture. This version has the per-thread capture mode and the queries; beginning a
- * capture is not supported yet, so no stream is ever capturing.
- */
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "capture.h"
 
-static gcap_status not_yet(void) {
-  return gcap__fail(GCAP_ERROR_NOT_SUPPORTED, "stream capture is not supported by this version of gcap");
+static pthread_mutex_t capture_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct gcap__link all_seqs = {&all_seqs, &all_seqs};
+static atomic_uint_fast64_t next_id = 1;
+
+static const char *mode_name(gcap_capture_mode m) {
+  static const char *const names[] = {"GLOBAL", "THREAD_LOCAL", "RELAXED"};
+  return (unsigned)m <= GCAP_CAPTURE_MODE_RELAXED ? names[m] : "?";
 }
+
+static const char *short_status(gcap_status st) {
+  const char *name = gcap_status_name(st);
+  return strncmp(name, "GCAP_ERROR_", 11) == 0 ? name + 11 : name;
+}
+
+static struct gcap__seq *seq_of_link(struct gcap__link *l, bool global) {
+  return global ? GCAP__CONTAINER(l, struct gcap__seq, global_link) : GCAP__CONTAINER(l, struct gcap__seq, ctx_link);
+}
+
+/* A live sequence of ctx by id (an event's sequence may have ended since it was recorded). */
+static struct gcap__seq *find_seq(struct gcap_context *ctx, uint64_t id) {
+  for (struct gcap__link *l = ctx->seqs.next; l != &ctx->seqs; l = l->next)
+    if (seq_of_link(l, false)->id == id) return seq_of_link(l, false);
+  return NULL;
+}
+
+/* The detail of this thread's current message, without the "gcap_x: " prefix. */
+static const char *current_detail(void) {
+  const char *msg = gcap_last_error_message();
+  size_t n = strlen(gcap__api_function());
+  return strncmp(msg, gcap__api_function(), n) == 0 && msg[n] == ':' ? msg + n + 2 : msg;
+}
+
+/* Records the first offence; capture lock held. `node` is the index the call would have taken, or SIZE_MAX. */
+static void invalidate_locked(struct gcap__seq *q, gcap_status why, const char *kind, const void *obj, size_t node,
+                              const char *detail) {
+  if (q->invalidated) return;
+  q->invalidated = true;
+  char where[64] = "";
+  if (node != SIZE_MAX) snprintf(where, sizeof where, " (it would have been node %zu)", node);
+  snprintf(q->offense, sizeof q->offense, "%s(%s %p) on thread %u: %s%s%s%s", gcap__api_function(), kind, obj,
+           gcap__thread_number(), short_status(why), where, detail && *detail ? ": " : "", detail ? detail : "");
+}
+
+static void invalidate(struct gcap__seq *q, gcap_status why, const char *kind, const void *obj, size_t node,
+                       const char *detail) {
+  pthread_mutex_lock(&capture_lock);
+  invalidate_locked(q, why, kind, obj, node, detail);
+  pthread_mutex_unlock(&capture_lock);
+}
+
+static bool is_invalidated(struct gcap__seq *q) {
+  pthread_mutex_lock(&capture_lock);
+  bool inval = q->invalidated;
+  pthread_mutex_unlock(&capture_lock);
+  return inval;
+}
+
+/* The message every later call on an invalidated capture gets: which call broke it. */
+static gcap_status report_invalidated(struct gcap__seq *q) {
+  char offense[sizeof q->offense];
+  pthread_mutex_lock(&capture_lock);
+  memcpy(offense, q->offense, sizeof offense);
+  pthread_mutex_unlock(&capture_lock);
+  return gcap__fail(GCAP_ERROR_STREAM_CAPTURE_INVALIDATED, "capture %llu was invalidated by %s",
+                    (unsigned long long)q->id, offense);
+}
+
+/* --------------------------------------------------------- stream-ordered calls */
+
+gcap_status gcap__capture_route(struct gcap_stream *s, gcap_status checked, bool *record) {
+  *record = false;
+  struct gcap__seq *q = s->seq;
+  if (!q) return checked;
+  if (checked != GCAP_SUCCESS) {
+    invalidate(q, checked, "stream", s, q->graph->nodes.count, current_detail());
+    return checked;
+  }
+  if (is_invalidated(q)) return report_invalidated(q);
+  *record = true;
+  return GCAP_SUCCESS;
+}
+
+gcap_status gcap__capture_append(struct gcap_stream *s, struct gcap_node *n) {
+  struct gcap__seq *q = s->seq;
+  struct gcap__node_vec *f = &s->frontier;
+  size_t index = q->graph->nodes.count;
+  gcap_status st = GCAP_SUCCESS;
+  if (gcap__grow((void **)&q->shadow, &q->shadow_cap, q->shadow_count + f->count, sizeof *q->shadow) != 0 ||
+      gcap__grow((void **)&f->items, &f->cap, 1, sizeof *f->items) != 0)
+    st = gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to record the node");
+  if (st == GCAP_SUCCESS) st = gcap__node_append(q->graph, n, f->items, f->count);
+  if (st != GCAP_SUCCESS) {
+    gcap__node_discard(n);
+    invalidate(q, st, "stream", s, index, current_detail());
+    return st;
+  }
+  for (size_t i = 0; i < f->count; i++) q->shadow[q->shadow_count++] = (struct gcap__edge){f->items[i], n};
+  f->items[0] = n;
+  f->count = 1;
+  q->recorded++;
+  return GCAP_SUCCESS;
+}
+
+gcap_status gcap__capture_record_value(struct gcap_stream *s, gcap_node_type type, const void *params, size_t size) {
+  struct gcap_node *n = NULL;
+  gcap_status st = gcap__node_make_value(type, params, size, &n);
+  if (st == GCAP_SUCCESS) return gcap__capture_append(s, n);
+  invalidate(s->seq, st, "stream", s, s->seq->graph->nodes.count, "out of memory");
+  return gcap__fail(st, "no memory to record the node");
+}
+
+gcap_status gcap__capture_record_kernel(struct gcap_stream *s, const gcap_kernel_node_params *p) {
+  struct gcap_node *n = NULL;
+  gcap_status st = gcap__node_make_kernel(p, &n);
+  if (st == GCAP_SUCCESS) return gcap__capture_append(s, n);
+  invalidate(s->seq, st, "stream", s, s->seq->graph->nodes.count, "out of memory");
+  return gcap__fail(st, "no memory to record the kernel node");
+}
+
+/* ------------------------------------------------------------ prohibitions */
+
+gcap_status gcap__capture_prohibit(const char *kind, const void *obj) {
+  gcap_capture_mode mine = *gcap__thread_capture_mode();
+  if (mine == GCAP_CAPTURE_MODE_RELAXED) return GCAP_SUCCESS;
+  pthread_t me = pthread_self();
+  bool found = false;
+  uint64_t id = 0;
+  const void *origin = NULL;
+  gcap_capture_mode mode = GCAP_CAPTURE_MODE_GLOBAL;
+  pthread_mutex_lock(&capture_lock);
+  for (struct gcap__link *l = all_seqs.next; l != &all_seqs; l = l->next) {
+    struct gcap__seq *q = seq_of_link(l, true);
+    if (q->invalidated) continue; /* only ACTIVE captures prohibit (R7, as ROCm settled it) */
+    bool own = pthread_equal(q->owner, me);
+    bool prohibits = own ? q->mode != GCAP_CAPTURE_MODE_RELAXED
+                         : mine == GCAP_CAPTURE_MODE_GLOBAL && q->mode == GCAP_CAPTURE_MODE_GLOBAL;
+    if (!prohibits) continue;
+    if (!found) found = true, id = q->id, origin = q->origin, mode = q->mode;
+    invalidate_locked(q, GCAP_ERROR_STREAM_CAPTURE_UNSUPPORTED, kind, obj, SIZE_MAX, "a potentially unsafe call");
+  }
+  pthread_mutex_unlock(&capture_lock);
+  if (!found) return GCAP_SUCCESS;
+  return gcap__fail(GCAP_ERROR_STREAM_CAPTURE_UNSUPPORTED,
+                    "not permitted while stream %p is capturing in %s mode (capture %llu is now invalidated; "
+                    "this thread is in %s mode)",
+                    origin, mode_name(mode), (unsigned long long)id, mode_name(mine));
+}
+
+gcap_status gcap__capture_check_stream_wait(struct gcap_stream *s) {
+  struct gcap__seq *q = s->seq;
+  if (!q) return gcap__capture_prohibit("stream", s);
+  if (is_invalidated(q)) return report_invalidated(q);
+  invalidate(q, GCAP_ERROR_STREAM_CAPTURE_UNSUPPORTED, "stream", s, SIZE_MAX, "the stream is capturing");
+  return gcap__fail(GCAP_ERROR_STREAM_CAPTURE_UNSUPPORTED,
+                    "stream %p is capturing (capture %llu): it cannot be synchronized or queried in any mode; "
+                    "the capture is now invalidated",
+                    (void *)s, (unsigned long long)q->id);
+}
+
+gcap_status gcap__capture_check_event_wait(struct gcap_event *e) {
+  if (e->state == GCAP__EVENT_NEVER) return GCAP_SUCCESS;
+  if (e->state == GCAP__EVENT_NORMAL) return gcap__capture_prohibit("event", e);
+  struct gcap__seq *q = find_seq(e->ctx, e->captured_id);
+  if (q && !is_invalidated(q)) {
+    invalidate(q, GCAP_ERROR_CAPTURED_EVENT, "event", e, SIZE_MAX, "the event was recorded in this capture");
+    return gcap__fail(GCAP_ERROR_CAPTURED_EVENT,
+                      "event %p was last recorded in capture %llu, which is now invalidated; "
+                      "captured events cannot be synchronized or queried",
+                      (void *)e, (unsigned long long)q->id);
+  }
+  return gcap__fail(GCAP_ERROR_CAPTURED_EVENT,
+                    "event %p was last recorded in capture %llu; record it outside capture before waiting on it",
+                    (void *)e, (unsigned long long)e->captured_id);
+}
+
+gcap_status gcap__capture_check_context_sync(struct gcap_context *ctx) {
+  uint64_t first = 0;
+  for (struct gcap__link *l = ctx->seqs.next; l != &ctx->seqs; l = l->next) {
+    struct gcap__seq *q = seq_of_link(l, false);
+    if (is_invalidated(q)) continue;
+    if (!first) first = q->id;
+    invalidate(q, GCAP_ERROR_STREAM_CAPTURE_UNSUPPORTED, "ctx", ctx, SIZE_MAX, "the context has capturing streams");
+  }
+  if (!first) return GCAP_SUCCESS;
+  return gcap__fail(GCAP_ERROR_STREAM_CAPTURE_UNSUPPORTED,
+                    "context %p has capturing streams (capture %llu and any others are now invalidated)", (void *)ctx,
+                    (unsigned long long)first);
+}
+
+gcap_status gcap__capture_check_launch(struct gcap_stream *s) {
+  struct gcap__seq *q = s->seq;
+  if (!q) return GCAP_SUCCESS;
+  if (is_invalidated(q)) return report_invalidated(q);
+  invalidate(q, GCAP_ERROR_STREAM_CAPTURE_UNSUPPORTED, "stream", s, SIZE_MAX, "executables cannot be captured");
+  return gcap__fail(GCAP_ERROR_STREAM_CAPTURE_UNSUPPORTED,
+                    "stream %p is capturing (capture %llu): an executable cannot be launched into it; add it as a "
+                    "child graph instead (the capture is now invalidated)",
+                    (void *)s, (unsigned long long)q->id);
+}
+
+gcap_status gcap__capture_check_graph_edit(const struct gcap_graph *g, const char *what) {
+  const struct gcap_graph *top = g;
+  while (top->owner) top = top->owner->graph;
+  if (!top->capturing) return GCAP_SUCCESS;
+  return gcap__fail(GCAP_ERROR_STREAM_CAPTURE_UNSUPPORTED, "%s: graph %p is being built by capture %llu; end it first",
+                    what, (const void *)g, (unsigned long long)top->capturing->id);
+}
+
+/* ------------------------------------------------------------ events */
+
+static gcap_status remember_frontier(struct gcap_event *e, struct gcap_stream *s) {
+  struct gcap__node_vec copy = {0};
+  if (gcap__node_vec_union(&copy, &s->frontier) != 0) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the event");
+  gcap__node_vec_free(&e->captured);
+  e->captured = copy;
+  e->state = GCAP__EVENT_CAPTURED;
+  e->captured_id = s->seq->id;
+  return GCAP_SUCCESS;
+}
+
+gcap_status gcap__capture_event_record(struct gcap_event *e, struct gcap_stream *s, bool *handled) {
+  bool record = false;
+  gcap_status st = gcap__capture_route(s, GCAP_SUCCESS, &record);
+  *handled = s->seq != NULL;
+  if (!record) return st;
+  st = remember_frontier(e, s);
+  if (st != GCAP_SUCCESS) invalidate(s->seq, st, "stream", s, SIZE_MAX, current_detail());
+  return st;
+}
+
+static gcap_status join(struct gcap_stream *s, struct gcap__seq *q, const struct gcap__node_vec *nodes) {
+  if (gcap__grow((void **)&q->members, &q->member_cap, q->member_count + 1, sizeof *q->members) != 0 ||
+      gcap__node_vec_union(&s->frontier, nodes) != 0) {
+    gcap__node_vec_free(&s->frontier);
+    return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to join the capture");
+  }
+  q->members[q->member_count++] = s;
+  s->seq = q;
+  return GCAP_SUCCESS;
+}
+
+static gcap_status wait_captured(struct gcap_stream *s, struct gcap_event *e) {
+  struct gcap__seq *mine = s->seq;
+  struct gcap__seq *theirs = find_seq(s->ctx, e->captured_id);
+  if (!theirs) {
+    gcap_status st = gcap__fail(GCAP_ERROR_INVALID_VALUE,
+                                "event %p was recorded in capture %llu, which has ended; record it again first",
+                                (void *)e, (unsigned long long)e->captured_id);
+    if (mine) invalidate(mine, st, "stream", s, SIZE_MAX, current_detail());
+    return st;
+  }
+  bool theirs_invalid = is_invalidated(theirs);
+  if (!mine && theirs_invalid)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "event %p belongs to capture %llu, which is invalidated; stream %p does not join it",
+                      (void *)e, (unsigned long long)theirs->id, (void *)s);
+  if (mine && mine != theirs) {
+    invalidate(mine, GCAP_ERROR_STREAM_CAPTURE_MERGE, "stream", s, SIZE_MAX, "waited on another capture's event");
+    invalidate(theirs, GCAP_ERROR_STREAM_CAPTURE_MERGE, "stream", s, SIZE_MAX, "another capture waited on its event");
+    return gcap__fail(GCAP_ERROR_STREAM_CAPTURE_MERGE,
+                      "stream %p (capture %llu) waited on event %p of capture %llu: both captures are now invalidated",
+                      (void *)s, (unsigned long long)mine->id, (void *)e, (unsigned long long)theirs->id);
+  }
+  if (mine) {
+    if (gcap__node_vec_union(&s->frontier, &e->captured) == 0) return GCAP_SUCCESS;
+    gcap_status st = gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to merge the frontier");
+    invalidate(mine, st, "stream", s, SIZE_MAX, current_detail());
+    return st;
+  }
+  return join(s, theirs, &e->captured);
+}
+
+gcap_status gcap__capture_stream_wait_event(struct gcap_stream *s, struct gcap_event *e, bool *handled) {
+  struct gcap__seq *mine = s->seq;
+  *handled = true;
+  if (mine && is_invalidated(mine)) return report_invalidated(mine);
+  switch (e->state) {
+  case GCAP__EVENT_NEVER: *handled = mine != NULL; return GCAP_SUCCESS; /* R33: nothing to wait for */
+  case GCAP__EVENT_NORMAL:
+    *handled = mine != NULL;
+    if (!mine) return GCAP_SUCCESS;
+    invalidate(mine, GCAP_ERROR_STREAM_CAPTURE_ISOLATION, "stream", s, SIZE_MAX, "waited on uncaptured work");
+    return gcap__fail(GCAP_ERROR_STREAM_CAPTURE_ISOLATION,
+                      "event %p was recorded outside capture; capturing stream %p cannot wait on uncaptured work "
+                      "(capture %llu is now invalidated)",
+                      (void *)e, (void *)s, (unsigned long long)mine->id);
+  case GCAP__EVENT_CAPTURED: return wait_captured(s, e);
+  }
+  return GCAP_SUCCESS;
+}
+
+/* ------------------------------------------------------------ sequences */
 
 gcap_status gcap_thread_exchange_capture_mode(gcap_capture_mode *mode) {
   GCAP_ENTER();
@@ -22,21 +308,182 @@ gcap_status gcap_thread_exchange_capture_mode(gcap_capture_mode *mode) {
   return GCAP_SUCCESS;
 }
 
+static gcap_status begin(struct gcap_stream *s, gcap_capture_mode mode, uint64_t *id) {
+  struct gcap_context *ctx = s->ctx;
+  if (s->seq)
+    return gcap__fail(GCAP_ERROR_ILLEGAL_STATE, "stream %p is already part of capture %llu", (void *)s,
+                      (unsigned long long)s->seq->id);
+  struct gcap__seq *q = gcap__calloc(1, sizeof *q);
+  struct gcap_stream **members = gcap__calloc(4, sizeof *members);
+  struct gcap_graph *g = NULL;
+  if (!q || !members || gcap__graph_new(ctx, NULL, &g) != GCAP_SUCCESS) {
+    gcap__free(q);
+    gcap__free(members);
+    return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to begin a capture");
+  }
+  *q = (struct gcap__seq){.id = atomic_fetch_add(&next_id, 1), .ctx = ctx, .origin = s, .mode = mode,
+                          .owner = pthread_self(), .owner_number = gcap__thread_number(), .graph = g,
+                          .members = members, .member_count = 1, .member_cap = 4};
+  members[0] = s;
+  g->capturing = q;
+  s->seq = q;
+  s->frontier.count = 0;
+  gcap__list_push(&ctx->seqs, &q->ctx_link);
+  pthread_mutex_lock(&capture_lock);
+  gcap__list_push(&all_seqs, &q->global_link);
+  pthread_mutex_unlock(&capture_lock);
+  *id = q->id;
+  return GCAP_SUCCESS;
+}
+
+struct gcap_capture {
+  struct gcap__link link; /* ctx->captures */
+  struct gcap_context *ctx;
+  struct gcap_stream *stream;
+  struct gcap__seq *seq; /* NULL once the capture has ended, however it ended */
+  uint64_t id;
+  size_t recorded; /* frozen when the capture ends */
+  char failure[600]; /* the offence that invalidated it, once known */
+};
+
+static void freeze_object(struct gcap_capture *c, struct gcap__seq *q) {
+  c->recorded = q->recorded;
+  c->seq = NULL;
+  pthread_mutex_lock(&capture_lock);
+  if (q->invalidated) snprintf(c->failure, sizeof c->failure, "%s", q->offense);
+  pthread_mutex_unlock(&capture_lock);
+}
+
+/* Ends q: every member leaves capture; the graph is discarded unless the caller takes it. */
+static void terminate(struct gcap__seq *q, bool keep_graph) {
+  for (size_t i = 0; i < q->member_count; i++) {
+    q->members[i]->seq = NULL;
+    gcap__node_vec_free(&q->members[i]->frontier);
+  }
+  pthread_mutex_lock(&capture_lock);
+  gcap__list_unlink(&q->global_link);
+  pthread_mutex_unlock(&capture_lock);
+  gcap__list_unlink(&q->ctx_link);
+  q->graph->capturing = NULL;
+  if (q->object) freeze_object(q->object, q);
+  if (!keep_graph) gcap__graph_free(q->graph);
+  gcap__free(q->members);
+  gcap__free(q->shadow);
+  gcap__free(q);
+}
+
+static int by_target(const void *a, const void *b) {
+  uintptr_t x = (uintptr_t)((const struct gcap__edge *)a)->to, y = (uintptr_t)((const struct gcap__edge *)b)->to;
+  return x < y ? -1 : x > y;
+}
+
+/*
+ * R37: the nodes that reach the origin's frontier through capture-made edges are joined; a
+ * member whose frontier holds any other node has work that never rejoined the origin.
+ */
+static gcap_status check_joined(struct gcap__seq *q, struct gcap_stream **culprit, struct gcap_node **node) {
+  struct gcap_graph *g = q->graph;
+  size_t mark = ++g->visit_mark;
+  struct gcap__node_vec stack = {0};
+  if (gcap__node_vec_union(&stack, &q->origin->frontier) != 0) return GCAP_ERROR_OUT_OF_MEMORY;
+  for (size_t i = 0; i < stack.count; i++) stack.items[i]->scratch = mark;
+  qsort(q->shadow, q->shadow_count, sizeof *q->shadow, by_target);
+  gcap_status st = GCAP_SUCCESS;
+  while (stack.count && st == GCAP_SUCCESS) {
+    struct gcap_node *n = stack.items[--stack.count];
+    size_t lo = 0, hi = q->shadow_count;
+    while (lo < hi) { /* first shadow edge into n */
+      size_t mid = lo + (hi - lo) / 2;
+      if ((uintptr_t)q->shadow[mid].to < (uintptr_t)n) lo = mid + 1;
+      else hi = mid;
+    }
+    for (size_t i = lo; i < q->shadow_count && q->shadow[i].to == n && st == GCAP_SUCCESS; i++) {
+      struct gcap_node *from = q->shadow[i].from;
+      if (from->scratch == mark) continue;
+      from->scratch = mark;
+      if (gcap__node_vec_push(&stack, from) != 0) st = GCAP_ERROR_OUT_OF_MEMORY;
+    }
+  }
+  gcap__node_vec_free(&stack);
+  for (size_t m = 0; st == GCAP_SUCCESS && m < q->member_count; m++) {
+    struct gcap_stream *t = q->members[m];
+    for (size_t i = 0; t != q->origin && i < t->frontier.count; i++) {
+      if (t->frontier.items[i]->scratch == mark) continue;
+      *culprit = t;
+      *node = t->frontier.items[i];
+      return GCAP_ERROR_STREAM_CAPTURE_UNJOINED;
+    }
+  }
+  return st;
+}
+
+/* End of capture with API rule 3's order of checks; `graph` already known non-NULL. */
+static gcap_status end(struct gcap_stream *s, gcap_graph **graph) {
+  struct gcap__seq *q = s->seq;
+  *graph = NULL;
+  if (q->mode != GCAP_CAPTURE_MODE_RELAXED && !pthread_equal(q->owner, pthread_self()))
+    return gcap__fail(GCAP_ERROR_STREAM_CAPTURE_WRONG_THREAD,
+                      "capture %llu was begun on thread %u in %s mode; only that thread may end it", 
+                      (unsigned long long)q->id, q->owner_number, mode_name(q->mode));
+  if (s != q->origin) {
+    invalidate(q, GCAP_ERROR_STREAM_CAPTURE_UNMATCHED, "stream", s, SIZE_MAX, "ended on a stream that is not the origin");
+    return gcap__fail(GCAP_ERROR_STREAM_CAPTURE_UNMATCHED,
+                      "stream %p joined capture %llu but did not begin it; end it on its origin stream %p "
+                      "(the capture is now invalidated)",
+                      (void *)s, (unsigned long long)q->id, (void *)q->origin);
+  }
+  if (is_invalidated(q)) {
+    gcap_status st = report_invalidated(q);
+    terminate(q, false);
+    return st;
+  }
+  struct gcap_stream *culprit = NULL;
+  struct gcap_node *node = NULL;
+  gcap_status st = check_joined(q, &culprit, &node);
+  if (st == GCAP_ERROR_STREAM_CAPTURE_UNJOINED) {
+    gcap__fail(st,
+               "stream %p forked from capture %llu and its work (node %zu, %s) was never joined back into the origin "
+               "stream %p: record an event on it and make the origin wait on that event before ending",
+               (void *)culprit, (unsigned long long)q->id, node->index, gcap__node_type_name(node->type),
+               (void *)q->origin);
+    terminate(q, false);
+    return st;
+  }
+  if (st != GCAP_SUCCESS) return gcap__fail(st, "no memory to check that every fork was joined");
+  *graph = q->graph;
+  terminate(q, true);
+  return GCAP_SUCCESS;
+}
+
 gcap_status gcap_stream_begin_capture(gcap_stream *s, gcap_capture_mode mode) {
   GCAP_ENTER();
   gcap_status st = gcap__check_stream(s, "stream");
   if (st != GCAP_SUCCESS) return st;
   if ((unsigned)mode > GCAP_CAPTURE_MODE_RELAXED)
     return gcap__fail(GCAP_ERROR_INVALID_VALUE, "mode %d is not GLOBAL, THREAD_LOCAL or RELAXED", (int)mode);
-  return not_yet();
+  uint64_t id;
+  gcap__lock(s->ctx);
+  st = begin(s, mode, &id);
+  gcap__unlock(s->ctx);
+  return st;
 }
 
 gcap_status gcap_stream_end_capture(gcap_stream *s, gcap_graph **graph) {
   GCAP_ENTER();
+  if (graph) *graph = NULL;
   gcap_status st = gcap__check_stream(s, "stream");
   if (st != GCAP_SUCCESS) return st;
-  if (graph) *graph = NULL;
-  return gcap__fail(GCAP_ERROR_ILLEGAL_STATE, "stream %p is not capturing", (void *)s);
+  gcap__lock(s->ctx);
+  if (!s->seq) st = gcap__fail(GCAP_ERROR_ILLEGAL_STATE, "stream %p is not capturing", (void *)s);
+  else if (!graph) st = gcap__fail(GCAP_ERROR_INVALID_VALUE, "graph is NULL");
+  else st = end(s, graph);
+  gcap__unlock(s->ctx);
+  return st;
+}
+
+static gcap_capture_status status_of(struct gcap__seq *q) {
+  if (!q) return GCAP_CAPTURE_STATUS_NONE;
+  return is_invalidated(q) ? GCAP_CAPTURE_STATUS_INVALIDATED : GCAP_CAPTURE_STATUS_ACTIVE;
 }
 
 gcap_status gcap_stream_get_capture_info(gcap_stream *s, gcap_capture_info *info) {
@@ -44,8 +491,17 @@ gcap_status gcap_stream_get_capture_info(gcap_stream *s, gcap_capture_info *info
   gcap_status st = gcap__check_stream(s, "stream");
   if (st != GCAP_SUCCESS) return st;
   if (!info) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "info is NULL");
+  gcap__lock(s->ctx);
+  struct gcap__seq *q = s->seq;
   memset(info, 0, sizeof *info);
-  info->status = GCAP_CAPTURE_STATUS_NONE;
+  info->status = status_of(q);
+  if (q) {
+    info->id = q->id;
+    info->graph = q->graph;
+    info->dependencies = (const gcap_node *const *)s->frontier.items;
+    info->num_dependencies = s->frontier.count;
+  }
+  gcap__unlock(s->ctx);
   return GCAP_SUCCESS;
 }
 
@@ -54,8 +510,25 @@ gcap_status gcap_stream_is_capturing(gcap_stream *s, gcap_capture_status *status
   gcap_status st = gcap__check_stream(s, "stream");
   if (st != GCAP_SUCCESS) return st;
   if (!status) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "status is NULL");
-  *status = GCAP_CAPTURE_STATUS_NONE;
+  gcap__lock(s->ctx);
+  *status = status_of(s->seq);
+  gcap__unlock(s->ctx);
   return GCAP_SUCCESS;
+}
+
+/* --------------------------------------------------------- capture objects */
+
+static gcap_status check_capture(const gcap_capture *c) {
+  if (!c) return gcap__fail(GCAP_ERROR_INVALID_HANDLE, "capture is NULL");
+  if (!gcap__registry_has(c, GCAP__H_CAPTURE))
+    return gcap__fail(GCAP_ERROR_INVALID_HANDLE, "capture %p is not a live capture object", (const void *)c);
+  return GCAP_SUCCESS;
+}
+
+static gcap_status ended(const gcap_capture *c) {
+  return gcap__fail(GCAP_ERROR_STREAM_CAPTURE_UNMATCHED, "capture object %p (capture %llu) has already ended%s%s%s",
+                    (const void *)c, (unsigned long long)c->id, c->failure[0] ? " (it was invalidated by " : "",
+                    c->failure, c->failure[0] ? ")" : "");
 }
 
 void gcap_capture_options_init(gcap_capture_options *o) {
@@ -69,68 +542,168 @@ gcap_status gcap_capture_begin(gcap_stream *s, const gcap_capture_options *o, gc
   if (out) *out = NULL;
   gcap_status st = gcap__check_stream(s, "stream");
   if (st != GCAP_SUCCESS) return st;
+  gcap_capture_options defaults;
+  gcap_capture_options_init(&defaults);
+  if (!o) o = &defaults;
   if (!out) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "out is NULL");
-  return not_yet();
-}
-
-/* No capture object can exist yet, so every call on one names an invalid handle. */
-static gcap_status no_capture(const gcap_capture *c) {
-  return gcap__fail(GCAP_ERROR_INVALID_HANDLE, "capture %p is not a live capture object", (const void *)c);
+  if ((unsigned)o->mode > GCAP_CAPTURE_MODE_RELAXED)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "options->mode %d is not GLOBAL, THREAD_LOCAL or RELAXED", (int)o->mode);
+  if (o->pool) return gcap__fail(GCAP_ERROR_NOT_SUPPORTED, "options->pool: memory pools are not in this version of gcap");
+  struct gcap_capture *c = gcap__calloc(1, sizeof *c);
+  if (!c || gcap__registry_add(c, GCAP__H_CAPTURE) != 0) {
+    gcap__free(c);
+    return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the capture object");
+  }
+  c->ctx = s->ctx;
+  c->stream = s;
+  gcap__lock(s->ctx);
+  st = begin(s, o->mode, &c->id);
+  if (st == GCAP_SUCCESS) {
+    c->seq = s->seq;
+    c->seq->object = c;
+    gcap__list_push(&s->ctx->captures, &c->link);
+  }
+  gcap__unlock(s->ctx);
+  if (st != GCAP_SUCCESS) {
+    gcap__registry_remove(c);
+    gcap__free(c);
+    return st;
+  }
+  *out = c;
+  return GCAP_SUCCESS;
 }
 
 gcap_status gcap_capture_record_kernel(gcap_capture *c, const char *function_name, gcap_dim3 grid, gcap_dim3 block,
                                        uint32_t shared_mem_bytes, void **args) {
   GCAP_ENTER();
-  return no_capture(c);
+  gcap_status st = check_capture(c);
+  if (st != GCAP_SUCCESS) return st;
+  gcap__lock(c->ctx);
+  if (!c->seq) {
+    st = ended(c);
+  } else {
+    struct gcap_kernel *k = function_name ? gcap__find_kernel(c->ctx, function_name) : NULL;
+    if (!function_name) st = gcap__fail(GCAP_ERROR_INVALID_VALUE, "function_name is NULL");
+    else if (!k) st = gcap__fail(GCAP_ERROR_NOT_FOUND, "no loaded module has a kernel \"%s\"", function_name);
+    if (st != GCAP_SUCCESS) {
+      bool record;
+      st = gcap__capture_route(c->stream, st, &record);
+    } else {
+      st = gcap__launch_kernel(c->stream, k, grid, block, shared_mem_bytes, args);
+    }
+  }
+  gcap__unlock(c->ctx);
+  return st;
 }
 
 gcap_status gcap_capture_record_memcpy(gcap_capture *c, void *dst, const void *src, size_t bytes,
                                        gcap_memcpy_kind kind) {
   GCAP_ENTER();
-  return no_capture(c);
+  gcap_status st = check_capture(c);
+  if (st != GCAP_SUCCESS) return st;
+  gcap__lock(c->ctx);
+  st = c->seq ? gcap__memcpy_async(c->stream, dst, src, bytes, kind) : ended(c);
+  gcap__unlock(c->ctx);
+  return st;
 }
 
 gcap_status gcap_capture_record_memset(gcap_capture *c, void *dst, uint8_t value, size_t bytes) {
   GCAP_ENTER();
-  return no_capture(c);
+  gcap_status st = check_capture(c);
+  if (st != GCAP_SUCCESS) return st;
+  gcap__lock(c->ctx);
+  st = c->seq ? gcap__fill_async(c->stream, dst, value, 1, bytes) : ended(c);
+  gcap__unlock(c->ctx);
+  return st;
 }
 
 size_t gcap_capture_recorded_count(const gcap_capture *c) {
   GCAP_ENTER();
-  no_capture(c);
-  return 0;
+  if (check_capture(c) != GCAP_SUCCESS) return 0;
+  gcap__lock(c->ctx);
+  size_t n = c->seq ? c->seq->recorded : c->recorded;
+  gcap__unlock(c->ctx);
+  return n;
 }
 
 bool gcap_capture_is_active(const gcap_capture *c) {
   GCAP_ENTER();
-  no_capture(c);
-  return false;
+  if (check_capture(c) != GCAP_SUCCESS) return false;
+  gcap__lock(c->ctx);
+  bool active = c->seq != NULL;
+  gcap__unlock(c->ctx);
+  return active;
 }
 
 gcap_status gcap_capture_get_status(const gcap_capture *c, gcap_capture_status *status) {
   GCAP_ENTER();
-  return no_capture(c);
+  gcap_status st = check_capture(c);
+  if (st != GCAP_SUCCESS) return st;
+  if (!status) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "status is NULL");
+  gcap__lock(c->ctx);
+  *status = status_of(c->seq);
+  gcap__unlock(c->ctx);
+  return GCAP_SUCCESS;
 }
+
+/* The end shared by gcap_capture_end and gcap_capture_finish. */
+static gcap_status end_object(gcap_capture *c, gcap_graph **graph) { return c->seq ? end(c->stream, graph) : ended(c); }
 
 gcap_status gcap_capture_end(gcap_capture *c, gcap_graph **graph) {
   GCAP_ENTER();
   if (graph) *graph = NULL;
-  return no_capture(c);
+  gcap_status st = check_capture(c);
+  if (st != GCAP_SUCCESS) return st;
+  if (!graph) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "graph is NULL");
+  gcap__lock(c->ctx);
+  st = end_object(c, graph);
+  gcap__unlock(c->ctx);
+  return st;
 }
 
 gcap_status gcap_capture_finish(gcap_capture *c, unsigned instantiate_flags, gcap_exec **exec) {
   GCAP_ENTER();
   if (exec) *exec = NULL;
-  return no_capture(c);
+  gcap_status st = check_capture(c);
+  if (st != GCAP_SUCCESS) return st;
+  if (!exec) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "exec is NULL");
+  if (instantiate_flags & ~GCAP_INSTANTIATE_AUTO_FREE_ON_LAUNCH)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "instantiate_flags 0x%x has unknown bits", instantiate_flags);
+  gcap__lock(c->ctx);
+  gcap_graph *g = NULL;
+  st = end_object(c, &g);
+  if (st == GCAP_SUCCESS) {
+    st = gcap__instantiate(g, instantiate_flags, exec);
+    gcap__graph_free(g);
+  }
+  gcap__unlock(c->ctx);
+  return st;
+}
+
+static void capture_free(struct gcap_capture *c) {
+  if (c->seq) terminate(c->seq, false); /* never instantiate what is thrown away */
+  gcap__registry_remove(c);
+  gcap__list_unlink(&c->link);
+  gcap__free(c);
 }
 
 void gcap_capture_destroy(gcap_capture *c) {
   GCAP_ENTER();
-  if (c) no_capture(c);
+  if (!c || check_capture(c) != GCAP_SUCCESS) return;
+  struct gcap_context *ctx = c->ctx;
+  gcap__lock(ctx);
+  capture_free(c);
+  gcap__unlock(ctx);
 }
 
 void gcap_capture_cleanup(gcap_capture **c) {
   if (!c) return;
   gcap_capture_destroy(*c);
   *c = NULL;
+}
+
+void gcap__capture_context_destroy(struct gcap_context *ctx) {
+  while (ctx->captures.next != &ctx->captures)
+    capture_free(GCAP__CONTAINER(ctx->captures.next, struct gcap_capture, link));
+  while (ctx->seqs.next != &ctx->seqs) terminate(seq_of_link(ctx->seqs.next, false), false);
 }

@@ -1,8 +1,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "graph.h"
-#include "internal.h"
+#include "capture.h"
 
 void gcap__list_init(struct gcap__link *head) { head->prev = head->next = head; }
 
@@ -129,6 +128,8 @@ static struct gcap_context *context_new(void) {
   gcap__list_init(&ctx->modules);
   gcap__list_init(&ctx->graphs);
   gcap__list_init(&ctx->execs);
+  gcap__list_init(&ctx->seqs);
+  gcap__list_init(&ctx->captures);
   return ctx;
 }
 
@@ -190,6 +191,7 @@ void gcap_context_destroy(gcap_context *ctx) {
   gcap__lock(ctx);
   gcap__registry_remove(ctx);
   ctx->ops->context_synchronize(ctx->backend);
+  gcap__capture_context_destroy(ctx);
   /* Executables and graphs first: they hold references to events and modules. */
   gcap__exec_destroy_all(ctx);
   gcap__graph_destroy_all(ctx);
@@ -220,7 +222,8 @@ gcap_status gcap_context_synchronize(gcap_context *ctx) {
   if (gcap__in_host_callback())
     return gcap__fail(GCAP_ERROR_ILLEGAL_STATE, "a host callback may not block on gcap work (it would deadlock)");
   gcap__lock(ctx);
-  st = ctx->ops->context_synchronize(ctx->backend);
+  st = gcap__capture_check_context_sync(ctx);
+  if (st == GCAP_SUCCESS) st = ctx->ops->context_synchronize(ctx->backend);
   gcap__unlock(ctx);
   return st;
 }

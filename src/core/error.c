@@ -1,6 +1,7 @@
 #include "error.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -8,6 +9,7 @@ struct thread_state {
   const char *api_function;
   int callback_depth;
   gcap_capture_mode capture_mode; /* GLOBAL (0) by default, as CUDA */
+  unsigned number;
   char message[1024];
 };
 
@@ -56,6 +58,12 @@ void gcap__run_host_fn(gcap_host_fn fn, void *user_data) {
 }
 
 int gcap__in_host_callback(void) { return thread_state.callback_depth > 0; }
+
+unsigned gcap__thread_number(void) {
+  static atomic_uint next = 1;
+  if (thread_state.number == 0) thread_state.number = atomic_fetch_add(&next, 1);
+  return thread_state.number;
+}
 
 gcap_capture_mode *gcap__thread_capture_mode(void) { return &thread_state.capture_mode; }
 

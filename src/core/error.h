@@ -33,6 +33,9 @@ void gcap__run_host_fn(gcap_host_fn fn, void *user_data);
 /* True while this thread runs a host callback: blocking calls must refuse. */
 int gcap__in_host_callback(void);
 
+/* A small number naming this thread in messages (1 for the first thread that calls gcap). */
+unsigned gcap__thread_number(void);
+
 /* This thread's capture mode (cuThreadExchangeStreamCaptureMode). */
 gcap_capture_mode *gcap__thread_capture_mode(void);
 

@@ -1,4 +1,4 @@
-#include "internal.h"
+#include "capture.h"
 
 gcap_status gcap_event_create(gcap_context *ctx, gcap_event **out) {
   GCAP_ENTER();
@@ -31,6 +31,7 @@ void gcap__event_retain(struct gcap_event *e) { e->refs++; }
 void gcap__event_release(struct gcap_event *e) {
   if (--e->refs > 0) return;
   gcap__list_unlink(&e->link);
+  gcap__node_vec_free(&e->captured);
   e->ctx->ops->event_destroy(e->ctx->backend, e->impl);
   gcap__free(e);
 }
@@ -62,7 +63,13 @@ gcap_status gcap_event_record(gcap_event *e, gcap_stream *s) {
   if (st == GCAP_SUCCESS) st = gcap__check_same_context(e->ctx, s->ctx, "stream");
   if (st != GCAP_SUCCESS) return st;
   gcap__lock(e->ctx);
-  st = e->ctx->ops->event_record(e->ctx->backend, e->impl, s->impl);
+  bool handled = false;
+  st = gcap__capture_event_record(e, s, &handled);
+  if (st == GCAP_SUCCESS && !handled) st = e->ctx->ops->event_record(e->ctx->backend, e->impl, s->impl);
+  if (st == GCAP_SUCCESS && !handled) {
+    e->state = GCAP__EVENT_NORMAL;
+    gcap__node_vec_free(&e->captured);
+  }
   gcap__unlock(e->ctx);
   return st;
 }
@@ -74,7 +81,8 @@ gcap_status gcap_event_synchronize(gcap_event *e) {
   if (gcap__in_host_callback())
     return gcap__fail(GCAP_ERROR_ILLEGAL_STATE, "a host callback may not block on gcap work (it would deadlock)");
   gcap__lock(e->ctx);
-  st = e->ctx->ops->event_synchronize(e->ctx->backend, e->impl);
+  st = gcap__capture_check_event_wait(e);
+  if (st == GCAP_SUCCESS) st = e->ctx->ops->event_synchronize(e->ctx->backend, e->impl);
   gcap__unlock(e->ctx);
   return st;
 }
@@ -84,7 +92,8 @@ gcap_status gcap_event_query(gcap_event *e) {
   gcap_status st = gcap__check_event(e, "event");
   if (st != GCAP_SUCCESS) return st;
   gcap__lock(e->ctx);
-  st = e->ctx->ops->event_query(e->ctx->backend, e->impl);
+  st = gcap__capture_check_event_wait(e);
+  if (st == GCAP_SUCCESS) st = e->ctx->ops->event_query(e->ctx->backend, e->impl);
   gcap__unlock(e->ctx);
   if (st == GCAP_ERROR_NOT_READY) gcap__fail(st, "event %p: its recorded work is still pending", (void *)e);
   return st;

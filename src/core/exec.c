@@ -1,6 +1,6 @@
 #include <string.h>
 
-#include "graph.h"
+#include "capture.h"
 
 struct gcap_exec {
   struct gcap__link link;
@@ -210,6 +210,29 @@ void gcap__exec_destroy_all(struct gcap_context *ctx) {
   while (ctx->execs.next != &ctx->execs) exec_free(GCAP__CONTAINER(ctx->execs.next, struct gcap_exec, link));
 }
 
+gcap_status gcap__instantiate(struct gcap_graph *g, unsigned flags, gcap_exec **out) {
+  struct gcap_context *ctx = g->ctx;
+  gcap_status st = gcap__capture_check_graph_edit(g, "instantiate");
+  if (st != GCAP_SUCCESS) return st;
+  struct gcap_exec *x = gcap__calloc(1, sizeof *x);
+  if (!x) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the executable");
+  x->ctx = ctx;
+  x->flags = flags;
+  gcap__list_init(&x->link);
+  st = build_plan(ctx, g, &x->plan);
+  x->checked_epoch = ctx->allocs.epoch;
+  if (st == GCAP_SUCCESS) st = ctx->ops->exec_create(ctx->backend, &x->plan, &x->impl);
+  if (st == GCAP_SUCCESS && gcap__registry_add(x, GCAP__H_EXEC) != 0)
+    st = gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to register the executable");
+  if (st != GCAP_SUCCESS) {
+    exec_free(x);
+    return st;
+  }
+  gcap__list_push(&ctx->execs, &x->link);
+  *out = x;
+  return GCAP_SUCCESS;
+}
+
 gcap_status gcap_graph_instantiate(gcap_graph *g, unsigned flags, gcap_exec **out) {
   GCAP_ENTER();
   if (out) *out = NULL;
@@ -219,25 +242,9 @@ gcap_status gcap_graph_instantiate(gcap_graph *g, unsigned flags, gcap_exec **ou
   if (flags & ~GCAP_INSTANTIATE_AUTO_FREE_ON_LAUNCH)
     return gcap__fail(GCAP_ERROR_INVALID_VALUE, "flags 0x%x has unknown bits 0x%x", flags,
                       flags & ~GCAP_INSTANTIATE_AUTO_FREE_ON_LAUNCH);
-  struct gcap_context *ctx = g->ctx;
-  struct gcap_exec *x = gcap__calloc(1, sizeof *x);
-  if (!x) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the executable");
-  x->ctx = ctx;
-  x->flags = flags;
-  gcap__list_init(&x->link);
-  gcap__lock(ctx);
-  st = build_plan(ctx, g, &x->plan);
-  x->checked_epoch = ctx->allocs.epoch;
-  if (st == GCAP_SUCCESS) st = ctx->ops->exec_create(ctx->backend, &x->plan, &x->impl);
-  if (st == GCAP_SUCCESS && gcap__registry_add(x, GCAP__H_EXEC) != 0)
-    st = gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to register the executable");
-  if (st == GCAP_SUCCESS) {
-    gcap__list_push(&ctx->execs, &x->link);
-    *out = x;
-  } else {
-    exec_free(x);
-  }
-  gcap__unlock(ctx);
+  gcap__lock(g->ctx);
+  st = gcap__instantiate(g, flags, out);
+  gcap__unlock(g->ctx);
   return st;
 }
 
@@ -275,6 +282,7 @@ gcap_status gcap_exec_launch(gcap_exec *x, gcap_stream *s) {
     st = gcap__fail(GCAP_ERROR_ILLEGAL_STATE,
                     "executable %p is running (launched from one of its own host nodes); launches never overlap",
                     (void *)x);
+  if (st == GCAP_SUCCESS) st = gcap__capture_check_launch(s);
   if (st == GCAP_SUCCESS) st = recheck_ranges(x);
   if (st == GCAP_SUCCESS) {
     x->running = true;
@@ -291,7 +299,8 @@ gcap_status gcap_exec_upload(gcap_exec *x, gcap_stream *s) {
   gcap_status st = check_exec_stream(x, s);
   if (st != GCAP_SUCCESS) return st;
   gcap__lock(x->ctx);
-  st = x->ctx->ops->exec_upload(x->ctx->backend, x->impl, s->impl);
+  st = gcap__capture_check_launch(s);
+  if (st == GCAP_SUCCESS) st = x->ctx->ops->exec_upload(x->ctx->backend, x->impl, s->impl);
   gcap__unlock(x->ctx);
   return st;
 }

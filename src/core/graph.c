@@ -1,6 +1,6 @@
 #include <string.h>
 
-#include "graph.h"
+#include "capture.h"
 
 gcap_status gcap__check_graph(const gcap_graph *g, const char *what) {
   if (!g) return gcap__fail(GCAP_ERROR_INVALID_HANDLE, "%s is NULL", what);
@@ -19,11 +19,13 @@ gcap_status gcap__check_node(const gcap_node *n, const char *what) {
   return GCAP_SUCCESS;
 }
 
-static int vec_push(struct gcap__node_vec *v, struct gcap_node *n) {
+int gcap__node_vec_push(struct gcap__node_vec *v, struct gcap_node *n) {
   if (gcap__grow((void **)&v->items, &v->cap, v->count + 1, sizeof *v->items) != 0) return -1;
   v->items[v->count++] = n;
   return 0;
 }
+
+static int vec_push(struct gcap__node_vec *v, struct gcap_node *n) { return gcap__node_vec_push(v, n); }
 
 static void vec_remove(struct gcap__node_vec *v, const struct gcap_node *n) {
   for (size_t i = 0; i < v->count; i++) {
@@ -35,10 +37,27 @@ static void vec_remove(struct gcap__node_vec *v, const struct gcap_node *n) {
   }
 }
 
-static bool vec_contains(const struct gcap__node_vec *v, const struct gcap_node *n) {
+bool gcap__node_vec_contains(const struct gcap__node_vec *v, const struct gcap_node *n) {
   for (size_t i = 0; i < v->count; i++)
     if (v->items[i] == n) return true;
   return false;
+}
+
+static bool vec_contains(const struct gcap__node_vec *v, const struct gcap_node *n) {
+  return gcap__node_vec_contains(v, n);
+}
+
+int gcap__node_vec_union(struct gcap__node_vec *v, const struct gcap__node_vec *more) {
+  if (gcap__grow((void **)&v->items, &v->cap, v->count + more->count, sizeof *v->items) != 0) return -1;
+  for (size_t i = 0; i < more->count; i++)
+    if (!vec_contains(v, more->items[i])) v->items[v->count++] = more->items[i];
+  return 0;
+}
+
+void gcap__node_vec_free(struct gcap__node_vec *v) {
+  gcap__free(v->items);
+  v->items = NULL;
+  v->count = v->cap = 0;
 }
 
 gcap_status gcap__graph_new(struct gcap_context *ctx, struct gcap_node *owner, struct gcap_graph **out) {
@@ -99,6 +118,8 @@ void gcap_graph_destroy(gcap_graph *g) {
   gcap__lock(ctx);
   if (g->owner)
     gcap__fail(GCAP_ERROR_ILLEGAL_STATE, "graph %p belongs to a child-graph node; destroy that node instead", (void *)g);
+  else if (g->capturing)
+    gcap__capture_check_graph_edit(g, "destroy");
   else
     gcap__graph_free(g);
   gcap__unlock(ctx);
@@ -248,6 +269,10 @@ gcap_status gcap_graph_destroy_node(gcap_node *n) {
   if (st != GCAP_SUCCESS) return st;
   struct gcap_graph *g = n->graph;
   gcap__lock(g->ctx);
+  if ((st = gcap__capture_check_graph_edit(g, "destroy a node")) != GCAP_SUCCESS) {
+    gcap__unlock(g->ctx);
+    return st;
+  }
   if (gcap__grow((void **)&g->dead.items, &g->dead.cap, g->dead.count + 1, sizeof *g->dead.items) != 0) {
     gcap__unlock(g->ctx);
     return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to retire the node");

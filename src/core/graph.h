@@ -7,11 +7,6 @@
 #define GCAP__NODE_LIVE 0x6e6f6465u /* "node" */
 #define GCAP__NODE_DEAD 0x64656164u /* "dead" */
 
-struct gcap__node_vec {
-  struct gcap_node **items;
-  size_t count, cap;
-};
-
 struct gcap__kernel_params {
   struct gcap_kernel *kernel;
   gcap_dim3 grid, block;
@@ -37,10 +32,6 @@ struct gcap_node {
   size_t plan_index; /* instantiation: the plan entry its dependents wait for */
 };
 
-struct gcap__edge {
-  struct gcap_node *from, *to;
-};
-
 struct gcap_graph {
   struct gcap__link link; /* in ctx->graphs for top-level graphs */
   struct gcap_context *ctx;
@@ -50,6 +41,7 @@ struct gcap_graph {
   struct gcap__edge *edges;    /* creation order */
   size_t edge_count, edge_cap;
   size_t visit_mark;
+  struct gcap__seq *capturing; /* the capture sequence recording into it, or NULL */
 };
 
 /* Handle checks (set the message, return INVALID_HANDLE). */
@@ -72,6 +64,11 @@ void gcap__node_release_params(struct gcap_node *n);
 gcap_status gcap__node_copy_params(struct gcap_node *dst, const struct gcap_node *src);
 
 const char *gcap__node_type_name(gcap_node_type t);
+
+/* Detached nodes for stream capture (parameters already checked); append with gcap__node_append. */
+gcap_status gcap__node_make_kernel(const gcap_kernel_node_params *p, struct gcap_node **out);
+gcap_status gcap__node_make_value(gcap_node_type type, const void *p, size_t size, struct gcap_node **out);
+void gcap__node_discard(struct gcap_node *n);
 
 /* Kernel argument copies (node.c). */
 gcap_status gcap__kernel_args_copy(const struct gcap_kernel *k, void *const *args, void ***out);

@@ -18,6 +18,24 @@ void gcap__list_push(struct gcap__link *head, struct gcap__link *item);
 void gcap__list_unlink(struct gcap__link *item);
 #define GCAP__CONTAINER(ptr, type, member) ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
 
+struct gcap_node;
+struct gcap__seq;
+
+/* An ordered array of nodes (dependency lists, capture frontiers). */
+struct gcap__node_vec {
+  struct gcap_node **items;
+  size_t count, cap;
+};
+int gcap__node_vec_push(struct gcap__node_vec *v, struct gcap_node *n);
+bool gcap__node_vec_contains(const struct gcap__node_vec *v, const struct gcap_node *n);
+/* Appends the nodes of `more` that v does not hold yet (a set union keeping order). */
+int gcap__node_vec_union(struct gcap__node_vec *v, const struct gcap__node_vec *more);
+void gcap__node_vec_free(struct gcap__node_vec *v);
+
+struct gcap__edge {
+  struct gcap_node *from, *to;
+};
+
 enum gcap__alloc_kind { GCAP__ALLOC_DEVICE = 1, GCAP__ALLOC_HOST = 2 };
 
 struct gcap__allocation {
@@ -38,7 +56,7 @@ struct gcap_context {
   struct gcap__backend_ctx *backend;
   gcap_backend_kind kind;
   pthread_mutex_t lock; /* recursive: host callbacks may call back into gcap */
-  struct gcap__link streams, events, modules, graphs, execs;
+  struct gcap__link streams, events, modules, graphs, execs, seqs, captures;
   struct gcap__alloc_table allocs;
 };
 
@@ -46,6 +64,14 @@ struct gcap_stream {
   struct gcap__link link;
   struct gcap_context *ctx;
   void *impl;
+  struct gcap__seq *seq;          /* the capture sequence it is a member of, or NULL */
+  struct gcap__node_vec frontier; /* while capturing: the next captured node's dependencies */
+};
+
+enum gcap__event_state {
+  GCAP__EVENT_NEVER = 0, /* never recorded: complete */
+  GCAP__EVENT_NORMAL,    /* recorded outside capture */
+  GCAP__EVENT_CAPTURED,  /* last recorded in capture sequence `captured_id` */
 };
 
 struct gcap_event {
@@ -54,6 +80,9 @@ struct gcap_event {
   void *impl;
   unsigned refs;  /* the user's handle plus every node and plan entry using it */
   bool destroyed; /* the handle is gone; the object lives while refs > 0 */
+  enum gcap__event_state state;
+  uint64_t captured_id;           /* CAPTURED: the sequence's id (it may have ended since) */
+  struct gcap__node_vec captured; /* CAPTURED: the frontier it remembers */
 };
 
 struct gcap_kernel {
@@ -98,6 +127,14 @@ void gcap__alloc_table_free(struct gcap__alloc_table *t);
 /* Kernel launch checks (module.c). */
 gcap_status gcap__check_launch(const struct gcap_kernel *k, gcap_dim3 grid, gcap_dim3 block, uint32_t shared_mem_bytes,
                                void *const *args);
+
+/* Internal forms of public calls, for the capture object (no GCAP_ENTER; context lock held or not). */
+gcap_status gcap__memcpy_async(struct gcap_stream *s, void *dst, const void *src, size_t bytes, gcap_memcpy_kind kind);
+gcap_status gcap__fill_async(struct gcap_stream *s, void *dst, uint32_t value, unsigned element_size, size_t count);
+gcap_status gcap__launch_kernel(struct gcap_stream *s, struct gcap_kernel *k, gcap_dim3 grid, gcap_dim3 block,
+                                uint32_t shared_mem_bytes, void **args);
+struct gcap_kernel *gcap__find_kernel(struct gcap_context *ctx, const char *name);
+gcap_status gcap__instantiate(struct gcap_graph *g, unsigned flags, gcap_exec **out);
 
 /* Reference counts of shared objects. */
 void gcap__event_retain(struct gcap_event *e);

@@ -1,6 +1,6 @@
 #include <string.h>
 
-#include "internal.h"
+#include "capture.h"
 
 /* ------------------------------------------------------------ allocation table */
 
@@ -151,6 +151,11 @@ static gcap_status allocate(gcap_context *ctx, size_t bytes, void **out, enum gc
   if (!out) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "the output pointer is NULL");
   gcap__lock(ctx);
   void *p = NULL;
+  st = gcap__capture_prohibit("ctx", ctx);
+  if (st != GCAP_SUCCESS) {
+    gcap__unlock(ctx);
+    return st;
+  }
   st = kind == GCAP__ALLOC_DEVICE ? ctx->ops->mem_alloc(ctx->backend, bytes, &p)
                                   : ctx->ops->host_alloc(ctx->backend, bytes, &p);
   if (st == GCAP_SUCCESS && table_insert(&ctx->allocs, p, bytes, kind) != 0) {
@@ -165,16 +170,18 @@ static gcap_status allocate(gcap_context *ctx, size_t bytes, void **out, enum gc
 
 static gcap_status release(gcap_context *ctx, void *p, enum gcap__alloc_kind kind) {
   gcap_status st = gcap__check_context(ctx, "ctx");
-  if (st != GCAP_SUCCESS || p == NULL) return st;
+  if (st != GCAP_SUCCESS) return st;
   const char *what = kind == GCAP__ALLOC_DEVICE ? "device" : "page-locked host";
   gcap__lock(ctx);
-  const struct gcap__allocation *a = gcap__find_allocation(ctx, p);
-  if (!a || a->kind != kind || a->base != (uintptr_t)p) {
+  const struct gcap__allocation *a = p ? gcap__find_allocation(ctx, p) : NULL;
+  if (p == NULL) {
+    st = gcap__capture_prohibit("ctx", ctx); /* freeing NULL does nothing, but may still not be called */
+  } else if (!a || a->kind != kind || a->base != (uintptr_t)p) {
     st = a && a->kind == kind
              ? gcap__fail(GCAP_ERROR_INVALID_VALUE, "%p is inside the %s allocation at %p, not its start", p, what,
                           (void *)a->base)
              : gcap__fail(GCAP_ERROR_INVALID_VALUE, "%p is not a live %s allocation of this context", p, what);
-  } else {
+  } else if ((st = gcap__capture_prohibit("ctx", ctx)) == GCAP_SUCCESS) {
     st = kind == GCAP__ALLOC_DEVICE ? ctx->ops->mem_free(ctx->backend, p) : ctx->ops->host_free(ctx->backend, p);
     if (st == GCAP_SUCCESS) table_remove(&ctx->allocs, a);
   }
@@ -209,6 +216,7 @@ gcap_status gcap_memcpy(gcap_context *ctx, void *dst, const void *src, size_t by
   struct gcap__copy c = {dst, src, bytes, kind, kind};
   gcap__lock(ctx);
   st = gcap__check_copy(ctx, &c, true);
+  if (st == GCAP_SUCCESS) st = gcap__capture_prohibit("ctx", ctx);
   if (st == GCAP_SUCCESS && gcap__in_host_callback())
     st = gcap__fail(GCAP_ERROR_ILLEGAL_STATE, "a host callback may not block on gcap work (it would deadlock)");
   if (st == GCAP_SUCCESS && bytes > 0) st = ctx->ops->memcpy(ctx->backend, NULL, &c);
@@ -218,42 +226,56 @@ gcap_status gcap_memcpy(gcap_context *ctx, void *dst, const void *src, size_t by
 
 /* ------------------------------------------------------------ stream-ordered */
 
-gcap_status gcap_memcpy_async(gcap_stream *s, void *dst, const void *src, size_t bytes, gcap_memcpy_kind kind) {
-  GCAP_ENTER();
+gcap_status gcap__memcpy_async(struct gcap_stream *s, void *dst, const void *src, size_t bytes, gcap_memcpy_kind kind) {
   gcap_status st = gcap__check_stream(s, "stream");
   if (st != GCAP_SUCCESS) return st;
   struct gcap_context *ctx = s->ctx;
   struct gcap__copy c = {dst, src, bytes, kind, kind};
+  bool record = false;
   gcap__lock(ctx);
-  st = gcap__check_copy(ctx, &c, true);
-  if (st == GCAP_SUCCESS && bytes > 0) st = ctx->ops->memcpy(ctx->backend, s->impl, &c);
+  st = gcap__capture_route(s, gcap__check_copy(ctx, &c, true), &record);
+  if (st == GCAP_SUCCESS && bytes > 0) {
+    gcap_memcpy_node_params p = {dst, src, bytes, kind};
+    st = record ? gcap__capture_record_value(s, GCAP_NODE_MEMCPY, &p, sizeof p)
+                : ctx->ops->memcpy(ctx->backend, s->impl, &c);
+  }
   gcap__unlock(ctx);
   return st;
 }
 
-static gcap_status fill_async(gcap_stream *s, void *dst, uint32_t value, unsigned element_size, size_t count) {
+gcap_status gcap_memcpy_async(gcap_stream *s, void *dst, const void *src, size_t bytes, gcap_memcpy_kind kind) {
+  GCAP_ENTER();
+  return gcap__memcpy_async(s, dst, src, bytes, kind);
+}
+
+gcap_status gcap__fill_async(struct gcap_stream *s, void *dst, uint32_t value, unsigned element_size, size_t count) {
   gcap_status st = gcap__check_stream(s, "stream");
   if (st != GCAP_SUCCESS) return st;
   struct gcap_context *ctx = s->ctx;
   struct gcap__fill f = {dst, value, element_size, count, 1, count * element_size};
+  bool record = false;
   gcap__lock(ctx);
-  st = gcap__check_fill(ctx, &f, true);
-  if (st == GCAP_SUCCESS && count > 0) st = ctx->ops->memset(ctx->backend, s->impl, &f);
+  st = gcap__capture_route(s, gcap__check_fill(ctx, &f, true), &record);
+  if (st == GCAP_SUCCESS && count > 0) {
+    gcap_memset_node_params p = {dst, value, element_size, count, 1, count * element_size};
+    st = record ? gcap__capture_record_value(s, GCAP_NODE_MEMSET, &p, sizeof p)
+                : ctx->ops->memset(ctx->backend, s->impl, &f);
+  }
   gcap__unlock(ctx);
   return st;
 }
 
 gcap_status gcap_memset_async(gcap_stream *s, void *dst, int value, size_t bytes) {
   GCAP_ENTER();
-  return fill_async(s, dst, (uint32_t)value & 0xffu, 1, bytes);
+  return gcap__fill_async(s, dst, (uint32_t)value & 0xffu, 1, bytes);
 }
 
 gcap_status gcap_memset_d16_async(gcap_stream *s, void *dst, uint16_t value, size_t count) {
   GCAP_ENTER();
-  return fill_async(s, dst, value, 2, count);
+  return gcap__fill_async(s, dst, value, 2, count);
 }
 
 gcap_status gcap_memset_d32_async(gcap_stream *s, void *dst, uint32_t value, size_t count) {
   GCAP_ENTER();
-  return fill_async(s, dst, value, 4, count);
+  return gcap__fill_async(s, dst, value, 4, count);
 }

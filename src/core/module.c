@@ -1,6 +1,6 @@
 #include <string.h>
 
-#include "internal.h"
+#include "capture.h"
 
 #define MAX_DYNAMIC_SHARED_MEM 49152u /* CUDA's default limit without an opt-in attribute */
 
@@ -107,7 +107,8 @@ gcap_status gcap_module_load(gcap_context *ctx, const gcap_module_desc *d, gcap_
   m->ctx = ctx;
   m->refs = 1;
   gcap__lock(ctx);
-  st = build_module(m, d);
+  st = gcap__capture_prohibit("ctx", ctx);
+  if (st == GCAP_SUCCESS) st = build_module(m, d);
   bool loaded = false;
   if (st == GCAP_SUCCESS) loaded = (st = ctx->ops->module_load(ctx->backend, d, &m->impl)) == GCAP_SUCCESS;
   if (st == GCAP_SUCCESS && gcap__registry_add(m, GCAP__H_MODULE) != 0)
@@ -151,7 +152,8 @@ gcap_status gcap_module_unload(gcap_module *m) {
     return gcap__fail(GCAP_ERROR_INVALID_HANDLE, "module %p is NULL or already unloaded", (void *)m);
   struct gcap_context *ctx = m->ctx;
   gcap__lock(ctx);
-  gcap__module_unload_locked(m);
+  st = gcap__capture_prohibit("module", m);
+  if (st == GCAP_SUCCESS) gcap__module_unload_locked(m);
   gcap__unlock(ctx);
   return st;
 }
@@ -159,6 +161,15 @@ gcap_status gcap_module_unload(gcap_module *m) {
 static struct gcap_kernel *find_in(struct gcap_module *m, const char *name) {
   for (size_t i = 0; i < m->num_kernels; i++)
     if (strcmp(m->kernels[i].name, name) == 0) return &m->kernels[i];
+  return NULL;
+}
+
+struct gcap_kernel *gcap__find_kernel(struct gcap_context *ctx, const char *name) {
+  for (struct gcap__link *l = ctx->modules.next; l != &ctx->modules; l = l->next) {
+    struct gcap_module *m = GCAP__CONTAINER(l, struct gcap_module, link);
+    struct gcap_kernel *k = m->unloaded ? NULL : find_in(m, name);
+    if (k) return k;
+  }
   return NULL;
 }
 
@@ -184,12 +195,8 @@ gcap_status gcap_context_find_kernel(gcap_context *ctx, const char *name, gcap_k
   if (st != GCAP_SUCCESS) return st;
   if (!name) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "name is NULL");
   if (!out) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "out is NULL");
-  struct gcap_kernel *k = NULL;
   gcap__lock(ctx);
-  for (struct gcap__link *l = ctx->modules.next; l != &ctx->modules && !k; l = l->next) {
-    struct gcap_module *m = GCAP__CONTAINER(l, struct gcap_module, link);
-    if (!m->unloaded) k = find_in(m, name);
-  }
+  struct gcap_kernel *k = gcap__find_kernel(ctx, name);
   gcap__unlock(ctx);
   if (!k) return gcap__fail(GCAP_ERROR_NOT_FOUND, "no loaded module has a kernel \"%s\"", name);
   *out = k;
@@ -231,17 +238,29 @@ gcap_status gcap__check_launch(const struct gcap_kernel *k, gcap_dim3 grid, gcap
   return GCAP_SUCCESS;
 }
 
+gcap_status gcap__launch_kernel(struct gcap_stream *s, struct gcap_kernel *k, gcap_dim3 grid, gcap_dim3 block,
+                                uint32_t shared_mem_bytes, void **args) {
+  gcap_status st = gcap__check_stream(s, "stream");
+  if (st != GCAP_SUCCESS) return st;
+  gcap__lock(s->ctx);
+  st = gcap__check_kernel(k, "kernel");
+  if (st == GCAP_SUCCESS) st = gcap__check_same_context(s->ctx, k->module->ctx, "kernel");
+  if (st == GCAP_SUCCESS) st = gcap__check_launch(k, grid, block, shared_mem_bytes, args);
+  bool record = false;
+  st = gcap__capture_route(s, st, &record);
+  if (st == GCAP_SUCCESS && record) {
+    gcap_kernel_node_params p = {k, grid, block, shared_mem_bytes, args};
+    st = gcap__capture_record_kernel(s, &p);
+  } else if (st == GCAP_SUCCESS) {
+    struct gcap__launch l = {&k->info, grid, block, shared_mem_bytes, args};
+    st = s->ctx->ops->launch_kernel(s->ctx->backend, s->impl, &l);
+  }
+  gcap__unlock(s->ctx);
+  return st;
+}
+
 gcap_status gcap_launch_kernel(gcap_stream *s, gcap_kernel *k, gcap_dim3 grid, gcap_dim3 block,
                                uint32_t shared_mem_bytes, void **args) {
   GCAP_ENTER();
-  gcap_status st = gcap__check_stream(s, "stream");
-  if (st == GCAP_SUCCESS) st = gcap__check_kernel(k, "kernel");
-  if (st == GCAP_SUCCESS) st = gcap__check_same_context(s->ctx, k->module->ctx, "kernel");
-  if (st == GCAP_SUCCESS) st = gcap__check_launch(k, grid, block, shared_mem_bytes, args);
-  if (st != GCAP_SUCCESS) return st;
-  struct gcap__launch l = {&k->info, grid, block, shared_mem_bytes, args};
-  gcap__lock(s->ctx);
-  st = s->ctx->ops->launch_kernel(s->ctx->backend, s->impl, &l);
-  gcap__unlock(s->ctx);
-  return st;
+  return gcap__launch_kernel(s, k, grid, block, shared_mem_bytes, args);
 }

@@ -140,6 +140,38 @@ static gcap_status check_host_params(const gcap_host_node_params *p) {
   return p->fn ? GCAP_SUCCESS : gcap__fail(GCAP_ERROR_INVALID_VALUE, "params->fn is NULL");
 }
 
+static struct gcap_node *new_node(gcap_node_type type) {
+  struct gcap_node *n = gcap__node_alloc(type);
+  if (!n) gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the node");
+  return n;
+}
+
+/* Nodes for stream capture, whose parameters the eager call has already checked. */
+gcap_status gcap__node_make_kernel(const gcap_kernel_node_params *p, struct gcap_node **out) {
+  struct gcap_node *n = new_node(GCAP_NODE_KERNEL);
+  if (!n) return GCAP_ERROR_OUT_OF_MEMORY;
+  gcap_status st = set_kernel_params(n, p);
+  if (st != GCAP_SUCCESS) {
+    gcap__free(n);
+    return st;
+  }
+  *out = n;
+  return GCAP_SUCCESS;
+}
+
+gcap_status gcap__node_make_value(gcap_node_type type, const void *p, size_t size, struct gcap_node **out) {
+  struct gcap_node *n = new_node(type);
+  if (!n) return GCAP_ERROR_OUT_OF_MEMORY;
+  memcpy(&n->p, p, size);
+  *out = n;
+  return GCAP_SUCCESS;
+}
+
+void gcap__node_discard(struct gcap_node *n) {
+  gcap__node_release_params(n);
+  gcap__free(n);
+}
+
 /* -------------------------------------------------------------- add nodes */
 
 /* What every add_*_node checks before its own parameters: graph, deps' handles, out. */
@@ -168,12 +200,6 @@ static gcap_status commit(gcap_graph *g, struct gcap_node *n, gcap_node *const *
   }
   *out = n;
   return GCAP_SUCCESS;
-}
-
-static struct gcap_node *new_node(gcap_node_type type) {
-  struct gcap_node *n = gcap__node_alloc(type);
-  if (!n) gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the node");
-  return n;
 }
 
 gcap_status gcap_graph_add_kernel_node(gcap_graph *g, gcap_node *const *deps, size_t num_deps,

@@ -1,4 +1,4 @@
-#include "internal.h"
+#include "capture.h"
 
 static gcap_status refuse_blocking_in_callback(void) {
   return gcap__fail(GCAP_ERROR_ILLEGAL_STATE, "a host callback may not block on gcap work (it would deadlock)");
@@ -46,9 +46,13 @@ gcap_status gcap_stream_destroy(gcap_stream *s) {
   if (gcap__in_host_callback()) return refuse_blocking_in_callback();
   struct gcap_context *ctx = s->ctx;
   gcap__lock(ctx);
-  gcap__stream_destroy_locked(s);
+  if (s->seq) /* CUDA would tear the capture down; gcap changes nothing */
+    st = gcap__fail(GCAP_ERROR_ILLEGAL_STATE, "stream %p is part of capture %llu; end the capture first", (void *)s,
+                    (unsigned long long)s->seq->id);
+  else
+    gcap__stream_destroy_locked(s);
   gcap__unlock(ctx);
-  return GCAP_SUCCESS;
+  return st;
 }
 
 gcap_status gcap_stream_synchronize(gcap_stream *s) {
@@ -57,7 +61,8 @@ gcap_status gcap_stream_synchronize(gcap_stream *s) {
   if (st != GCAP_SUCCESS) return st;
   if (gcap__in_host_callback()) return refuse_blocking_in_callback();
   gcap__lock(s->ctx);
-  st = s->ctx->ops->stream_synchronize(s->ctx->backend, s->impl);
+  st = gcap__capture_check_stream_wait(s);
+  if (st == GCAP_SUCCESS) st = s->ctx->ops->stream_synchronize(s->ctx->backend, s->impl);
   gcap__unlock(s->ctx);
   return st;
 }
@@ -67,7 +72,8 @@ gcap_status gcap_stream_query(gcap_stream *s) {
   gcap_status st = gcap__check_stream(s, "stream");
   if (st != GCAP_SUCCESS) return st;
   gcap__lock(s->ctx);
-  st = s->ctx->ops->stream_query(s->ctx->backend, s->impl);
+  st = gcap__capture_check_stream_wait(s);
+  if (st == GCAP_SUCCESS) st = s->ctx->ops->stream_query(s->ctx->backend, s->impl);
   gcap__unlock(s->ctx);
   if (st == GCAP_ERROR_NOT_READY) gcap__fail(st, "stream %p still has pending work", (void *)s);
   return st;
@@ -80,7 +86,9 @@ gcap_status gcap_stream_wait_event(gcap_stream *s, gcap_event *e) {
   if (st == GCAP_SUCCESS) st = gcap__check_same_context(s->ctx, e->ctx, "event");
   if (st != GCAP_SUCCESS) return st;
   gcap__lock(s->ctx);
-  st = s->ctx->ops->stream_wait_event(s->ctx->backend, s->impl, e->impl);
+  bool handled = false;
+  st = gcap__capture_stream_wait_event(s, e, &handled);
+  if (st == GCAP_SUCCESS && !handled) st = s->ctx->ops->stream_wait_event(s->ctx->backend, s->impl, e->impl);
   gcap__unlock(s->ctx);
   return st;
 }
@@ -89,9 +97,13 @@ gcap_status gcap_launch_host_func(gcap_stream *s, gcap_host_fn fn, void *user_da
   GCAP_ENTER();
   gcap_status st = gcap__check_stream(s, "stream");
   if (st != GCAP_SUCCESS) return st;
-  if (!fn) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "fn is NULL");
   gcap__lock(s->ctx);
-  st = s->ctx->ops->launch_host_func(s->ctx->backend, s->impl, fn, user_data);
+  bool record = false;
+  st = gcap__capture_route(s, fn ? GCAP_SUCCESS : gcap__fail(GCAP_ERROR_INVALID_VALUE, "fn is NULL"), &record);
+  gcap_host_node_params p = {fn, user_data};
+  if (st == GCAP_SUCCESS)
+    st = record ? gcap__capture_record_value(s, GCAP_NODE_HOST, &p, sizeof p)
+                : s->ctx->ops->launch_host_func(s->ctx->backend, s->impl, fn, user_data);
   gcap__unlock(s->ctx);
   return st;
 }

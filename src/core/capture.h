@@ -1,0 +1,69 @@
+/*
+ * Stream capture: capture sequences, the per-stream frontier, fork/join through events, the
+ * prohibition predicate and invalidation (SEMANTICS R1-R46).
+ *
+ * Locking: a sequence's members, frontiers and graph are guarded by its context's lock. Whether
+ * a sequence is invalidated (and by what) is guarded by the process-wide capture lock, because a
+ * potentially unsafe call on one context may invalidate captures of any context (R24). The
+ * context lock is always taken before the capture lock.
+ */
+#ifndef GCAP_CORE_CAPTURE_H
+#define GCAP_CORE_CAPTURE_H
+
+#include "graph.h"
+
+struct gcap__seq {
+  struct gcap__link global_link; /* every sequence of the process (capture lock) */
+  struct gcap__link ctx_link;    /* ctx->seqs */
+  uint64_t id;
+  struct gcap_context *ctx;
+  struct gcap_stream *origin;
+  gcap_capture_mode mode;
+  pthread_t owner;
+  unsigned owner_number;
+  struct gcap_graph *graph;
+  struct gcap_stream **members;
+  size_t member_count, member_cap;
+  struct gcap__edge *shadow; /* edges capture created (R37), whatever graph edits did since */
+  size_t shadow_count, shadow_cap;
+  size_t recorded; /* nodes capture created, from every member */
+  struct gcap_capture *object; /* the capture object that began it, or NULL */
+  bool invalidated;   /* capture lock */
+  char offense[512];  /* capture lock: the first call that invalidated it */
+};
+
+/*
+ * For a stream-ordered call on `s` whose own argument checks returned `checked`: the status the
+ * call returns. A failed check on a capturing stream invalidates its capture (API rule 5); an
+ * invalidated member gives STREAM_CAPTURE_INVALIDATED. *record is true when the work must be
+ * recorded with gcap__capture_append instead of run.
+ */
+gcap_status gcap__capture_route(struct gcap_stream *s, gcap_status checked, bool *record);
+/* Appends n after the stream's frontier, which becomes {n}. On failure discards n and invalidates. */
+gcap_status gcap__capture_append(struct gcap_stream *s, struct gcap_node *n);
+
+/* Make a node of an already checked stream-ordered call and append it (invalidating on failure). */
+gcap_status gcap__capture_record_value(struct gcap_stream *s, gcap_node_type type, const void *params, size_t size);
+gcap_status gcap__capture_record_kernel(struct gcap_stream *s, const gcap_kernel_node_params *p);
+
+/* Potentially unsafe calls (R7, R23, R24): SUCCESS, or STREAM_CAPTURE_UNSUPPORTED after invalidating. */
+gcap_status gcap__capture_prohibit(const char *kind, const void *obj);
+/* Synchronize or query of a stream (R21, R23). */
+gcap_status gcap__capture_check_stream_wait(struct gcap_stream *s);
+/* Synchronize or query of an event (R21, R23, R36). */
+gcap_status gcap__capture_check_event_wait(struct gcap_event *e);
+/* gcap_context_synchronize (R21). */
+gcap_status gcap__capture_check_context_sync(struct gcap_context *ctx);
+/* Launching or uploading an executable into a stream (R26). */
+gcap_status gcap__capture_check_launch(struct gcap_stream *s);
+/* Event record on s (R29). *handled: the capture took it, the backend must not record. */
+gcap_status gcap__capture_event_record(struct gcap_event *e, struct gcap_stream *s, bool *handled);
+/* Stream wait on e (R30-R35). *handled: the capture took it. */
+gcap_status gcap__capture_stream_wait_event(struct gcap_stream *s, struct gcap_event *e, bool *handled);
+/* Graph edits that a capture forbids on its own graph (R38): destroying it or its nodes, instantiating it. */
+gcap_status gcap__capture_check_graph_edit(const struct gcap_graph *g, const char *what);
+
+/* Context destroy: ends every capture of ctx, discarding graphs, and frees capture objects. */
+void gcap__capture_context_destroy(struct gcap_context *ctx);
+
+#endif
