@@ -45,6 +45,7 @@ static int rehash(size_t new_count) {
 }
 
 int gcap__registry_add(const void *handle, enum gcap__handle_type type) {
+  if (handle == NULL) return -1; /* NULL marks an empty slot */
   int rc = 0;
   pthread_mutex_lock(&registry_lock);
   if ((used + 1) * 2 > slot_count) rc = rehash(slot_count ? slot_count * 2 : 64);
@@ -59,6 +60,7 @@ int gcap__registry_add(const void *handle, enum gcap__handle_type type) {
 }
 
 void gcap__registry_remove(const void *handle) {
+  if (handle == NULL) return;
   pthread_mutex_lock(&registry_lock);
   if (slot_count) {
     size_t mask = slot_count - 1;

@@ -1,0 +1,937 @@
+/*
+ * Fault injection: every scenario runs with allocation 1, 2, 3, ... failing (gcap__alloc_fail_after)
+ * until it completes without a failure. At every step each call must return SUCCESS or
+ * OUT_OF_MEMORY with a message, write NULL to its handle output on failure and leave no
+ * half-made state. Leaks are caught by running this test under valgrind and ASan.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "common.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "graph.h"
+#include "internal.h"
+#include "registry.h"
+
+/* Every scenario must complete within this many fault points. */
+#define MAX_STEPS 2000
+#define N 64 /* elements of the test buffers */
+
+/* A non-NULL value that failing calls must overwrite with NULL. */
+static max_align_t sentinel_storage;
+#define SENTINEL ((void *)&sentinel_storage)
+
+/* The fault point of the current iteration, for messages. */
+static long fault_point;
+/* Allocations the last injected stretch made (inject_end). */
+static long allocations_made;
+
+static void inject_begin(long n) {
+  gcap__alloc_fail_after(-1); /* resets the count */
+  gcap__alloc_fail_after(n);
+}
+
+static void inject_end(void) { allocations_made = gcap__alloc_fail_after(-1); }
+
+/* Injection must never outlive a test, even one that failed half-way. */
+static int reset_injection(void **state) {
+  (void)state;
+  gcap__alloc_fail_after(-1);
+  return 0;
+}
+
+/* ------------------------------------------------------------- call checks */
+
+/*
+ * Checks one call made while allocations may fail: SUCCESS with an empty message, or OUT_OF_MEMORY
+ * with a message naming `fn` and no handle registered or unregistered. Returns true on success.
+ */
+static bool check_call_(gcap_status st, const char *fn, const char *expr, unsigned long registry_before,
+                        const char *file, int line) {
+  const char *msg = gcap_last_error_message();
+  if (st == GCAP_SUCCESS) {
+    if (msg[0] != '\0') {
+      gcap__alloc_fail_after(-1);
+      print_error("%s:%d: fault point %ld: %s succeeded but the message is \"%s\"\n", file, line, fault_point, expr,
+                  msg);
+      _fail(file, line);
+    }
+    return true;
+  }
+  if (st != GCAP_ERROR_OUT_OF_MEMORY) {
+    gcap__alloc_fail_after(-1);
+    print_error("%s:%d: fault point %ld: %s returned %s (\"%s\"); only SUCCESS or OUT_OF_MEMORY are right\n", file,
+                line, fault_point, expr, gcap_status_name(st), msg);
+    _fail(file, line);
+  }
+  if (msg[0] == '\0' || strstr(msg, fn) == NULL) {
+    gcap__alloc_fail_after(-1);
+    print_error("%s:%d: fault point %ld: %s failed with OUT_OF_MEMORY, but the message \"%s\" does not name %s\n",
+                file, line, fault_point, expr, msg, fn);
+    _fail(file, line);
+  }
+  unsigned long now = gcap__registry_size();
+  if (now != registry_before) {
+    gcap__alloc_fail_after(-1);
+    print_error("%s:%d: fault point %ld: %s failed but the live handles went from %lu to %lu\n", file, line,
+                fault_point, expr, registry_before, now);
+    _fail(file, line);
+  }
+  return false;
+}
+
+static void check_null_out_(bool is_null, const char *var, const char *expr, const char *file, int line) {
+  if (is_null) return;
+  print_error("%s:%d: fault point %ld: %s failed but did not set %s to NULL\n", file, line, fault_point, expr, var);
+  _fail(file, line);
+}
+
+/* Runs a call; on failure checks it and jumps to `stop`. */
+#define STEP(expr, fn)                                                                    \
+  do {                                                                                    \
+    unsigned long reg_ = gcap__registry_size();                                           \
+    gcap_status st_ = (expr);                                                             \
+    if (!check_call_(st_, (fn), #expr, reg_, __FILE__, __LINE__)) goto stop;              \
+  } while (0)
+
+/* As STEP, for a call with a handle output `var`, which must be NULL after a failure. */
+#define STEP_OUT(expr, fn, var)                                                           \
+  do {                                                                                    \
+    (var) = SENTINEL;                                                                     \
+    unsigned long reg_ = gcap__registry_size();                                           \
+    gcap_status st_ = (expr);                                                             \
+    if (!check_call_(st_, (fn), #expr, reg_, __FILE__, __LINE__)) {                       \
+      check_null_out_((var) == NULL, #var, #expr, __FILE__, __LINE__);                    \
+      goto stop;                                                                          \
+    }                                                                                     \
+  } while (0)
+
+/* ------------------------------------------------------------ the fixture */
+
+/* x[i] = x[i] * 2 + 1 for i < n. Params: float *x, uint32_t n. */
+static void axpb_sim(const gcap_sim_thread *t, void *const *args) {
+  float *x;
+  uint32_t n;
+  memcpy(&x, args[0], sizeof x);
+  memcpy(&n, args[1], sizeof n);
+  uint32_t i = t->block_idx.x * t->block_dim.x + t->thread_idx.x;
+  if (i < n) x[i] = x[i] * 2.0f + 1.0f;
+}
+
+/* p[i] = v for i < n. Params: float *p, float v, uint32_t n. */
+static void fill_sim(const gcap_sim_thread *t, void *const *args) {
+  float *p;
+  float v;
+  uint32_t n;
+  memcpy(&p, args[0], sizeof p);
+  memcpy(&v, args[1], sizeof v);
+  memcpy(&n, args[2], sizeof n);
+  uint32_t i = t->block_idx.x * t->block_dim.x + t->thread_idx.x;
+  if (i < n) p[i] = v;
+}
+
+static const size_t axpb_sizes[] = {sizeof(float *), sizeof(uint32_t)};
+static const size_t fill_sizes[] = {sizeof(float *), sizeof(float), sizeof(uint32_t)};
+static const gcap_param_access fill_access[] = {GCAP_ACCESS_WRITE, GCAP_ACCESS_NONE, GCAP_ACCESS_NONE};
+
+static const gcap_kernel_def kernel_defs[] = {
+    {.name = "axpb", .sim_fn = axpb_sim, .num_params = 2, .param_sizes = axpb_sizes},
+    {.name = "fill", .sim_fn = fill_sim, .num_params = 3, .param_sizes = fill_sizes, .param_access = fill_access},
+    {.name = "stub", .sim_fn = NULL, .num_params = 0, .param_sizes = NULL},
+};
+static const gcap_module_desc module_desc = {.image = NULL, .image_size = 0, .kernels = kernel_defs, .num_kernels = 3};
+
+static void count_call(void *user_data) { (*(int *)user_data)++; }
+
+struct fx {
+  gcap_context *ctx;
+  gcap_stream *s;
+  gcap_event *e;
+  gcap_module *m;
+  gcap_kernel *axpb, *fill, *stub;
+  float *dev_a, *dev_b;  /* N floats */
+  uint32_t *dev_c;       /* N words */
+  float *host_in, *host_out; /* page-locked, N floats */
+  int host_calls;
+};
+
+/* The nodes build_graph makes, in creation order. */
+struct built {
+  gcap_graph *g, *child;
+  gcap_node *c_fill, *c_empty, *c_host;
+  gcap_node *h2d, *axpb, *set, *sub, *rec, *wait, *d2h, *host, *stub, *empty;
+};
+
+#define BUILT_NODES 10
+#define BUILT_EDGES 12
+#define CHILD_NODES 3
+#define CHILD_EDGES 2
+#define BUILT_EXEC_NODES (BUILT_NODES + CHILD_NODES)
+
+static const gcap_node_type built_types[BUILT_NODES] = {
+    GCAP_NODE_MEMCPY, GCAP_NODE_KERNEL,       GCAP_NODE_MEMSET,     GCAP_NODE_GRAPH,  GCAP_NODE_EVENT_RECORD,
+    GCAP_NODE_EVENT_WAIT, GCAP_NODE_MEMCPY, GCAP_NODE_HOST,       GCAP_NODE_KERNEL, GCAP_NODE_EMPTY,
+};
+
+static gcap_context *new_context(bool shuffle) {
+  gcap_sim_options so;
+  gcap_sim_options_init(&so);
+  so.order = GCAP_SIM_ORDER_SHUFFLE;
+  so.seed = 42;
+  gcap_context_options o;
+  gcap_context_options_init(&o);
+  o.backend = test_on_sim() ? GCAP_BACKEND_SIM : GCAP_BACKEND_AUTO;
+  if (shuffle && test_on_sim()) o.sim = &so;
+  gcap_context *ctx = NULL;
+  assert_ok(gcap_context_create(&o, &ctx));
+  assert_non_null(ctx);
+  return ctx;
+}
+
+static void reset_buffers(struct fx *f) {
+  static const float zeros[N];
+  for (size_t i = 0; i < N; i++) {
+    f->host_in[i] = (float)i;
+    f->host_out[i] = -1.0f;
+  }
+  assert_ok(gcap_memcpy(f->ctx, f->dev_a, zeros, sizeof zeros, GCAP_MEMCPY_HOST_TO_DEVICE));
+  assert_ok(gcap_memcpy(f->ctx, f->dev_b, zeros, sizeof zeros, GCAP_MEMCPY_HOST_TO_DEVICE));
+  assert_ok(gcap_memcpy(f->ctx, f->dev_c, zeros, sizeof zeros, GCAP_MEMCPY_HOST_TO_DEVICE));
+  f->host_calls = 0;
+}
+
+/* Everything a graph needs, made with injection off. */
+static void fx_setup(struct fx *f, bool shuffle) {
+  memset(f, 0, sizeof *f);
+  gcap__alloc_fail_after(-1);
+  f->ctx = new_context(shuffle);
+  assert_ok(gcap_stream_create(f->ctx, &f->s));
+  assert_ok(gcap_event_create(f->ctx, &f->e));
+  assert_ok(gcap_module_load(f->ctx, &module_desc, &f->m));
+  assert_ok(gcap_module_get_kernel(f->m, "axpb", &f->axpb));
+  assert_ok(gcap_module_get_kernel(f->m, "fill", &f->fill));
+  assert_ok(gcap_module_get_kernel(f->m, "stub", &f->stub));
+  void *p = NULL;
+  assert_ok(gcap_mem_alloc(f->ctx, N * sizeof(float), &p));
+  f->dev_a = p;
+  assert_ok(gcap_mem_alloc(f->ctx, N * sizeof(float), &p));
+  f->dev_b = p;
+  assert_ok(gcap_mem_alloc(f->ctx, N * sizeof(uint32_t), &p));
+  f->dev_c = p;
+  assert_ok(gcap_host_alloc(f->ctx, N * sizeof(float), &p));
+  f->host_in = p;
+  assert_ok(gcap_host_alloc(f->ctx, N * sizeof(float), &p));
+  f->host_out = p;
+  reset_buffers(f);
+}
+
+static void fx_teardown(struct fx *f) {
+  gcap__alloc_fail_after(-1);
+  assert_ok(gcap_mem_free(f->ctx, f->dev_a));
+  assert_ok(gcap_mem_free(f->ctx, f->dev_b));
+  assert_ok(gcap_mem_free(f->ctx, f->dev_c));
+  assert_ok(gcap_host_free(f->ctx, f->host_in));
+  assert_ok(gcap_host_free(f->ctx, f->host_out));
+  assert_ok(gcap_module_unload(f->m));
+  assert_ok(gcap_event_destroy(f->e));
+  assert_ok(gcap_stream_destroy(f->s));
+  gcap_context_destroy(f->ctx);
+  memset(f, 0, sizeof *f);
+}
+
+static void built_destroy(struct built *b) {
+  gcap__alloc_fail_after(-1);
+  gcap_graph_destroy(b->g);
+  gcap_graph_destroy(b->child);
+  memset(b, 0, sizeof *b);
+}
+
+/* ------------------------------------------------------ graph invariants */
+
+static bool vec_has(const struct gcap__node_vec *v, const struct gcap_node *n) {
+  for (size_t i = 0; i < v->count; i++)
+    if (v->items[i] == n) return true;
+  return false;
+}
+
+/* The core's bookkeeping agrees with itself: indices, registrations, edges both ways, children. */
+static void check_graph_invariants(const gcap_graph *g) {
+  size_t deps = 0, dependents = 0;
+  assert_true(gcap__registry_has(g, GCAP__H_GRAPH));
+  for (size_t i = 0; i < g->nodes.count; i++) {
+    const struct gcap_node *n = g->nodes.items[i];
+    assert_int_equal(n->magic, GCAP__NODE_LIVE);
+    assert_ptr_equal(n->graph, g);
+    assert_int_equal(n->index, i);
+    assert_true(gcap__registry_has(n, GCAP__H_NODE));
+    deps += n->deps.count;
+    dependents += n->dependents.count;
+    if (n->type == GCAP_NODE_GRAPH) {
+      assert_non_null(n->p.child);
+      assert_ptr_equal(n->p.child->owner, n);
+      check_graph_invariants(n->p.child);
+    }
+  }
+  assert_int_equal(deps, g->edge_count);
+  assert_int_equal(dependents, g->edge_count);
+  for (size_t i = 0; i < g->edge_count; i++) {
+    const struct gcap_node *from = g->edges[i].from, *to = g->edges[i].to;
+    assert_ptr_equal(from->graph, g);
+    assert_ptr_equal(to->graph, g);
+    assert_true(vec_has(&from->dependents, to));
+    assert_true(vec_has(&to->deps, from));
+  }
+}
+
+/* What a failed graph edit must leave exactly as it was. */
+struct snap {
+  size_t nodes, edges;
+  unsigned module_refs, event_refs;
+};
+
+static struct snap take_snap(const struct fx *f, const gcap_graph *g) {
+  struct snap s = {0, 0, f->m ? f->m->refs : 0, f->e ? f->e->refs : 0};
+  if (g) {
+    s.nodes = gcap_graph_node_count(g);
+    s.edges = gcap_graph_edge_count(g);
+  }
+  return s;
+}
+
+static void check_unchanged_(const struct fx *f, const gcap_graph *g, const struct snap *before, const char *expr,
+                             const char *file, int line) {
+  struct snap now = take_snap(f, g);
+  if (now.nodes != before->nodes || now.edges != before->edges || now.module_refs != before->module_refs ||
+      now.event_refs != before->event_refs) {
+    print_error("%s:%d: fault point %ld: %s failed but changed the graph: nodes %zu -> %zu, edges %zu -> %zu, "
+                "module refs %u -> %u, event refs %u -> %u\n",
+                file, line, fault_point, expr, before->nodes, now.nodes, before->edges, now.edges, before->module_refs,
+                now.module_refs, before->event_refs, now.event_refs);
+    _fail(file, line);
+  }
+  if (g) check_graph_invariants(g);
+}
+
+/* Adds a node to `g`; a failure must leave node and edge counts, references and invariants as they were. */
+#define ADD_STEP(f, g, var, expr, fn)                                                     \
+  do {                                                                                    \
+    struct snap snap_ = take_snap((f), (g));                                              \
+    (var) = SENTINEL;                                                                     \
+    unsigned long reg_ = gcap__registry_size();                                           \
+    gcap_status st_ = (expr);                                                             \
+    if (!check_call_(st_, (fn), #expr, reg_, __FILE__, __LINE__)) {                       \
+      check_null_out_((var) == NULL, #var, #expr, __FILE__, __LINE__);                    \
+      check_unchanged_((f), (g), &snap_, #expr, __FILE__, __LINE__);                      \
+      goto stop;                                                                          \
+    }                                                                                     \
+  } while (0)
+
+/* Builds a graph with a node of every type, a child graph and an add_dependencies batch. */
+static bool build_graph(struct fx *f, struct built *b) {
+  memset(b, 0, sizeof *b);
+  struct snap before = {0};
+  bool in_batch = false;
+  gcap_dim3 grid = GCAP_DIM3(N / 32, 1, 1), block = GCAP_DIM3(32, 1, 1), one = GCAP_DIM3(1, 1, 1);
+  float *dev_a = f->dev_a, *dev_b = f->dev_b, three = 3.0f;
+  uint32_t n = N;
+
+  STEP_OUT(gcap_graph_create(f->ctx, &b->child), "gcap_graph_create", b->child);
+  void *fill_args[] = {&dev_b, &three, &n};
+  gcap_kernel_node_params kp = {f->fill, grid, block, 0, fill_args};
+  ADD_STEP(f, b->child, b->c_fill, gcap_graph_add_kernel_node(b->child, NULL, 0, &kp, &b->c_fill),
+           "gcap_graph_add_kernel_node");
+  ADD_STEP(f, b->child, b->c_empty, gcap_graph_add_empty_node(b->child, &b->c_fill, 1, &b->c_empty),
+           "gcap_graph_add_empty_node");
+  gcap_host_node_params hp = {count_call, &f->host_calls};
+  ADD_STEP(f, b->child, b->c_host, gcap_graph_add_host_node(b->child, &b->c_empty, 1, &hp, &b->c_host),
+           "gcap_graph_add_host_node");
+
+  STEP_OUT(gcap_graph_create(f->ctx, &b->g), "gcap_graph_create", b->g);
+  gcap_memcpy_node_params h2d = {f->dev_a, f->host_in, N * sizeof(float), GCAP_MEMCPY_HOST_TO_DEVICE};
+  ADD_STEP(f, b->g, b->h2d, gcap_graph_add_memcpy_node(b->g, NULL, 0, &h2d, &b->h2d), "gcap_graph_add_memcpy_node");
+  void *axpb_args[] = {&dev_a, &n};
+  gcap_kernel_node_params ap = {f->axpb, grid, block, 0, axpb_args};
+  ADD_STEP(f, b->g, b->axpb, gcap_graph_add_kernel_node(b->g, &b->h2d, 1, &ap, &b->axpb), "gcap_graph_add_kernel_node");
+  gcap_memset_node_params sp = {f->dev_c, 7u, 4, N, 1, 0};
+  ADD_STEP(f, b->g, b->set, gcap_graph_add_memset_node(b->g, NULL, 0, &sp, &b->set), "gcap_graph_add_memset_node");
+  ADD_STEP(f, b->g, b->sub, gcap_graph_add_child_graph_node(b->g, &b->set, 1, b->child, &b->sub),
+           "gcap_graph_add_child_graph_node");
+  ADD_STEP(f, b->g, b->rec, gcap_graph_add_event_record_node(b->g, &b->axpb, 1, f->e, &b->rec),
+           "gcap_graph_add_event_record_node");
+  ADD_STEP(f, b->g, b->wait, gcap_graph_add_event_wait_node(b->g, &b->rec, 1, f->e, &b->wait),
+           "gcap_graph_add_event_wait_node");
+  gcap_memcpy_node_params d2h = {f->host_out, f->dev_a, N * sizeof(float), GCAP_MEMCPY_DEFAULT};
+  ADD_STEP(f, b->g, b->d2h, gcap_graph_add_memcpy_node(b->g, &b->wait, 1, &d2h, &b->d2h), "gcap_graph_add_memcpy_node");
+  gcap_node *host_deps[] = {b->d2h, b->sub};
+  ADD_STEP(f, b->g, b->host, gcap_graph_add_host_node(b->g, host_deps, 2, &hp, &b->host), "gcap_graph_add_host_node");
+  gcap_kernel_node_params stub = {f->stub, one, one, 0, NULL};
+  ADD_STEP(f, b->g, b->stub, gcap_graph_add_kernel_node(b->g, NULL, 0, &stub, &b->stub), "gcap_graph_add_kernel_node");
+  gcap_node *empty_deps[] = {b->host, b->stub, b->set};
+  ADD_STEP(f, b->g, b->empty, gcap_graph_add_empty_node(b->g, empty_deps, 3, &b->empty), "gcap_graph_add_empty_node");
+
+  gcap_node *from[] = {b->h2d, b->set};
+  gcap_node *to[] = {b->stub, b->stub};
+  before = take_snap(f, b->g);
+  in_batch = true;
+  STEP(gcap_graph_add_dependencies(b->g, from, to, 2), "gcap_graph_add_dependencies");
+  return true;
+stop:
+  if (in_batch) check_unchanged_(f, b->g, &before, "gcap_graph_add_dependencies", __FILE__, __LINE__);
+  return false;
+}
+
+/* The graph build_graph makes, checked node by node. */
+static void check_built(const struct built *b) {
+  assert_int_equal(gcap_graph_node_count(b->g), BUILT_NODES);
+  assert_int_equal(gcap_graph_edge_count(b->g), BUILT_EDGES);
+  gcap_node *nodes[BUILT_NODES];
+  size_t count = BUILT_NODES;
+  assert_ok(gcap_graph_get_nodes(b->g, nodes, &count));
+  assert_int_equal(count, BUILT_NODES);
+  for (size_t i = 0; i < BUILT_NODES; i++) assert_int_equal(gcap_node_get_type(nodes[i]), built_types[i]);
+  gcap_graph *embedded = NULL;
+  assert_ok(gcap_node_get_child_graph(b->sub, &embedded));
+  assert_int_equal(gcap_graph_node_count(embedded), CHILD_NODES);
+  assert_int_equal(gcap_graph_edge_count(embedded), CHILD_EDGES);
+  assert_int_equal(gcap_graph_node_count(b->child), CHILD_NODES);
+  size_t deps = 0;
+  assert_ok(gcap_node_get_dependencies(b->empty, NULL, &deps));
+  assert_int_equal(deps, 3);
+  assert_ok(gcap_node_get_dependencies(b->stub, NULL, &deps));
+  assert_int_equal(deps, 2);
+  check_graph_invariants(b->g);
+  check_graph_invariants(b->child);
+}
+
+/* What a launch of the built graph computes (host_calls counts the two host nodes per launch). */
+static void check_launch_results(struct fx *f, int launches) {
+  float b[N];
+  uint32_t c[N];
+  assert_ok(gcap_memcpy(f->ctx, b, f->dev_b, sizeof b, GCAP_MEMCPY_DEVICE_TO_HOST));
+  assert_ok(gcap_memcpy(f->ctx, c, f->dev_c, sizeof c, GCAP_MEMCPY_DEVICE_TO_HOST));
+  for (size_t i = 0; i < N; i++) {
+    assert_true(f->host_out[i] == (float)i * 2.0f + 1.0f);
+    assert_true(b[i] == 3.0f);
+    assert_int_equal(c[i], 7u);
+  }
+  assert_int_equal(f->host_calls, 2 * launches);
+}
+
+/* -------------------------------------------------------------- the driver */
+
+/* One run of a scenario with allocation n + 1 failing; true when it completed without a failure. */
+typedef bool (*scenario_fn)(long n);
+
+static void run_with_faults(const char *name, scenario_fn once) {
+  gcap__alloc_fail_after(-1);
+  unsigned long live = gcap__registry_size();
+  for (long n = 0; n < MAX_STEPS; n++) {
+    fault_point = n;
+    allocations_made = 0;
+    bool completed = once(n);
+    gcap__alloc_fail_after(-1);
+    if (completed && allocations_made > n) {
+      print_error("%s, fault point %ld: every call succeeded although allocation %ld failed\n", name, n, n + 1);
+      fail();
+    }
+    if (!completed && allocations_made <= n) {
+      print_error("%s, fault point %ld: a call reported OUT_OF_MEMORY with no allocation failing (%ld made)\n", name, n,
+                  allocations_made);
+      fail();
+    }
+    if (gcap__registry_size() != live) {
+      print_error("%s, fault point %ld: %lu live handles after cleanup, %lu before\n", name, n, gcap__registry_size(),
+                  live);
+      fail();
+    }
+    if (completed) {
+      print_message("%s: completed at fault point %ld (%ld allocations)\n", name, n, allocations_made);
+      return;
+    }
+  }
+  print_error("%s never completed within %d fault points\n", name, MAX_STEPS);
+  fail();
+}
+
+/* -------------------------------------------------------------- scenarios */
+
+static bool context_create_once(long n) {
+  gcap_context_options o;
+  gcap_context_options_init(&o);
+  o.backend = test_on_sim() ? GCAP_BACKEND_SIM : GCAP_BACKEND_AUTO;
+  gcap_context *ctx = NULL;
+  bool ok = false;
+  inject_begin(n);
+  STEP_OUT(gcap_context_create(&o, &ctx), "gcap_context_create", ctx);
+  ok = true;
+stop:
+  inject_end();
+  if (ok) assert_int_equal(gcap_context_backend(ctx), o.backend == GCAP_BACKEND_SIM ? GCAP_BACKEND_SIM : GCAP_BACKEND_CUDA);
+  gcap_context_destroy(ctx);
+  return ok;
+}
+
+static void test_context_create_oom(void **state) {
+  (void)state;
+  run_with_faults("context create", context_create_once);
+}
+
+static bool stream_event_once(long n) {
+  gcap_context *ctx = new_context(false);
+  gcap_stream *s = NULL, *s2 = NULL;
+  gcap_event *e = NULL, *e2 = NULL;
+  bool ok = false;
+  inject_begin(n);
+  STEP_OUT(gcap_stream_create(ctx, &s), "gcap_stream_create", s);
+  STEP_OUT(gcap_event_create(ctx, &e), "gcap_event_create", e);
+  STEP_OUT(gcap_stream_create(ctx, &s2), "gcap_stream_create", s2);
+  STEP_OUT(gcap_event_create(ctx, &e2), "gcap_event_create", e2);
+  STEP(gcap_event_record(e, s), "gcap_event_record");
+  STEP(gcap_stream_wait_event(s2, e), "gcap_stream_wait_event");
+  STEP(gcap_event_record(e2, s2), "gcap_event_record");
+  STEP(gcap_stream_synchronize(s2), "gcap_stream_synchronize");
+  STEP(gcap_event_query(e2), "gcap_event_query");
+  STEP(gcap_stream_query(s), "gcap_stream_query");
+  ok = true;
+stop:
+  inject_end();
+  assert_ok(gcap_event_destroy(e2));
+  assert_ok(gcap_event_destroy(e));
+  assert_ok(gcap_stream_destroy(s2));
+  assert_ok(gcap_stream_destroy(s));
+  gcap_context_destroy(ctx);
+  return ok;
+}
+
+static void test_stream_event_oom(void **state) {
+  (void)state;
+  run_with_faults("stream/event create", stream_event_once);
+}
+
+#define NUM_DEV 6
+#define NUM_HOST 3
+
+static bool memory_once(long n) {
+  gcap_context *ctx = new_context(false);
+  void *dev[NUM_DEV] = {0}, *host[NUM_HOST] = {0};
+  size_t live = 0;
+  bool ok = false;
+  inject_begin(n);
+  for (size_t i = 0; i < NUM_DEV; i++) {
+    STEP_OUT(gcap_mem_alloc(ctx, 256 * (i + 1), &dev[i]), "gcap_mem_alloc", dev[i]);
+    assert_int_equal(ctx->allocs.count, ++live);
+  }
+  for (size_t i = 0; i < NUM_HOST; i++) {
+    STEP_OUT(gcap_host_alloc(ctx, 100 * (i + 1), &host[i]), "gcap_host_alloc", host[i]);
+    assert_int_equal(ctx->allocs.count, ++live);
+  }
+  memset(host[0], 0x5a, 100);
+  STEP(gcap_memcpy(ctx, dev[5], host[0], 100, GCAP_MEMCPY_HOST_TO_DEVICE), "gcap_memcpy");
+  STEP(gcap_memcpy(ctx, dev[4], dev[5], 100, GCAP_MEMCPY_DEFAULT), "gcap_memcpy");
+  STEP(gcap_memcpy(ctx, host[2], dev[4], 100, GCAP_MEMCPY_DEVICE_TO_HOST), "gcap_memcpy");
+  for (size_t i = 0; i < 100; i++) assert_int_equal(((unsigned char *)host[2])[i], 0x5a);
+  ok = true;
+stop:
+  inject_end();
+  /* A failed allocation left the table as it was: every earlier allocation is still there. */
+  assert_int_equal(ctx->allocs.count, live);
+  for (size_t i = 0; i < NUM_DEV; i++) assert_ok(gcap_mem_free(ctx, dev[i]));
+  for (size_t i = 0; i < NUM_HOST; i++) assert_ok(gcap_host_free(ctx, host[i]));
+  assert_int_equal(ctx->allocs.count, 0);
+  gcap_context_destroy(ctx);
+  return ok;
+}
+
+static void test_memory_oom(void **state) {
+  (void)state;
+  run_with_faults("mem_alloc + host_alloc", memory_once);
+}
+
+static size_t list_length(const struct gcap__link *head) {
+  size_t n = 0;
+  for (const struct gcap__link *l = head->next; l != head; l = l->next) n++;
+  return n;
+}
+
+static bool module_once(long n) {
+  gcap_context *ctx = new_context(false);
+  gcap_module *m = NULL, *m2 = NULL;
+  gcap_kernel *k[3] = {0};
+  gcap_kernel *found = NULL;
+  bool ok = false;
+  inject_begin(n);
+  STEP_OUT(gcap_module_load(ctx, &module_desc, &m), "gcap_module_load", m);
+  assert_int_equal(list_length(&ctx->modules), 1);
+  STEP_OUT(gcap_module_get_kernel(m, "axpb", &k[0]), "gcap_module_get_kernel", k[0]);
+  STEP_OUT(gcap_module_get_kernel(m, "fill", &k[1]), "gcap_module_get_kernel", k[1]);
+  STEP_OUT(gcap_module_get_kernel(m, "stub", &k[2]), "gcap_module_get_kernel", k[2]);
+  /* A second module with the same names: a failure must leave the first one alone. */
+  STEP_OUT(gcap_module_load(ctx, &module_desc, &m2), "gcap_module_load", m2);
+  STEP_OUT(gcap_context_find_kernel(ctx, "fill", &found), "gcap_context_find_kernel", found);
+  assert_ptr_equal(found, k[1]);
+  assert_string_equal(gcap_kernel_name(k[0]), "axpb");
+  assert_string_equal(gcap_kernel_name(k[2]), "stub");
+  ok = true;
+stop:
+  inject_end();
+  assert_int_equal(list_length(&ctx->modules), (m != NULL) + (m2 != NULL));
+  if (m) {
+    assert_true(gcap__registry_has(m, GCAP__H_MODULE));
+    for (size_t i = 0; i < 3; i++) assert_true(gcap__registry_has(&m->kernels[i], GCAP__H_KERNEL));
+    assert_int_equal(m->refs, 1);
+    assert_ok(gcap_module_unload(m));
+  }
+  if (m2) assert_ok(gcap_module_unload(m2));
+  gcap_context_destroy(ctx);
+  return ok;
+}
+
+static void test_module_load_oom(void **state) {
+  (void)state;
+  run_with_faults("module load (3 kernels)", module_once);
+}
+
+static bool build_graph_once(long n) {
+  struct fx f;
+  struct built b;
+  fx_setup(&f, false);
+  unsigned module_refs = f.m->refs, event_refs = f.e->refs;
+  inject_begin(n);
+  bool ok = build_graph(&f, &b);
+  inject_end();
+  if (ok) {
+    check_built(&b);
+    /* Four kernel nodes (one in the child, one in the embedded copy) and two event nodes hold references. */
+    assert_int_equal(f.m->refs, module_refs + 4);
+    assert_int_equal(f.e->refs, event_refs + 2);
+  } else {
+    if (b.g) check_graph_invariants(b.g);
+    if (b.child) check_graph_invariants(b.child);
+  }
+  built_destroy(&b);
+  assert_int_equal(f.m->refs, module_refs);
+  assert_int_equal(f.e->refs, event_refs);
+  fx_teardown(&f);
+  return ok;
+}
+
+static void test_build_graph_oom(void **state) {
+  (void)state;
+  run_with_faults("graph of every node type", build_graph_once);
+}
+
+#define DEP_NODES 10
+#define DEP_PAIRS 16
+
+struct edge_list {
+  gcap_node *from[64], *to[64];
+  size_t count;
+  gcap_node *deps[DEP_NODES][DEP_NODES], *dependents[DEP_NODES][DEP_NODES];
+  size_t num_deps[DEP_NODES], num_dependents[DEP_NODES];
+};
+
+static void read_edges(gcap_graph *g, gcap_node *const *nodes, struct edge_list *l) {
+  memset(l, 0, sizeof *l);
+  l->count = 64;
+  assert_ok(gcap_graph_get_edges(g, l->from, l->to, &l->count));
+  for (size_t i = 0; i < DEP_NODES; i++) {
+    l->num_deps[i] = DEP_NODES;
+    assert_ok(gcap_node_get_dependencies(nodes[i], l->deps[i], &l->num_deps[i]));
+    l->num_dependents[i] = DEP_NODES;
+    assert_ok(gcap_node_get_dependents(nodes[i], l->dependents[i], &l->num_dependents[i]));
+  }
+}
+
+static bool add_dependencies_once(long n) {
+  gcap_context *ctx = new_context(false);
+  gcap_graph *g = NULL;
+  gcap_node *nodes[DEP_NODES];
+  assert_ok(gcap_graph_create(ctx, &g));
+  for (size_t i = 0; i < DEP_NODES; i++) assert_ok(gcap_graph_add_empty_node(g, i == 1 ? &nodes[0] : NULL, i == 1, &nodes[i]));
+  /* A chain 1 -> 2 -> ... -> 9 and a fan 0 -> 2..9: acyclic, no duplicates, node 0 fans out to 9. */
+  gcap_node *from[DEP_PAIRS], *to[DEP_PAIRS];
+  for (size_t i = 0; i < 8; i++) {
+    from[i] = nodes[i + 1];
+    to[i] = nodes[i + 2];
+    from[8 + i] = nodes[0];
+    to[8 + i] = nodes[i + 2];
+  }
+  struct edge_list before, after;
+  read_edges(g, nodes, &before);
+  assert_int_equal(before.count, 1);
+  bool ok = false;
+  inject_begin(n);
+  STEP(gcap_graph_add_dependencies(g, from, to, DEP_PAIRS), "gcap_graph_add_dependencies");
+  ok = true;
+stop:
+  inject_end();
+  read_edges(g, nodes, &after);
+  check_graph_invariants(g);
+  if (ok) {
+    assert_int_equal(after.count, 1 + DEP_PAIRS);
+    assert_ptr_equal(after.from[0], nodes[0]);
+    assert_ptr_equal(after.to[0], nodes[1]);
+    for (size_t i = 0; i < DEP_PAIRS; i++) {
+      assert_ptr_equal(after.from[1 + i], from[i]);
+      assert_ptr_equal(after.to[1 + i], to[i]);
+    }
+    assert_int_equal(after.num_dependents[0], 9);
+  } else {
+    /* Nothing of the batch was added: the edge list and every node's lists are as before. */
+    assert_memory_equal(&before, &after, sizeof before);
+  }
+  gcap_graph_destroy(g);
+  gcap_context_destroy(ctx);
+  return ok;
+}
+
+static void test_add_dependencies_oom(void **state) {
+  (void)state;
+  run_with_faults("add_dependencies batch", add_dependencies_once);
+}
+
+static bool destroy_node_once(long n) {
+  struct fx f;
+  struct built b;
+  fx_setup(&f, false);
+  assert_true(build_graph(&f, &b));
+  /* Six nodes of different kinds, so the graph's list of retired nodes has to grow twice. */
+  gcap_node *victims[] = {b.axpb, b.sub, b.rec, b.host, b.h2d, b.empty};
+  gcap_node_type types[6];
+  for (size_t i = 0; i < 6; i++) types[i] = gcap_node_get_type(victims[i]);
+  size_t destroyed = 0;
+  bool ok = false;
+  inject_begin(n);
+  for (; destroyed < 6; destroyed++) {
+    gcap_node *v = victims[destroyed];
+    size_t in = 0, out = 0;
+    assert_ok(gcap_node_get_dependencies(v, NULL, &in));
+    assert_ok(gcap_node_get_dependents(v, NULL, &out));
+    size_t nodes = gcap_graph_node_count(b.g), edges = gcap_graph_edge_count(b.g);
+    unsigned mrefs = f.m->refs, erefs = f.e->refs;
+    unsigned long reg = gcap__registry_size();
+    gcap_status st = gcap_graph_destroy_node(v);
+    if (!check_call_(st, "gcap_graph_destroy_node", "gcap_graph_destroy_node(victim)", reg, __FILE__, __LINE__)) {
+      /* The node is untouched: still live, with its edges. */
+      assert_int_equal(gcap_node_get_type(v), types[destroyed]);
+      assert_int_equal(gcap_graph_node_count(b.g), nodes);
+      assert_int_equal(gcap_graph_edge_count(b.g), edges);
+      assert_int_equal(f.m->refs, mrefs);
+      assert_int_equal(f.e->refs, erefs);
+      check_graph_invariants(b.g);
+      goto stop;
+    }
+    assert_int_equal(gcap_graph_node_count(b.g), nodes - 1);
+    assert_int_equal(gcap_graph_edge_count(b.g), edges - in - out);
+    assert_int_equal(gcap_node_get_type(v), (gcap_node_type)-1);
+  }
+  ok = true;
+stop:
+  inject_end();
+  check_graph_invariants(b.g);
+  for (size_t i = 0; i < 6; i++) {
+    gcap_node_type t = gcap_node_get_type(victims[i]);
+    assert_int_equal(t, i < destroyed ? (gcap_node_type)-1 : types[i]);
+  }
+  assert_int_equal(gcap_graph_node_count(b.g), BUILT_NODES - destroyed);
+  built_destroy(&b);
+  fx_teardown(&f);
+  return ok;
+}
+
+static void test_destroy_node_oom(void **state) {
+  (void)state;
+  run_with_faults("destroy_node", destroy_node_once);
+}
+
+/* Same types, edges (by position) and kernel arguments. */
+static void check_same_graph(const gcap_graph *a, const gcap_graph *b) {
+  assert_int_equal(a->nodes.count, b->nodes.count);
+  assert_int_equal(a->edge_count, b->edge_count);
+  for (size_t i = 0; i < a->nodes.count; i++) {
+    const struct gcap_node *x = a->nodes.items[i], *y = b->nodes.items[i];
+    assert_int_equal(x->type, y->type);
+    if (x->type == GCAP_NODE_KERNEL) {
+      assert_ptr_equal(x->p.kernel.kernel, y->p.kernel.kernel);
+      for (size_t p = 0; p < x->p.kernel.kernel->info.num_params; p++) {
+        assert_ptr_not_equal(x->p.kernel.args[p], y->p.kernel.args[p]);
+        assert_memory_equal(x->p.kernel.args[p], y->p.kernel.args[p], x->p.kernel.kernel->param_sizes[p]);
+      }
+    }
+    if (x->type == GCAP_NODE_GRAPH) {
+      assert_ptr_not_equal(x->p.child, y->p.child);
+      check_same_graph(x->p.child, y->p.child);
+    }
+  }
+  for (size_t i = 0; i < a->edge_count; i++) {
+    assert_int_equal(a->edges[i].from->index, b->edges[i].from->index);
+    assert_int_equal(a->edges[i].to->index, b->edges[i].to->index);
+  }
+}
+
+static bool clone_once(long n) {
+  struct fx f;
+  struct built b;
+  fx_setup(&f, false);
+  assert_true(build_graph(&f, &b));
+  unsigned module_refs = f.m->refs, event_refs = f.e->refs;
+  gcap_graph *copy = NULL;
+  bool ok = false;
+  inject_begin(n);
+  STEP_OUT(gcap_graph_clone(b.g, &copy), "gcap_graph_clone", copy);
+  ok = true;
+stop:
+  inject_end();
+  if (ok) {
+    check_graph_invariants(copy);
+    check_same_graph(b.g, copy);
+    /* Kernel nodes: axpb, stub and the child's fill; event nodes: record and wait. */
+    assert_int_equal(f.m->refs, module_refs + 3);
+    assert_int_equal(f.e->refs, event_refs + 2);
+  } else {
+    assert_int_equal(f.m->refs, module_refs);
+    assert_int_equal(f.e->refs, event_refs);
+  }
+  gcap_graph_destroy(copy);
+  assert_int_equal(f.m->refs, module_refs);
+  assert_int_equal(f.e->refs, event_refs);
+  check_built(&b);
+  built_destroy(&b);
+  fx_teardown(&f);
+  return ok;
+}
+
+static void test_clone_oom(void **state) {
+  (void)state;
+  run_with_faults("clone of a graph with a child graph", clone_once);
+}
+
+static bool instantiate_once(long n, bool shuffle) {
+  struct fx f;
+  struct built b;
+  fx_setup(&f, shuffle);
+  assert_true(build_graph(&f, &b));
+  unsigned module_refs = f.m->refs, event_refs = f.e->refs;
+  gcap_exec *x = NULL;
+  int launches = 0;
+  bool ok = false;
+  inject_begin(n);
+  STEP_OUT(gcap_graph_instantiate(b.g, 0, &x), "gcap_graph_instantiate", x);
+  STEP(gcap_exec_launch(x, f.s), "gcap_exec_launch");
+  launches++;
+  STEP(gcap_stream_synchronize(f.s), "gcap_stream_synchronize");
+  /* The executable is a snapshot: it keeps working after its graph is gone. */
+  gcap_graph_destroy(b.g);
+  b.g = NULL;
+  STEP(gcap_exec_launch(x, f.s), "gcap_exec_launch");
+  launches++;
+  STEP(gcap_stream_synchronize(f.s), "gcap_stream_synchronize");
+  ok = true;
+stop:
+  inject_end();
+  if (x == NULL) {
+    assert_int_equal(f.host_calls, 0);
+    assert_int_equal(f.m->refs, module_refs);
+    assert_int_equal(f.e->refs, event_refs);
+  } else {
+    assert_int_equal(gcap_exec_node_count(x), BUILT_EXEC_NODES);
+    if (launches > 0) check_launch_results(&f, launches);
+  }
+  gcap_exec_destroy(x);
+  if (b.g) {
+    assert_int_equal(f.m->refs, module_refs);
+    assert_int_equal(f.e->refs, event_refs);
+  }
+  built_destroy(&b);
+  fx_teardown(&f);
+  return ok;
+}
+
+static bool instantiate_capture_order_once(long n) { return instantiate_once(n, false); }
+static bool instantiate_shuffled_once(long n) { return instantiate_once(n, true); }
+
+static void test_instantiate_launch_oom(void **state) {
+  (void)state;
+  run_with_faults("instantiate + launch", instantiate_capture_order_once);
+}
+
+static void test_instantiate_launch_shuffled_oom(void **state) {
+  (void)state;
+  if (!test_on_sim()) skip();
+  run_with_faults("instantiate + launch (shuffled replay)", instantiate_shuffled_once);
+}
+
+static size_t count_arrows(FILE *fp) {
+  rewind(fp);
+  size_t arrows = 0;
+  int prev = 0, c;
+  while ((c = fgetc(fp)) != EOF) {
+    if (prev == '-' && c == '>') arrows++;
+    prev = c;
+  }
+  return arrows;
+}
+
+static bool write_dot_once(long n) {
+  struct fx f;
+  struct built b;
+  fx_setup(&f, false);
+  assert_true(build_graph(&f, &b));
+  FILE *plain = tmpfile(), *verbose = tmpfile();
+  assert_non_null(plain);
+  assert_non_null(verbose);
+  bool ok = false;
+  inject_begin(n);
+  STEP(gcap_graph_write_dot(b.g, plain, 0), "gcap_graph_write_dot");
+  STEP(gcap_graph_write_dot(b.g, verbose, GCAP_DOT_VERBOSE), "gcap_graph_write_dot");
+  ok = true;
+stop:
+  inject_end();
+  if (ok) {
+    assert_int_equal(count_arrows(plain), BUILT_EDGES);
+    assert_int_equal(count_arrows(verbose), BUILT_EDGES);
+    rewind(plain);
+    char head[16] = {0};
+    assert_non_null(fgets(head, sizeof head, plain));
+    assert_non_null(strstr(head, "digraph"));
+  }
+  fclose(plain);
+  fclose(verbose);
+  check_built(&b);
+  built_destroy(&b);
+  fx_teardown(&f);
+  return ok;
+}
+
+static void test_write_dot_oom(void **state) {
+  (void)state;
+  run_with_faults("write_dot to a tmpfile", write_dot_once);
+}
+
+int main(void) {
+  test_require_backend();
+#define OOM_TEST(fn) cmocka_unit_test_setup_teardown(fn, reset_injection, reset_injection)
+  const struct CMUnitTest tests[] = {
+      OOM_TEST(test_context_create_oom),
+      OOM_TEST(test_stream_event_oom),
+      OOM_TEST(test_memory_oom),
+      OOM_TEST(test_module_load_oom),
+      OOM_TEST(test_build_graph_oom),
+      OOM_TEST(test_add_dependencies_oom),
+      OOM_TEST(test_destroy_node_oom),
+      OOM_TEST(test_clone_oom),
+      OOM_TEST(test_instantiate_launch_oom),
+      OOM_TEST(test_instantiate_launch_shuffled_oom),
+      OOM_TEST(test_write_dot_oom),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
