@@ -1073,6 +1073,99 @@ static void test_launch_from_own_host_node(void **state) {
   gcap_context_destroy(ctx);
 }
 
+struct self_destroy {
+  gcap_exec *x;
+  int calls;
+};
+
+static void self_destroy_cb(void *p) {
+  struct self_destroy *st = p;
+  st->calls++;
+  gcap_exec_destroy(st->x);
+}
+
+/* As cuGraphExecDestroy: an exec destroyed while it runs finishes its launch, then it is gone. */
+static void test_destroy_from_own_host_node(void **state) {
+  (void)state;
+  gcap_context *ctx = test_context_create();
+  gcap_stream *s = NULL;
+  assert_ok(gcap_stream_create(ctx, &s));
+  gcap_graph *g = NULL;
+  assert_ok(gcap_graph_create(ctx, &g));
+  struct self_destroy st = {NULL, 0};
+  gcap_host_node_params hp = {.fn = self_destroy_cb, .user_data = &st};
+  gcap_node *h = NULL;
+  assert_ok(gcap_graph_add_host_node(g, NULL, 0, &hp, &h));
+  int after = 0;
+  add_counter(g, &h, 1, &after);
+  assert_ok(gcap_graph_instantiate(g, 0, &st.x));
+  launch_sync(st.x, s);
+  assert_int_equal(st.calls, 1);
+  assert_int_equal(after, 1);
+  assert_status(gcap_exec_launch(st.x, s), GCAP_ERROR_INVALID_HANDLE);
+  assert_int_equal(gcap_exec_node_count(st.x), 0);
+  assert_int_equal(st.calls, 1);
+  gcap_graph_destroy(g);
+  assert_ok(gcap_stream_destroy(s));
+  gcap_context_destroy(ctx);
+}
+
+struct blocking_calls {
+  gcap_context *ctx;
+  gcap_stream *s, *other;
+  gcap_event *e;
+  void *dev;
+  gcap_status stream_sync, ctx_sync, event_sync, copy, destroy;
+  int calls;
+};
+
+static void blocking_cb(void *p) {
+  struct blocking_calls *b = p;
+  unsigned char h[8] = {0};
+  b->calls++;
+  b->stream_sync = gcap_stream_synchronize(b->s);
+  b->ctx_sync = gcap_context_synchronize(b->ctx);
+  b->event_sync = gcap_event_synchronize(b->e);
+  b->copy = gcap_memcpy(b->ctx, h, b->dev, sizeof h, GCAP_MEMCPY_DEVICE_TO_HOST);
+  b->destroy = gcap_stream_destroy(b->other);
+}
+
+/* A blocking call from a host node returns ILLEGAL_STATE instead of deadlocking. */
+static void test_blocking_calls_in_host_node(void **state) {
+  (void)state;
+  gcap_context *ctx = test_context_create();
+  struct blocking_calls b;
+  memset(&b, 0, sizeof b);
+  b.ctx = ctx;
+  assert_ok(gcap_stream_create(ctx, &b.s));
+  assert_ok(gcap_stream_create(ctx, &b.other));
+  assert_ok(gcap_event_create(ctx, &b.e));
+  b.dev = dev_alloc(ctx, 8);
+  gcap_graph *g = NULL;
+  assert_ok(gcap_graph_create(ctx, &g));
+  gcap_host_node_params hp = {.fn = blocking_cb, .user_data = &b};
+  gcap_node *h = NULL;
+  assert_ok(gcap_graph_add_host_node(g, NULL, 0, &hp, &h));
+  gcap_exec *x = NULL;
+  assert_ok(gcap_graph_instantiate(g, 0, &x));
+  launch_sync(x, b.s);
+  assert_int_equal(b.calls, 1);
+  assert_int_equal(b.stream_sync, GCAP_ERROR_ILLEGAL_STATE);
+  assert_int_equal(b.ctx_sync, GCAP_ERROR_ILLEGAL_STATE);
+  assert_int_equal(b.event_sync, GCAP_ERROR_ILLEGAL_STATE);
+  assert_int_equal(b.copy, GCAP_ERROR_ILLEGAL_STATE);
+  assert_int_equal(b.destroy, GCAP_ERROR_ILLEGAL_STATE);
+  /* The stream the callback tried to destroy is still there. */
+  assert_ok(gcap_stream_synchronize(b.other));
+  assert_ok(gcap_stream_destroy(b.other));
+  gcap_exec_destroy(x);
+  gcap_graph_destroy(g);
+  assert_ok(gcap_event_destroy(b.e));
+  assert_ok(gcap_mem_free(ctx, b.dev));
+  assert_ok(gcap_stream_destroy(b.s));
+  gcap_context_destroy(ctx);
+}
+
 /* A range freed after instantiation fails the whole launch (simulator re-check). */
 static void test_launch_after_buffer_freed(void **state) {
   (void)state;
@@ -1447,6 +1540,8 @@ int main(void) {
       cmocka_unit_test(test_exec_upload),
       cmocka_unit_test(test_exec_launch_arguments),
       cmocka_unit_test(test_launch_from_own_host_node),
+      cmocka_unit_test(test_destroy_from_own_host_node),
+      cmocka_unit_test(test_blocking_calls_in_host_node),
       cmocka_unit_test(test_launch_after_buffer_freed),
       cmocka_unit_test(test_exec_destroy),
       cmocka_unit_test(test_two_execs_independent),
