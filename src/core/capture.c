@@ -208,8 +208,9 @@ gcap_status gcap__capture_check_graph_edit(const struct gcap_graph *g, const cha
   const struct gcap_graph *top = g;
   while (top->owner) top = top->owner->graph;
   if (!top->capturing) return GCAP_SUCCESS;
-  return gcap__fail(GCAP_ERROR_STREAM_CAPTURE_UNSUPPORTED, "%s: graph %p is being built by capture %llu; end it first",
-                    what, (const void *)g, (unsigned long long)top->capturing->id);
+  return gcap__fail(GCAP_ERROR_STREAM_CAPTURE_UNSUPPORTED,
+                    "graph %p is being built by capture %llu; %s is not permitted until the capture ends",
+                    (const void *)g, (unsigned long long)top->capturing->id, what);
 }
 
 /* ------------------------------------------------------------ events */
@@ -696,10 +697,14 @@ void gcap_capture_destroy(gcap_capture *c) {
   gcap__unlock(ctx);
 }
 
+/* Runs at scope exit, unseen: it keeps the message of the call that made the scope give up. */
 void gcap_capture_cleanup(gcap_capture **c) {
   if (!c) return;
+  char kept[1024];
+  snprintf(kept, sizeof kept, "%s", gcap_last_error_message());
   gcap_capture_destroy(*c);
   *c = NULL;
+  gcap__restore_message(kept);
 }
 
 void gcap__capture_context_destroy(struct gcap_context *ctx) {

@@ -48,6 +48,10 @@ gcap_status gcap__fail_context(gcap_status status, const char *fmt, ...) {
   return gcap__fail(status, "%s: %s", where, detail);
 }
 
+void gcap__restore_message(const char *saved) {
+  snprintf(thread_state.message, sizeof thread_state.message, "%s", saved);
+}
+
 void gcap__run_host_fn(gcap_host_fn fn, void *user_data) {
   /* The callback may call gcap; keep the outer call's name for its own later messages. */
   const char *outer = thread_state.api_function;

@@ -25,6 +25,9 @@ gcap_status gcap__fail_context(gcap_status status, const char *fmt, ...)
 #endif
     ;
 
+/* Puts back a message saved earlier (for calls that run unseen, at scope exit). */
+void gcap__restore_message(const char *saved);
+
 /* The public function this thread is in (for messages that name it). */
 const char *gcap__api_function(void);
 

@@ -212,7 +212,7 @@ void gcap__exec_destroy_all(struct gcap_context *ctx) {
 
 gcap_status gcap__instantiate(struct gcap_graph *g, unsigned flags, gcap_exec **out) {
   struct gcap_context *ctx = g->ctx;
-  gcap_status st = gcap__capture_check_graph_edit(g, "instantiate");
+  gcap_status st = gcap__capture_check_graph_edit(g, "instantiating it");
   if (st != GCAP_SUCCESS) return st;
   struct gcap_exec *x = gcap__calloc(1, sizeof *x);
   if (!x) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the executable");

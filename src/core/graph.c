@@ -119,7 +119,7 @@ void gcap_graph_destroy(gcap_graph *g) {
   if (g->owner)
     gcap__fail(GCAP_ERROR_ILLEGAL_STATE, "graph %p belongs to a child-graph node; destroy that node instead", (void *)g);
   else if (g->capturing)
-    gcap__capture_check_graph_edit(g, "destroy");
+    gcap__capture_check_graph_edit(g, "destroying it");
   else
     gcap__graph_free(g);
   gcap__unlock(ctx);
@@ -269,7 +269,7 @@ gcap_status gcap_graph_destroy_node(gcap_node *n) {
   if (st != GCAP_SUCCESS) return st;
   struct gcap_graph *g = n->graph;
   gcap__lock(g->ctx);
-  if ((st = gcap__capture_check_graph_edit(g, "destroy a node")) != GCAP_SUCCESS) {
+  if ((st = gcap__capture_check_graph_edit(g, "destroying its nodes")) != GCAP_SUCCESS) {
     gcap__unlock(g->ctx);
     return st;
   }
