@@ -388,7 +388,7 @@ static gcap_status check_joined(struct gcap__seq *q, struct gcap_stream **culpri
   struct gcap__node_vec stack = {0};
   if (gcap__node_vec_union(&stack, &q->origin->frontier) != 0) return GCAP_ERROR_OUT_OF_MEMORY;
   for (size_t i = 0; i < stack.count; i++) stack.items[i]->scratch = mark;
-  qsort(q->shadow, q->shadow_count, sizeof *q->shadow, by_target);
+  if (q->shadow_count) qsort(q->shadow, q->shadow_count, sizeof *q->shadow, by_target);
   gcap_status st = GCAP_SUCCESS;
   while (stack.count && st == GCAP_SUCCESS) {
     struct gcap_node *n = stack.items[--stack.count];

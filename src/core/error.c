@@ -16,6 +16,7 @@ struct thread_state {
 static _Thread_local struct thread_state thread_state;
 
 void gcap__enter(const char *api_function) {
+  if (thread_state.number == 0) gcap__thread_number(); /* numbered in the order threads first call gcap */
   thread_state.api_function = api_function;
   thread_state.message[0] = '\0';
 }
