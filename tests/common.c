@@ -55,3 +55,21 @@ void test_assert_message_contains(const char *needle) {
   print_error("last error message \"%s\" does not contain \"%s\"\n", msg, needle);
   fail();
 }
+
+int test_setup(void **state) {
+  struct test_fixture *f = calloc(1, sizeof *f);
+  if (f == NULL) return -1;
+  f->ctx = test_context_create();
+  if (gcap_stream_create(f->ctx, &f->s) != GCAP_SUCCESS) return -1;
+  *state = f;
+  return 0;
+}
+
+int test_teardown(void **state) {
+  struct test_fixture *f = *state;
+  if (f == NULL) return 0;
+  if (gcap_stream_destroy(f->s) != GCAP_SUCCESS) return -1;
+  gcap_context_destroy(f->ctx);
+  free(f);
+  return 0;
+}

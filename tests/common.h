@@ -27,4 +27,13 @@ bool test_on_sim(void);
 /* Fails the test unless the thread's last error message contains `needle`. */
 void test_assert_message_contains(const char *needle);
 
+/* The usual fixture: a context (test_context_create) and one stream on it. */
+struct test_fixture {
+  gcap_context *ctx;
+  gcap_stream *s;
+};
+/* cmocka setup and teardown making and freeing a struct test_fixture in *state. */
+int test_setup(void **state);
+int test_teardown(void **state);
+
 #endif

@@ -11,28 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct fixture {
-  gcap_context *ctx;
-  gcap_stream *s;
-};
-
-static int setup(void **state) {
-  struct fixture *f = calloc(1, sizeof *f);
-  if (f == NULL) return -1;
-  f->ctx = test_context_create();
-  if (gcap_stream_create(f->ctx, &f->s) != GCAP_SUCCESS) return -1;
-  *state = f;
-  return 0;
-}
-
-static int teardown(void **state) {
-  struct fixture *f = *state;
-  if (f == NULL) return 0;
-  if (gcap_stream_destroy(f->s) != GCAP_SUCCESS) return -1;
-  gcap_context_destroy(f->ctx);
-  free(f);
-  return 0;
-}
+/* struct test_fixture, test_setup() and test_teardown() come from common.h: a context and one stream. */
 
 static int sentinel_storage;
 #define SENTINEL_MODULE ((gcap_module *)(void *)&sentinel_storage)
@@ -196,7 +175,7 @@ static void expect_load_fails(gcap_context *ctx, const gcap_kernel_def *defs, si
 }
 
 static void test_module_load_bad_desc(void **state) {
-  struct fixture *f = *state;
+  struct test_fixture *f = *state;
   if (!test_on_sim()) skip();
   const gcap_kernel_def good = {"good", no_param_fn, 0, NULL, NULL};
 
@@ -250,7 +229,7 @@ static void test_module_load_bad_desc(void **state) {
 }
 
 static void test_module_load_good_variants(void **state) {
-  struct fixture *f = *state;
+  struct test_fixture *f = *state;
   if (!test_on_sim()) skip();
   static const size_t sizes5[] = {1, 2, 4, 8, 16};
   static const gcap_param_access all_access[] = {GCAP_ACCESS_UNKNOWN, GCAP_ACCESS_NONE, GCAP_ACCESS_READ,
@@ -280,7 +259,7 @@ static void test_module_load_good_variants(void **state) {
 /* ------------------------------------------------------------ lookups */
 
 static void test_get_kernel(void **state) {
-  struct fixture *f = *state;
+  struct test_fixture *f = *state;
   if (!test_on_sim()) skip();
   const gcap_kernel_def defs[] = {
       {"alpha", no_param_fn, 0, NULL, NULL},
@@ -321,7 +300,7 @@ static void test_get_kernel(void **state) {
   assert_null(gcap_kernel_name(b));
 }
 
-static uint32_t run_out_kernel(struct fixture *f, gcap_kernel *k, uint32_t *d) {
+static uint32_t run_out_kernel(struct test_fixture *f, gcap_kernel *k, uint32_t *d) {
   assert_ok(gcap_memset_d32_async(f->s, d, 0, 1));
   void *arg = d;
   void *args[] = {&arg};
@@ -333,7 +312,7 @@ static uint32_t run_out_kernel(struct fixture *f, gcap_kernel *k, uint32_t *d) {
 }
 
 static void test_find_kernel_across_modules(void **state) {
-  struct fixture *f = *state;
+  struct test_fixture *f = *state;
   if (!test_on_sim()) skip();
   const gcap_kernel_def first[] = {
       {"only_first", write_one_fn, 1, one_ptr_size, NULL},
@@ -409,7 +388,7 @@ static char *heap_string(const char *s) {
 }
 
 static void test_def_arrays_are_copied(void **state) {
-  struct fixture *f = *state;
+  struct test_fixture *f = *state;
   if (!test_on_sim()) skip();
   char *name0 = heap_string("copied_saxpy");
   char *name1 = heap_string("copied_stub");
@@ -472,7 +451,7 @@ static void test_def_arrays_are_copied(void **state) {
 /* ------------------------------------------------------------ launches */
 
 static void test_launch_saxpy(void **state) {
-  struct fixture *f = *state;
+  struct test_fixture *f = *state;
   if (!test_on_sim()) skip();
   const gcap_kernel_def defs[] = {{"saxpy", saxpy_fn, 4, saxpy_sizes, saxpy_access}};
   gcap_module *m = load(f->ctx, defs, 1);
@@ -519,7 +498,7 @@ static void test_launch_saxpy(void **state) {
   assert_ok(gcap_module_unload(m));
 }
 
-static void check_indices(struct fixture *f, gcap_kernel *k, gcap_dim3 grid, gcap_dim3 block) {
+static void check_indices(struct test_fixture *f, gcap_kernel *k, gcap_dim3 grid, gcap_dim3 block) {
   const uint32_t per_block = block.x * block.y * block.z;
   const uint32_t total = grid.x * grid.y * grid.z * per_block;
   struct thread_rec *d = dev_alloc(f->ctx, total * sizeof *d);
@@ -565,7 +544,7 @@ static void check_indices(struct fixture *f, gcap_kernel *k, gcap_dim3 grid, gca
 }
 
 static void test_every_thread_once_3d(void **state) {
-  struct fixture *f = *state;
+  struct test_fixture *f = *state;
   if (!test_on_sim()) skip();
   const gcap_kernel_def defs[] = {{"record", record_indices_fn, 3, record_sizes, NULL}};
   gcap_module *m = load(f->ctx, defs, 1);
@@ -578,7 +557,7 @@ static void test_every_thread_once_3d(void **state) {
 }
 
 static void test_shared_memory(void **state) {
-  struct fixture *f = *state;
+  struct test_fixture *f = *state;
   if (!test_on_sim()) skip();
   const gcap_kernel_def defs[] = {{"shared", shared_fn, 2, two_ptr_sizes, NULL}};
   gcap_module *m = load(f->ctx, defs, 1);
@@ -620,7 +599,7 @@ static void test_shared_memory(void **state) {
 }
 
 static void test_args_by_value(void **state) {
-  struct fixture *f = *state;
+  struct test_fixture *f = *state;
   if (!test_on_sim()) skip();
   const gcap_kernel_def defs[] = {{"big", big_arg_fn, 2, big_arg_sizes, NULL}};
   gcap_module *m = load(f->ctx, defs, 1);
@@ -655,7 +634,7 @@ static void test_args_by_value(void **state) {
 }
 
 static void test_stub_runs_nothing(void **state) {
-  struct fixture *f = *state;
+  struct test_fixture *f = *state;
   if (!test_on_sim()) skip();
   /* Same signature as write_one, no sim_fn. */
   const gcap_kernel_def defs[] = {{"stub", NULL, 1, one_ptr_size, NULL}};
@@ -679,7 +658,7 @@ static void test_stub_runs_nothing(void **state) {
 }
 
 static void test_no_params_null_args(void **state) {
-  struct fixture *f = *state;
+  struct test_fixture *f = *state;
   if (!test_on_sim()) skip();
   const gcap_kernel_def defs[] = {{"count", no_param_fn, 0, NULL, NULL}};
   gcap_module *m = load(f->ctx, defs, 1);
@@ -697,7 +676,7 @@ struct config {
 };
 
 static void test_bad_launch_configs(void **state) {
-  struct fixture *f = *state;
+  struct test_fixture *f = *state;
   if (!test_on_sim()) skip();
   const gcap_kernel_def defs[] = {{"stub", NULL, 0, NULL, NULL}, {"count", no_param_fn, 0, NULL, NULL}};
   gcap_module *m = load(f->ctx, defs, 2);
@@ -738,7 +717,7 @@ static void test_bad_launch_configs(void **state) {
 }
 
 static void test_bad_args_and_handles(void **state) {
-  struct fixture *f = *state;
+  struct test_fixture *f = *state;
   if (!test_on_sim()) skip();
   const gcap_kernel_def defs[] = {{"one", write_one_fn, 1, one_ptr_size, NULL}};
   gcap_module *m = load(f->ctx, defs, 1);
@@ -791,7 +770,7 @@ static void test_bad_args_and_handles(void **state) {
 }
 
 static void test_module_unload_errors(void **state) {
-  struct fixture *f = *state;
+  struct test_fixture *f = *state;
   if (!test_on_sim()) skip();
   assert_status(gcap_module_unload(NULL), GCAP_ERROR_INVALID_HANDLE);
   test_assert_message_contains("gcap_module_unload");
@@ -808,20 +787,20 @@ static void test_module_unload_errors(void **state) {
 int main(void) {
   test_require_backend();
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(test_module_load_bad_desc, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_module_load_good_variants, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_get_kernel, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_find_kernel_across_modules, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_def_arrays_are_copied, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_launch_saxpy, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_every_thread_once_3d, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_shared_memory, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_args_by_value, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_stub_runs_nothing, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_no_params_null_args, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_bad_launch_configs, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_bad_args_and_handles, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_module_unload_errors, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_module_load_bad_desc, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_module_load_good_variants, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_get_kernel, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_find_kernel_across_modules, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_def_arrays_are_copied, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_launch_saxpy, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_every_thread_once_3d, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_shared_memory, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_args_by_value, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_stub_runs_nothing, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_no_params_null_args, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_bad_launch_configs, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_bad_args_and_handles, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_module_unload_errors, test_setup, test_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

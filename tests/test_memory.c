@@ -10,28 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct fixture {
-  gcap_context *ctx;
-  gcap_stream *s;
-};
-
-static int setup(void **state) {
-  struct fixture *f = calloc(1, sizeof *f);
-  if (f == NULL) return -1;
-  f->ctx = test_context_create();
-  if (gcap_stream_create(f->ctx, &f->s) != GCAP_SUCCESS) return -1;
-  *state = f;
-  return 0;
-}
-
-static int teardown(void **state) {
-  struct fixture *f = *state;
-  if (f == NULL) return 0;
-  if (gcap_stream_destroy(f->s) != GCAP_SUCCESS) return -1;
-  gcap_context_destroy(f->ctx);
-  free(f);
-  return 0;
-}
+/* struct test_fixture, test_setup() and test_teardown() come from common.h: a context and one stream. */
 
 static int sentinel_storage;
 #define SENTINEL ((void *)&sentinel_storage)
@@ -74,7 +53,7 @@ static void assert_all_bytes(const unsigned char *p, size_t n, unsigned char byt
 /* ----------------------------------------------------------- allocation */
 
 static void test_mem_alloc_free(void **state) {
-  struct fixture *f = *state;
+  struct test_fixture *f = *state;
   void *d = SENTINEL;
   assert_ok(gcap_mem_alloc(f->ctx, 256, &d));
   assert_non_null(d);
@@ -97,7 +76,7 @@ static void test_mem_alloc_free(void **state) {
 }
 
 static void test_mem_alloc_errors(void **state) {
-  struct fixture *f = *state;
+  struct test_fixture *f = *state;
   void *d = SENTINEL;
   assert_status(gcap_mem_alloc(f->ctx, 0, &d), GCAP_ERROR_INVALID_VALUE);
   assert_null(d);
@@ -119,7 +98,7 @@ static void test_mem_alloc_errors(void **state) {
 }
 
 static void test_mem_free_errors(void **state) {
-  struct fixture *f = *state;
+  struct test_fixture *f = *state;
   assert_ok(gcap_mem_free(f->ctx, NULL));
   assert_string_equal(gcap_last_error_message(), "");
 
@@ -159,7 +138,7 @@ static void test_mem_free_errors(void **state) {
 }
 
 static void test_mem_free_foreign_context(void **state) {
-  struct fixture *f = *state;
+  struct test_fixture *f = *state;
   gcap_context *other = test_context_create();
   void *d = dev_alloc(other, 64);
   assert_status(gcap_mem_free(f->ctx, d), GCAP_ERROR_INVALID_VALUE);
@@ -173,7 +152,7 @@ static void test_mem_free_foreign_context(void **state) {
 }
 
 static void test_host_alloc_free(void **state) {
-  struct fixture *f = *state;
+  struct test_fixture *f = *state;
   void *h = SENTINEL;
   assert_ok(gcap_host_alloc(f->ctx, 300, &h));
   assert_non_null(h);
@@ -188,7 +167,7 @@ static void test_host_alloc_free(void **state) {
 }
 
 static void test_host_alloc_errors(void **state) {
-  struct fixture *f = *state;
+  struct test_fixture *f = *state;
   void *h = SENTINEL;
   assert_status(gcap_host_alloc(f->ctx, 0, &h), GCAP_ERROR_INVALID_VALUE);
   assert_null(h);
@@ -246,12 +225,12 @@ static void check_roundtrip(gcap_context *ctx, gcap_memcpy_kind to_dev, gcap_mem
 }
 
 static void test_memcpy_explicit_kinds(void **state) {
-  struct fixture *f = *state;
+  struct test_fixture *f = *state;
   check_roundtrip(f->ctx, GCAP_MEMCPY_HOST_TO_DEVICE, GCAP_MEMCPY_DEVICE_TO_DEVICE, GCAP_MEMCPY_DEVICE_TO_HOST, 3);
 }
 
 static void test_memcpy_default_kinds(void **state) {
-  struct fixture *f = *state;
+  struct test_fixture *f = *state;
   check_roundtrip(f->ctx, GCAP_MEMCPY_DEFAULT, GCAP_MEMCPY_DEFAULT, GCAP_MEMCPY_DEFAULT, 4);
   /* Mixed: explicit one way, inferred the other. */
   check_roundtrip(f->ctx, GCAP_MEMCPY_HOST_TO_DEVICE, GCAP_MEMCPY_DEFAULT, GCAP_MEMCPY_DEFAULT, 5);
@@ -259,7 +238,7 @@ static void test_memcpy_default_kinds(void **state) {
 }
 
 static void test_memcpy_host_to_host(void **state) {
-  struct fixture *f = *state;
+  struct test_fixture *f = *state;
   unsigned char a[77], b[77];
   fill_pattern(a, sizeof a, 8);
   memset(b, 0, sizeof b);
@@ -282,7 +261,7 @@ static void test_memcpy_host_to_host(void **state) {
 }
 
 static void test_memcpy_kind_mismatch(void **state) {
-  struct fixture *f = *state;
+  struct test_fixture *f = *state;
   if (!test_on_sim()) skip();
   enum { N = 64 };
   unsigned char h[N], h2[N];
@@ -330,7 +309,7 @@ static void test_memcpy_kind_mismatch(void **state) {
 }
 
 static void test_memcpy_freed_and_foreign_pointers(void **state) {
-  struct fixture *f = *state;
+  struct test_fixture *f = *state;
   if (!test_on_sim()) skip();
   unsigned char h[32];
   memset(h, 0x55, sizeof h);
@@ -357,7 +336,7 @@ static void test_memcpy_freed_and_foreign_pointers(void **state) {
 }
 
 static void test_memcpy_out_of_range(void **state) {
-  struct fixture *f = *state;
+  struct test_fixture *f = *state;
   enum { N = 64 };
   unsigned char h[2 * N], h2[2 * N];
   fill_pattern(h, sizeof h, 12);
@@ -404,7 +383,7 @@ static void test_memcpy_out_of_range(void **state) {
 }
 
 static void test_memcpy_offsets(void **state) {
-  struct fixture *f = *state;
+  struct test_fixture *f = *state;
   enum { N = 256 };
   unsigned char *d = dev_alloc(f->ctx, N);
   dev_set(f->ctx, d, 0, N);
@@ -428,7 +407,7 @@ static void test_memcpy_offsets(void **state) {
 }
 
 static void test_memcpy_bad_arguments(void **state) {
-  struct fixture *f = *state;
+  struct test_fixture *f = *state;
   unsigned char h[16] = {0}, h2[16];
   memset(h2, 0x3C, sizeof h2);
   void *d = dev_alloc(f->ctx, 16);
@@ -458,7 +437,7 @@ static void test_memcpy_bad_arguments(void **state) {
 }
 
 static void test_pinned_host_side(void **state) {
-  struct fixture *f = *state;
+  struct test_fixture *f = *state;
   enum { N = 4096 };
   unsigned char *src = NULL, *dst = NULL;
   assert_ok(gcap_host_alloc(f->ctx, N, (void **)&src));
@@ -497,7 +476,7 @@ static void test_pinned_host_side(void **state) {
 }
 
 static void test_large_copy(void **state) {
-  struct fixture *f = *state;
+  struct test_fixture *f = *state;
   const size_t n = (size_t)8 << 20;
   unsigned char *in = malloc(n), *out = malloc(n);
   assert_non_null(in);
@@ -524,7 +503,7 @@ static void test_large_copy(void **state) {
 /* -------------------------------------------------------- stream-ordered copies */
 
 static void test_memcpy_async_kinds(void **state) {
-  struct fixture *f = *state;
+  struct test_fixture *f = *state;
   enum { N = 500 };
   const gcap_memcpy_kind h2d[] = {GCAP_MEMCPY_HOST_TO_DEVICE, GCAP_MEMCPY_DEFAULT};
   const gcap_memcpy_kind d2d[] = {GCAP_MEMCPY_DEVICE_TO_DEVICE, GCAP_MEMCPY_DEFAULT};
@@ -552,7 +531,7 @@ static void test_memcpy_async_kinds(void **state) {
 }
 
 static void test_memcpy_async_errors(void **state) {
-  struct fixture *f = *state;
+  struct test_fixture *f = *state;
   enum { N = 64 };
   unsigned char h[2 * N], h2[2 * N];
   fill_pattern(h, sizeof h, 30);
@@ -597,7 +576,7 @@ static void test_memcpy_async_errors(void **state) {
 /* ------------------------------------------------------------------ fills */
 
 static void test_memset_async(void **state) {
-  struct fixture *f = *state;
+  struct test_fixture *f = *state;
   enum { N = 100 };
   unsigned char *d = dev_alloc(f->ctx, N);
   dev_set(f->ctx, d, 0x01, N);
@@ -624,7 +603,7 @@ static void test_memset_async(void **state) {
 }
 
 static void test_memset_d16_d32(void **state) {
-  struct fixture *f = *state;
+  struct test_fixture *f = *state;
   enum { N = 128 };
   unsigned char *d = dev_alloc(f->ctx, N);
   dev_set(f->ctx, d, 0x00, N);
@@ -669,7 +648,7 @@ static void test_memset_d16_d32(void **state) {
 }
 
 static void test_fill_errors(void **state) {
-  struct fixture *f = *state;
+  struct test_fixture *f = *state;
   enum { N = 64 };
   unsigned char *d = dev_alloc(f->ctx, N);
   dev_set(f->ctx, d, 0x5E, N);
@@ -722,7 +701,7 @@ static void test_fill_errors(void **state) {
 }
 
 static void test_fill_needs_device_memory(void **state) {
-  struct fixture *f = *state;
+  struct test_fixture *f = *state;
   if (!test_on_sim()) skip();
   uint32_t stack_buf[16];
   memset(stack_buf, 0x12, sizeof stack_buf);
@@ -756,7 +735,7 @@ static void test_fill_needs_device_memory(void **state) {
 }
 
 static void test_async_stream_of_other_context(void **state) {
-  struct fixture *f = *state;
+  struct test_fixture *f = *state;
   if (!test_on_sim()) skip();
   /* The stream decides the context: memory of f->ctx is not device memory for it. */
   gcap_context *other = test_context_create();
@@ -780,29 +759,29 @@ static void test_async_stream_of_other_context(void **state) {
 int main(void) {
   test_require_backend();
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(test_mem_alloc_free, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_mem_alloc_errors, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_mem_free_errors, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_mem_free_foreign_context, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_host_alloc_free, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_host_alloc_errors, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_memcpy_explicit_kinds, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_memcpy_default_kinds, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_memcpy_host_to_host, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_memcpy_kind_mismatch, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_memcpy_freed_and_foreign_pointers, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_memcpy_out_of_range, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_memcpy_offsets, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_memcpy_bad_arguments, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_pinned_host_side, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_large_copy, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_memcpy_async_kinds, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_memcpy_async_errors, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_memset_async, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_memset_d16_d32, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_fill_errors, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_fill_needs_device_memory, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_async_stream_of_other_context, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_mem_alloc_free, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_mem_alloc_errors, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_mem_free_errors, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_mem_free_foreign_context, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_host_alloc_free, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_host_alloc_errors, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_memcpy_explicit_kinds, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_memcpy_default_kinds, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_memcpy_host_to_host, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_memcpy_kind_mismatch, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_memcpy_freed_and_foreign_pointers, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_memcpy_out_of_range, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_memcpy_offsets, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_memcpy_bad_arguments, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_pinned_host_side, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_large_copy, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_memcpy_async_kinds, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_memcpy_async_errors, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_memset_async, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_memset_d16_d32, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_fill_errors, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_fill_needs_device_memory, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_async_stream_of_other_context, test_setup, test_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

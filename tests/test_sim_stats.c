@@ -10,28 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct fixture {
-  gcap_context *ctx;
-  gcap_stream *s;
-};
-
-static int setup(void **state) {
-  struct fixture *f = calloc(1, sizeof *f);
-  if (f == NULL) return -1;
-  f->ctx = test_context_create();
-  if (gcap_stream_create(f->ctx, &f->s) != GCAP_SUCCESS) return -1;
-  *state = f;
-  return 0;
-}
-
-static int teardown(void **state) {
-  struct fixture *f = *state;
-  if (f == NULL) return 0;
-  if (gcap_stream_destroy(f->s) != GCAP_SUCCESS) return -1;
-  gcap_context_destroy(f->ctx);
-  free(f);
-  return 0;
-}
+/* struct test_fixture, test_setup() and test_teardown() come from common.h: a context and one stream. */
 
 static gcap_sim_stats stats(gcap_context *ctx) {
   gcap_sim_stats st;
@@ -72,7 +51,7 @@ static void test_options_init_defaults(void **state) {
 }
 
 static void test_get_stats_errors(void **state) {
-  struct fixture *f = *state;
+  struct test_fixture *f = *state;
   if (!test_on_sim()) skip();
   gcap_sim_stats st;
   memset(&st, 0x11, sizeof st);
@@ -91,14 +70,14 @@ static void test_get_stats_errors(void **state) {
 }
 
 static void test_get_stats_not_on_cuda(void **state) {
-  struct fixture *f = *state;
+  struct test_fixture *f = *state;
   if (test_on_sim()) skip();
   gcap_sim_stats st;
   assert_status(gcap_sim_get_stats(f->ctx, &st), GCAP_ERROR_NOT_SUPPORTED);
 }
 
 static void test_fresh_context_zero(void **state) {
-  struct fixture *f = *state;
+  struct test_fixture *f = *state;
   if (!test_on_sim()) skip();
   gcap_sim_stats st = stats(f->ctx);
   assert_string_equal(gcap_last_error_message(), "");
@@ -121,7 +100,7 @@ static void test_fresh_context_zero(void **state) {
 }
 
 static void test_copy_and_fill_counters(void **state) {
-  struct fixture *f = *state;
+  struct test_fixture *f = *state;
   if (!test_on_sim()) skip();
   enum { N = 256 };
   unsigned char h[N], h2[N];
@@ -173,7 +152,7 @@ static void test_copy_and_fill_counters(void **state) {
 }
 
 static void test_host_to_host_copies_count(void **state) {
-  struct fixture *f = *state;
+  struct test_fixture *f = *state;
   if (!test_on_sim()) skip();
   unsigned char x[40] = {0}, y[40];
   assert_ok(gcap_memcpy(f->ctx, y, x, 40, GCAP_MEMCPY_HOST_TO_HOST));
@@ -184,7 +163,7 @@ static void test_host_to_host_copies_count(void **state) {
 }
 
 static void test_kernel_and_host_counters(void **state) {
-  struct fixture *f = *state;
+  struct test_fixture *f = *state;
   if (!test_on_sim()) skip();
   static const size_t sizes[] = {sizeof(uint32_t)};
   const gcap_kernel_def defs[] = {
@@ -231,7 +210,7 @@ static void test_kernel_and_host_counters(void **state) {
 }
 
 static void test_counters_are_per_context(void **state) {
-  struct fixture *f = *state;
+  struct test_fixture *f = *state;
   if (!test_on_sim()) skip();
   gcap_context *other = test_context_create();
   void *d = NULL;
@@ -257,13 +236,13 @@ int main(void) {
   test_require_backend();
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_options_init_defaults),
-      cmocka_unit_test_setup_teardown(test_get_stats_errors, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_get_stats_not_on_cuda, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_fresh_context_zero, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_copy_and_fill_counters, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_host_to_host_copies_count, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_kernel_and_host_counters, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_counters_are_per_context, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_get_stats_errors, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_get_stats_not_on_cuda, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_fresh_context_zero, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_copy_and_fill_counters, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_host_to_host_copies_count, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_kernel_and_host_counters, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_counters_are_per_context, test_setup, test_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

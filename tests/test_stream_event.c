@@ -13,28 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct fixture {
-  gcap_context *ctx;
-  gcap_stream *s;
-};
-
-static int setup(void **state) {
-  struct fixture *f = calloc(1, sizeof *f);
-  if (f == NULL) return -1;
-  f->ctx = test_context_create();
-  if (gcap_stream_create(f->ctx, &f->s) != GCAP_SUCCESS) return -1;
-  *state = f;
-  return 0;
-}
-
-static int teardown(void **state) {
-  struct fixture *f = *state;
-  if (f == NULL) return 0;
-  if (gcap_stream_destroy(f->s) != GCAP_SUCCESS) return -1;
-  gcap_context_destroy(f->ctx);
-  free(f);
-  return 0;
-}
+/* struct test_fixture, test_setup() and test_teardown() come from common.h: a context and one stream. */
 
 static int sentinel_storage;
 #define SENTINEL_STREAM ((gcap_stream *)(void *)&sentinel_storage)
@@ -45,7 +24,7 @@ static void host_noop(void *user_data) { (void)user_data; }
 /* ----------------------------------------------------------------- streams */
 
 static void test_stream_lifecycle(void **state) {
-  struct fixture *f = *state;
+  struct test_fixture *f = *state;
   gcap_stream *s = SENTINEL_STREAM;
   assert_ok(gcap_stream_create(f->ctx, &s));
   assert_non_null(s);
@@ -65,7 +44,7 @@ static void test_stream_lifecycle(void **state) {
 }
 
 static void test_stream_errors(void **state) {
-  struct fixture *f = *state;
+  struct test_fixture *f = *state;
   gcap_stream *s = SENTINEL_STREAM;
   assert_status(gcap_stream_create(NULL, &s), GCAP_ERROR_INVALID_HANDLE);
   assert_null(s);
@@ -95,7 +74,7 @@ static void test_stream_errors(void **state) {
 }
 
 static void test_streams_of_other_context(void **state) {
-  struct fixture *f = *state;
+  struct test_fixture *f = *state;
   gcap_context *other = test_context_create();
   gcap_stream *os = NULL;
   gcap_event *oe = NULL, *e = NULL;
@@ -126,7 +105,7 @@ static void test_streams_of_other_context(void **state) {
 /* ------------------------------------------------------------------ events */
 
 static void test_event_lifecycle(void **state) {
-  struct fixture *f = *state;
+  struct test_fixture *f = *state;
   gcap_event *e = SENTINEL_EVENT;
   assert_ok(gcap_event_create(f->ctx, &e));
   assert_non_null(e);
@@ -151,7 +130,7 @@ static void test_event_lifecycle(void **state) {
 }
 
 static void test_event_query_after_work_on_sim(void **state) {
-  struct fixture *f = *state;
+  struct test_fixture *f = *state;
   if (!test_on_sim()) skip();
   /* The simulator runs work when issued: no NOT_READY after work. */
   gcap_event *e = NULL;
@@ -167,7 +146,7 @@ static void test_event_query_after_work_on_sim(void **state) {
 }
 
 static void test_event_errors(void **state) {
-  struct fixture *f = *state;
+  struct test_fixture *f = *state;
   gcap_event *e = SENTINEL_EVENT;
   assert_status(gcap_event_create(NULL, &e), GCAP_ERROR_INVALID_HANDLE);
   assert_null(e);
@@ -225,7 +204,7 @@ static void append_to_log(void *user_data) {
 }
 
 static void test_host_funcs_run_in_order(void **state) {
-  struct fixture *f = *state;
+  struct test_fixture *f = *state;
   struct log log = {{0}, 0};
   struct log_item items[10];
   for (int i = 0; i < 10; i++) {
@@ -273,7 +252,7 @@ static void peek_host_buffer(void *user_data) {
 }
 
 static void test_memset_then_copy_sees_fill(void **state) {
-  struct fixture *f = *state;
+  struct test_fixture *f = *state;
   enum { N = 256 };
   void *d = NULL;
   unsigned char h[N];
@@ -304,7 +283,7 @@ static void test_memset_then_copy_sees_fill(void **state) {
 }
 
 static void test_host_func_errors(void **state) {
-  struct fixture *f = *state;
+  struct test_fixture *f = *state;
   int token = 0;
   assert_status(gcap_launch_host_func(f->s, NULL, &token), GCAP_ERROR_INVALID_VALUE);
   test_assert_message_contains("gcap_launch_host_func");
@@ -340,7 +319,7 @@ static void call_blocking(void *user_data) {
 }
 
 static void test_blocking_calls_in_callback(void **state) {
-  struct fixture *f = *state;
+  struct test_fixture *f = *state;
   struct blocking_probe p;
   memset(&p, 0, sizeof p);
   p.ctx = f->ctx;
@@ -475,7 +454,7 @@ static int reset_mode_teardown(void **state) {
 /* ------------------------------------------------- capture queries, no capture */
 
 static void test_capture_queries_without_capture(void **state) {
-  struct fixture *f = *state;
+  struct test_fixture *f = *state;
   gcap_capture_status cs = (gcap_capture_status)77;
   assert_ok(gcap_stream_is_capturing(f->s, &cs));
   assert_int_equal(cs, GCAP_CAPTURE_STATUS_NONE);
@@ -519,20 +498,20 @@ static void test_capture_queries_without_capture(void **state) {
 int main(void) {
   test_require_backend();
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(test_stream_lifecycle, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_stream_errors, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_streams_of_other_context, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_event_lifecycle, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_event_query_after_work_on_sim, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_event_errors, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_host_funcs_run_in_order, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_memset_then_copy_sees_fill, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_host_func_errors, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_blocking_calls_in_callback, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_stream_lifecycle, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_stream_errors, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_streams_of_other_context, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_event_lifecycle, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_event_query_after_work_on_sim, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_event_errors, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_host_funcs_run_in_order, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_memset_then_copy_sees_fill, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_host_func_errors, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_blocking_calls_in_callback, test_setup, test_teardown),
       cmocka_unit_test_teardown(test_exchange_capture_mode_swaps, reset_mode_teardown),
       cmocka_unit_test_teardown(test_exchange_capture_mode_per_thread, reset_mode_teardown),
       cmocka_unit_test_teardown(test_exchange_capture_mode_errors, reset_mode_teardown),
-      cmocka_unit_test_setup_teardown(test_capture_queries_without_capture, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_capture_queries_without_capture, test_setup, test_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
