@@ -113,6 +113,7 @@ static uint64_t next_random(uint64_t *state) { /* splitmix64 */
 }
 
 static void run_entry(struct sim_context *sc, const struct gcap__plan_node *pn) {
+  if (pn->disabled) return;
   switch (pn->type) {
   case GCAP_NODE_KERNEL: sim_run_kernel(sc, &pn->u.kernel); break;
   case GCAP_NODE_MEMCPY: sim_run_copy(sc, &pn->u.copy); break;

@@ -48,7 +48,9 @@ struct gcap__fill {
 struct gcap__plan_node {
   gcap_node_type type; /* GRAPH entries and child exits run nothing */
   bool counted;        /* false for the synthetic exit of a child graph */
-  const gcap_node *source; /* the graph node it was made from */
+  bool disabled;           /* gcap_exec_node_set_enabled: runs as an empty node, keeps its edges */
+  const gcap_node *source; /* the graph node it was made from (an address only: it may be gone) */
+  uint64_t source_id;      /* that node's unique id, so a later node at the same address never matches */
   union {
     struct gcap__launch kernel;
     struct gcap__copy copy;

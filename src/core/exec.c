@@ -1,19 +1,9 @@
 #include <string.h>
 
 #include "capture.h"
+#include "exec.h"
 
-struct gcap_exec {
-  struct gcap__link link;
-  struct gcap_context *ctx;
-  void *impl;
-  struct gcap__plan plan;
-  unsigned flags;
-  uint64_t checked_epoch; /* allocation-table epoch the plan's ranges were last checked against */
-  bool running;           /* a launch is executing it (a host node may call back into gcap) */
-  bool destroy_pending;   /* destroyed from inside its own launch */
-};
-
-static gcap_status check_exec(const gcap_exec *x, const char *what) {
+gcap_status gcap__check_exec(const gcap_exec *x, const char *what) {
   if (!x) return gcap__fail(GCAP_ERROR_INVALID_HANDLE, "%s is NULL", what);
   if (!gcap__registry_has(x, GCAP__H_EXEC))
     return gcap__fail(GCAP_ERROR_INVALID_HANDLE, "%s (exec %p) is not a live executable graph", what, (const void *)x);
@@ -115,6 +105,7 @@ static gcap_status push_entry(struct builder *b, const struct gcap_node *n, gcap
   pn->type = type;
   pn->counted = counted;
   pn->source = n;
+  pn->source_id = n->id;
   pn->first_dep = p->num_deps;
   *entry = p->count;
   gcap_status st = type == n->type ? snapshot_params(b, pn, n) : GCAP_SUCCESS;
@@ -172,7 +163,7 @@ static gcap_status emit_graph(struct builder *b, const struct gcap_graph *g, siz
   return st;
 }
 
-static void plan_release(struct gcap__plan *p) {
+void gcap__plan_release(struct gcap__plan *p) {
   for (size_t i = 0; i < p->count; i++) {
     struct gcap__plan_node *pn = &p->nodes[i];
     if (pn->type == GCAP_NODE_KERNEL) {
@@ -187,14 +178,14 @@ static void plan_release(struct gcap__plan *p) {
   memset(p, 0, sizeof *p);
 }
 
-static gcap_status build_plan(struct gcap_context *ctx, const struct gcap_graph *g, struct gcap__plan *plan) {
+gcap_status gcap__build_plan(struct gcap_context *ctx, const struct gcap_graph *g, struct gcap__plan *plan) {
   memset(plan, 0, sizeof *plan);
   size_t size = plan_size(g);
   plan->nodes = gcap__calloc(size, sizeof *plan->nodes);
   if (!plan->nodes) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the executable's %zu nodes", size);
   struct builder b = {plan, 0, ctx};
   gcap_status st = emit_graph(&b, g, SIZE_MAX);
-  if (st != GCAP_SUCCESS) plan_release(plan);
+  if (st != GCAP_SUCCESS) gcap__plan_release(plan);
   return st;
 }
 
@@ -202,7 +193,7 @@ static void exec_free(struct gcap_exec *x) {
   gcap__registry_remove(x);
   gcap__list_unlink(&x->link);
   if (x->impl) x->ctx->ops->exec_destroy(x->ctx->backend, x->impl);
-  plan_release(&x->plan);
+  gcap__plan_release(&x->plan);
   gcap__free(x);
 }
 
@@ -219,7 +210,7 @@ gcap_status gcap__instantiate(struct gcap_graph *g, unsigned flags, gcap_exec **
   x->ctx = ctx;
   x->flags = flags;
   gcap__list_init(&x->link);
-  st = build_plan(ctx, g, &x->plan);
+  st = gcap__build_plan(ctx, g, &x->plan);
   x->checked_epoch = ctx->allocs.epoch;
   if (st == GCAP_SUCCESS) st = ctx->ops->exec_create(ctx->backend, &x->plan, &x->impl);
   if (st == GCAP_SUCCESS && gcap__registry_add(x, GCAP__H_EXEC) != 0)
@@ -266,7 +257,7 @@ static gcap_status recheck_ranges(struct gcap_exec *x) {
 }
 
 static gcap_status check_exec_stream(const gcap_exec *x, const gcap_stream *s) {
-  gcap_status st = check_exec(x, "exec");
+  gcap_status st = gcap__check_exec(x, "exec");
   if (st == GCAP_SUCCESS) st = gcap__check_stream(s, "stream");
   if (st == GCAP_SUCCESS) st = gcap__check_same_context(x->ctx, s->ctx, "stream");
   return st;
@@ -307,7 +298,7 @@ gcap_status gcap_exec_upload(gcap_exec *x, gcap_stream *s) {
 
 void gcap_exec_destroy(gcap_exec *x) {
   GCAP_ENTER();
-  if (!x || check_exec(x, "exec") != GCAP_SUCCESS) return;
+  if (!x || gcap__check_exec(x, "exec") != GCAP_SUCCESS) return;
   struct gcap_context *ctx = x->ctx;
   gcap__lock(ctx);
   if (x->running) { /* as CUDA: a running executable is freed when it finishes */
@@ -321,6 +312,6 @@ void gcap_exec_destroy(gcap_exec *x) {
 
 size_t gcap_exec_node_count(const gcap_exec *x) {
   GCAP_ENTER();
-  if (check_exec(x, "exec") != GCAP_SUCCESS) return 0;
+  if (gcap__check_exec(x, "exec") != GCAP_SUCCESS) return 0;
   return x->plan.counted;
 }

@@ -17,6 +17,7 @@ struct gcap__kernel_params {
 struct gcap_node {
   uint32_t magic; /* LIVE, or DEAD once destroyed (the memory lives until its graph does) */
   gcap_node_type type;
+  uint64_t id; /* unique in the process: executables name their source nodes by it */
   struct gcap_graph *graph;
   size_t index; /* position in graph->nodes: creation order among live nodes */
   struct gcap__node_vec deps, dependents; /* edge creation order */

@@ -1,12 +1,15 @@
+#include <stdatomic.h>
 #include <string.h>
 
 #include "graph.h"
 
 struct gcap_node *gcap__node_alloc(gcap_node_type type) {
+  static atomic_uint_fast64_t next_id = 1;
   struct gcap_node *n = gcap__calloc(1, sizeof *n);
   if (n) {
     n->magic = GCAP__NODE_LIVE;
     n->type = type;
+    n->id = atomic_fetch_add(&next_id, 1);
   }
   return n;
 }

@@ -1,6 +1,6 @@
 /*
  * Entry points of API.md that later versions implement: graph-owned memory and pools, updating
- * executables in place, race analysis and saved graphs. Each returns NOT_SUPPORTED and says so.
+ * race analysis and saved graphs. Each returns NOT_SUPPORTED and says so.
  */
 #include "graph.h"
 
@@ -35,36 +35,6 @@ void gcap_pool_release(gcap_pool *p) {}
 gcap_status gcap_pool_get_stats(const gcap_pool *p, gcap_pool_stats *out) {
   GCAP_ENTER();
   return gcap__fail(GCAP_ERROR_INVALID_HANDLE, "pool %p is not a live pool", (const void *)p);
-}
-
-gcap_status gcap_exec_update(gcap_exec *x, const gcap_graph *g, gcap_exec_update_info *info) {
-  GCAP_ENTER();
-  return not_yet("gcap_exec_update");
-}
-
-gcap_status gcap_exec_kernel_node_set_params(gcap_exec *x, gcap_node *n, const gcap_kernel_node_params *p) {
-  GCAP_ENTER();
-  return not_yet("updating executables in place");
-}
-
-gcap_status gcap_exec_memcpy_node_set_params(gcap_exec *x, gcap_node *n, const gcap_memcpy_node_params *p) {
-  GCAP_ENTER();
-  return not_yet("updating executables in place");
-}
-
-gcap_status gcap_exec_memset_node_set_params(gcap_exec *x, gcap_node *n, const gcap_memset_node_params *p) {
-  GCAP_ENTER();
-  return not_yet("updating executables in place");
-}
-
-gcap_status gcap_exec_host_node_set_params(gcap_exec *x, gcap_node *n, const gcap_host_node_params *p) {
-  GCAP_ENTER();
-  return not_yet("updating executables in place");
-}
-
-gcap_status gcap_exec_node_set_enabled(gcap_exec *x, gcap_node *n, bool enabled) {
-  GCAP_ENTER();
-  return not_yet("enabling and disabling executable nodes");
 }
 
 gcap_status gcap_graph_find_races(const gcap_graph *g, gcap_race *races, size_t *count) {

@@ -1,0 +1,24 @@
+/* Executables: the core's snapshot of a graph, shared by instantiation, launch and update. */
+#ifndef GCAP_CORE_EXEC_H
+#define GCAP_CORE_EXEC_H
+
+#include "graph.h"
+
+struct gcap_exec {
+  struct gcap__link link;
+  struct gcap_context *ctx;
+  void *impl;
+  struct gcap__plan plan;
+  unsigned flags;
+  uint64_t checked_epoch; /* allocation-table epoch the plan's ranges were last checked against */
+  bool running;           /* a launch is executing it (a host node may call back into gcap) */
+  bool destroy_pending;   /* destroyed from inside its own launch */
+};
+
+gcap_status gcap__check_exec(const gcap_exec *x, const char *what);
+/* Builds the flat plan of g (parameters copied and checked); on failure nothing is left to free. */
+gcap_status gcap__build_plan(struct gcap_context *ctx, const struct gcap_graph *g, struct gcap__plan *plan);
+/* Releases what a plan's entries hold (argument copies, kernel and event references). */
+void gcap__plan_release(struct gcap__plan *p);
+
+#endif

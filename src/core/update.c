@@ -1,0 +1,215 @@
+/*
+ * Changing what an executable does without instantiating again: per-node setters and enable
+ * (SEMANTICS R75-R80) and whole-graph update (R71-R74). Only future launches see a change.
+ */
+#include <string.h>
+
+#include "capture.h"
+#include "exec.h"
+
+static struct gcap_module *module_of(const struct gcap__kernel_info *info) {
+  return GCAP__CONTAINER(info, struct gcap_kernel, info)->module;
+}
+
+/* The plan entry made from n, a node of the graph x was instantiated from (R76). */
+static gcap_status find_entry(struct gcap_exec *x, const gcap_node *n, struct gcap__plan_node **out) {
+  for (size_t i = 0; i < x->plan.count; i++) {
+    struct gcap__plan_node *pn = &x->plan.nodes[i];
+    if (pn->counted && pn->source == n && pn->source_id == n->id) return *out = pn, GCAP_SUCCESS;
+  }
+  return gcap__fail(GCAP_ERROR_INVALID_VALUE,
+                    "node %p is not in executable %p (added after instantiation, or of another graph)",
+                    (const void *)n, (void *)x);
+}
+
+/* Handles, then params, then the node's membership and type; locks ctx on success. */
+static gcap_status begin_set(gcap_exec *x, gcap_node *n, const void *p, gcap_node_type want,
+                             struct gcap__plan_node **pn) {
+  gcap_status st = gcap__check_exec(x, "exec");
+  if (st == GCAP_SUCCESS) st = gcap__check_node(n, "node");
+  if (st != GCAP_SUCCESS) return st;
+  if (!p) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "params is NULL");
+  gcap__lock(x->ctx);
+  st = find_entry(x, n, pn);
+  if (st == GCAP_SUCCESS && (*pn)->type != want)
+    st = gcap__fail(GCAP_ERROR_INVALID_VALUE, "node %p is a %s node, not a %s node", (void *)n,
+                    gcap__node_type_name((*pn)->type), gcap__node_type_name(want));
+  if (st == GCAP_SUCCESS && x->running)
+    st = gcap__fail(GCAP_ERROR_ILLEGAL_STATE, "executable %p is running; change it between launches", (void *)x);
+  if (st != GCAP_SUCCESS) gcap__unlock(x->ctx);
+  return st;
+}
+
+gcap_status gcap_exec_kernel_node_set_params(gcap_exec *x, gcap_node *n, const gcap_kernel_node_params *p) {
+  GCAP_ENTER();
+  struct gcap__plan_node *pn = NULL;
+  gcap_status st = p ? gcap__check_kernel(p->kernel, "params->kernel") : GCAP_SUCCESS;
+  if (st == GCAP_SUCCESS) st = begin_set(x, n, p, GCAP_NODE_KERNEL, &pn);
+  if (st != GCAP_SUCCESS) return st;
+  st = gcap__check_same_context(x->ctx, p->kernel->module->ctx, "params->kernel");
+  if (st == GCAP_SUCCESS) st = gcap__check_launch(p->kernel, p->grid, p->block, p->shared_mem_bytes, p->args);
+  void **args = NULL;
+  if (st == GCAP_SUCCESS) st = gcap__kernel_args_copy(p->kernel, p->args, &args);
+  if (st == GCAP_SUCCESS) {
+    gcap__module_retain(p->kernel->module);
+    gcap__module_release(module_of(pn->u.kernel.kernel));
+    gcap__free((void *)pn->u.kernel.args);
+    pn->u.kernel = (struct gcap__launch){&p->kernel->info, p->grid, p->block, p->shared_mem_bytes, args};
+  }
+  gcap__unlock(x->ctx);
+  return st;
+}
+
+gcap_status gcap_exec_memcpy_node_set_params(gcap_exec *x, gcap_node *n, const gcap_memcpy_node_params *p) {
+  GCAP_ENTER();
+  struct gcap__plan_node *pn = NULL;
+  gcap_status st = begin_set(x, n, p, GCAP_NODE_MEMCPY, &pn);
+  if (st != GCAP_SUCCESS) return st;
+  struct gcap__copy c = {p->dst, p->src, p->bytes, p->kind, p->kind};
+  if (p->kind != pn->u.copy.kind) /* R78: any change of kind, even to or from DEFAULT */
+    st = gcap__fail(GCAP_ERROR_INVALID_VALUE, "kind %d differs from the node's kind %d", (int)p->kind,
+                    (int)pn->u.copy.kind);
+  if (st == GCAP_SUCCESS) st = gcap__check_copy(x->ctx, &c, false);
+  if (st == GCAP_SUCCESS && c.resolved != pn->u.copy.resolved)
+    st = gcap__fail(GCAP_ERROR_INVALID_VALUE, "the new operands change the copy's direction");
+  if (st == GCAP_SUCCESS) pn->u.copy = c;
+  gcap__unlock(x->ctx);
+  return st;
+}
+
+/* R79: a 2-D fill keeps its shape; a 1-D fill stays 1-D but may change width and element size. */
+static gcap_status check_fill_shape(const struct gcap__fill *old, const gcap_memset_node_params *p) {
+  if (old->height > 1 && (p->element_size != old->element_size || p->width != old->width ||
+                          p->height != old->height || p->pitch != old->pitch))
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "a 2-D memset node may change only dst and value");
+  if (old->height == 1 && p->height != 1)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "height %zu: a 1-D memset node cannot become 2-D", p->height);
+  return GCAP_SUCCESS;
+}
+
+gcap_status gcap_exec_memset_node_set_params(gcap_exec *x, gcap_node *n, const gcap_memset_node_params *p) {
+  GCAP_ENTER();
+  struct gcap__plan_node *pn = NULL;
+  gcap_status st = begin_set(x, n, p, GCAP_NODE_MEMSET, &pn);
+  if (st != GCAP_SUCCESS) return st;
+  struct gcap__fill f = {p->dst, p->value, p->element_size, p->width, p->height, p->pitch};
+  st = gcap__check_fill(x->ctx, &f, false);
+  if (st == GCAP_SUCCESS) st = check_fill_shape(&pn->u.fill, p);
+  if (st == GCAP_SUCCESS) pn->u.fill = f;
+  gcap__unlock(x->ctx);
+  return st;
+}
+
+gcap_status gcap_exec_host_node_set_params(gcap_exec *x, gcap_node *n, const gcap_host_node_params *p) {
+  GCAP_ENTER();
+  struct gcap__plan_node *pn = NULL;
+  gcap_status st = begin_set(x, n, p, GCAP_NODE_HOST, &pn);
+  if (st != GCAP_SUCCESS) return st;
+  if (!p->fn) st = gcap__fail(GCAP_ERROR_INVALID_VALUE, "params->fn is NULL");
+  else pn->u.host.fn = p->fn, pn->u.host.user_data = p->user_data;
+  gcap__unlock(x->ctx);
+  return st;
+}
+
+gcap_status gcap_exec_node_set_enabled(gcap_exec *x, gcap_node *n, bool enabled) {
+  GCAP_ENTER();
+  struct gcap__plan_node *pn = NULL;
+  gcap_status st = gcap__check_exec(x, "exec");
+  if (st == GCAP_SUCCESS) st = gcap__check_node(n, "node");
+  if (st != GCAP_SUCCESS) return st;
+  gcap__lock(x->ctx);
+  st = find_entry(x, n, &pn);
+  if (st == GCAP_SUCCESS && pn->type != GCAP_NODE_KERNEL && pn->type != GCAP_NODE_MEMCPY && pn->type != GCAP_NODE_MEMSET)
+    st = gcap__fail(GCAP_ERROR_INVALID_VALUE, "node %p is a %s node: only kernel, memcpy and memset nodes can be disabled",
+                    (void *)n, gcap__node_type_name(pn->type));
+  if (st == GCAP_SUCCESS) pn->disabled = !enabled;
+  gcap__unlock(x->ctx);
+  return st;
+}
+
+/* ------------------------------------------------------------ whole graph */
+
+static gcap_status refuse(gcap_exec_update_info *info, gcap_exec_update_result why, const struct gcap__plan_node *at,
+                          const struct gcap__plan_node *from, const char *what) {
+  info->result = why;
+  info->error_node = at ? (gcap_node *)at->source : NULL;
+  info->error_from_node = from ? (gcap_node *)from->source : NULL;
+  if (!at) return gcap__fail(GCAP_ERROR_GRAPH_EXEC_UPDATE_FAILURE, "%s; the executable is unchanged", what);
+  return gcap__fail(GCAP_ERROR_GRAPH_EXEC_UPDATE_FAILURE, "%s (%s node %p of the new graph); the executable is unchanged",
+                    what, gcap__node_type_name(at->source->type), (const void *)at->source);
+}
+
+/* R72: the topology must match exactly, dependency order included, before types are compared. */
+static gcap_status compare_topology(const struct gcap__plan *old, const struct gcap__plan *fresh,
+                                    gcap_exec_update_info *info) {
+  if (old->counted != fresh->counted || old->count != fresh->count)
+    return refuse(info, GCAP_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED, NULL, NULL, "the graphs have different node counts");
+  for (size_t i = 0; i < old->count; i++) {
+    const struct gcap__plan_node *a = &old->nodes[i], *b = &fresh->nodes[i];
+    if (a->num_deps != b->num_deps || a->counted != b->counted)
+      return refuse(info, GCAP_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED, b, NULL, "a node has a different dependency count");
+    for (size_t d = 0; d < a->num_deps; d++)
+      if (old->deps[a->first_dep + d] != fresh->deps[b->first_dep + d])
+        return refuse(info, GCAP_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED, b, &fresh->nodes[fresh->deps[b->first_dep + d]],
+                      "a dependency differs");
+  }
+  return GCAP_SUCCESS;
+}
+
+static bool fill_shape_ok(const struct gcap__fill *a, const struct gcap__fill *b) {
+  if (a->height > 1)
+    return a->element_size == b->element_size && a->width == b->width && a->height == b->height && a->pitch == b->pitch;
+  return b->height == 1;
+}
+
+/* R73: what each node type may change. */
+static gcap_status compare_nodes(const struct gcap__plan *old, const struct gcap__plan *fresh,
+                                 gcap_exec_update_info *info) {
+  for (size_t i = 0; i < old->count; i++)
+    if (old->nodes[i].type != fresh->nodes[i].type)
+      return refuse(info, GCAP_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED, &fresh->nodes[i], NULL, "a node changed type");
+  for (size_t i = 0; i < old->count; i++) {
+    const struct gcap__plan_node *a = &old->nodes[i], *b = &fresh->nodes[i];
+    if (a->type == GCAP_NODE_MEMCPY && (a->u.copy.kind != b->u.copy.kind || a->u.copy.resolved != b->u.copy.resolved))
+      return refuse(info, GCAP_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED, b, NULL, "a copy changed its direction or kind");
+    if (a->type == GCAP_NODE_MEMSET && !fill_shape_ok(&a->u.fill, &b->u.fill))
+      return refuse(info, GCAP_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED, b, NULL, "a memset node changed its shape");
+  }
+  return GCAP_SUCCESS;
+}
+
+gcap_status gcap_exec_update(gcap_exec *x, const gcap_graph *g, gcap_exec_update_info *info) {
+  GCAP_ENTER();
+  gcap_status st = gcap__check_exec(x, "exec");
+  if (st == GCAP_SUCCESS) st = gcap__check_graph(g, "graph");
+  if (st == GCAP_SUCCESS) st = gcap__check_same_context(x->ctx, g->ctx, "graph");
+  if (st != GCAP_SUCCESS) return st;
+  if (!info) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "info is NULL");
+  *info = (gcap_exec_update_info){GCAP_EXEC_UPDATE_ERROR, NULL, NULL};
+  gcap__lock(x->ctx);
+  st = x->running ? gcap__fail(GCAP_ERROR_ILLEGAL_STATE, "executable %p is running", (void *)x)
+                  : gcap__capture_check_graph_edit(g, "updating from it");
+  struct gcap__plan fresh = {0};
+  if (st == GCAP_SUCCESS) {
+    st = gcap__build_plan(x->ctx, g, &fresh);
+    if (st != GCAP_SUCCESS && st != GCAP_ERROR_OUT_OF_MEMORY) st = gcap__fail_context(GCAP_ERROR_GRAPH_EXEC_UPDATE_FAILURE, "the new graph is not valid");
+  }
+  if (st == GCAP_SUCCESS) st = compare_topology(&x->plan, &fresh, info);
+  if (st == GCAP_SUCCESS) st = compare_nodes(&x->plan, &fresh, info);
+  if (st == GCAP_SUCCESS) {
+    /* Take the new parameters; keep which source node each entry names and whether it is enabled. */
+    for (size_t i = 0; i < x->plan.count; i++) {
+      struct gcap__plan_node *a = &x->plan.nodes[i], *b = &fresh.nodes[i];
+      struct gcap__plan_node kept = *a;
+      *a = *b;
+      a->source = kept.source, a->source_id = kept.source_id, a->disabled = kept.disabled;
+      a->first_dep = kept.first_dep, a->num_deps = kept.num_deps;
+      *b = kept; /* released with `fresh` below */
+    }
+    x->checked_epoch = x->ctx->allocs.epoch;
+    *info = (gcap_exec_update_info){GCAP_EXEC_UPDATE_SUCCESS, NULL, NULL};
+  }
+  gcap__plan_release(&fresh);
+  gcap__unlock(x->ctx);
+  return st;
+}
