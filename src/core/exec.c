@@ -106,6 +106,7 @@ static gcap_status push_entry(struct builder *b, const struct gcap_node *n, gcap
   pn->counted = counted;
   pn->source = n;
   pn->source_id = n->id;
+  pn->source_index = n->index;
   pn->first_dep = p->num_deps;
   *entry = p->count;
   gcap_status st = type == n->type ? snapshot_params(b, pn, n) : GCAP_SUCCESS;

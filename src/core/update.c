@@ -178,6 +178,76 @@ static gcap_status compare_nodes(const struct gcap__plan *old, const struct gcap
   return GCAP_SUCCESS;
 }
 
+/*
+ * The common case without building a second plan: a graph without child graphs whose kernel
+ * nodes keep their kernels. Entries pair with g's nodes by creation index; *done is false when
+ * the general path must decide.
+ */
+static gcap_status update_in_place(struct gcap_exec *x, const struct gcap_graph *g, gcap_exec_update_info *info,
+                                   bool *done) {
+  struct gcap__plan *p = &x->plan;
+  *done = false;
+  if (p->count != g->nodes.count) return GCAP_SUCCESS;
+  for (size_t i = 0; i < p->count; i++) {
+    const struct gcap__plan_node *pn = &p->nodes[i];
+    const struct gcap_node *n = g->nodes.items[pn->source_index];
+    if (pn->type == GCAP_NODE_GRAPH || n->deps.count != pn->num_deps || n->type != pn->type) return GCAP_SUCCESS;
+    for (size_t d = 0; d < pn->num_deps; d++)
+      if (n->deps.items[d]->index != p->nodes[p->deps[pn->first_dep + d]].source_index) return GCAP_SUCCESS;
+    if (n->type == GCAP_NODE_KERNEL && &n->p.kernel.kernel->info != pn->u.kernel.kernel) return GCAP_SUCCESS;
+    gcap_status st = GCAP_SUCCESS;
+    struct gcap__plan_node probe = *pn;
+    if (n->type == GCAP_NODE_MEMCPY) {
+      const gcap_memcpy_node_params *m = &n->p.memcpy;
+      probe.u.copy = (struct gcap__copy){m->dst, m->src, m->bytes, m->kind, m->kind};
+      st = gcap__check_copy(x->ctx, &probe.u.copy, false);
+    } else if (n->type == GCAP_NODE_MEMSET) {
+      const gcap_memset_node_params *m = &n->p.memset;
+      probe.u.fill = (struct gcap__fill){m->dst, m->value, m->element_size, m->width, m->height, m->pitch};
+      st = gcap__check_fill(x->ctx, &probe.u.fill, false);
+    }
+    if (st != GCAP_SUCCESS) return GCAP_SUCCESS; /* the general path reports it */
+    if (n->type == GCAP_NODE_MEMCPY &&
+        (probe.u.copy.kind != pn->u.copy.kind || probe.u.copy.resolved != pn->u.copy.resolved))
+      return GCAP_SUCCESS;
+    if (n->type == GCAP_NODE_MEMSET && !fill_shape_ok(&pn->u.fill, &probe.u.fill)) return GCAP_SUCCESS;
+  }
+  /* Every check passed: take the new values; nothing below can fail. */
+  for (size_t i = 0; i < p->count; i++) {
+    struct gcap__plan_node *pn = &p->nodes[i];
+    const struct gcap_node *n = g->nodes.items[pn->source_index];
+    switch (n->type) {
+    case GCAP_NODE_KERNEL: {
+      const struct gcap__kernel_params *k = &n->p.kernel;
+      for (size_t a = 0; a < k->kernel->info.num_params; a++)
+        memcpy(pn->u.kernel.args[a], k->args[a], k->kernel->param_sizes[a]);
+      pn->u.kernel.grid = k->grid, pn->u.kernel.block = k->block, pn->u.kernel.shared_mem_bytes = k->shared_mem_bytes;
+      break;
+    }
+    case GCAP_NODE_MEMCPY:
+      pn->u.copy.dst = n->p.memcpy.dst, pn->u.copy.src = n->p.memcpy.src, pn->u.copy.bytes = n->p.memcpy.bytes;
+      break;
+    case GCAP_NODE_MEMSET: {
+      const gcap_memset_node_params *m = &n->p.memset;
+      pn->u.fill = (struct gcap__fill){m->dst, m->value, m->element_size, m->width, m->height, m->pitch};
+      break;
+    }
+    case GCAP_NODE_HOST: pn->u.host.fn = n->p.host.fn, pn->u.host.user_data = n->p.host.user_data; break;
+    case GCAP_NODE_EVENT_RECORD:
+    case GCAP_NODE_EVENT_WAIT:
+      gcap__event_retain(n->p.event);
+      gcap__event_release(pn->u.event.handle);
+      pn->u.event.handle = n->p.event, pn->u.event.impl = n->p.event->impl;
+      break;
+    default: break;
+    }
+  }
+  x->checked_epoch = x->ctx->allocs.epoch;
+  *info = (gcap_exec_update_info){GCAP_EXEC_UPDATE_SUCCESS, NULL, NULL};
+  *done = true;
+  return GCAP_SUCCESS;
+}
+
 gcap_status gcap_exec_update(gcap_exec *x, const gcap_graph *g, gcap_exec_update_info *info) {
   GCAP_ENTER();
   gcap_status st = gcap__check_exec(x, "exec");
@@ -189,6 +259,12 @@ gcap_status gcap_exec_update(gcap_exec *x, const gcap_graph *g, gcap_exec_update
   gcap__lock(x->ctx);
   st = x->running ? gcap__fail(GCAP_ERROR_ILLEGAL_STATE, "executable %p is running", (void *)x)
                   : gcap__capture_check_graph_edit(g, "updating from it");
+  bool done = false;
+  if (st == GCAP_SUCCESS) st = update_in_place(x, g, info, &done);
+  if (st == GCAP_SUCCESS && done) {
+    gcap__unlock(x->ctx);
+    return GCAP_SUCCESS;
+  }
   struct gcap__plan fresh = {0};
   if (st == GCAP_SUCCESS) {
     st = gcap__build_plan(x->ctx, g, &fresh);
