@@ -43,7 +43,9 @@ static gcap_status begin_set(gcap_exec *x, gcap_node *n, const void *p, gcap_nod
 gcap_status gcap_exec_kernel_node_set_params(gcap_exec *x, gcap_node *n, const gcap_kernel_node_params *p) {
   GCAP_ENTER();
   struct gcap__plan_node *pn = NULL;
-  gcap_status st = p ? gcap__check_kernel(p->kernel, "params->kernel") : GCAP_SUCCESS;
+  gcap_status st = gcap__check_exec(x, "exec");
+  if (st == GCAP_SUCCESS) st = gcap__check_node(n, "node");
+  if (st == GCAP_SUCCESS && p) st = gcap__check_kernel(p->kernel, "params->kernel");
   if (st == GCAP_SUCCESS) st = begin_set(x, n, p, GCAP_NODE_KERNEL, &pn);
   if (st != GCAP_SUCCESS) return st;
   st = gcap__check_same_context(x->ctx, p->kernel->module->ctx, "params->kernel");
@@ -119,6 +121,8 @@ gcap_status gcap_exec_node_set_enabled(gcap_exec *x, gcap_node *n, bool enabled)
   if (st != GCAP_SUCCESS) return st;
   gcap__lock(x->ctx);
   st = find_entry(x, n, &pn);
+  if (st == GCAP_SUCCESS && x->running)
+    st = gcap__fail(GCAP_ERROR_ILLEGAL_STATE, "executable %p is running; change it between launches", (void *)x);
   if (st == GCAP_SUCCESS && pn->type != GCAP_NODE_KERNEL && pn->type != GCAP_NODE_MEMCPY && pn->type != GCAP_NODE_MEMSET)
     st = gcap__fail(GCAP_ERROR_INVALID_VALUE, "node %p is a %s node: only kernel, memcpy and memset nodes can be disabled",
                     (void *)n, gcap__node_type_name(pn->type));
