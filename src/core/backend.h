@@ -52,6 +52,7 @@ struct gcap__plan_node {
   const gcap_node *source; /* the graph node it was made from (an address only: it may be gone) */
   uint64_t source_id;      /* that node's unique id, so a later node at the same address never matches */
   size_t source_index;     /* that node's creation index in its own graph */
+  unsigned depth;          /* 0 for the top-level graph, +1 inside each child graph */
   union {
     struct gcap__launch kernel;
     struct gcap__copy copy;

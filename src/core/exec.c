@@ -16,6 +16,7 @@ struct builder {
   struct gcap__plan *plan;
   size_t deps_cap;
   struct gcap_context *ctx;
+  unsigned depth;
 };
 
 static size_t plan_size(const struct gcap_graph *g) {
@@ -107,6 +108,7 @@ static gcap_status push_entry(struct builder *b, const struct gcap_node *n, gcap
   pn->source = n;
   pn->source_id = n->id;
   pn->source_index = n->index;
+  pn->depth = b->depth;
   pn->first_dep = p->num_deps;
   *entry = p->count;
   gcap_status st = type == n->type ? snapshot_params(b, pn, n) : GCAP_SUCCESS;
@@ -135,7 +137,9 @@ static gcap_status emit_graph(struct builder *b, const struct gcap_graph *g, siz
 
 /* A child graph becomes: its own entry, the child's plan, and a synthetic exit its dependents wait for. */
 static gcap_status emit_child(struct builder *b, struct gcap_node *n, size_t entry) {
+  b->depth++;
   gcap_status st = emit_graph(b, n->p.child, entry);
+  b->depth--;
   size_t exit = 0;
   const struct gcap_graph *child = n->p.child;
   if (st == GCAP_SUCCESS) st = push_entry(b, n, GCAP_NODE_EMPTY, false, &exit);
@@ -184,7 +188,7 @@ gcap_status gcap__build_plan(struct gcap_context *ctx, const struct gcap_graph *
   size_t size = plan_size(g);
   plan->nodes = gcap__calloc(size, sizeof *plan->nodes);
   if (!plan->nodes) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the executable's %zu nodes", size);
-  struct builder b = {plan, 0, ctx};
+  struct builder b = {plan, 0, ctx, 0};
   gcap_status st = emit_graph(&b, g, SIZE_MAX);
   if (st != GCAP_SUCCESS) gcap__plan_release(plan);
   return st;

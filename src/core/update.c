@@ -143,21 +143,64 @@ static gcap_status refuse(gcap_exec_update_info *info, gcap_exec_update_result w
                     what, gcap__node_type_name(at->source->type), (const void *)at->source);
 }
 
+/* The top-level entries of a plan by creation index (R71 pairs nodes in creation order). */
+static struct gcap__plan_node **top_level(const struct gcap__plan *p, size_t *count) {
+  size_t n = 0;
+  for (size_t i = 0; i < p->count; i++) n += p->nodes[i].depth == 0 && p->nodes[i].counted;
+  struct gcap__plan_node **top = gcap__calloc(n, sizeof *top);
+  if (!top) return NULL;
+  for (size_t i = 0; i < p->count; i++)
+    if (p->nodes[i].depth == 0 && p->nodes[i].counted && p->nodes[i].source_index < n)
+      top[p->nodes[i].source_index] = &p->nodes[i];
+  *count = n;
+  return top;
+}
+
+static const struct gcap__plan_node *dep_of(const struct gcap__plan *p, const struct gcap__plan_node *pn, size_t d) {
+  return &p->nodes[p->deps[pn->first_dep + d]];
+}
+
+/* Top level in creation order; a dependency is named by the creation index of the node it comes from. */
+static gcap_status compare_top_level(const struct gcap__plan *old, const struct gcap__plan *fresh,
+                                     struct gcap__plan_node **a_top, struct gcap__plan_node **b_top, size_t n,
+                                     gcap_exec_update_info *info) {
+  for (size_t i = 0; i < n; i++) {
+    const struct gcap__plan_node *a = a_top[i], *b = b_top[i];
+    if (a->num_deps != b->num_deps)
+      return refuse(info, GCAP_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED, b, NULL, "a node has a different dependency count");
+    for (size_t d = 0; d < a->num_deps; d++)
+      if (dep_of(old, a, d)->source_index != dep_of(fresh, b, d)->source_index)
+        return refuse(info, GCAP_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED, b, dep_of(fresh, b, d), "a dependency differs");
+  }
+  return GCAP_SUCCESS;
+}
+
 /* R72: the topology must match exactly, dependency order included, before types are compared. */
 static gcap_status compare_topology(const struct gcap__plan *old, const struct gcap__plan *fresh,
                                     gcap_exec_update_info *info) {
-  if (old->counted != fresh->counted || old->count != fresh->count)
-    return refuse(info, GCAP_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED, NULL, NULL, "the graphs have different node counts");
-  for (size_t i = 0; i < old->count; i++) {
+  size_t na = 0, nb = 0;
+  struct gcap__plan_node **a_top = top_level(old, &na), **b_top = top_level(fresh, &nb);
+  gcap_status st = GCAP_SUCCESS;
+  if (!a_top || !b_top) st = gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to pair the graphs");
+  else if (na != nb || old->counted != fresh->counted || old->count != fresh->count)
+    st = refuse(info, GCAP_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED, NULL, NULL, "the graphs have different node counts");
+  if (st == GCAP_SUCCESS) st = compare_top_level(old, fresh, a_top, b_top, na, info);
+  for (size_t i = 0; st == GCAP_SUCCESS && i < na; i++)
+    if (a_top[i]->type != b_top[i]->type)
+      st = refuse(info, GCAP_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED, b_top[i], NULL, "a node changed type");
+  gcap__free(a_top);
+  gcap__free(b_top);
+  /* Same top level: child graphs' contents, in the (now identical) plan order. */
+  for (size_t i = 0; st == GCAP_SUCCESS && i < old->count; i++) {
     const struct gcap__plan_node *a = &old->nodes[i], *b = &fresh->nodes[i];
-    if (a->num_deps != b->num_deps || a->counted != b->counted)
-      return refuse(info, GCAP_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED, b, NULL, "a node has a different dependency count");
+    if (a->num_deps != b->num_deps || a->counted != b->counted || a->depth != b->depth)
+      return refuse(info, GCAP_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED, b, NULL, "a child graph's topology differs");
     for (size_t d = 0; d < a->num_deps; d++)
       if (old->deps[a->first_dep + d] != fresh->deps[b->first_dep + d])
-        return refuse(info, GCAP_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED, b, &fresh->nodes[fresh->deps[b->first_dep + d]],
-                      "a dependency differs");
+        return refuse(info, GCAP_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED, b, dep_of(fresh, b, d),
+                      "a dependency inside a child graph differs");
   }
-  return GCAP_SUCCESS;
+  return st;
 }
 
 static bool fill_shape_ok(const struct gcap__fill *a, const struct gcap__fill *b) {
