@@ -1982,20 +1982,47 @@ static void test_R45_host_fn_null(void **state) {
   assert_dev_bytes(ctx, d, 0, 16, 0);
 }
 
-static void test_R46_mem_alloc_async_not_supported(void **state) {
+/* R46: a captured stream-ordered allocation is a MEM_ALLOC node whose address is fixed at capture. */
+static void test_R46_mem_alloc_async_in_capture(void **state) {
   gcap_context *ctx = *state;
   gcap_stream *s = new_stream(ctx);
+  unsigned char host[64];
+  memset(host, 0, sizeof host);
   assert_ok(gcap_stream_begin_capture(s, GCAP_CAPTURE_MODE_GLOBAL));
-  void *p = (void *)&p;
-  assert_status(gcap_mem_alloc_async(s, 64, &p), GCAP_ERROR_NOT_SUPPORTED);
-  assert_null(p);
-  test_assert_message_contains("gcap_mem_alloc_async");
-  assert_int_equal(gcap_graph_node_count(cap_info(s).graph), 0);
+  void *p = NULL;
+  assert_ok(gcap_mem_alloc_async(s, 64, &p));
+  assert_non_null(p);
+  assert_ok(gcap_memset_async(s, p, 0x5A, 64));
+  assert_ok(gcap_memcpy_async(s, host, p, 64, GCAP_MEMCPY_DEVICE_TO_HOST));
+  assert_ok(gcap_mem_free_async(s, p));
+  /* A second free of the same allocation, or a pointer no alloc node returned, is refused and invalidates. */
   gcap_graph *g = NULL;
-  gcap_status st = gcap_stream_end_capture(s, &g);
-  assert_true(st == GCAP_SUCCESS || st == GCAP_ERROR_STREAM_CAPTURE_INVALIDATED);
-  assert_int_equal(cap_status(s), GCAP_CAPTURE_STATUS_NONE);
+  assert_ok(gcap_stream_end_capture(s, &g));
+  assert_int_equal(gcap_graph_node_count(g), 4);
+  gcap_node *nodes[4];
+  size_t n = 4;
+  assert_ok(gcap_graph_get_nodes(g, nodes, &n));
+  assert_int_equal(gcap_node_get_type(nodes[0]), GCAP_NODE_MEM_ALLOC);
+  assert_int_equal(gcap_node_get_type(nodes[3]), GCAP_NODE_MEM_FREE);
+  gcap_exec *x = NULL;
+  assert_ok(gcap_graph_instantiate(g, 0, &x));
+  for (int launch = 0; launch < 3; launch++) { /* freed in the graph: relaunching needs no AUTO_FREE */
+    memset(host, 0, sizeof host);
+    assert_ok(gcap_exec_launch(x, s));
+    assert_ok(gcap_stream_synchronize(s));
+    assert_int_equal(host[0], 0x5A);
+    assert_int_equal(host[63], 0x5A);
+  }
+  gcap_exec_destroy(x);
   gcap_graph_destroy(g);
+
+  assert_ok(gcap_stream_begin_capture(s, GCAP_CAPTURE_MODE_GLOBAL));
+  assert_ok(gcap_mem_alloc_async(s, 64, &p));
+  assert_ok(gcap_mem_free_async(s, p));
+  assert_status(gcap_mem_free_async(s, p), GCAP_ERROR_INVALID_VALUE);
+  test_assert_message_contains("already has a free node");
+  assert_status(gcap_stream_end_capture(s, &g), GCAP_ERROR_STREAM_CAPTURE_INVALIDATED);
+  assert_null(g);
 }
 
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -2039,7 +2066,7 @@ int main(void) {
       T(test_R43_memset_element_sizes),
       T(test_R44_pageable_host_copy_at_replay),
       T(test_R45_host_fn_null),
-      T(test_R46_mem_alloc_async_not_supported),
+      T(test_R46_mem_alloc_async_in_capture),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

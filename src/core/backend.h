@@ -44,6 +44,8 @@ struct gcap__fill {
   size_t width, height, pitch;
 };
 
+struct gcap__galloc;
+
 /* One entry of an executable's flat, topologically ordered plan. */
 struct gcap__plan_node {
   gcap_node_type type; /* GRAPH entries and child exits run nothing */
@@ -65,6 +67,7 @@ struct gcap__plan_node {
       void *impl;
       gcap_event *handle; /* the core's object, kept alive by the plan */
     } event;
+    struct gcap__galloc *mem; /* MEM_ALLOC, MEM_FREE: the core marks them; backends run nothing */
   } u;
   size_t first_dep, num_deps; /* into gcap__plan.deps: indices of earlier entries */
 };

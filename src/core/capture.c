@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "capture.h"
+#include "pool.h"
 
 static pthread_mutex_t capture_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct gcap__link all_seqs = {&all_seqs, &all_seqs};
@@ -309,7 +310,9 @@ gcap_status gcap_thread_exchange_capture_mode(gcap_capture_mode *mode) {
   return GCAP_SUCCESS;
 }
 
-static gcap_status begin(struct gcap_stream *s, gcap_capture_mode mode, uint64_t *id) {
+struct gcap_pool *gcap__capture_pool(const struct gcap_stream *s) { return s->seq ? s->seq->pool : NULL; }
+
+static gcap_status begin(struct gcap_stream *s, gcap_capture_mode mode, struct gcap_pool *pool, uint64_t *id) {
   struct gcap_context *ctx = s->ctx;
   if (s->seq)
     return gcap__fail(GCAP_ERROR_ILLEGAL_STATE, "stream %p is already part of capture %llu", (void *)s,
@@ -324,7 +327,8 @@ static gcap_status begin(struct gcap_stream *s, gcap_capture_mode mode, uint64_t
   }
   *q = (struct gcap__seq){.id = atomic_fetch_add(&next_id, 1), .ctx = ctx, .origin = s, .mode = mode,
                           .owner = pthread_self(), .owner_number = gcap__thread_number(), .graph = g,
-                          .members = members, .member_count = 1, .member_cap = 4};
+                          .members = members, .member_count = 1, .member_cap = 4, .pool = pool};
+  if (pool) gcap__pool_retain(pool);
   members[0] = s;
   g->capturing = q;
   s->seq = q;
@@ -370,6 +374,7 @@ static void terminate(struct gcap__seq *q, bool keep_graph) {
   if (!keep_graph) gcap__graph_free(q->graph);
   gcap__free(q->members);
   gcap__free(q->shadow);
+  if (q->pool) gcap__pool_unref(q->pool);
   gcap__free(q);
 }
 
@@ -464,7 +469,7 @@ gcap_status gcap_stream_begin_capture(gcap_stream *s, gcap_capture_mode mode) {
     return gcap__fail(GCAP_ERROR_INVALID_VALUE, "mode %d is not GLOBAL, THREAD_LOCAL or RELAXED", (int)mode);
   uint64_t id;
   gcap__lock(s->ctx);
-  st = begin(s, mode, &id);
+  st = begin(s, mode, NULL, &id);
   gcap__unlock(s->ctx);
   return st;
 }
@@ -546,10 +551,11 @@ gcap_status gcap_capture_begin(gcap_stream *s, const gcap_capture_options *o, gc
   gcap_capture_options defaults;
   gcap_capture_options_init(&defaults);
   if (!o) o = &defaults;
+  if (o->pool && (st = gcap__check_pool(o->pool, "options->pool")) != GCAP_SUCCESS) return st;
+  if (o->pool && (st = gcap__check_same_context(s->ctx, o->pool->ctx, "options->pool")) != GCAP_SUCCESS) return st;
   if (!out) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "out is NULL");
   if ((unsigned)o->mode > GCAP_CAPTURE_MODE_RELAXED)
     return gcap__fail(GCAP_ERROR_INVALID_VALUE, "options->mode %d is not GLOBAL, THREAD_LOCAL or RELAXED", (int)o->mode);
-  if (o->pool) return gcap__fail(GCAP_ERROR_NOT_SUPPORTED, "options->pool: memory pools are not in this version of gcap");
   struct gcap_capture *c = gcap__calloc(1, sizeof *c);
   if (!c || gcap__registry_add(c, GCAP__H_CAPTURE) != 0) {
     gcap__free(c);
@@ -558,7 +564,7 @@ gcap_status gcap_capture_begin(gcap_stream *s, const gcap_capture_options *o, gc
   c->ctx = s->ctx;
   c->stream = s;
   gcap__lock(s->ctx);
-  st = begin(s, o->mode, &c->id);
+  st = begin(s, o->mode, o->pool, &c->id);
   if (st == GCAP_SUCCESS) {
     c->seq = s->seq;
     c->seq->object = c;

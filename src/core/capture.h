@@ -28,6 +28,7 @@ struct gcap__seq {
   size_t shadow_count, shadow_cap;
   size_t recorded; /* nodes capture created, from every member */
   struct gcap_capture *object; /* the capture object that began it, or NULL */
+  struct gcap_pool *pool;      /* where its MEM_ALLOC nodes reserve memory, or NULL */
   bool invalidated;   /* capture lock */
   char offense[512];  /* capture lock: the first call that invalidated it */
 };
@@ -45,6 +46,9 @@ gcap_status gcap__capture_append(struct gcap_stream *s, struct gcap_node *n);
 /* Make a node of an already checked stream-ordered call and append it (invalidating on failure). */
 gcap_status gcap__capture_record_value(struct gcap_stream *s, gcap_node_type type, const void *params, size_t size);
 gcap_status gcap__capture_record_kernel(struct gcap_stream *s, const gcap_kernel_node_params *p);
+
+/* The pool the capture s belongs to draws graph allocations from (NULL: none). */
+struct gcap_pool *gcap__capture_pool(const struct gcap_stream *s);
 
 /* Potentially unsafe calls (R7, R23, R24): SUCCESS, or STREAM_CAPTURE_UNSUPPORTED after invalidating. */
 gcap_status gcap__capture_prohibit(const char *kind, const void *obj);

@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "capture.h"
+#include "pool.h"
 
 void gcap__list_init(struct gcap__link *head) { head->prev = head->next = head; }
 
@@ -130,6 +131,7 @@ static struct gcap_context *context_new(void) {
   gcap__list_init(&ctx->execs);
   gcap__list_init(&ctx->seqs);
   gcap__list_init(&ctx->captures);
+  gcap__list_init(&ctx->pools);
   return ctx;
 }
 
@@ -195,11 +197,13 @@ void gcap_context_destroy(gcap_context *ctx) {
   /* Executables and graphs first: they hold references to events and modules. */
   gcap__exec_destroy_all(ctx);
   gcap__graph_destroy_all(ctx);
+  gcap__pool_destroy_all(ctx);
   destroy_all_in(&ctx->streams, offsetof(struct gcap_stream, link), destroy_stream_item);
   destroy_all_in(&ctx->events, offsetof(struct gcap_event, link), destroy_event_item);
   destroy_all_in(&ctx->modules, offsetof(struct gcap_module, link), destroy_module_item);
   for (size_t i = ctx->allocs.count; i-- > 0;) {
     struct gcap__allocation *a = &ctx->allocs.items[i];
+    if (a->graph) continue; /* a pool's; gone with its graphs */
     if (a->kind == GCAP__ALLOC_DEVICE) ctx->ops->mem_free(ctx->backend, (void *)a->base);
     else ctx->ops->host_free(ctx->backend, (void *)a->base);
   }

@@ -2,6 +2,7 @@
 
 #include "capture.h"
 #include "exec.h"
+#include "pool.h"
 
 gcap_status gcap__check_exec(const gcap_exec *x, const char *what) {
   if (!x) return gcap__fail(GCAP_ERROR_INVALID_HANDLE, "%s is NULL", what);
@@ -87,6 +88,11 @@ static gcap_status snapshot_params(struct builder *b, struct gcap__plan_node *pn
     return gcap__check_fill(b->ctx, &pn->u.fill, false);
   }
   case GCAP_NODE_HOST: pn->u.host.fn = n->p.host.fn, pn->u.host.user_data = n->p.host.user_data; return GCAP_SUCCESS;
+  case GCAP_NODE_MEM_ALLOC:
+  case GCAP_NODE_MEM_FREE:
+    gcap__galloc_retain(n->p.mem);
+    pn->u.mem = n->p.mem;
+    return GCAP_SUCCESS;
   case GCAP_NODE_EVENT_RECORD:
   case GCAP_NODE_EVENT_WAIT:
     gcap__event_retain(n->p.event);
@@ -176,6 +182,8 @@ void gcap__plan_release(struct gcap__plan *p) {
       gcap__module_release(GCAP__CONTAINER(pn->u.kernel.kernel, struct gcap_kernel, info)->module);
     } else if (pn->type == GCAP_NODE_EVENT_RECORD || pn->type == GCAP_NODE_EVENT_WAIT) {
       gcap__event_release(pn->u.event.handle);
+    } else if (pn->type == GCAP_NODE_MEM_ALLOC || pn->type == GCAP_NODE_MEM_FREE) {
+      gcap__galloc_release(pn->u.mem);
     }
   }
   gcap__free(p->nodes);
@@ -195,6 +203,12 @@ gcap_status gcap__build_plan(struct gcap_context *ctx, const struct gcap_graph *
 }
 
 static void exec_free(struct gcap_exec *x) {
+  struct gcap_graph *g = x->mem_graph;
+  if (g && gcap__registry_has(g, GCAP__H_GRAPH) && g->serial == x->mem_graph_serial) g->mem_exec = NULL;
+  if (x->pool) {
+    x->pool->attached_execs--;
+    gcap__pool_unref(x->pool);
+  }
   gcap__registry_remove(x);
   gcap__list_unlink(&x->link);
   if (x->impl) x->ctx->ops->exec_destroy(x->ctx->backend, x->impl);
@@ -206,10 +220,33 @@ void gcap__exec_destroy_all(struct gcap_context *ctx) {
   while (ctx->execs.next != &ctx->execs) exec_free(GCAP__CONTAINER(ctx->execs.next, struct gcap_exec, link));
 }
 
+/* Graph memory: one executable at a time (R65), and it holds the allocations' pool. */
+static void attach_graph_memory(struct gcap_exec *x, struct gcap_graph *g) {
+  for (size_t i = 0; i < x->plan.count; i++) {
+    struct gcap__plan_node *pn = &x->plan.nodes[i];
+    if (pn->type != GCAP_NODE_MEM_ALLOC && pn->type != GCAP_NODE_MEM_FREE) continue;
+    x->mem_entries++;
+    if (!x->pool && pn->u.mem->pool) {
+      x->pool = pn->u.mem->pool;
+      gcap__pool_retain(x->pool);
+      x->pool->attached_execs++;
+    }
+  }
+  if (x->mem_entries) {
+    g->mem_exec = x;
+    x->mem_graph = g;
+    x->mem_graph_serial = g->serial;
+  }
+}
+
 gcap_status gcap__instantiate(struct gcap_graph *g, unsigned flags, gcap_exec **out) {
   struct gcap_context *ctx = g->ctx;
   gcap_status st = gcap__capture_check_graph_edit(g, "instantiating it");
   if (st != GCAP_SUCCESS) return st;
+  if (g->mem_exec)
+    return gcap__fail(GCAP_ERROR_NOT_SUPPORTED,
+                      "graph %p holds graph allocations and already has executable %p; destroy it first",
+                      (void *)g, (void *)g->mem_exec);
   struct gcap_exec *x = gcap__calloc(1, sizeof *x);
   if (!x) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the executable");
   x->ctx = ctx;
@@ -225,6 +262,7 @@ gcap_status gcap__instantiate(struct gcap_graph *g, unsigned flags, gcap_exec **
     return st;
   }
   gcap__list_push(&ctx->execs, &x->link);
+  attach_graph_memory(x, g);
   *out = x;
   return GCAP_SUCCESS;
 }
@@ -261,6 +299,43 @@ static gcap_status recheck_ranges(struct gcap_exec *x) {
   return GCAP_SUCCESS;
 }
 
+static bool allocated_earlier(const struct gcap__plan *p, size_t before, const struct gcap__galloc *a) {
+  for (size_t i = 0; i < before; i++)
+    if (p->nodes[i].type == GCAP_NODE_MEM_ALLOC && p->nodes[i].u.mem == a) return true;
+  return false;
+}
+
+/* R84, R67: an allocation a previous launch left live blocks the next unless AUTO_FREE_ON_LAUNCH. */
+static gcap_status check_graph_memory(const struct gcap_exec *x) {
+  bool auto_free = x->flags & GCAP_INSTANTIATE_AUTO_FREE_ON_LAUNCH;
+  for (size_t i = 0; i < x->plan.count && x->mem_entries; i++) {
+    const struct gcap__plan_node *pn = &x->plan.nodes[i];
+    const struct gcap__galloc *a = pn->u.mem;
+    if (pn->type == GCAP_NODE_MEM_ALLOC && a->live && !auto_free)
+      return gcap__fail(GCAP_ERROR_INVALID_VALUE,
+                        "graph allocation %p from an earlier launch is still allocated: free it "
+                        "(gcap_mem_free_async) or instantiate with GCAP_INSTANTIATE_AUTO_FREE_ON_LAUNCH",
+                        a->ptr);
+    if (pn->type == GCAP_NODE_MEM_FREE && !a->live && !allocated_earlier(&x->plan, i, a))
+      return gcap__fail(GCAP_ERROR_INVALID_VALUE, "graph allocation %p is not allocated when this graph frees it", a->ptr);
+  }
+  return GCAP_SUCCESS;
+}
+
+/* The launch's effect on graph memory, in the order the plan runs it. */
+static void run_graph_memory(struct gcap_exec *x) {
+  for (size_t i = 0; i < x->plan.count && x->mem_entries; i++) {
+    struct gcap__plan_node *pn = &x->plan.nodes[i];
+    if (pn->type == GCAP_NODE_MEM_ALLOC && (x->flags & GCAP_INSTANTIATE_AUTO_FREE_ON_LAUNCH))
+      gcap__galloc_set_live(pn->u.mem, false);
+  }
+  for (size_t i = 0; i < x->plan.count && x->mem_entries; i++) {
+    struct gcap__plan_node *pn = &x->plan.nodes[i];
+    if (pn->type == GCAP_NODE_MEM_ALLOC) gcap__galloc_set_live(pn->u.mem, true);
+    else if (pn->type == GCAP_NODE_MEM_FREE) gcap__galloc_set_live(pn->u.mem, false);
+  }
+}
+
 static gcap_status check_exec_stream(const gcap_exec *x, const gcap_stream *s) {
   gcap_status st = gcap__check_exec(x, "exec");
   if (st == GCAP_SUCCESS) st = gcap__check_stream(s, "stream");
@@ -280,7 +355,9 @@ gcap_status gcap_exec_launch(gcap_exec *x, gcap_stream *s) {
                     (void *)x);
   if (st == GCAP_SUCCESS) st = gcap__capture_check_launch(s);
   if (st == GCAP_SUCCESS) st = recheck_ranges(x);
+  if (st == GCAP_SUCCESS) st = check_graph_memory(x);
   if (st == GCAP_SUCCESS) {
+    run_graph_memory(x);
     x->running = true;
     st = ctx->ops->exec_launch(ctx->backend, x->impl, &x->plan, s->impl);
     x->running = false;

@@ -13,6 +13,10 @@ struct gcap_exec {
   uint64_t checked_epoch; /* allocation-table epoch the plan's ranges were last checked against */
   bool running;           /* a launch is executing it (a host node may call back into gcap) */
   bool destroy_pending;   /* destroyed from inside its own launch */
+  size_t mem_entries;     /* MEM_ALLOC and MEM_FREE entries: the launch marks their allocations */
+  struct gcap_graph *mem_graph; /* with mem_entries: the graph it holds the one executable of (R65) */
+  uint64_t mem_graph_serial;
+  struct gcap_pool *pool; /* the pool its allocations come from, held while it lives */
 };
 
 gcap_status gcap__check_exec(const gcap_exec *x, const char *what);

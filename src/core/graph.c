@@ -1,3 +1,4 @@
+#include <stdatomic.h>
 #include <string.h>
 
 #include "capture.h"
@@ -60,7 +61,19 @@ void gcap__node_vec_free(struct gcap__node_vec *v) {
   v->count = v->cap = 0;
 }
 
+bool gcap__graph_has_mem_nodes(const struct gcap_graph *g) {
+  for (size_t i = 0; i < g->nodes.count; i++)
+    if (g->nodes.items[i]->type == GCAP_NODE_MEM_ALLOC || g->nodes.items[i]->type == GCAP_NODE_MEM_FREE) return true;
+  return false;
+}
+
+static gcap_status refuse_mem_graph(const struct gcap_graph *g, const char *what) {
+  return gcap__fail(GCAP_ERROR_NOT_SUPPORTED, "graph %p holds graph allocations (MEM_ALLOC/MEM_FREE nodes): %s is not supported",
+                    (const void *)g, what);
+}
+
 gcap_status gcap__graph_new(struct gcap_context *ctx, struct gcap_node *owner, struct gcap_graph **out) {
+  static atomic_uint_fast64_t next_serial = 1;
   struct gcap_graph *g = gcap__calloc(1, sizeof *g);
   if (!g || gcap__registry_add(g, GCAP__H_GRAPH) != 0) {
     gcap__free(g);
@@ -68,6 +81,7 @@ gcap_status gcap__graph_new(struct gcap_context *ctx, struct gcap_node *owner, s
   }
   g->ctx = ctx;
   g->owner = owner;
+  g->serial = atomic_fetch_add(&next_serial, 1);
   gcap__list_init(&g->link);
   if (!owner) gcap__list_push(&ctx->graphs, &g->link);
   *out = g;
@@ -253,6 +267,7 @@ gcap_status gcap_graph_remove_dependencies(gcap_graph *g, gcap_node *const *from
   if (st != GCAP_SUCCESS || n == 0) return st;
   gcap__lock(g->ctx);
   st = check_pair_handles(g, from, to, n);
+  if (st == GCAP_SUCCESS && gcap__graph_has_mem_nodes(g)) st = refuse_mem_graph(g, "removing edges");
   for (size_t i = 0; st == GCAP_SUCCESS && i < n; i++) {
     if (!vec_contains(&from[i]->dependents, to[i]) || pair_repeats(from, to, i))
       st = gcap__fail(GCAP_ERROR_INVALID_VALUE, "pair %zu: there is no edge %p -> %p%s", i, (void *)from[i],
@@ -269,7 +284,8 @@ gcap_status gcap_graph_destroy_node(gcap_node *n) {
   if (st != GCAP_SUCCESS) return st;
   struct gcap_graph *g = n->graph;
   gcap__lock(g->ctx);
-  if ((st = gcap__capture_check_graph_edit(g, "destroying its nodes")) != GCAP_SUCCESS) {
+  if ((st = gcap__capture_check_graph_edit(g, "destroying its nodes")) != GCAP_SUCCESS ||
+      (gcap__graph_has_mem_nodes(g) && (st = refuse_mem_graph(g, "destroying nodes")) != GCAP_SUCCESS)) {
     gcap__unlock(g->ctx);
     return st;
   }
@@ -297,6 +313,7 @@ gcap_status gcap_graph_destroy_node(gcap_node *n) {
 /* -------------------------------------------------------------------- clone */
 
 gcap_status gcap__graph_clone(const struct gcap_graph *g, struct gcap_node *owner, struct gcap_graph **out) {
+  if (gcap__graph_has_mem_nodes(g)) return refuse_mem_graph(g, owner ? "use as a child graph" : "cloning");
   struct gcap_graph *copy = NULL;
   gcap_status st = gcap__graph_new(g->ctx, owner, &copy);
   if (st != GCAP_SUCCESS) return st;

@@ -28,6 +28,7 @@ struct gcap_node {
     gcap_host_node_params host;
     struct gcap_graph *child;
     struct gcap_event *event;
+    struct gcap__galloc *mem; /* MEM_ALLOC and MEM_FREE */
   } p;
   size_t scratch;    /* visit mark of graph walks (reaches()) */
   size_t plan_index; /* instantiation: the plan entry its dependents wait for */
@@ -43,7 +44,12 @@ struct gcap_graph {
   size_t edge_count, edge_cap;
   size_t visit_mark;
   struct gcap__seq *capturing; /* the capture sequence recording into it, or NULL */
+  uint64_t serial;             /* unique in the process (an executable's link back, R65) */
+  struct gcap_exec *mem_exec;  /* with MEM_ALLOC/MEM_FREE nodes: its one executable, or NULL */
 };
+
+/* R86: graphs holding MEM_ALLOC/MEM_FREE nodes refuse clone, child use and node or edge removal. */
+bool gcap__graph_has_mem_nodes(const struct gcap_graph *g);
 
 /* Handle checks (set the message, return INVALID_HANDLE). */
 gcap_status gcap__check_graph(const gcap_graph *g, const char *what);

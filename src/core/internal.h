@@ -38,10 +38,13 @@ struct gcap__edge {
 
 enum gcap__alloc_kind { GCAP__ALLOC_DEVICE = 1, GCAP__ALLOC_HOST = 2 };
 
+struct gcap__galloc;
+
 struct gcap__allocation {
   uintptr_t base;
   size_t bytes;
   enum gcap__alloc_kind kind;
+  struct gcap__galloc *graph; /* a graph allocation (MEM_ALLOC node), or NULL */
 };
 
 /* Sorted by base; every gcap allocation of a context, device and page-locked host. */
@@ -56,7 +59,7 @@ struct gcap_context {
   struct gcap__backend_ctx *backend;
   gcap_backend_kind kind;
   pthread_mutex_t lock; /* recursive: host callbacks may call back into gcap */
-  struct gcap__link streams, events, modules, graphs, execs, seqs, captures;
+  struct gcap__link streams, events, modules, graphs, execs, seqs, captures, pools;
   struct gcap__alloc_table allocs;
 };
 
@@ -123,6 +126,9 @@ const struct gcap__allocation *gcap__find_allocation(const struct gcap_context *
 gcap_status gcap__check_copy(const struct gcap_context *ctx, struct gcap__copy *c, bool allow_empty);
 gcap_status gcap__check_fill(const struct gcap_context *ctx, const struct gcap__fill *f, bool allow_empty);
 void gcap__alloc_table_free(struct gcap__alloc_table *t);
+/* Graph allocations enter and leave the table here (their memory is the pool's, not the user's). */
+int gcap__alloc_table_insert(struct gcap_context *ctx, void *p, size_t bytes, struct gcap__galloc *graph);
+void gcap__alloc_table_erase(struct gcap_context *ctx, const void *p);
 
 /* Kernel launch checks (module.c). */
 gcap_status gcap__check_launch(const struct gcap_kernel *k, gcap_dim3 grid, gcap_dim3 block, uint32_t shared_mem_bytes,

@@ -1,6 +1,7 @@
 #include <string.h>
 
 #include "capture.h"
+#include "pool.h"
 
 /* ------------------------------------------------------------ allocation table */
 
@@ -28,7 +29,7 @@ static int table_insert(struct gcap__alloc_table *t, void *p, size_t bytes, enum
   if (gcap__grow((void **)&t->items, &t->cap, t->count + 1, sizeof *t->items) != 0) return -1;
   size_t i = upper_bound(t, (uintptr_t)p);
   memmove(&t->items[i + 1], &t->items[i], (t->count - i) * sizeof *t->items);
-  t->items[i] = (struct gcap__allocation){(uintptr_t)p, bytes, kind};
+  t->items[i] = (struct gcap__allocation){(uintptr_t)p, bytes, kind, NULL};
   t->count++;
   return 0;
 }
@@ -38,6 +39,17 @@ static void table_remove(struct gcap__alloc_table *t, const struct gcap__allocat
   memmove(&t->items[i], &t->items[i + 1], (t->count - i - 1) * sizeof *t->items);
   t->count--;
   t->epoch++;
+}
+
+int gcap__alloc_table_insert(struct gcap_context *ctx, void *p, size_t bytes, struct gcap__galloc *graph) {
+  if (table_insert(&ctx->allocs, p, bytes, GCAP__ALLOC_DEVICE) != 0) return -1;
+  ((struct gcap__allocation *)gcap__find_allocation(ctx, p))->graph = graph;
+  return 0;
+}
+
+void gcap__alloc_table_erase(struct gcap_context *ctx, const void *p) {
+  const struct gcap__allocation *a = gcap__find_allocation(ctx, p);
+  if (a) table_remove(&ctx->allocs, a);
 }
 
 void gcap__alloc_table_free(struct gcap__alloc_table *t) {
@@ -143,6 +155,20 @@ gcap_status gcap__check_fill(const struct gcap_context *ctx, const struct gcap__
 
 /* ------------------------------------------------------------ synchronous API */
 
+/* Context lock held; arguments checked. */
+static gcap_status allocate_locked(gcap_context *ctx, size_t bytes, void **out, enum gcap__alloc_kind kind) {
+  void *p = NULL;
+  gcap_status st = kind == GCAP__ALLOC_DEVICE ? ctx->ops->mem_alloc(ctx->backend, bytes, &p)
+                                  : ctx->ops->host_alloc(ctx->backend, bytes, &p);
+  if (st == GCAP_SUCCESS && table_insert(&ctx->allocs, p, bytes, kind) != 0) {
+    if (kind == GCAP__ALLOC_DEVICE) ctx->ops->mem_free(ctx->backend, p);
+    else ctx->ops->host_free(ctx->backend, p);
+    st = gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to record the allocation");
+  }
+  if (st == GCAP_SUCCESS) *out = p;
+  return st;
+}
+
 static gcap_status allocate(gcap_context *ctx, size_t bytes, void **out, enum gcap__alloc_kind kind) {
   if (out) *out = NULL;
   gcap_status st = gcap__check_context(ctx, "ctx");
@@ -150,41 +176,119 @@ static gcap_status allocate(gcap_context *ctx, size_t bytes, void **out, enum gc
   if (bytes == 0) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "bytes is 0");
   if (!out) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "the output pointer is NULL");
   gcap__lock(ctx);
-  void *p = NULL;
   st = gcap__capture_prohibit("ctx", ctx);
-  if (st != GCAP_SUCCESS) {
-    gcap__unlock(ctx);
-    return st;
-  }
-  st = kind == GCAP__ALLOC_DEVICE ? ctx->ops->mem_alloc(ctx->backend, bytes, &p)
-                                  : ctx->ops->host_alloc(ctx->backend, bytes, &p);
-  if (st == GCAP_SUCCESS && table_insert(&ctx->allocs, p, bytes, kind) != 0) {
-    if (kind == GCAP__ALLOC_DEVICE) ctx->ops->mem_free(ctx->backend, p);
-    else ctx->ops->host_free(ctx->backend, p);
-    st = gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to record the allocation");
-  }
+  if (st == GCAP_SUCCESS) st = allocate_locked(ctx, bytes, out, kind);
   gcap__unlock(ctx);
-  if (st == GCAP_SUCCESS) *out = p;
+  return st;
+}
+
+/* The checks of a free: p must start a live allocation of `kind`. */
+static gcap_status check_free(gcap_context *ctx, const void *p, enum gcap__alloc_kind kind,
+                              const struct gcap__allocation **out) {
+  const char *what = kind == GCAP__ALLOC_DEVICE ? "device" : "page-locked host";
+  const struct gcap__allocation *a = gcap__find_allocation(ctx, p);
+  if (a && a->kind == kind && a->base != (uintptr_t)p)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "%p is inside the %s allocation at %p, not its start", p, what,
+                      (void *)a->base);
+  if (!a || a->kind != kind)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "%p is not a live %s allocation of this context", p, what);
+  if (a->graph && a->graph->freed_in_graph)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "%p is a graph allocation its own graph frees; it cannot be freed outside it", p);
+  if (a->graph && !a->graph->live)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "graph allocation %p is not allocated now (launch its graph first)", p);
+  *out = a;
+  return GCAP_SUCCESS;
+}
+
+/* Context lock held, checks passed. A graph allocation is only marked freed: its memory stays the graph's. */
+static gcap_status free_locked(gcap_context *ctx, const struct gcap__allocation *a) {
+  if (a->graph) {
+    gcap__galloc_set_live(a->graph, false);
+    return GCAP_SUCCESS;
+  }
+  void *p = (void *)a->base;
+  gcap_status st = a->kind == GCAP__ALLOC_DEVICE ? ctx->ops->mem_free(ctx->backend, p) : ctx->ops->host_free(ctx->backend, p);
+  if (st == GCAP_SUCCESS) table_remove(&ctx->allocs, a);
   return st;
 }
 
 static gcap_status release(gcap_context *ctx, void *p, enum gcap__alloc_kind kind) {
   gcap_status st = gcap__check_context(ctx, "ctx");
   if (st != GCAP_SUCCESS) return st;
-  const char *what = kind == GCAP__ALLOC_DEVICE ? "device" : "page-locked host";
   gcap__lock(ctx);
-  const struct gcap__allocation *a = p ? gcap__find_allocation(ctx, p) : NULL;
-  if (p == NULL) {
-    st = gcap__capture_prohibit("ctx", ctx); /* freeing NULL does nothing, but may still not be called */
-  } else if (!a || a->kind != kind || a->base != (uintptr_t)p) {
-    st = a && a->kind == kind
-             ? gcap__fail(GCAP_ERROR_INVALID_VALUE, "%p is inside the %s allocation at %p, not its start", p, what,
-                          (void *)a->base)
-             : gcap__fail(GCAP_ERROR_INVALID_VALUE, "%p is not a live %s allocation of this context", p, what);
-  } else if ((st = gcap__capture_prohibit("ctx", ctx)) == GCAP_SUCCESS) {
-    st = kind == GCAP__ALLOC_DEVICE ? ctx->ops->mem_free(ctx->backend, p) : ctx->ops->host_free(ctx->backend, p);
-    if (st == GCAP_SUCCESS) table_remove(&ctx->allocs, a);
+  const struct gcap__allocation *a = NULL;
+  if (p) st = check_free(ctx, p, kind, &a);
+  if (st == GCAP_SUCCESS) st = gcap__capture_prohibit("ctx", ctx); /* freeing NULL does nothing, but is still a free */
+  if (st == GCAP_SUCCESS && a) st = free_locked(ctx, a);
+  gcap__unlock(ctx);
+  return st;
+}
+
+/* -------------------------------------------------- stream-ordered allocation */
+
+static gcap_status capture_alloc(struct gcap_stream *s, size_t bytes, void **dptr) {
+  struct gcap__galloc *a = NULL;
+  gcap_status st = gcap__galloc_new(s->ctx, gcap__capture_pool(s), bytes, &a);
+  if (st != GCAP_SUCCESS) {
+    bool record;
+    return gcap__capture_route(s, st, &record);
   }
+  st = gcap__capture_record_value(s, GCAP_NODE_MEM_ALLOC, &a, sizeof a); /* the node takes the reference */
+  if (st == GCAP_SUCCESS) *dptr = a->ptr;
+  return st;
+}
+
+gcap_status gcap_mem_alloc_async(gcap_stream *s, size_t bytes, void **dptr) {
+  GCAP_ENTER();
+  if (dptr) *dptr = NULL;
+  gcap_status st = gcap__check_stream(s, "stream");
+  if (st != GCAP_SUCCESS) return st;
+  gcap__lock(s->ctx);
+  if (bytes == 0) st = gcap__fail(GCAP_ERROR_INVALID_VALUE, "bytes is 0");
+  else if (!dptr) st = gcap__fail(GCAP_ERROR_INVALID_VALUE, "dptr is NULL");
+  bool record = false;
+  st = gcap__capture_route(s, st, &record);
+  if (st == GCAP_SUCCESS) st = record ? capture_alloc(s, bytes, dptr) : allocate_locked(s->ctx, bytes, dptr, GCAP__ALLOC_DEVICE);
+  gcap__unlock(s->ctx);
+  return st;
+}
+
+/* R85: a free node needs an address an alloc node returned, freed by no other free node. */
+static gcap_status check_graph_free(struct gcap_context *ctx, const void *p, struct gcap__galloc **out) {
+  const struct gcap__allocation *a = gcap__find_allocation(ctx, p);
+  if (!a || !a->graph || a->base != (uintptr_t)p)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "%p is not an address a captured gcap_mem_alloc_async returned", p);
+  if (a->graph->freed_in_graph)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "graph allocation %p already has a free node", p);
+  *out = a->graph;
+  return GCAP_SUCCESS;
+}
+
+static gcap_status capture_free(struct gcap_stream *s, struct gcap__galloc *a) {
+  gcap__galloc_retain(a);
+  gcap_status st = gcap__capture_record_value(s, GCAP_NODE_MEM_FREE, &a, sizeof a);
+  if (st != GCAP_SUCCESS) {
+    gcap__galloc_release(a);
+    return st;
+  }
+  a->freed_in_graph = true;
+  return GCAP_SUCCESS;
+}
+
+gcap_status gcap_mem_free_async(gcap_stream *s, void *dptr) {
+  GCAP_ENTER();
+  gcap_status st = gcap__check_stream(s, "stream");
+  if (st != GCAP_SUCCESS) return st;
+  struct gcap_context *ctx = s->ctx;
+  gcap__lock(ctx);
+  struct gcap__galloc *g = NULL;
+  const struct gcap__allocation *a = NULL;
+  if (!dptr) st = gcap__fail(GCAP_ERROR_INVALID_VALUE, "dptr is NULL");
+  else if (s->seq) st = check_graph_free(ctx, dptr, &g);
+  else st = check_free(ctx, dptr, GCAP__ALLOC_DEVICE, &a);
+  bool record = false;
+  st = gcap__capture_route(s, st, &record);
+  if (st == GCAP_SUCCESS) st = record ? capture_free(s, g) : free_locked(ctx, a);
   gcap__unlock(ctx);
   return st;
 }

@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "graph.h"
+#include "pool.h"
 
 struct gcap_node *gcap__node_alloc(gcap_node_type type) {
   static atomic_uint_fast64_t next_id = 1;
@@ -39,6 +40,8 @@ void gcap__node_release_params(struct gcap_node *n) {
   case GCAP_NODE_GRAPH: gcap__graph_free(n->p.child); break;
   case GCAP_NODE_EVENT_RECORD:
   case GCAP_NODE_EVENT_WAIT: gcap__event_release(n->p.event); break;
+  case GCAP_NODE_MEM_FREE: n->p.mem->freed_in_graph = false; gcap__galloc_release(n->p.mem); break;
+  case GCAP_NODE_MEM_ALLOC: gcap__galloc_release(n->p.mem); break;
   default: break;
   }
   memset(&n->p, 0, sizeof n->p);

@@ -1,0 +1,153 @@
+#include <string.h>
+
+#include "pool.h"
+
+gcap_status gcap__check_pool(const gcap_pool *p, const char *what) {
+  if (!p) return gcap__fail(GCAP_ERROR_INVALID_HANDLE, "%s is NULL", what);
+  if (!gcap__registry_has(p, GCAP__H_POOL))
+    return gcap__fail(GCAP_ERROR_INVALID_HANDLE, "%s (pool %p) is not a live pool", what, (const void *)p);
+  return GCAP_SUCCESS;
+}
+
+/* A spare block of at least `bytes`, taken out of the spare list (best fit). */
+static bool take_spare(struct gcap_pool *p, size_t bytes, struct gcap__block *out) {
+  size_t best = SIZE_MAX;
+  for (size_t i = 0; i < p->spare_count; i++)
+    if (p->spare[i].bytes >= bytes && (best == SIZE_MAX || p->spare[i].bytes < p->spare[best].bytes)) best = i;
+  if (best == SIZE_MAX) return false;
+  *out = p->spare[best];
+  p->spare[best] = p->spare[--p->spare_count];
+  return true;
+}
+
+gcap_status gcap__galloc_new(struct gcap_context *ctx, struct gcap_pool *pool, size_t bytes, struct gcap__galloc **out) {
+  struct gcap__galloc *a = gcap__calloc(1, sizeof *a);
+  if (!a) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the graph allocation");
+  struct gcap__block b = {NULL, bytes};
+  bool spare = pool && take_spare(pool, bytes, &b);
+  gcap_status st = spare ? GCAP_SUCCESS : ctx->ops->mem_alloc(ctx->backend, bytes, &b.ptr);
+  if (st == GCAP_SUCCESS && gcap__alloc_table_insert(ctx, b.ptr, b.bytes, a) != 0)
+    st = gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to record the graph allocation");
+  if (st != GCAP_SUCCESS) {
+    if (spare) pool->spare[pool->spare_count++] = b; /* there is room: it was just taken out */
+    else if (b.ptr) ctx->ops->mem_free(ctx->backend, b.ptr);
+    gcap__free(a);
+    return st == GCAP_ERROR_OUT_OF_MEMORY ? st : gcap__fail(st, "the pool could not reserve %zu bytes", bytes);
+  }
+  *a = (struct gcap__galloc){ctx, b.ptr, b.bytes, pool, 1, false, false};
+  if (pool) {
+    gcap__pool_retain(pool);
+    if (!spare) pool->reserved += b.bytes;
+  }
+  *out = a;
+  return GCAP_SUCCESS;
+}
+
+void gcap__galloc_retain(struct gcap__galloc *a) { a->refs++; }
+
+void gcap__galloc_set_live(struct gcap__galloc *a, bool live) {
+  if (a->live == live) return;
+  a->live = live;
+  if (!a->pool) return;
+  if (live) {
+    a->pool->used += a->bytes;
+    if (a->pool->used > a->pool->peak) a->pool->peak = a->pool->used;
+  } else {
+    a->pool->used -= a->bytes;
+  }
+}
+
+void gcap__galloc_release(struct gcap__galloc *a) {
+  if (--a->refs > 0) return;
+  struct gcap_context *ctx = a->ctx;
+  gcap__galloc_set_live(a, false);
+  gcap__alloc_table_erase(ctx, a->ptr);
+  struct gcap_pool *p = a->pool;
+  /* The block stays reserved in its pool for the next capture; without a pool it goes back. */
+  if (p && gcap__grow((void **)&p->spare, &p->spare_cap, p->spare_count + 1, sizeof *p->spare) == 0) {
+    p->spare[p->spare_count++] = (struct gcap__block){a->ptr, a->bytes};
+  } else {
+    if (p) p->reserved -= a->bytes;
+    ctx->ops->mem_free(ctx->backend, a->ptr);
+  }
+  gcap__free(a);
+  if (p) gcap__pool_unref(p);
+}
+
+void gcap__pool_retain(struct gcap_pool *p) { p->refs++; }
+
+static void pool_free(struct gcap_pool *p) {
+  for (size_t i = 0; i < p->spare_count; i++) p->ctx->ops->mem_free(p->ctx->backend, p->spare[i].ptr);
+  gcap__list_unlink(&p->link);
+  gcap__free(p->spare);
+  gcap__free(p);
+}
+
+void gcap__pool_unref(struct gcap_pool *p) {
+  if (--p->refs == 0) pool_free(p);
+}
+
+/* Context destroy: graphs and executables are gone by now, so only the users' references remain. */
+void gcap__pool_destroy_all(struct gcap_context *ctx) {
+  while (ctx->pools.next != &ctx->pools) {
+    struct gcap_pool *p = GCAP__CONTAINER(ctx->pools.next, struct gcap_pool, link);
+    if (!p->released) gcap__registry_remove(p);
+    pool_free(p);
+  }
+}
+
+gcap_status gcap_pool_create(gcap_context *ctx, gcap_pool **out) {
+  GCAP_ENTER();
+  if (out) *out = NULL;
+  gcap_status st = gcap__check_context(ctx, "ctx");
+  if (st != GCAP_SUCCESS) return st;
+  if (!out) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "out is NULL");
+  struct gcap_pool *p = gcap__calloc(1, sizeof *p);
+  if (!p || gcap__registry_add(p, GCAP__H_POOL) != 0) {
+    gcap__free(p);
+    return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the pool");
+  }
+  p->ctx = ctx;
+  p->refs = p->user_refs = 1;
+  gcap__lock(ctx);
+  gcap__list_push(&ctx->pools, &p->link);
+  gcap__unlock(ctx);
+  *out = p;
+  return GCAP_SUCCESS;
+}
+
+gcap_pool *gcap_pool_retain(gcap_pool *p) {
+  GCAP_ENTER();
+  if (!p) return NULL;
+  if (gcap__check_pool(p, "pool") != GCAP_SUCCESS) return NULL;
+  gcap__lock(p->ctx);
+  p->refs++;
+  p->user_refs++;
+  gcap__unlock(p->ctx);
+  return p;
+}
+
+/* The handle dies with the user's last reference; the memory with the last holder of any kind. */
+void gcap_pool_release(gcap_pool *p) {
+  GCAP_ENTER();
+  if (!p || gcap__check_pool(p, "pool") != GCAP_SUCCESS) return;
+  struct gcap_context *ctx = p->ctx;
+  gcap__lock(ctx);
+  if (--p->user_refs == 0) {
+    gcap__registry_remove(p);
+    p->released = true;
+  }
+  gcap__pool_unref(p);
+  gcap__unlock(ctx);
+}
+
+gcap_status gcap_pool_get_stats(const gcap_pool *p, gcap_pool_stats *out) {
+  GCAP_ENTER();
+  gcap_status st = gcap__check_pool(p, "pool");
+  if (st != GCAP_SUCCESS) return st;
+  if (!out) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "out is NULL");
+  gcap__lock(p->ctx);
+  *out = (gcap_pool_stats){p->reserved, p->used, p->peak, p->attached_execs};
+  gcap__unlock(p->ctx);
+  return GCAP_SUCCESS;
+}

@@ -1,0 +1,49 @@
+/*
+ * Graph-owned memory (SEMANTICS R83-R88) and capture pools. A MEM_ALLOC node's memory is
+ * reserved when it is captured and keeps its address for the life of the graph and of every
+ * executable made from it; launches only mark it allocated (live) and freed.
+ */
+#ifndef GCAP_CORE_POOL_H
+#define GCAP_CORE_POOL_H
+
+#include "internal.h"
+
+struct gcap__block {
+  void *ptr;
+  size_t bytes;
+};
+
+struct gcap_pool {
+  struct gcap__link link; /* ctx->pools */
+  struct gcap_context *ctx;
+  unsigned refs;          /* the user's plus every graph allocation and executable holding it */
+  unsigned user_refs;     /* gcap_pool_create / gcap_pool_retain minus gcap_pool_release */
+  bool released;          /* the user let go: the handle is gone */
+  size_t reserved, used, peak, attached_execs;
+  struct gcap__block *spare; /* reserved, not held by any graph allocation: reused first */
+  size_t spare_count, spare_cap;
+};
+
+struct gcap__galloc {
+  struct gcap_context *ctx;
+  void *ptr;
+  size_t bytes;
+  struct gcap_pool *pool; /* NULL: memory straight from the backend */
+  unsigned refs;          /* the MEM_ALLOC node, MEM_FREE nodes and executables' entries */
+  bool live;              /* allocated by a launch (or the capture) and not freed since */
+  bool freed_in_graph;    /* a MEM_FREE node names it (R85: only one) */
+};
+
+/* Reserves memory for a captured allocation (from `pool` when given) and enters it in the allocation table. */
+gcap_status gcap__galloc_new(struct gcap_context *ctx, struct gcap_pool *pool, size_t bytes, struct gcap__galloc **out);
+void gcap__galloc_retain(struct gcap__galloc *a);
+void gcap__galloc_release(struct gcap__galloc *a);
+/* Marks it allocated or freed, keeping its pool's figures exact. */
+void gcap__galloc_set_live(struct gcap__galloc *a, bool live);
+
+void gcap__pool_retain(struct gcap_pool *p);
+void gcap__pool_unref(struct gcap_pool *p);
+gcap_status gcap__check_pool(const gcap_pool *p, const char *what);
+void gcap__pool_destroy_all(struct gcap_context *ctx);
+
+#endif
