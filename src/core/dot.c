@@ -1,6 +1,7 @@
 #include <string.h>
 
 #include "graph.h"
+#include "pool.h"
 
 static const char *copy_direction(gcap_memcpy_kind k) {
   static const char *const names[] = {"HtoH", "HtoD", "DtoH", "DtoD", "default"};
@@ -35,6 +36,8 @@ static void put_params(FILE *out, const struct gcap_node *n) {
   case GCAP_NODE_HOST: fprintf(out, "\\nuser_data %p", n->p.host.user_data); break;
   case GCAP_NODE_EVENT_RECORD:
   case GCAP_NODE_EVENT_WAIT: fprintf(out, "\\nevent %p", (void *)n->p.event); break;
+  case GCAP_NODE_MEM_ALLOC:
+  case GCAP_NODE_MEM_FREE: fprintf(out, "\\n%p, %zu bytes", n->p.mem->ptr, n->p.mem->bytes); break;
   default: break;
   }
 }

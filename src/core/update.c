@@ -221,6 +221,8 @@ static gcap_status compare_nodes(const struct gcap__plan *old, const struct gcap
       return refuse(info, GCAP_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED, b, NULL, "a copy changed its direction or kind");
     if (a->type == GCAP_NODE_MEMSET && !fill_shape_ok(&a->u.fill, &b->u.fill))
       return refuse(info, GCAP_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED, b, NULL, "a memset node changed its shape");
+    if ((a->type == GCAP_NODE_MEM_ALLOC || a->type == GCAP_NODE_MEM_FREE) && a->u.mem != b->u.mem)
+      return refuse(info, GCAP_EXEC_UPDATE_ERROR_NOT_SUPPORTED, b, NULL, "allocation and free nodes cannot be updated");
   }
   return GCAP_SUCCESS;
 }
@@ -242,6 +244,7 @@ static gcap_status update_in_place(struct gcap_exec *x, const struct gcap_graph 
     for (size_t d = 0; d < pn->num_deps; d++)
       if (n->deps.items[d]->index != p->nodes[p->deps[pn->first_dep + d]].source_index) return GCAP_SUCCESS;
     if (n->type == GCAP_NODE_KERNEL && &n->p.kernel.kernel->info != pn->u.kernel.kernel) return GCAP_SUCCESS;
+    if ((n->type == GCAP_NODE_MEM_ALLOC || n->type == GCAP_NODE_MEM_FREE) && n->p.mem != pn->u.mem) return GCAP_SUCCESS;
     gcap_status st = GCAP_SUCCESS;
     struct gcap__plan_node probe = *pn;
     if (n->type == GCAP_NODE_MEMCPY) {
