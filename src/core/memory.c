@@ -233,6 +233,7 @@ static gcap_status capture_alloc(struct gcap_stream *s, size_t bytes, void **dpt
     bool record;
     return gcap__capture_route(s, st, &record);
   }
+  a->owner_serial = s->seq->graph->serial;
   st = gcap__capture_record_value(s, GCAP_NODE_MEM_ALLOC, &a, sizeof a); /* the node takes the reference */
   if (st == GCAP_SUCCESS) *dptr = a->ptr;
   return st;
@@ -258,7 +259,7 @@ static gcap_status check_graph_free(struct gcap_context *ctx, const void *p, str
   const struct gcap__allocation *a = gcap__find_allocation(ctx, p);
   if (!a || !a->graph || a->base != (uintptr_t)p)
     return gcap__fail(GCAP_ERROR_INVALID_VALUE, "%p is not an address a captured gcap_mem_alloc_async returned", p);
-  if (a->graph->freed_in_graph)
+  if (a->graph->freed_in_graph || a->graph->freed_elsewhere)
     return gcap__fail(GCAP_ERROR_INVALID_VALUE, "graph allocation %p already has a free node", p);
   *out = a->graph;
   return GCAP_SUCCESS;
@@ -271,7 +272,7 @@ static gcap_status capture_free(struct gcap_stream *s, struct gcap__galloc *a) {
     gcap__galloc_release(a);
     return st;
   }
-  a->freed_in_graph = true;
+  gcap__galloc_mark_freed(a, s->seq->graph, true);
   return GCAP_SUCCESS;
 }
 

@@ -40,7 +40,10 @@ void gcap__node_release_params(struct gcap_node *n) {
   case GCAP_NODE_GRAPH: gcap__graph_free(n->p.child); break;
   case GCAP_NODE_EVENT_RECORD:
   case GCAP_NODE_EVENT_WAIT: gcap__event_release(n->p.event); break;
-  case GCAP_NODE_MEM_FREE: n->p.mem->freed_in_graph = false; gcap__galloc_release(n->p.mem); break;
+  case GCAP_NODE_MEM_FREE:
+    if (n->graph) gcap__galloc_mark_freed(n->p.mem, n->graph, false); /* appended nodes only */
+    gcap__galloc_release(n->p.mem);
+    break;
   case GCAP_NODE_MEM_ALLOC: gcap__galloc_release(n->p.mem); break;
   default: break;
   }

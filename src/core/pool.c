@@ -1,5 +1,6 @@
 #include <string.h>
 
+#include "graph.h"
 #include "pool.h"
 
 gcap_status gcap__check_pool(const gcap_pool *p, const char *what) {
@@ -26,7 +27,7 @@ gcap_status gcap__galloc_new(struct gcap_context *ctx, struct gcap_pool *pool, s
   struct gcap__block b = {NULL, bytes};
   bool spare = pool && take_spare(pool, bytes, &b);
   gcap_status st = spare ? GCAP_SUCCESS : ctx->ops->mem_alloc(ctx->backend, bytes, &b.ptr);
-  if (st == GCAP_SUCCESS && gcap__alloc_table_insert(ctx, b.ptr, b.bytes, a) != 0)
+  if (st == GCAP_SUCCESS && gcap__alloc_table_insert(ctx, b.ptr, bytes, a) != 0)
     st = gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to record the graph allocation");
   if (st != GCAP_SUCCESS) {
     if (spare) pool->spare[pool->spare_count++] = b; /* there is room: it was just taken out */
@@ -34,7 +35,7 @@ gcap_status gcap__galloc_new(struct gcap_context *ctx, struct gcap_pool *pool, s
     gcap__free(a);
     return st == GCAP_ERROR_OUT_OF_MEMORY ? st : gcap__fail(st, "the pool could not reserve %zu bytes", bytes);
   }
-  *a = (struct gcap__galloc){ctx, b.ptr, b.bytes, pool, 1, false, false};
+  *a = (struct gcap__galloc){.ctx = ctx, .ptr = b.ptr, .bytes = bytes, .block_bytes = b.bytes, .pool = pool, .refs = 1};
   if (pool) {
     gcap__pool_retain(pool);
     if (!spare) pool->reserved += b.bytes;
@@ -44,6 +45,11 @@ gcap_status gcap__galloc_new(struct gcap_context *ctx, struct gcap_pool *pool, s
 }
 
 void gcap__galloc_retain(struct gcap__galloc *a) { a->refs++; }
+
+void gcap__galloc_mark_freed(struct gcap__galloc *a, const struct gcap_graph *g, bool freed) {
+  if (g->serial == a->owner_serial) a->freed_in_graph = freed;
+  else a->freed_elsewhere = freed;
+}
 
 void gcap__galloc_set_live(struct gcap__galloc *a, bool live) {
   if (a->live == live) return;
@@ -65,9 +71,9 @@ void gcap__galloc_release(struct gcap__galloc *a) {
   struct gcap_pool *p = a->pool;
   /* The block stays reserved in its pool for the next capture; without a pool it goes back. */
   if (p && gcap__grow((void **)&p->spare, &p->spare_cap, p->spare_count + 1, sizeof *p->spare) == 0) {
-    p->spare[p->spare_count++] = (struct gcap__block){a->ptr, a->bytes};
+    p->spare[p->spare_count++] = (struct gcap__block){a->ptr, a->block_bytes};
   } else {
-    if (p) p->reserved -= a->bytes;
+    if (p) p->reserved -= a->block_bytes;
     ctx->ops->mem_free(ctx->backend, a->ptr);
   }
   gcap__free(a);

@@ -27,16 +27,21 @@ struct gcap_pool {
 struct gcap__galloc {
   struct gcap_context *ctx;
   void *ptr;
-  size_t bytes;
+  size_t bytes;           /* as requested: the range copies may touch, and what used_bytes counts */
+  size_t block_bytes;     /* the reserved block, which may be a larger spare one */
+  uint64_t owner_serial;  /* the graph whose MEM_ALLOC node made it */
   struct gcap_pool *pool; /* NULL: memory straight from the backend */
   unsigned refs;          /* the MEM_ALLOC node, MEM_FREE nodes and executables' entries */
   bool live;              /* allocated by a launch (or the capture) and not freed since */
-  bool freed_in_graph;    /* a MEM_FREE node names it (R85: only one) */
+  bool freed_in_graph;    /* a MEM_FREE node of its own graph names it */
+  bool freed_elsewhere;   /* a MEM_FREE node of another graph names it (R85: one free node in all) */
 };
 
 /* Reserves memory for a captured allocation (from `pool` when given) and enters it in the allocation table. */
 gcap_status gcap__galloc_new(struct gcap_context *ctx, struct gcap_pool *pool, size_t bytes, struct gcap__galloc **out);
 void gcap__galloc_retain(struct gcap__galloc *a);
+/* A MEM_FREE node of graph `g` now names a, or no longer does. */
+void gcap__galloc_mark_freed(struct gcap__galloc *a, const struct gcap_graph *g, bool freed);
 void gcap__galloc_release(struct gcap__galloc *a);
 /* Marks it allocated or freed, keeping its pool's figures exact. */
 void gcap__galloc_set_live(struct gcap__galloc *a, bool live);
