@@ -9,6 +9,8 @@
 
 #include "common.h"
 
+#include <gcap/config.h> /* GCAP_HAS_CUDA */
+
 #include <stdlib.h>
 #include <string.h>
 

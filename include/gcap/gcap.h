@@ -14,8 +14,6 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include <gcap/config.h>
-
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -5,6 +5,7 @@
 #ifndef GCAP_CORE_BACKEND_H
 #define GCAP_CORE_BACKEND_H
 
+#include <gcap/config.h>
 #include <gcap/gcap.h>
 #include <gcap/sim.h>
 
