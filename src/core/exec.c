@@ -78,13 +78,11 @@ static gcap_status snapshot_params(struct builder *b, struct gcap__plan_node *pn
     return GCAP_SUCCESS;
   }
   case GCAP_NODE_MEMCPY: {
-    const gcap_memcpy_node_params *m = &n->p.memcpy;
-    pn->u.copy = (struct gcap__copy){m->dst, m->src, m->bytes, m->kind, m->kind};
+    pn->u.copy = gcap__copy_of(&n->p.memcpy);
     return gcap__check_copy(b->ctx, &pn->u.copy, false);
   }
   case GCAP_NODE_MEMSET: {
-    const gcap_memset_node_params *m = &n->p.memset;
-    pn->u.fill = (struct gcap__fill){m->dst, m->value, m->element_size, m->width, m->height, m->pitch};
+    pn->u.fill = gcap__fill_of(&n->p.memset);
     return gcap__check_fill(b->ctx, &pn->u.fill, false);
   }
   case GCAP_NODE_HOST: pn->u.host.fn = n->p.host.fn, pn->u.host.user_data = n->p.host.user_data; return GCAP_SUCCESS;

@@ -130,6 +130,14 @@ void gcap__alloc_table_free(struct gcap__alloc_table *t);
 int gcap__alloc_table_insert(struct gcap_context *ctx, void *p, size_t bytes, struct gcap__galloc *graph);
 void gcap__alloc_table_erase(struct gcap_context *ctx, const void *p);
 
+/* A copy or fill node's parameters as the checks and backends take them. */
+static inline struct gcap__copy gcap__copy_of(const gcap_memcpy_node_params *p) {
+  return (struct gcap__copy){p->dst, p->src, p->bytes, p->kind, p->kind};
+}
+static inline struct gcap__fill gcap__fill_of(const gcap_memset_node_params *p) {
+  return (struct gcap__fill){p->dst, p->value, p->element_size, p->width, p->height, p->pitch};
+}
+
 /* Kernel launch checks (module.c). */
 gcap_status gcap__check_launch(const struct gcap_kernel *k, gcap_dim3 grid, gcap_dim3 block, uint32_t shared_mem_bytes,
                                void *const *args);

@@ -136,12 +136,12 @@ static gcap_status set_kernel_params(struct gcap_node *n, const gcap_kernel_node
 }
 
 static gcap_status check_memcpy_params(const struct gcap_graph *g, const gcap_memcpy_node_params *p) {
-  struct gcap__copy c = {p->dst, p->src, p->bytes, p->kind, p->kind};
+  struct gcap__copy c = gcap__copy_of(p);
   return gcap__check_copy(g->ctx, &c, false);
 }
 
 static gcap_status check_memset_params(const struct gcap_graph *g, const gcap_memset_node_params *p) {
-  struct gcap__fill f = {p->dst, p->value, p->element_size, p->width, p->height, p->pitch};
+  struct gcap__fill f = gcap__fill_of(p);
   return gcap__check_fill(g->ctx, &f, false);
 }
 

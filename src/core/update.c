@@ -22,11 +22,16 @@ static gcap_status find_entry(struct gcap_exec *x, const gcap_node *n, struct gc
                     (const void *)n, (void *)x);
 }
 
-/* Handles, then params, then the node's membership and type; locks ctx on success. */
+/*
+ * Handles (x, n and, for kernel params, p->kernel), then params, then the node's membership
+ * and type; locks ctx on success.
+ */
 static gcap_status begin_set(gcap_exec *x, gcap_node *n, const void *p, gcap_node_type want,
                              struct gcap__plan_node **pn) {
   gcap_status st = gcap__check_exec(x, "exec");
   if (st == GCAP_SUCCESS) st = gcap__check_node(n, "node");
+  if (st == GCAP_SUCCESS && p && want == GCAP_NODE_KERNEL)
+    st = gcap__check_kernel(((const gcap_kernel_node_params *)p)->kernel, "params->kernel");
   if (st != GCAP_SUCCESS) return st;
   if (!p) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "params is NULL");
   gcap__lock(x->ctx);
@@ -43,10 +48,7 @@ static gcap_status begin_set(gcap_exec *x, gcap_node *n, const void *p, gcap_nod
 gcap_status gcap_exec_kernel_node_set_params(gcap_exec *x, gcap_node *n, const gcap_kernel_node_params *p) {
   GCAP_ENTER();
   struct gcap__plan_node *pn = NULL;
-  gcap_status st = gcap__check_exec(x, "exec");
-  if (st == GCAP_SUCCESS) st = gcap__check_node(n, "node");
-  if (st == GCAP_SUCCESS && p) st = gcap__check_kernel(p->kernel, "params->kernel");
-  if (st == GCAP_SUCCESS) st = begin_set(x, n, p, GCAP_NODE_KERNEL, &pn);
+  gcap_status st = begin_set(x, n, p, GCAP_NODE_KERNEL, &pn);
   if (st != GCAP_SUCCESS) return st;
   st = gcap__check_same_context(x->ctx, p->kernel->module->ctx, "params->kernel");
   if (st == GCAP_SUCCESS) st = gcap__check_launch(p->kernel, p->grid, p->block, p->shared_mem_bytes, p->args);
@@ -67,7 +69,7 @@ gcap_status gcap_exec_memcpy_node_set_params(gcap_exec *x, gcap_node *n, const g
   struct gcap__plan_node *pn = NULL;
   gcap_status st = begin_set(x, n, p, GCAP_NODE_MEMCPY, &pn);
   if (st != GCAP_SUCCESS) return st;
-  struct gcap__copy c = {p->dst, p->src, p->bytes, p->kind, p->kind};
+  struct gcap__copy c = gcap__copy_of(p);
   if (p->kind != pn->u.copy.kind) /* R78: any change of kind, even to or from DEFAULT */
     st = gcap__fail(GCAP_ERROR_INVALID_VALUE, "kind %d differs from the node's kind %d", (int)p->kind,
                     (int)pn->u.copy.kind);
@@ -79,14 +81,17 @@ gcap_status gcap_exec_memcpy_node_set_params(gcap_exec *x, gcap_node *n, const g
   return st;
 }
 
-/* R79: a 2-D fill keeps its shape; a 1-D fill stays 1-D but may change width and element size. */
-static gcap_status check_fill_shape(const struct gcap__fill *old, const gcap_memset_node_params *p) {
-  if (old->height > 1 && (p->element_size != old->element_size || p->width != old->width ||
-                          p->height != old->height || p->pitch != old->pitch))
-    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "a 2-D memset node may change only dst and value");
-  if (old->height == 1 && p->height != 1)
-    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "height %zu: a 1-D memset node cannot become 2-D", p->height);
-  return GCAP_SUCCESS;
+/* R79 (and R73 for updates): a 2-D fill keeps its shape; a 1-D fill stays 1-D but may change width and element size. */
+static bool fill_shape_ok(const struct gcap__fill *a, const struct gcap__fill *b) {
+  if (a->height > 1)
+    return a->element_size == b->element_size && a->width == b->width && a->height == b->height && a->pitch == b->pitch;
+  return b->height == 1;
+}
+
+static gcap_status check_fill_shape(const struct gcap__fill *old, const struct gcap__fill *f) {
+  if (fill_shape_ok(old, f)) return GCAP_SUCCESS;
+  if (old->height > 1) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "a 2-D memset node may change only dst and value");
+  return gcap__fail(GCAP_ERROR_INVALID_VALUE, "height %zu: a 1-D memset node cannot become 2-D", f->height);
 }
 
 gcap_status gcap_exec_memset_node_set_params(gcap_exec *x, gcap_node *n, const gcap_memset_node_params *p) {
@@ -94,9 +99,9 @@ gcap_status gcap_exec_memset_node_set_params(gcap_exec *x, gcap_node *n, const g
   struct gcap__plan_node *pn = NULL;
   gcap_status st = begin_set(x, n, p, GCAP_NODE_MEMSET, &pn);
   if (st != GCAP_SUCCESS) return st;
-  struct gcap__fill f = {p->dst, p->value, p->element_size, p->width, p->height, p->pitch};
+  struct gcap__fill f = gcap__fill_of(p);
   st = gcap__check_fill(x->ctx, &f, false);
-  if (st == GCAP_SUCCESS) st = check_fill_shape(&pn->u.fill, p);
+  if (st == GCAP_SUCCESS) st = check_fill_shape(&pn->u.fill, &f);
   if (st == GCAP_SUCCESS) pn->u.fill = f;
   gcap__unlock(x->ctx);
   return st;
@@ -203,11 +208,6 @@ static gcap_status compare_topology(const struct gcap__plan *old, const struct g
   return st;
 }
 
-static bool fill_shape_ok(const struct gcap__fill *a, const struct gcap__fill *b) {
-  if (a->height > 1)
-    return a->element_size == b->element_size && a->width == b->width && a->height == b->height && a->pitch == b->pitch;
-  return b->height == 1;
-}
 
 /* R73: what each node type may change. */
 static gcap_status compare_nodes(const struct gcap__plan *old, const struct gcap__plan *fresh,
@@ -248,12 +248,10 @@ static gcap_status update_in_place(struct gcap_exec *x, const struct gcap_graph 
     gcap_status st = GCAP_SUCCESS;
     struct gcap__plan_node probe = *pn;
     if (n->type == GCAP_NODE_MEMCPY) {
-      const gcap_memcpy_node_params *m = &n->p.memcpy;
-      probe.u.copy = (struct gcap__copy){m->dst, m->src, m->bytes, m->kind, m->kind};
+      probe.u.copy = gcap__copy_of(&n->p.memcpy);
       st = gcap__check_copy(x->ctx, &probe.u.copy, false);
     } else if (n->type == GCAP_NODE_MEMSET) {
-      const gcap_memset_node_params *m = &n->p.memset;
-      probe.u.fill = (struct gcap__fill){m->dst, m->value, m->element_size, m->width, m->height, m->pitch};
+      probe.u.fill = gcap__fill_of(&n->p.memset);
       st = gcap__check_fill(x->ctx, &probe.u.fill, false);
     }
     if (st != GCAP_SUCCESS) return GCAP_SUCCESS; /* the general path reports it */
@@ -277,11 +275,7 @@ static gcap_status update_in_place(struct gcap_exec *x, const struct gcap_graph 
     case GCAP_NODE_MEMCPY:
       pn->u.copy.dst = n->p.memcpy.dst, pn->u.copy.src = n->p.memcpy.src, pn->u.copy.bytes = n->p.memcpy.bytes;
       break;
-    case GCAP_NODE_MEMSET: {
-      const gcap_memset_node_params *m = &n->p.memset;
-      pn->u.fill = (struct gcap__fill){m->dst, m->value, m->element_size, m->width, m->height, m->pitch};
-      break;
-    }
+    case GCAP_NODE_MEMSET: pn->u.fill = gcap__fill_of(&n->p.memset); break;
     case GCAP_NODE_HOST: pn->u.host.fn = n->p.host.fn, pn->u.host.user_data = n->p.host.user_data; break;
     case GCAP_NODE_EVENT_RECORD:
     case GCAP_NODE_EVENT_WAIT:
