@@ -169,7 +169,6 @@ const struct gcap_backend_ops gcap__sim_ops = {
     .event_query = sim_event_done,
     .module_load = sim_module_load,
     .module_unload = sim_module_unload,
-    .module_get_function = NULL,
     .exec_create = sim_exec_create,
     .exec_destroy = sim_exec_destroy,
     .exec_upload = sim_exec_upload,

@@ -47,6 +47,20 @@ struct gcap__fill {
 
 struct gcap__galloc;
 
+/*
+ * A child graph made outside gcap (gcap_cuda_graph_add_native_child): reported as GRAPH to
+ * users, carried as this internal type so no code mistakes it for a gcap child graph.
+ */
+#define GCAP__NODE_NATIVE ((gcap_node_type)64)
+
+/* What a backend knows of a kernel it found by name in a loaded module. */
+struct gcap__kernel_found {
+  void *fn;
+  bool sizes_known;   /* false when the driver cannot tell parameter sizes */
+  size_t num_params;
+  size_t *param_sizes; /* gcap__malloc'd (sizes_known, num_params > 0); the caller frees it */
+};
+
 /* One entry of an executable's flat, topologically ordered plan. */
 struct gcap__plan_node {
   gcap_node_type type; /* GRAPH entries and child exits run nothing */
@@ -69,6 +83,7 @@ struct gcap__plan_node {
       gcap_event *handle; /* the core's object, kept alive by the plan */
     } event;
     struct gcap__galloc *mem; /* MEM_ALLOC, MEM_FREE: the core marks them; backends run nothing */
+    void *native;             /* GCAP__NODE_NATIVE: the plan's own clone of the native graph */
   } u;
   size_t first_dep, num_deps; /* into gcap__plan.deps: indices of earlier entries */
 };
@@ -116,17 +131,55 @@ struct gcap_backend_ops {
 
   gcap_status (*module_load)(struct gcap__backend_ctx *b, const gcap_module_desc *d, void **out);
   void (*module_unload)(struct gcap__backend_ctx *b, void *module);
-  /* Optional: resolve a kernel the desc did not define (NULL: only defined kernels exist). */
-  gcap_status (*module_get_function)(struct gcap__backend_ctx *b, void *module, const char *name, void **out);
+  /*
+   * Optional: find kernel `name` in a loaded module (NOT_FOUND when it has none). NULL: the
+   * backend knows only the kernels the desc defines (the simulator).
+   */
+  gcap_status (*kernel_find)(struct gcap__backend_ctx *b, void *module, const char *name,
+                             struct gcap__kernel_found *out);
 
   gcap_status (*exec_create)(struct gcap__backend_ctx *b, const struct gcap__plan *plan, void **out);
   void (*exec_destroy)(struct gcap__backend_ctx *b, void *exec);
   gcap_status (*exec_upload)(struct gcap__backend_ctx *b, void *exec, void *stream);
   gcap_status (*exec_launch)(struct gcap__backend_ctx *b, void *exec, const struct gcap__plan *plan, void *stream);
+  /*
+   * Optional: plan entry `index` is about to take *entry's values (a per-node setter, or
+   * enable/disable). On failure the core keeps the old values.
+   */
+  gcap_status (*exec_set_entry)(struct gcap__backend_ctx *b, void *exec, const struct gcap__plan *plan, size_t index,
+                                const struct gcap__plan_node *entry);
+  /*
+   * Optional: the plan is about to take the parameters of `fresh`, a plan of the same shape
+   * (gcap_exec_update; `current` keeps which entries are disabled). On failure nothing changes.
+   */
+  gcap_status (*exec_update)(struct gcap__backend_ctx *b, void *exec, const struct gcap__plan *current,
+                             const struct gcap__plan *fresh);
+
+  /*
+   * Optional: `stream` joins a gcap capture, and leaves it. Between the two, work issued on the
+   * native stream behind gcap's back is counted (*foreign_work), so it never runs outside the graph.
+   */
+  gcap_status (*stream_capture_begin)(struct gcap__backend_ctx *b, void *stream);
+  void (*stream_capture_end)(struct gcap__backend_ctx *b, void *stream, size_t *foreign_work);
+
+  /* Optional (NULL: native child graphs are NOT_SUPPORTED): copy and free a native graph. */
+  gcap_status (*native_graph_clone)(struct gcap__backend_ctx *b, void *native, void **out);
+  void (*native_graph_destroy)(struct gcap__backend_ctx *b, void *native);
 
   /* Optional (NULL: NOT_SUPPORTED). */
   gcap_status (*sim_get_stats)(const struct gcap__backend_ctx *b, gcap_sim_stats *out);
 };
+
+/*
+ * For a backend's public native-handle getters: the backend objects behind checked public
+ * handles. Each returns NULL (and sets the message) for a bad handle.
+ */
+struct gcap__backend_ctx *gcap__context_backend(gcap_context *ctx);
+void *gcap__stream_backend(gcap_stream *s, struct gcap__backend_ctx **b);
+void *gcap__exec_backend(gcap_exec *x, struct gcap__backend_ctx **b);
+/* gcap_cuda_graph_add_native_child's work, after GCAP_ENTER: checks as every add function. */
+gcap_status gcap__graph_add_native(gcap_graph *g, gcap_node *const *deps, size_t num_deps, void *native,
+                                   gcap_node **out);
 
 extern const struct gcap_backend_ops gcap__sim_ops;
 #if GCAP_HAS_CUDA

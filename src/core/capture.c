@@ -236,10 +236,29 @@ gcap_status gcap__capture_event_record(struct gcap_event *e, struct gcap_stream 
   return st;
 }
 
+/* While s is part of a capture, the backend holds a watch on its native stream (CUDA: a native capture). */
+static gcap_status watch_native(struct gcap_stream *s) {
+  const struct gcap_backend_ops *ops = s->ctx->ops;
+  gcap_status st = ops->stream_capture_begin ? ops->stream_capture_begin(s->ctx->backend, s->impl) : GCAP_SUCCESS;
+  s->native_watch = st == GCAP_SUCCESS && ops->stream_capture_begin;
+  return st;
+}
+
+/* Ends the watch; the number of operations that reached the native stream behind gcap's back. */
+static size_t unwatch_native(struct gcap_stream *s) {
+  size_t foreign = 0;
+  if (s->native_watch) s->ctx->ops->stream_capture_end(s->ctx->backend, s->impl, &foreign);
+  s->native_watch = false;
+  return foreign;
+}
+
 static gcap_status join(struct gcap_stream *s, struct gcap__seq *q, const struct gcap__node_vec *nodes) {
+  gcap_status st = watch_native(s);
+  if (st != GCAP_SUCCESS) return st;
   if (gcap__grow((void **)&q->members, &q->member_cap, q->member_count + 1, sizeof *q->members) != 0 ||
       gcap__node_vec_union(&s->frontier, nodes) != 0) {
     gcap__node_vec_free(&s->frontier);
+    unwatch_native(s);
     return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to join the capture");
   }
   q->members[q->member_count++] = s;
@@ -317,12 +336,15 @@ static gcap_status begin(struct gcap_stream *s, gcap_capture_mode mode, struct g
   if (s->seq)
     return gcap__fail(GCAP_ERROR_ILLEGAL_STATE, "stream %p is already part of capture %llu", (void *)s,
                       (unsigned long long)s->seq->id);
+  gcap_status st = watch_native(s);
+  if (st != GCAP_SUCCESS) return st;
   struct gcap__seq *q = gcap__calloc(1, sizeof *q);
   struct gcap_stream **members = gcap__calloc(4, sizeof *members);
   struct gcap_graph *g = NULL;
   if (!q || !members || gcap__graph_new(ctx, NULL, &g) != GCAP_SUCCESS) {
     gcap__free(q);
     gcap__free(members);
+    unwatch_native(s);
     return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to begin a capture");
   }
   *q = (struct gcap__seq){.id = atomic_fetch_add(&next_id, 1), .ctx = ctx, .origin = s, .mode = mode,
@@ -364,6 +386,7 @@ static void terminate(struct gcap__seq *q, bool keep_graph) {
   for (size_t i = 0; i < q->member_count; i++) {
     q->members[i]->seq = NULL;
     gcap__node_vec_free(&q->members[i]->frontier);
+    unwatch_native(q->members[i]);
   }
   pthread_mutex_lock(&capture_lock);
   gcap__list_unlink(&q->global_link);
@@ -423,6 +446,22 @@ static gcap_status check_joined(struct gcap__seq *q, struct gcap_stream **culpri
   return st;
 }
 
+/* Work issued on a member's native stream behind gcap's back was captured natively and is dropped: say so. */
+static gcap_status check_foreign_work(struct gcap__seq *q) {
+  gcap_status st = GCAP_SUCCESS;
+  for (size_t i = 0; i < q->member_count; i++) {
+    struct gcap_stream *s = q->members[i];
+    size_t foreign = unwatch_native(s);
+    if (foreign && st == GCAP_SUCCESS)
+      st = gcap__fail(GCAP_ERROR_STREAM_CAPTURE_UNSUPPORTED,
+                      "%zu operation(s) were issued directly on the native stream of gcap stream %p while capture %llu "
+                      "recorded it; they are not in the graph and did not run, and the capture is discarded: issue them "
+                      "through gcap, or capture them natively and add the graph with gcap_cuda_graph_add_native_child",
+                      foreign, (void *)s, (unsigned long long)q->id);
+  }
+  return st;
+}
+
 /* End of capture with API rule 3's order of checks; `graph` already known non-NULL. */
 static gcap_status end(struct gcap_stream *s, gcap_graph **graph) {
   struct gcap__seq *q = s->seq;
@@ -443,9 +482,14 @@ static gcap_status end(struct gcap_stream *s, gcap_graph **graph) {
     terminate(q, false);
     return st;
   }
+  gcap_status st = check_foreign_work(q);
+  if (st != GCAP_SUCCESS) {
+    terminate(q, false);
+    return st;
+  }
   struct gcap_stream *culprit = NULL;
   struct gcap_node *node = NULL;
-  gcap_status st = check_joined(q, &culprit, &node);
+  st = check_joined(q, &culprit, &node);
   if (st == GCAP_ERROR_STREAM_CAPTURE_UNJOINED) {
     gcap__fail(st,
                "stream %p forked from capture %llu and its work (node %zu, %s) was never joined back into the origin "
@@ -589,9 +633,9 @@ gcap_status gcap_capture_record_kernel(gcap_capture *c, const char *function_nam
   if (!c->seq) {
     st = ended(c);
   } else {
-    struct gcap_kernel *k = function_name ? gcap__find_kernel(c->ctx, function_name) : NULL;
+    struct gcap_kernel *k = NULL;
     if (!function_name) st = gcap__fail(GCAP_ERROR_INVALID_VALUE, "function_name is NULL");
-    else if (!k) st = gcap__fail(GCAP_ERROR_NOT_FOUND, "no loaded module has a kernel \"%s\"", function_name);
+    else st = gcap__find_kernel(c->ctx, function_name, &k);
     if (st != GCAP_SUCCESS) {
       bool record;
       st = gcap__capture_route(c->stream, st, &record);

@@ -53,7 +53,7 @@ static void put_node(FILE *out, const struct gcap_node *n, unsigned flags) {
     fprintf(out, " (%zu nodes)", n->p.child->nodes.count);
   }
   if (flags & GCAP_DOT_VERBOSE) put_params(out, n);
-  fprintf(out, "\"%s];\n", n->type == GCAP_NODE_GRAPH ? ", shape=box3d" : "");
+  fprintf(out, "\"%s];\n", n->type == GCAP_NODE_GRAPH || n->type == GCAP__NODE_NATIVE ? ", shape=box3d" : "");
 }
 
 gcap_status gcap_graph_write_dot(const gcap_graph *g, FILE *out, unsigned flags) {

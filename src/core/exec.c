@@ -67,6 +67,8 @@ static gcap_status topological_order(const struct gcap_graph *g, struct gcap_nod
 }
 
 static gcap_status snapshot_params(struct builder *b, struct gcap__plan_node *pn, const struct gcap_node *n) {
+  if (n->type == GCAP__NODE_NATIVE) /* its own copy: the node may be destroyed while the executable lives */
+    return b->ctx->ops->native_graph_clone(b->ctx->backend, n->p.native.handle, &pn->u.native);
   switch (n->type) {
   case GCAP_NODE_KERNEL: {
     const struct gcap__kernel_params *k = &n->p.kernel;
@@ -172,7 +174,7 @@ static gcap_status emit_graph(struct builder *b, const struct gcap_graph *g, siz
   return st;
 }
 
-void gcap__plan_release(struct gcap__plan *p) {
+void gcap__plan_release(struct gcap_context *ctx, struct gcap__plan *p) {
   for (size_t i = 0; i < p->count; i++) {
     struct gcap__plan_node *pn = &p->nodes[i];
     if (pn->type == GCAP_NODE_KERNEL) {
@@ -182,6 +184,8 @@ void gcap__plan_release(struct gcap__plan *p) {
       gcap__event_release(pn->u.event.handle);
     } else if (pn->type == GCAP_NODE_MEM_ALLOC || pn->type == GCAP_NODE_MEM_FREE) {
       gcap__galloc_release(pn->u.mem);
+    } else if (pn->type == GCAP__NODE_NATIVE) {
+      ctx->ops->native_graph_destroy(ctx->backend, pn->u.native);
     }
   }
   gcap__free(p->nodes);
@@ -196,7 +200,7 @@ gcap_status gcap__build_plan(struct gcap_context *ctx, const struct gcap_graph *
   if (!plan->nodes) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the executable's %zu nodes", size);
   struct builder b = {plan, 0, ctx, 0};
   gcap_status st = emit_graph(&b, g, SIZE_MAX);
-  if (st != GCAP_SUCCESS) gcap__plan_release(plan);
+  if (st != GCAP_SUCCESS) gcap__plan_release(ctx, plan);
   return st;
 }
 
@@ -210,7 +214,7 @@ static void exec_free(struct gcap_exec *x) {
   gcap__registry_remove(x);
   gcap__list_unlink(&x->link);
   if (x->impl) x->ctx->ops->exec_destroy(x->ctx->backend, x->impl);
-  gcap__plan_release(&x->plan);
+  gcap__plan_release(x->ctx, &x->plan);
   gcap__free(x);
 }
 

@@ -23,6 +23,6 @@ gcap_status gcap__check_exec(const gcap_exec *x, const char *what);
 /* Builds the flat plan of g (parameters copied and checked); on failure nothing is left to free. */
 gcap_status gcap__build_plan(struct gcap_context *ctx, const struct gcap_graph *g, struct gcap__plan *plan);
 /* Releases what a plan's entries hold (argument copies, kernel and event references). */
-void gcap__plan_release(struct gcap__plan *p);
+void gcap__plan_release(struct gcap_context *ctx, struct gcap__plan *p);
 
 #endif

@@ -29,6 +29,10 @@ struct gcap_node {
     struct gcap_graph *child;
     struct gcap_event *event;
     struct gcap__galloc *mem; /* MEM_ALLOC and MEM_FREE */
+    struct {
+      void *handle;               /* the backend's native graph, owned by the node */
+      struct gcap_context *ctx;   /* whose backend frees it */
+    } native;                     /* GCAP__NODE_NATIVE */
   } p;
   size_t scratch;    /* visit mark of graph walks (reaches()) */
   size_t plan_index; /* instantiation: the plan entry its dependents wait for */

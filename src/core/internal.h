@@ -69,6 +69,7 @@ struct gcap_stream {
   void *impl;
   struct gcap__seq *seq;          /* the capture sequence it is a member of, or NULL */
   struct gcap__node_vec frontier; /* while capturing: the next captured node's dependencies */
+  bool native_watch;              /* the backend watches its native stream for foreign work */
 };
 
 enum gcap__event_state {
@@ -96,6 +97,7 @@ struct gcap_kernel {
   size_t *param_offsets; /* of each value in a node's argument buffer */
   size_t args_bytes;
   gcap_param_access *param_access;
+  struct gcap_kernel *next_found; /* in module->found */
 };
 
 struct gcap_module {
@@ -104,8 +106,9 @@ struct gcap_module {
   void *impl;
   unsigned refs; /* the user's handle plus every kernel node and plan entry */
   bool unloaded;
-  struct gcap_kernel *kernels;
+  struct gcap_kernel *kernels; /* the desc's definitions */
   size_t num_kernels;
+  struct gcap_kernel *found;   /* kernels the backend found by name later (CUDA), newest first */
 };
 
 /* Locking: every public call holds its context's lock for its whole duration. */
@@ -147,7 +150,8 @@ gcap_status gcap__memcpy_async(struct gcap_stream *s, void *dst, const void *src
 gcap_status gcap__fill_async(struct gcap_stream *s, void *dst, uint32_t value, unsigned element_size, size_t count);
 gcap_status gcap__launch_kernel(struct gcap_stream *s, struct gcap_kernel *k, gcap_dim3 grid, gcap_dim3 block,
                                 uint32_t shared_mem_bytes, void **args);
-struct gcap_kernel *gcap__find_kernel(struct gcap_context *ctx, const char *name);
+/* The kernel `name` of any loaded module: SUCCESS, NOT_FOUND, or the backend's failure to resolve it. */
+gcap_status gcap__find_kernel(struct gcap_context *ctx, const char *name, struct gcap_kernel **out);
 gcap_status gcap__instantiate(struct gcap_graph *g, unsigned flags, gcap_exec **out);
 
 /* Reference counts of shared objects. */

@@ -62,24 +62,88 @@ static int copy_def(struct gcap_kernel *k, const gcap_kernel_def *def) {
   return 0;
 }
 
+static void free_kernel(struct gcap_kernel *k) {
+  gcap__free(k->name);
+  gcap__free(k->param_sizes);
+  gcap__free(k->param_offsets);
+  gcap__free(k->param_access);
+}
+
 static void free_kernels(struct gcap_module *m) {
-  for (size_t i = 0; i < m->num_kernels; i++) {
-    struct gcap_kernel *k = &m->kernels[i];
-    gcap__free(k->name);
-    gcap__free(k->param_sizes);
-    gcap__free(k->param_offsets);
-    gcap__free(k->param_access);
-  }
+  for (size_t i = 0; i < m->num_kernels; i++) free_kernel(&m->kernels[i]);
   gcap__free(m->kernels);
+  while (m->found) {
+    struct gcap_kernel *k = m->found;
+    m->found = k->next_found;
+    free_kernel(k);
+    gcap__free(k);
+  }
 }
 
 static void unregister_kernels(struct gcap_module *m, size_t count) {
   for (size_t i = 0; i < count; i++) gcap__registry_remove(&m->kernels[i]);
+  for (struct gcap_kernel *k = m->found; k; k = k->next_found) gcap__registry_remove(k);
+}
+
+/* A defined kernel on a backend that finds kernels by name: its handle, and sizes that agree. */
+static gcap_status bind_defined(struct gcap_module *m, struct gcap_kernel *k) {
+  struct gcap__kernel_found f = {0};
+  gcap_status st = m->ctx->ops->kernel_find(m->ctx->backend, m->impl, k->name, &f);
+  if (st == GCAP_ERROR_NOT_FOUND)
+    return gcap__fail_context(st, "desc->kernels names \"%s\", which the image does not contain", k->name);
+  if (st != GCAP_SUCCESS) return st;
+  k->info.impl = f.fn;
+  if (f.sizes_known && f.num_params != k->info.num_params)
+    st = gcap__fail(GCAP_ERROR_INVALID_VALUE, "kernel \"%s\" takes %zu parameters in the image but desc->kernels gives %zu",
+                    k->name, f.num_params, k->info.num_params);
+  for (size_t p = 0; st == GCAP_SUCCESS && f.sizes_known && p < f.num_params; p++)
+    if (f.param_sizes[p] != k->param_sizes[p])
+      st = gcap__fail(GCAP_ERROR_INVALID_VALUE, "kernel \"%s\" parameter %zu is %zu bytes in the image but desc->kernels says %zu",
+                      k->name, p, f.param_sizes[p], k->param_sizes[p]);
+  gcap__free(f.param_sizes);
+  return st;
+}
+
+static gcap_status bind_all_defined(struct gcap_module *m) {
+  gcap_status st = GCAP_SUCCESS;
+  for (size_t i = 0; st == GCAP_SUCCESS && m->ctx->ops->kernel_find && i < m->num_kernels; i++)
+    st = bind_defined(m, &m->kernels[i]);
+  return st;
+}
+
+/* A kernel the desc did not define, found by the backend (CUDA): the driver's sizes, no CPU version. */
+static gcap_status adopt_found(struct gcap_module *m, const char *name, struct gcap_kernel **out) {
+  struct gcap__kernel_found f = {0};
+  gcap_status st = m->ctx->ops->kernel_find(m->ctx->backend, m->impl, name, &f);
+  if (st != GCAP_SUCCESS) return st;
+  struct gcap_kernel *k = NULL;
+  if (!f.sizes_known)
+    st = gcap__fail(GCAP_ERROR_NOT_SUPPORTED,
+                    "the driver cannot tell the parameter sizes of kernel \"%s\" (cuFuncGetParamInfo needs CUDA 12.4); "
+                    "define it in desc->kernels",
+                    name);
+  gcap_kernel_def def = {name, NULL, f.num_params, f.param_sizes, NULL};
+  if (st == GCAP_SUCCESS && (!(k = gcap__calloc(1, sizeof *k)) || copy_def(k, &def) != 0))
+    st = gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for kernel \"%s\"", name);
+  if (st == GCAP_SUCCESS && gcap__registry_add(k, GCAP__H_KERNEL) != 0)
+    st = gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to register kernel \"%s\"", name);
+  gcap__free(f.param_sizes);
+  if (st != GCAP_SUCCESS) {
+    if (k) free_kernel(k);
+    gcap__free(k);
+    return st;
+  }
+  k->module = m;
+  k->info.impl = f.fn;
+  k->next_found = m->found;
+  m->found = k;
+  *out = k;
+  return GCAP_SUCCESS;
 }
 
 static gcap_status build_module(struct gcap_module *m, const gcap_module_desc *d) {
-  m->kernels = gcap__calloc(d->num_kernels, sizeof *m->kernels);
-  if (!m->kernels) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the module's kernels");
+  m->kernels = d->num_kernels ? gcap__calloc(d->num_kernels, sizeof *m->kernels) : NULL;
+  if (d->num_kernels && !m->kernels) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the module's kernels");
   m->num_kernels = d->num_kernels;
   for (size_t i = 0; i < d->num_kernels; i++) {
     m->kernels[i].module = m;
@@ -111,6 +175,7 @@ gcap_status gcap_module_load(gcap_context *ctx, const gcap_module_desc *d, gcap_
   if (st == GCAP_SUCCESS) st = build_module(m, d);
   bool loaded = false;
   if (st == GCAP_SUCCESS) loaded = (st = ctx->ops->module_load(ctx->backend, d, &m->impl)) == GCAP_SUCCESS;
+  if (st == GCAP_SUCCESS) st = bind_all_defined(m);
   if (st == GCAP_SUCCESS && gcap__registry_add(m, GCAP__H_MODULE) != 0)
     st = gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to register the module");
   if (st == GCAP_SUCCESS) {
@@ -161,16 +226,26 @@ gcap_status gcap_module_unload(gcap_module *m) {
 static struct gcap_kernel *find_in(struct gcap_module *m, const char *name) {
   for (size_t i = 0; i < m->num_kernels; i++)
     if (strcmp(m->kernels[i].name, name) == 0) return &m->kernels[i];
+  for (struct gcap_kernel *k = m->found; k; k = k->next_found)
+    if (strcmp(k->name, name) == 0) return k;
   return NULL;
 }
 
-struct gcap_kernel *gcap__find_kernel(struct gcap_context *ctx, const char *name) {
+/* A kernel of m by name: already known, or found by the backend now. */
+static gcap_status lookup(struct gcap_module *m, const char *name, struct gcap_kernel **out) {
+  *out = find_in(m, name);
+  if (*out) return GCAP_SUCCESS;
+  if (!m->ctx->ops->kernel_find) return GCAP_ERROR_NOT_FOUND;
+  return adopt_found(m, name, out);
+}
+
+gcap_status gcap__find_kernel(struct gcap_context *ctx, const char *name, struct gcap_kernel **out) {
   for (struct gcap__link *l = ctx->modules.next; l != &ctx->modules; l = l->next) {
     struct gcap_module *m = GCAP__CONTAINER(l, struct gcap_module, link);
-    struct gcap_kernel *k = m->unloaded ? NULL : find_in(m, name);
-    if (k) return k;
+    gcap_status st = m->unloaded ? GCAP_ERROR_NOT_FOUND : lookup(m, name, out);
+    if (st != GCAP_ERROR_NOT_FOUND) return st;
   }
-  return NULL;
+  return gcap__fail(GCAP_ERROR_NOT_FOUND, "no loaded module has a kernel \"%s\"", name);
 }
 
 gcap_status gcap_module_get_kernel(gcap_module *m, const char *name, gcap_kernel **out) {
@@ -181,11 +256,12 @@ gcap_status gcap_module_get_kernel(gcap_module *m, const char *name, gcap_kernel
   if (!name) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "name is NULL");
   if (!out) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "out is NULL");
   gcap__lock(m->ctx);
-  struct gcap_kernel *k = find_in(m, name);
+  struct gcap_kernel *k = NULL;
+  gcap_status st = lookup(m, name, &k);
   gcap__unlock(m->ctx);
-  if (!k) return gcap__fail(GCAP_ERROR_NOT_FOUND, "module %p has no kernel \"%s\"", (void *)m, name);
-  *out = k;
-  return GCAP_SUCCESS;
+  if (st == GCAP_ERROR_NOT_FOUND) return gcap__fail(GCAP_ERROR_NOT_FOUND, "module %p has no kernel \"%s\"", (void *)m, name);
+  if (st == GCAP_SUCCESS) *out = k;
+  return st;
 }
 
 gcap_status gcap_context_find_kernel(gcap_context *ctx, const char *name, gcap_kernel **out) {
@@ -196,11 +272,11 @@ gcap_status gcap_context_find_kernel(gcap_context *ctx, const char *name, gcap_k
   if (!name) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "name is NULL");
   if (!out) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "out is NULL");
   gcap__lock(ctx);
-  struct gcap_kernel *k = gcap__find_kernel(ctx, name);
+  struct gcap_kernel *k = NULL;
+  st = gcap__find_kernel(ctx, name, &k);
   gcap__unlock(ctx);
-  if (!k) return gcap__fail(GCAP_ERROR_NOT_FOUND, "no loaded module has a kernel \"%s\"", name);
-  *out = k;
-  return GCAP_SUCCESS;
+  if (st == GCAP_SUCCESS) *out = k;
+  return st;
 }
 
 const char *gcap_kernel_name(const gcap_kernel *k) {

@@ -32,6 +32,8 @@ gcap_status gcap__kernel_args_copy(const struct gcap_kernel *k, void *const *arg
 }
 
 void gcap__node_release_params(struct gcap_node *n) {
+  if (n->type == GCAP__NODE_NATIVE && n->p.native.ctx)
+    n->p.native.ctx->ops->native_graph_destroy(n->p.native.ctx->backend, n->p.native.handle);
   switch (n->type) {
   case GCAP_NODE_KERNEL:
     gcap__free(n->p.kernel.args);
@@ -52,6 +54,12 @@ void gcap__node_release_params(struct gcap_node *n) {
 
 gcap_status gcap__node_copy_params(struct gcap_node *dst, const struct gcap_node *src) {
   dst->p = src->p;
+  if (src->type == GCAP__NODE_NATIVE) {
+    struct gcap_context *ctx = src->p.native.ctx;
+    gcap_status st = ctx->ops->native_graph_clone(ctx->backend, src->p.native.handle, &dst->p.native.handle);
+    if (st != GCAP_SUCCESS) dst->p.native.ctx = NULL; /* nothing to free */
+    return st;
+  }
   switch (src->type) {
   case GCAP_NODE_KERNEL: {
     gcap_status st = gcap__kernel_args_copy(src->p.kernel.kernel, src->p.kernel.args, &dst->p.kernel.args);
@@ -300,6 +308,28 @@ gcap_status gcap_graph_add_child_graph_node(gcap_graph *g, gcap_node *const *dep
   return st;
 }
 
+gcap_status gcap__graph_add_native(gcap_graph *g, gcap_node *const *deps, size_t num_deps, void *native,
+                                   gcap_node **out) {
+  gcap_status st = begin_add(g, deps, num_deps, out);
+  if (st == GCAP_SUCCESS && !native) st = gcap__fail(GCAP_ERROR_INVALID_VALUE, "native is NULL");
+  if (st == GCAP_SUCCESS && !g->ctx->ops->native_graph_clone)
+    st = gcap__fail(GCAP_ERROR_NOT_SUPPORTED, "graph %p belongs to a %s context: native CUDA graphs need the CUDA backend",
+                    (void *)g, g->ctx->ops->name);
+  if (st == GCAP_SUCCESS) st = finish_checks(g, deps, num_deps, native, out);
+  if (st != GCAP_SUCCESS) return st;
+  gcap__lock(g->ctx);
+  struct gcap_node *n = new_node(GCAP__NODE_NATIVE);
+  st = n ? g->ctx->ops->native_graph_clone(g->ctx->backend, native, &n->p.native.handle) : GCAP_ERROR_OUT_OF_MEMORY;
+  if (n && st != GCAP_SUCCESS) {
+    gcap__free(n);
+  } else if (n) {
+    n->p.native.ctx = g->ctx;
+    st = commit(g, n, deps, num_deps, out);
+  }
+  gcap__unlock(g->ctx);
+  return st;
+}
+
 static gcap_status add_event_node(gcap_graph *g, gcap_node *const *deps, size_t num_deps, gcap_event *e,
                                   gcap_node **out, gcap_node_type type) {
   gcap_status st = begin_add(g, deps, num_deps, out);
@@ -334,6 +364,7 @@ gcap_status gcap_graph_add_event_wait_node(gcap_graph *g, gcap_node *const *deps
 /* ------------------------------------------------------- params get / set */
 
 static const char *type_name(gcap_node_type t) {
+  if (t == GCAP__NODE_NATIVE) return "native CUDA graph";
   switch (t) {
   case GCAP_NODE_KERNEL: return "kernel";
   case GCAP_NODE_MEMCPY: return "memcpy";
@@ -439,6 +470,8 @@ gcap_status gcap_node_get_child_graph(const gcap_node *n, gcap_graph **child) {
   GCAP_ENTER();
   if (child) *child = NULL;
   gcap_status st = check_typed(n, GCAP_NODE_GRAPH, child);
+  if (st == GCAP_ERROR_INVALID_VALUE && n->type == GCAP__NODE_NATIVE)
+    st = gcap__fail(GCAP_ERROR_NOT_SUPPORTED, "node %p embeds a native CUDA graph, which is not a gcap graph", (void *)n);
   if (st == GCAP_SUCCESS) *child = n->p.child;
   return st;
 }

@@ -45,6 +45,12 @@ static gcap_status begin_set(gcap_exec *x, gcap_node *n, const void *p, gcap_nod
   return st;
 }
 
+/* The backend sees the new values of entry pn first: a refusal there leaves everything as it was. */
+static gcap_status offer(struct gcap_exec *x, const struct gcap__plan_node *pn, const struct gcap__plan_node *fresh) {
+  if (!x->ctx->ops->exec_set_entry) return GCAP_SUCCESS;
+  return x->ctx->ops->exec_set_entry(x->ctx->backend, x->impl, &x->plan, (size_t)(pn - x->plan.nodes), fresh);
+}
+
 gcap_status gcap_exec_kernel_node_set_params(gcap_exec *x, gcap_node *n, const gcap_kernel_node_params *p) {
   GCAP_ENTER();
   struct gcap__plan_node *pn = NULL;
@@ -54,11 +60,14 @@ gcap_status gcap_exec_kernel_node_set_params(gcap_exec *x, gcap_node *n, const g
   if (st == GCAP_SUCCESS) st = gcap__check_launch(p->kernel, p->grid, p->block, p->shared_mem_bytes, p->args);
   void **args = NULL;
   if (st == GCAP_SUCCESS) st = gcap__kernel_args_copy(p->kernel, p->args, &args);
+  struct gcap__plan_node fresh = *pn;
+  fresh.u.kernel = (struct gcap__launch){&p->kernel->info, p->grid, p->block, p->shared_mem_bytes, args};
+  if (st == GCAP_SUCCESS && (st = offer(x, pn, &fresh)) != GCAP_SUCCESS) gcap__free(args);
   if (st == GCAP_SUCCESS) {
     gcap__module_retain(p->kernel->module);
     gcap__module_release(module_of(pn->u.kernel.kernel));
     gcap__free((void *)pn->u.kernel.args);
-    pn->u.kernel = (struct gcap__launch){&p->kernel->info, p->grid, p->block, p->shared_mem_bytes, args};
+    pn->u.kernel = fresh.u.kernel;
   }
   gcap__unlock(x->ctx);
   return st;
@@ -76,6 +85,9 @@ gcap_status gcap_exec_memcpy_node_set_params(gcap_exec *x, gcap_node *n, const g
   if (st == GCAP_SUCCESS) st = gcap__check_copy(x->ctx, &c, false);
   if (st == GCAP_SUCCESS && c.resolved != pn->u.copy.resolved)
     st = gcap__fail(GCAP_ERROR_INVALID_VALUE, "the new operands change the copy's direction");
+  struct gcap__plan_node fresh = *pn;
+  fresh.u.copy = c;
+  if (st == GCAP_SUCCESS) st = offer(x, pn, &fresh);
   if (st == GCAP_SUCCESS) pn->u.copy = c;
   gcap__unlock(x->ctx);
   return st;
@@ -102,6 +114,9 @@ gcap_status gcap_exec_memset_node_set_params(gcap_exec *x, gcap_node *n, const g
   struct gcap__fill f = gcap__fill_of(p);
   st = gcap__check_fill(x->ctx, &f, false);
   if (st == GCAP_SUCCESS) st = check_fill_shape(&pn->u.fill, &f);
+  struct gcap__plan_node fresh = *pn;
+  fresh.u.fill = f;
+  if (st == GCAP_SUCCESS) st = offer(x, pn, &fresh);
   if (st == GCAP_SUCCESS) pn->u.fill = f;
   gcap__unlock(x->ctx);
   return st;
@@ -112,8 +127,11 @@ gcap_status gcap_exec_host_node_set_params(gcap_exec *x, gcap_node *n, const gca
   struct gcap__plan_node *pn = NULL;
   gcap_status st = begin_set(x, n, p, GCAP_NODE_HOST, &pn);
   if (st != GCAP_SUCCESS) return st;
+  struct gcap__plan_node fresh = *pn;
+  fresh.u.host.fn = p->fn, fresh.u.host.user_data = p->user_data;
   if (!p->fn) st = gcap__fail(GCAP_ERROR_INVALID_VALUE, "params->fn is NULL");
-  else pn->u.host.fn = p->fn, pn->u.host.user_data = p->user_data;
+  if (st == GCAP_SUCCESS) st = offer(x, pn, &fresh);
+  if (st == GCAP_SUCCESS) pn->u.host = fresh.u.host;
   gcap__unlock(x->ctx);
   return st;
 }
@@ -131,6 +149,9 @@ gcap_status gcap_exec_node_set_enabled(gcap_exec *x, gcap_node *n, bool enabled)
   if (st == GCAP_SUCCESS && pn->type != GCAP_NODE_KERNEL && pn->type != GCAP_NODE_MEMCPY && pn->type != GCAP_NODE_MEMSET)
     st = gcap__fail(GCAP_ERROR_INVALID_VALUE, "node %p is a %s node: only kernel, memcpy and memset nodes can be disabled",
                     (void *)n, gcap__node_type_name(pn->type));
+  struct gcap__plan_node fresh = st == GCAP_SUCCESS ? *pn : (struct gcap__plan_node){0};
+  fresh.disabled = !enabled;
+  if (st == GCAP_SUCCESS && pn->disabled != fresh.disabled) st = offer(x, pn, &fresh);
   if (st == GCAP_SUCCESS) pn->disabled = !enabled;
   gcap__unlock(x->ctx);
   return st;
@@ -304,7 +325,8 @@ gcap_status gcap_exec_update(gcap_exec *x, const gcap_graph *g, gcap_exec_update
   st = x->running ? gcap__fail(GCAP_ERROR_ILLEGAL_STATE, "executable %p is running", (void *)x)
                   : gcap__capture_check_graph_edit(g, "updating from it");
   bool done = false;
-  if (st == GCAP_SUCCESS) st = update_in_place(x, g, info, &done);
+  /* A backend that keeps its own copy (CUDA) must see the new values first: the general path. */
+  if (st == GCAP_SUCCESS && !x->ctx->ops->exec_update) st = update_in_place(x, g, info, &done);
   if (st == GCAP_SUCCESS && done) {
     gcap__unlock(x->ctx);
     return GCAP_SUCCESS;
@@ -316,6 +338,10 @@ gcap_status gcap_exec_update(gcap_exec *x, const gcap_graph *g, gcap_exec_update
   }
   if (st == GCAP_SUCCESS) st = compare_topology(&x->plan, &fresh, info);
   if (st == GCAP_SUCCESS) st = compare_nodes(&x->plan, &fresh, info);
+  if (st == GCAP_SUCCESS && x->ctx->ops->exec_update) {
+    st = x->ctx->ops->exec_update(x->ctx->backend, x->impl, &x->plan, &fresh);
+    if (st == GCAP_ERROR_GRAPH_EXEC_UPDATE_FAILURE) info->result = GCAP_EXEC_UPDATE_ERROR;
+  }
   if (st == GCAP_SUCCESS) {
     /* Take the new parameters; keep which source node each entry names and whether it is enabled. */
     for (size_t i = 0; i < x->plan.count; i++) {
@@ -329,7 +355,7 @@ gcap_status gcap_exec_update(gcap_exec *x, const gcap_graph *g, gcap_exec_update
     x->checked_epoch = x->ctx->allocs.epoch;
     *info = (gcap_exec_update_info){GCAP_EXEC_UPDATE_SUCCESS, NULL, NULL};
   }
-  gcap__plan_release(&fresh);
+  gcap__plan_release(x->ctx, &fresh);
   gcap__unlock(x->ctx);
   return st;
 }
