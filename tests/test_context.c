@@ -180,7 +180,22 @@ static void test_env_auto_and_cuda_values(void **state) {
   assert_status(gcap_context_create(&o, &ctx), GCAP_ERROR_NOT_SUPPORTED);
   assert_null(ctx);
 #else
-  skip();
+  /* With CUDA compiled in, "auto" and "cuda" both mean CUDA, and neither falls back. */
+  bool usable = gcap_backend_available(GCAP_BACKEND_CUDA) == GCAP_SUCCESS;
+  const char *values[] = {"auto", "cuda"};
+  for (size_t i = 0; i < 2; i++) {
+    assert_int_equal(setenv("GCAP_BACKEND", values[i], 1), 0);
+    ctx = SENTINEL_CTX;
+    gcap_status st = gcap_context_create(&o, &ctx);
+    if (usable) {
+      assert_int_equal(st, GCAP_SUCCESS);
+      assert_int_equal(gcap_context_backend(ctx), GCAP_BACKEND_CUDA);
+      gcap_context_destroy(ctx);
+    } else {
+      assert_int_equal(st, GCAP_ERROR_NOT_INITIALIZED);
+      assert_null(ctx);
+    }
+  }
 #endif
 }
 

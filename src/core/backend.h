@@ -181,6 +181,9 @@ void *gcap__exec_backend(gcap_exec *x, struct gcap__backend_ctx **b);
 gcap_status gcap__graph_add_native(gcap_graph *g, gcap_node *const *deps, size_t num_deps, void *native,
                                    gcap_node **out);
 
+/* "kernel", "memcpy", ...: for messages. */
+const char *gcap__node_type_name(gcap_node_type t);
+
 extern const struct gcap_backend_ops gcap__sim_ops;
 #if GCAP_HAS_CUDA
 extern const struct gcap_backend_ops gcap__cuda_ops;

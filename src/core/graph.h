@@ -74,7 +74,6 @@ void gcap__node_release_params(struct gcap_node *n);
 /* Copies params of src into dst (a fresh node of the same type); child graphs are cloned. */
 gcap_status gcap__node_copy_params(struct gcap_node *dst, const struct gcap_node *src);
 
-const char *gcap__node_type_name(gcap_node_type t);
 
 /* Detached nodes for stream capture (parameters already checked); append with gcap__node_append. */
 gcap_status gcap__node_make_kernel(const gcap_kernel_node_params *p, struct gcap_node **out);

@@ -1,0 +1,287 @@
+/*
+ * Executables on CUDA: the core's plan, materialised node by node into a CUgraph with the
+ * explicit node API and instantiated. The template graph stays alive: its nodes name the
+ * executable's nodes in every per-node setter.
+ */
+#include <string.h>
+
+#include "alloc.h"
+#include "cuda_internal.h"
+#include "error.h"
+
+struct cuda_exec {
+  CUgraph graph;
+  CUgraphExec exec;
+  CUgraphNode *nodes; /* one per plan entry */
+  size_t count;
+  struct cuda_host_call *host_calls; /* every record a host node was ever given */
+};
+
+struct materialized {
+  CUgraph graph;
+  CUgraphNode *nodes;
+  struct cuda_host_call *host_calls;
+};
+
+static struct cuda_host_call *new_host_call(struct cuda_host_call **list, gcap_host_fn fn, void *user_data) {
+  struct cuda_host_call *call = gcap__malloc(sizeof *call);
+  if (!call) return NULL;
+  *call = (struct cuda_host_call){fn, user_data, *list};
+  *list = call;
+  return call;
+}
+
+static void free_host_calls(struct cuda_host_call *call) {
+  while (call) {
+    struct cuda_host_call *next = call->next;
+    gcap__free(call);
+    call = next;
+  }
+}
+
+static CUDA_KERNEL_NODE_PARAMS kernel_params(const struct gcap__launch *l) {
+  CUDA_KERNEL_NODE_PARAMS p;
+  memset(&p, 0, sizeof p);
+  p.func = l->kernel->impl;
+  p.gridDimX = l->grid.x, p.gridDimY = l->grid.y, p.gridDimZ = l->grid.z;
+  p.blockDimX = l->block.x, p.blockDimY = l->block.y, p.blockDimZ = l->block.z;
+  p.sharedMemBytes = l->shared_mem_bytes;
+  p.kernelParams = (void **)l->args;
+  return p;
+}
+
+/* One side of a copy, typed by the core's resolved direction. */
+static void copy_side(bool device, const void *ptr, CUmemorytype *type, CUdeviceptr *dptr, const void **hptr) {
+  *type = device ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST;
+  if (device) *dptr = cuda_dptr(ptr);
+  else *hptr = ptr;
+}
+
+static CUDA_MEMCPY3D copy_params(const struct gcap__copy *c) {
+  CUDA_MEMCPY3D p;
+  memset(&p, 0, sizeof p);
+  bool src_device = c->resolved == GCAP_MEMCPY_DEVICE_TO_HOST || c->resolved == GCAP_MEMCPY_DEVICE_TO_DEVICE;
+  bool dst_device = c->resolved == GCAP_MEMCPY_HOST_TO_DEVICE || c->resolved == GCAP_MEMCPY_DEVICE_TO_DEVICE;
+  const void *dst_host = NULL;
+  copy_side(src_device, c->src, &p.srcMemoryType, &p.srcDevice, &p.srcHost);
+  copy_side(dst_device, c->dst, &p.dstMemoryType, &p.dstDevice, &dst_host);
+  p.dstHost = (void *)dst_host;
+  p.WidthInBytes = c->bytes;
+  p.Height = 1;
+  p.Depth = 1;
+  return p;
+}
+
+static CUDA_MEMSET_NODE_PARAMS fill_params(const struct gcap__fill *f) {
+  CUDA_MEMSET_NODE_PARAMS p;
+  memset(&p, 0, sizeof p);
+  p.dst = cuda_dptr(f->dst);
+  p.elementSize = f->element_size;
+  p.width = f->width;
+  p.height = f->height;
+  p.pitch = f->height > 1 ? f->pitch : f->width * f->element_size;
+  p.value = f->value;
+  return p;
+}
+
+static gcap_status add_node(struct cuda_context *c, struct materialized *m, const struct gcap__plan_node *pn,
+                            size_t index, const CUgraphNode *deps) {
+  const struct gcap__cuda_driver *d = c->d;
+  CUgraphNode *node = &m->nodes[index];
+  size_t n = pn->num_deps;
+  CUresult r;
+  switch ((int)pn->type) {
+  case GCAP_NODE_KERNEL: {
+    CUDA_KERNEL_NODE_PARAMS p = kernel_params(&pn->u.kernel);
+    r = d->cuGraphAddKernelNode(node, m->graph, deps, n, &p);
+    break;
+  }
+  case GCAP_NODE_MEMCPY: {
+    CUDA_MEMCPY3D p = copy_params(&pn->u.copy);
+    r = d->cuGraphAddMemcpyNode(node, m->graph, deps, n, &p, c->ctx);
+    break;
+  }
+  case GCAP_NODE_MEMSET: {
+    CUDA_MEMSET_NODE_PARAMS p = fill_params(&pn->u.fill);
+    r = d->cuGraphAddMemsetNode(node, m->graph, deps, n, &p, c->ctx);
+    break;
+  }
+  case GCAP_NODE_HOST: {
+    struct cuda_host_call *call = new_host_call(&m->host_calls, pn->u.host.fn, pn->u.host.user_data);
+    if (!call) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for a host node's record");
+    CUDA_HOST_NODE_PARAMS p = {cuda_host_trampoline, call};
+    r = d->cuGraphAddHostNode(node, m->graph, deps, n, &p);
+    break;
+  }
+  case GCAP_NODE_EVENT_RECORD: r = d->cuGraphAddEventRecordNode(node, m->graph, deps, n, pn->u.event.impl); break;
+  case GCAP_NODE_EVENT_WAIT: r = d->cuGraphAddEventWaitNode(node, m->graph, deps, n, pn->u.event.impl); break;
+  case GCAP__NODE_NATIVE: r = d->cuGraphAddChildGraphNode(node, m->graph, deps, n, pn->u.native); break;
+  /*
+   * Child-graph entries and their exits order only; MEM_ALLOC and MEM_FREE reserve nothing here:
+   * the core made the allocation when it was captured, so the node keeps its address.
+   */
+  default: r = d->cuGraphAddEmptyNode(node, m->graph, deps, n); break;
+  }
+  return gcap__cuda_check(r, "cuGraphAdd*Node(plan entry %zu, %s)", index, gcap__node_type_name(pn->type));
+}
+
+static void discard(struct cuda_context *c, struct materialized *m) {
+  if (m->graph) c->d->cuGraphDestroy(m->graph);
+  gcap__free(m->nodes);
+  free_host_calls(m->host_calls);
+  memset(m, 0, sizeof *m);
+}
+
+static gcap_status materialize(struct cuda_context *c, const struct gcap__plan *plan, struct materialized *m) {
+  memset(m, 0, sizeof *m);
+  m->nodes = gcap__calloc(plan->count, sizeof *m->nodes);
+  CUgraphNode *deps = gcap__calloc(plan->num_deps, sizeof *deps);
+  gcap_status st = m->nodes && deps ? GCAP_SUCCESS
+                                    : gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for %zu CUDA graph nodes", plan->count);
+  if (st == GCAP_SUCCESS) st = gcap__cuda_check(c->d->cuGraphCreate(&m->graph, 0), "cuGraphCreate");
+  for (size_t i = 0; st == GCAP_SUCCESS && i < plan->count; i++) {
+    const struct gcap__plan_node *pn = &plan->nodes[i];
+    for (size_t k = 0; k < pn->num_deps; k++) deps[k] = m->nodes[plan->deps[pn->first_dep + k]];
+    st = add_node(c, m, pn, i, deps);
+  }
+  gcap__free(deps);
+  if (st != GCAP_SUCCESS) discard(c, m);
+  return st;
+}
+
+static gcap_status apply_disabled(struct cuda_context *c, struct cuda_exec *x, const struct gcap__plan *plan) {
+  for (size_t i = 0; i < plan->count; i++) {
+    if (!plan->nodes[i].disabled) continue;
+    gcap_status st = gcap__cuda_check(c->d->cuGraphNodeSetEnabled(x->exec, x->nodes[i], 0),
+                                      "cuGraphNodeSetEnabled(plan entry %zu, 0)", i);
+    if (st != GCAP_SUCCESS) return st;
+  }
+  return GCAP_SUCCESS;
+}
+
+gcap_status cuda_exec_create(struct gcap__backend_ctx *b, const struct gcap__plan *plan, void **out) {
+  struct cuda_context *c = cuda_context_from(b);
+  gcap_status st = cuda_enter(c);
+  if (st != GCAP_SUCCESS) return st;
+  struct cuda_exec *x = gcap__calloc(1, sizeof *x);
+  if (!x) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the CUDA executable");
+  struct materialized m;
+  st = materialize(c, plan, &m);
+  if (st == GCAP_SUCCESS)
+    st = gcap__cuda_check(c->d->cuGraphInstantiateWithFlags(&x->exec, m.graph, 0),
+                          "cuGraphInstantiateWithFlags(%zu nodes)", plan->count);
+  if (st != GCAP_SUCCESS) {
+    if (m.graph) discard(c, &m);
+    gcap__free(x);
+    return st;
+  }
+  x->graph = m.graph, x->nodes = m.nodes, x->host_calls = m.host_calls, x->count = plan->count;
+  st = apply_disabled(c, x, plan);
+  if (st != GCAP_SUCCESS) {
+    cuda_exec_destroy(b, x);
+    return st;
+  }
+  *out = x;
+  return GCAP_SUCCESS;
+}
+
+CUgraphExec cuda_exec_native(void *exec) { return ((struct cuda_exec *)exec)->exec; }
+
+void cuda_exec_destroy(struct gcap__backend_ctx *b, void *exec) {
+  struct cuda_context *c = cuda_context_from(b);
+  struct cuda_exec *x = exec;
+  if (cuda_enter(c) == GCAP_SUCCESS) {
+    /* A launch still in flight may yet call a host node: its record must outlive it. */
+    if (x->host_calls) c->d->cuCtxSynchronize();
+    c->d->cuGraphExecDestroy(x->exec);
+    c->d->cuGraphDestroy(x->graph);
+  }
+  free_host_calls(x->host_calls);
+  gcap__free(x->nodes);
+  gcap__free(x);
+}
+
+gcap_status cuda_exec_upload(struct gcap__backend_ctx *b, void *exec, void *stream) {
+  struct cuda_context *c = cuda_context_from(b);
+  gcap_status st = cuda_enter(c);
+  if (st != GCAP_SUCCESS) return st;
+  return gcap__cuda_check(c->d->cuGraphUpload(((struct cuda_exec *)exec)->exec, stream), "cuGraphUpload");
+}
+
+gcap_status cuda_exec_launch(struct gcap__backend_ctx *b, void *exec, const struct gcap__plan *plan, void *stream) {
+  struct cuda_context *c = cuda_context_from(b);
+  gcap_status st = cuda_enter(c);
+  if (st != GCAP_SUCCESS) return st;
+  return gcap__cuda_check(c->d->cuGraphLaunch(((struct cuda_exec *)exec)->exec, stream), "cuGraphLaunch");
+}
+
+static CUresult set_params(struct cuda_context *c, struct cuda_exec *x, size_t index, const struct gcap__plan_node *e) {
+  const struct gcap__cuda_driver *d = c->d;
+  CUgraphNode node = x->nodes[index];
+  switch ((int)e->type) {
+  case GCAP_NODE_KERNEL: {
+    CUDA_KERNEL_NODE_PARAMS p = kernel_params(&e->u.kernel);
+    return d->cuGraphExecKernelNodeSetParams(x->exec, node, &p);
+  }
+  case GCAP_NODE_MEMCPY: {
+    CUDA_MEMCPY3D p = copy_params(&e->u.copy);
+    return d->cuGraphExecMemcpyNodeSetParams(x->exec, node, &p, c->ctx);
+  }
+  case GCAP_NODE_MEMSET: {
+    CUDA_MEMSET_NODE_PARAMS p = fill_params(&e->u.fill);
+    return d->cuGraphExecMemsetNodeSetParams(x->exec, node, &p, c->ctx);
+  }
+  case GCAP_NODE_HOST: {
+    /* A fresh record: a launch in flight may still read the old one. */
+    struct cuda_host_call *call = new_host_call(&x->host_calls, e->u.host.fn, e->u.host.user_data);
+    if (!call) return CUDA_ERROR_OUT_OF_MEMORY;
+    CUDA_HOST_NODE_PARAMS p = {cuda_host_trampoline, call};
+    return d->cuGraphExecHostNodeSetParams(x->exec, node, &p);
+  }
+  case GCAP_NODE_EVENT_RECORD: return d->cuGraphExecEventRecordNodeSetEvent(x->exec, node, e->u.event.impl);
+  case GCAP_NODE_EVENT_WAIT: return d->cuGraphExecEventWaitNodeSetEvent(x->exec, node, e->u.event.impl);
+  default: return CUDA_SUCCESS;
+  }
+}
+
+gcap_status cuda_exec_set_entry(struct gcap__backend_ctx *b, void *exec, const struct gcap__plan *plan, size_t index,
+                                const struct gcap__plan_node *entry) {
+  struct cuda_context *c = cuda_context_from(b);
+  struct cuda_exec *x = exec;
+  gcap_status st = cuda_enter(c);
+  if (st != GCAP_SUCCESS) return st;
+  if (entry->disabled != plan->nodes[index].disabled)
+    return gcap__cuda_check(c->d->cuGraphNodeSetEnabled(x->exec, x->nodes[index], !entry->disabled),
+                            "cuGraphNodeSetEnabled(plan entry %zu, %d)", index, !entry->disabled);
+  return gcap__cuda_check(set_params(c, x, index, entry), "cuGraphExec*NodeSetParams(plan entry %zu, %s)", index,
+                          gcap__node_type_name(entry->type));
+}
+
+/*
+ * Whole-graph update: the new plan becomes a CUgraph and cuGraphExecUpdate takes it in one step.
+ * The template graph keeps naming the executable's nodes; the new graph's host records live on.
+ */
+gcap_status cuda_exec_update(struct gcap__backend_ctx *b, void *exec, const struct gcap__plan *current,
+                             const struct gcap__plan *fresh) {
+  struct cuda_context *c = cuda_context_from(b);
+  struct cuda_exec *x = exec;
+  gcap_status st = cuda_enter(c);
+  if (st != GCAP_SUCCESS) return st;
+  struct materialized m;
+  st = materialize(c, fresh, &m);
+  if (st != GCAP_SUCCESS) return st;
+  CUgraphExecUpdateResultInfo info;
+  memset(&info, 0, sizeof info);
+  st = gcap__cuda_check(c->d->cuGraphExecUpdate(x->exec, m.graph, &info), "cuGraphExecUpdate (result %d)",
+                        (int)info.result);
+  if (st == GCAP_SUCCESS) {
+    struct cuda_host_call **tail = &m.host_calls;
+    while (*tail) tail = &(*tail)->next;
+    *tail = x->host_calls;
+    x->host_calls = m.host_calls;
+    m.host_calls = NULL;
+    st = apply_disabled(c, x, current);
+  }
+  discard(c, &m);
+  return st;
+}
