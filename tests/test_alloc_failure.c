@@ -3,6 +3,8 @@
  * until it completes without a failure. At every step each call must return SUCCESS or
  * OUT_OF_MEMORY with a message, write NULL to its handle output on failure and leave no
  * half-made state. Leaks are caught by running this test under valgrind and ASan.
+ * The same scenarios run again with backend call 1, 2, 3, ... failing (gcap__backend_fail_after):
+ * then each call must return SUCCESS or the backend's failure, with the same guarantees.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,6 +20,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "dispatch.h"
 #include "graph.h"
 #include "internal.h"
 #include "registry.h"
@@ -35,17 +38,39 @@ static long fault_point;
 /* Allocations the last injected stretch made (inject_end). */
 static long allocations_made;
 
+/* What fails: allocations (OUT_OF_MEMORY) or, for the backend tests, calls into the backend. */
+static bool backend_faults;
+static gcap_status injected_status(void) { return backend_faults ? GCAP_ERROR_BACKEND : GCAP_ERROR_OUT_OF_MEMORY; }
+
 static void inject_begin(long n) {
+  if (backend_faults) {
+    gcap__backend_fail_after((unsigned long)n + 1); /* resets the count */
+    return;
+  }
   gcap__alloc_fail_after(-1); /* resets the count */
   gcap__alloc_fail_after(n);
 }
 
-static void inject_end(void) { allocations_made = gcap__alloc_fail_after(-1); }
+static void inject_end(void) {
+  allocations_made = backend_faults ? (long)gcap__backend_fail_after(0) : gcap__alloc_fail_after(-1);
+}
+
+static void stop_injecting(void) {
+  gcap__alloc_fail_after(-1);
+  gcap__backend_fail_after(0);
+}
 
 /* Injection must never outlive a test, even one that failed half-way. */
 static int reset_injection(void **state) {
   (void)state;
-  gcap__alloc_fail_after(-1);
+  stop_injecting();
+  backend_faults = false;
+  return 0;
+}
+
+static int inject_backend(void **state) {
+  reset_injection(state);
+  backend_faults = true;
   return 0;
 }
 
@@ -60,28 +85,28 @@ static bool check_call_(gcap_status st, const char *fn, const char *expr, unsign
   const char *msg = gcap_last_error_message();
   if (st == GCAP_SUCCESS) {
     if (msg[0] != '\0') {
-      gcap__alloc_fail_after(-1);
+      stop_injecting();
       print_error("%s:%d: fault point %ld: %s succeeded but the message is \"%s\"\n", file, line, fault_point, expr,
                   msg);
       _fail(file, line);
     }
     return true;
   }
-  if (st != GCAP_ERROR_OUT_OF_MEMORY) {
-    gcap__alloc_fail_after(-1);
-    print_error("%s:%d: fault point %ld: %s returned %s (\"%s\"); only SUCCESS or OUT_OF_MEMORY are right\n", file,
-                line, fault_point, expr, gcap_status_name(st), msg);
+  if (st != injected_status()) {
+    stop_injecting();
+    print_error("%s:%d: fault point %ld: %s returned %s (\"%s\"); only SUCCESS or %s are right\n", file,
+                line, fault_point, expr, gcap_status_name(st), msg, gcap_status_name(injected_status()));
     _fail(file, line);
   }
   if (msg[0] == '\0' || strstr(msg, fn) == NULL) {
-    gcap__alloc_fail_after(-1);
-    print_error("%s:%d: fault point %ld: %s failed with OUT_OF_MEMORY, but the message \"%s\" does not name %s\n",
-                file, line, fault_point, expr, msg, fn);
+    stop_injecting();
+    print_error("%s:%d: fault point %ld: %s failed with %s, but the message \"%s\" does not name %s\n",
+                file, line, fault_point, expr, gcap_status_name(st), msg, fn);
     _fail(file, line);
   }
   unsigned long now = gcap__registry_size();
   if (now != registry_before) {
-    gcap__alloc_fail_after(-1);
+    stop_injecting();
     print_error("%s:%d: fault point %ld: %s failed but the live handles went from %lu to %lu\n", file, line,
                 fault_point, expr, registry_before, now);
     _fail(file, line);
@@ -431,21 +456,22 @@ static void check_launch_results(struct fx *f, int launches) {
 /* One run of a scenario with allocation n + 1 failing; true when it completed without a failure. */
 typedef bool (*scenario_fn)(long n);
 
+static const char *what(void) { return backend_faults ? "backend call" : "allocation"; }
+
 static void run_with_faults(const char *name, scenario_fn once) {
-  gcap__alloc_fail_after(-1);
+  stop_injecting();
   unsigned long live = gcap__registry_size();
   for (long n = 0; n < MAX_STEPS; n++) {
     fault_point = n;
     allocations_made = 0;
     bool completed = once(n);
-    gcap__alloc_fail_after(-1);
+    stop_injecting();
     if (completed && allocations_made > n) {
-      print_error("%s, fault point %ld: every call succeeded although allocation %ld failed\n", name, n, n + 1);
+      print_error("%s, fault point %ld: every call succeeded although %s %ld failed\n", name, n, what(), n + 1);
       fail();
     }
     if (!completed && allocations_made <= n) {
-      print_error("%s, fault point %ld: a call reported OUT_OF_MEMORY with no allocation failing (%ld made)\n", name, n,
-                  allocations_made);
+      print_error("%s, fault point %ld: a call failed with no %s failing (%ld made)\n", name, n, what(), allocations_made);
       fail();
     }
     if (gcap__registry_size() != live) {
@@ -454,7 +480,7 @@ static void run_with_faults(const char *name, scenario_fn once) {
       fail();
     }
     if (completed) {
-      print_message("%s: completed at fault point %ld (%ld allocations)\n", name, n, allocations_made);
+      print_message("%s: completed at fault point %ld (%ld %ss)\n", name, n, allocations_made, what());
       return;
     }
   }
@@ -920,6 +946,7 @@ static void test_write_dot_oom(void **state) {
 int main(void) {
   test_require_backend();
 #define OOM_TEST(fn) cmocka_unit_test_setup_teardown(fn, reset_injection, reset_injection)
+#define BACKEND_TEST(fn) cmocka_unit_test_setup_teardown(fn, inject_backend, reset_injection)
   const struct CMUnitTest tests[] = {
       OOM_TEST(test_context_create_oom),
       OOM_TEST(test_stream_event_oom),
@@ -932,6 +959,13 @@ int main(void) {
       OOM_TEST(test_instantiate_launch_oom),
       OOM_TEST(test_instantiate_launch_shuffled_oom),
       OOM_TEST(test_write_dot_oom),
+      /* The same scenarios with the backend failing instead: those that call it. */
+      BACKEND_TEST(test_context_create_oom),
+      BACKEND_TEST(test_stream_event_oom),
+      BACKEND_TEST(test_memory_oom),
+      BACKEND_TEST(test_module_load_oom),
+      BACKEND_TEST(test_instantiate_launch_oom),
+      BACKEND_TEST(test_instantiate_launch_shuffled_oom),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

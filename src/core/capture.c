@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dispatch.h"
 #include "capture.h"
 #include "pool.h"
 
@@ -238,16 +239,15 @@ gcap_status gcap__capture_event_record(struct gcap_event *e, struct gcap_stream 
 
 /* While s is part of a capture, the backend holds a watch on its native stream (CUDA: a native capture). */
 static gcap_status watch_native(struct gcap_stream *s) {
-  const struct gcap_backend_ops *ops = s->ctx->ops;
-  gcap_status st = ops->stream_capture_begin ? ops->stream_capture_begin(s->ctx->backend, s->impl) : GCAP_SUCCESS;
-  s->native_watch = st == GCAP_SUCCESS && ops->stream_capture_begin;
+  gcap_status st = gcap__backend_stream_capture_begin(s->ctx, s->impl);
+  s->native_watch = st == GCAP_SUCCESS;
   return st;
 }
 
 /* Ends the watch; the number of operations that reached the native stream behind gcap's back. */
 static size_t unwatch_native(struct gcap_stream *s) {
   size_t foreign = 0;
-  if (s->native_watch) s->ctx->ops->stream_capture_end(s->ctx->backend, s->impl, &foreign);
+  if (s->native_watch) gcap__backend_stream_capture_end(s->ctx, s->impl, &foreign);
   s->native_watch = false;
   return foreign;
 }

@@ -1,6 +1,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dispatch.h"
 #include "capture.h"
 #include "pool.h"
 
@@ -162,9 +163,9 @@ gcap_status gcap_context_create(const gcap_context_options *o, gcap_context **ou
   if (!ctx) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the context");
   ctx->ops = ops;
   ctx->kind = kind;
-  st = ops->context_create(o, &ctx->backend);
+  st = gcap__backend_context_create(ops, o, &ctx->backend);
   if (st == GCAP_SUCCESS && gcap__registry_add(ctx, GCAP__H_CONTEXT) != 0) {
-    ops->context_destroy(ctx->backend);
+    gcap__backend_context_destroy(ctx);
     st = gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to register the context");
   }
   if (st != GCAP_SUCCESS) {
@@ -192,7 +193,7 @@ void gcap_context_destroy(gcap_context *ctx) {
   }
   gcap__lock(ctx);
   gcap__registry_remove(ctx);
-  ctx->ops->context_synchronize(ctx->backend);
+  gcap__backend_context_synchronize(ctx);
   gcap__capture_context_destroy(ctx);
   /* Executables and graphs first: they hold references to events and modules. */
   gcap__exec_destroy_all(ctx);
@@ -204,11 +205,11 @@ void gcap_context_destroy(gcap_context *ctx) {
   for (size_t i = ctx->allocs.count; i-- > 0;) {
     struct gcap__allocation *a = &ctx->allocs.items[i];
     if (a->graph) continue; /* a pool's; gone with its graphs */
-    if (a->kind == GCAP__ALLOC_DEVICE) ctx->ops->mem_free(ctx->backend, (void *)a->base);
-    else ctx->ops->host_free(ctx->backend, (void *)a->base);
+    if (a->kind == GCAP__ALLOC_DEVICE) gcap__backend_mem_free(ctx, (void *)a->base);
+    else gcap__backend_host_free(ctx, (void *)a->base);
   }
   gcap__alloc_table_free(&ctx->allocs);
-  ctx->ops->context_destroy(ctx->backend);
+  gcap__backend_context_destroy(ctx);
   gcap__unlock(ctx);
   context_free(ctx);
 }
@@ -227,7 +228,7 @@ gcap_status gcap_context_synchronize(gcap_context *ctx) {
     return gcap__fail(GCAP_ERROR_ILLEGAL_STATE, "a host callback may not block on gcap work (it would deadlock)");
   gcap__lock(ctx);
   st = gcap__capture_check_context_sync(ctx);
-  if (st == GCAP_SUCCESS) st = ctx->ops->context_synchronize(ctx->backend);
+  if (st == GCAP_SUCCESS) st = gcap__backend_context_synchronize(ctx);
   gcap__unlock(ctx);
   return st;
 }
@@ -240,7 +241,7 @@ gcap_status gcap_sim_get_stats(const gcap_context *ctx, gcap_sim_stats *out) {
   if (!ctx->ops->sim_get_stats)
     return gcap__fail(GCAP_ERROR_NOT_SUPPORTED, "simulator statistics exist only on the simulator backend");
   gcap__lock((gcap_context *)ctx);
-  st = ctx->ops->sim_get_stats(ctx->backend, out);
+  st = gcap__backend_sim_get_stats((gcap_context *)ctx, out);
   gcap__unlock((gcap_context *)ctx);
   return st;
 }

@@ -1,3 +1,4 @@
+#include "dispatch.h"
 #include "capture.h"
 
 gcap_status gcap_event_create(gcap_context *ctx, gcap_event **out) {
@@ -11,9 +12,9 @@ gcap_status gcap_event_create(gcap_context *ctx, gcap_event **out) {
   e->ctx = ctx;
   e->refs = 1;
   gcap__lock(ctx);
-  st = ctx->ops->event_create(ctx->backend, &e->impl);
+  st = gcap__backend_event_create(ctx, &e->impl);
   if (st == GCAP_SUCCESS && gcap__registry_add(e, GCAP__H_EVENT) != 0) {
-    ctx->ops->event_destroy(ctx->backend, e->impl);
+    gcap__backend_event_destroy(ctx, e->impl);
     st = gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to register the event");
   }
   if (st == GCAP_SUCCESS) gcap__list_push(&ctx->events, &e->link);
@@ -32,7 +33,7 @@ void gcap__event_release(struct gcap_event *e) {
   if (--e->refs > 0) return;
   gcap__list_unlink(&e->link);
   gcap__node_vec_free(&e->captured);
-  e->ctx->ops->event_destroy(e->ctx->backend, e->impl);
+  gcap__backend_event_destroy(e->ctx, e->impl);
   gcap__free(e);
 }
 
@@ -65,7 +66,7 @@ gcap_status gcap_event_record(gcap_event *e, gcap_stream *s) {
   gcap__lock(e->ctx);
   bool handled = false;
   st = gcap__capture_event_record(e, s, &handled);
-  if (st == GCAP_SUCCESS && !handled) st = e->ctx->ops->event_record(e->ctx->backend, e->impl, s->impl);
+  if (st == GCAP_SUCCESS && !handled) st = gcap__backend_event_record(e->ctx, e->impl, s->impl);
   if (st == GCAP_SUCCESS && !handled) {
     e->state = GCAP__EVENT_NORMAL;
     gcap__node_vec_free(&e->captured);
@@ -82,7 +83,7 @@ gcap_status gcap_event_synchronize(gcap_event *e) {
     return gcap__fail(GCAP_ERROR_ILLEGAL_STATE, "a host callback may not block on gcap work (it would deadlock)");
   gcap__lock(e->ctx);
   st = gcap__capture_check_event_wait(e);
-  if (st == GCAP_SUCCESS) st = e->ctx->ops->event_synchronize(e->ctx->backend, e->impl);
+  if (st == GCAP_SUCCESS) st = gcap__backend_event_synchronize(e->ctx, e->impl);
   gcap__unlock(e->ctx);
   return st;
 }
@@ -93,7 +94,7 @@ gcap_status gcap_event_query(gcap_event *e) {
   if (st != GCAP_SUCCESS) return st;
   gcap__lock(e->ctx);
   st = gcap__capture_check_event_wait(e);
-  if (st == GCAP_SUCCESS) st = e->ctx->ops->event_query(e->ctx->backend, e->impl);
+  if (st == GCAP_SUCCESS) st = gcap__backend_event_query(e->ctx, e->impl);
   gcap__unlock(e->ctx);
   if (st == GCAP_ERROR_NOT_READY) gcap__fail(st, "event %p: its recorded work is still pending", (void *)e);
   return st;

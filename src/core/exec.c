@@ -1,5 +1,6 @@
 #include <string.h>
 
+#include "dispatch.h"
 #include "capture.h"
 #include "exec.h"
 #include "pool.h"
@@ -68,7 +69,7 @@ static gcap_status topological_order(const struct gcap_graph *g, struct gcap_nod
 
 static gcap_status snapshot_params(struct builder *b, struct gcap__plan_node *pn, const struct gcap_node *n) {
   if (n->type == GCAP__NODE_NATIVE) /* its own copy: the node may be destroyed while the executable lives */
-    return b->ctx->ops->native_graph_clone(b->ctx->backend, n->p.native.handle, &pn->u.native);
+    return gcap__backend_native_graph_clone(b->ctx, n->p.native.handle, &pn->u.native);
   switch (n->type) {
   case GCAP_NODE_KERNEL: {
     const struct gcap__kernel_params *k = &n->p.kernel;
@@ -185,7 +186,7 @@ void gcap__plan_release(struct gcap_context *ctx, struct gcap__plan *p) {
     } else if (pn->type == GCAP_NODE_MEM_ALLOC || pn->type == GCAP_NODE_MEM_FREE) {
       gcap__galloc_release(pn->u.mem);
     } else if (pn->type == GCAP__NODE_NATIVE) {
-      ctx->ops->native_graph_destroy(ctx->backend, pn->u.native);
+      gcap__backend_native_graph_destroy(ctx, pn->u.native);
     }
   }
   gcap__free(p->nodes);
@@ -213,7 +214,7 @@ static void exec_free(struct gcap_exec *x) {
   }
   gcap__registry_remove(x);
   gcap__list_unlink(&x->link);
-  if (x->impl) x->ctx->ops->exec_destroy(x->ctx->backend, x->impl);
+  if (x->impl) gcap__backend_exec_destroy(x->ctx, x->impl);
   gcap__plan_release(x->ctx, &x->plan);
   gcap__free(x);
 }
@@ -256,7 +257,7 @@ gcap_status gcap__instantiate(struct gcap_graph *g, unsigned flags, gcap_exec **
   gcap__list_init(&x->link);
   st = gcap__build_plan(ctx, g, &x->plan);
   x->checked_epoch = ctx->allocs.epoch;
-  if (st == GCAP_SUCCESS) st = ctx->ops->exec_create(ctx->backend, &x->plan, &x->impl);
+  if (st == GCAP_SUCCESS) st = gcap__backend_exec_create(ctx, &x->plan, &x->impl);
   if (st == GCAP_SUCCESS && gcap__registry_add(x, GCAP__H_EXEC) != 0)
     st = gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to register the executable");
   if (st != GCAP_SUCCESS) {
@@ -361,7 +362,7 @@ gcap_status gcap_exec_launch(gcap_exec *x, gcap_stream *s) {
   if (st == GCAP_SUCCESS) {
     run_graph_memory(x);
     x->running = true;
-    st = ctx->ops->exec_launch(ctx->backend, x->impl, &x->plan, s->impl);
+    st = gcap__backend_exec_launch(ctx, x->impl, &x->plan, s->impl);
     x->running = false;
     if (x->destroy_pending) exec_free(x);
   }
@@ -375,7 +376,7 @@ gcap_status gcap_exec_upload(gcap_exec *x, gcap_stream *s) {
   if (st != GCAP_SUCCESS) return st;
   gcap__lock(x->ctx);
   st = gcap__capture_check_launch(s);
-  if (st == GCAP_SUCCESS) st = x->ctx->ops->exec_upload(x->ctx->backend, x->impl, s->impl);
+  if (st == GCAP_SUCCESS) st = gcap__backend_exec_upload(x->ctx, x->impl, s->impl);
   gcap__unlock(x->ctx);
   return st;
 }

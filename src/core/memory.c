@@ -1,5 +1,6 @@
 #include <string.h>
 
+#include "dispatch.h"
 #include "capture.h"
 #include "pool.h"
 
@@ -158,11 +159,11 @@ gcap_status gcap__check_fill(const struct gcap_context *ctx, const struct gcap__
 /* Context lock held; arguments checked. */
 static gcap_status allocate_locked(gcap_context *ctx, size_t bytes, void **out, enum gcap__alloc_kind kind) {
   void *p = NULL;
-  gcap_status st = kind == GCAP__ALLOC_DEVICE ? ctx->ops->mem_alloc(ctx->backend, bytes, &p)
-                                  : ctx->ops->host_alloc(ctx->backend, bytes, &p);
+  gcap_status st = kind == GCAP__ALLOC_DEVICE ? gcap__backend_mem_alloc(ctx, bytes, &p)
+                                  : gcap__backend_host_alloc(ctx, bytes, &p);
   if (st == GCAP_SUCCESS && table_insert(&ctx->allocs, p, bytes, kind) != 0) {
-    if (kind == GCAP__ALLOC_DEVICE) ctx->ops->mem_free(ctx->backend, p);
-    else ctx->ops->host_free(ctx->backend, p);
+    if (kind == GCAP__ALLOC_DEVICE) gcap__backend_mem_free(ctx, p);
+    else gcap__backend_host_free(ctx, p);
     st = gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to record the allocation");
   }
   if (st == GCAP_SUCCESS) *out = p;
@@ -207,7 +208,7 @@ static gcap_status free_locked(gcap_context *ctx, const struct gcap__allocation 
     return GCAP_SUCCESS;
   }
   void *p = (void *)a->base;
-  gcap_status st = a->kind == GCAP__ALLOC_DEVICE ? ctx->ops->mem_free(ctx->backend, p) : ctx->ops->host_free(ctx->backend, p);
+  gcap_status st = a->kind == GCAP__ALLOC_DEVICE ? gcap__backend_mem_free(ctx, p) : gcap__backend_host_free(ctx, p);
   if (st == GCAP_SUCCESS) table_remove(&ctx->allocs, a);
   return st;
 }
@@ -324,7 +325,7 @@ gcap_status gcap_memcpy(gcap_context *ctx, void *dst, const void *src, size_t by
   if (st == GCAP_SUCCESS) st = gcap__capture_prohibit("ctx", ctx);
   if (st == GCAP_SUCCESS && gcap__in_host_callback())
     st = gcap__fail(GCAP_ERROR_ILLEGAL_STATE, "a host callback may not block on gcap work (it would deadlock)");
-  if (st == GCAP_SUCCESS && bytes > 0) st = ctx->ops->memcpy(ctx->backend, NULL, &c);
+  if (st == GCAP_SUCCESS && bytes > 0) st = gcap__backend_memcpy(ctx, NULL, &c);
   gcap__unlock(ctx);
   return st;
 }
@@ -342,7 +343,7 @@ gcap_status gcap__memcpy_async(struct gcap_stream *s, void *dst, const void *src
   if (st == GCAP_SUCCESS && bytes > 0) {
     gcap_memcpy_node_params p = {dst, src, bytes, kind};
     st = record ? gcap__capture_record_value(s, GCAP_NODE_MEMCPY, &p, sizeof p)
-                : ctx->ops->memcpy(ctx->backend, s->impl, &c);
+                : gcap__backend_memcpy(ctx, s->impl, &c);
   }
   gcap__unlock(ctx);
   return st;
@@ -364,7 +365,7 @@ gcap_status gcap__fill_async(struct gcap_stream *s, void *dst, uint32_t value, u
   if (st == GCAP_SUCCESS && count > 0) {
     gcap_memset_node_params p = {dst, value, element_size, count, 1, count * element_size};
     st = record ? gcap__capture_record_value(s, GCAP_NODE_MEMSET, &p, sizeof p)
-                : ctx->ops->memset(ctx->backend, s->impl, &f);
+                : gcap__backend_memset(ctx, s->impl, &f);
   }
   gcap__unlock(ctx);
   return st;

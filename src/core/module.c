@@ -1,5 +1,6 @@
 #include <string.h>
 
+#include "dispatch.h"
 #include "capture.h"
 
 #define MAX_DYNAMIC_SHARED_MEM 49152u /* CUDA's default limit without an opt-in attribute */
@@ -88,7 +89,7 @@ static void unregister_kernels(struct gcap_module *m, size_t count) {
 /* A defined kernel on a backend that finds kernels by name: its handle, and sizes that agree. */
 static gcap_status bind_defined(struct gcap_module *m, struct gcap_kernel *k) {
   struct gcap__kernel_found f = {0};
-  gcap_status st = m->ctx->ops->kernel_find(m->ctx->backend, m->impl, k->name, &f);
+  gcap_status st = gcap__backend_kernel_find(m->ctx, m->impl, k->name, &f);
   if (st == GCAP_ERROR_NOT_FOUND)
     return gcap__fail_context(st, "desc->kernels names \"%s\", which the image does not contain", k->name);
   if (st != GCAP_SUCCESS) return st;
@@ -114,7 +115,7 @@ static gcap_status bind_all_defined(struct gcap_module *m) {
 /* A kernel the desc did not define, found by the backend (CUDA): the driver's sizes, no CPU version. */
 static gcap_status adopt_found(struct gcap_module *m, const char *name, struct gcap_kernel **out) {
   struct gcap__kernel_found f = {0};
-  gcap_status st = m->ctx->ops->kernel_find(m->ctx->backend, m->impl, name, &f);
+  gcap_status st = gcap__backend_kernel_find(m->ctx, m->impl, name, &f);
   if (st != GCAP_SUCCESS) return st;
   struct gcap_kernel *k = NULL;
   if (!f.sizes_known)
@@ -174,14 +175,14 @@ gcap_status gcap_module_load(gcap_context *ctx, const gcap_module_desc *d, gcap_
   st = gcap__capture_prohibit("ctx", ctx);
   if (st == GCAP_SUCCESS) st = build_module(m, d);
   bool loaded = false;
-  if (st == GCAP_SUCCESS) loaded = (st = ctx->ops->module_load(ctx->backend, d, &m->impl)) == GCAP_SUCCESS;
+  if (st == GCAP_SUCCESS) loaded = (st = gcap__backend_module_load(ctx, d, &m->impl)) == GCAP_SUCCESS;
   if (st == GCAP_SUCCESS) st = bind_all_defined(m);
   if (st == GCAP_SUCCESS && gcap__registry_add(m, GCAP__H_MODULE) != 0)
     st = gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to register the module");
   if (st == GCAP_SUCCESS) {
     gcap__list_push(&ctx->modules, &m->link);
   } else {
-    if (loaded) ctx->ops->module_unload(ctx->backend, m->impl);
+    if (loaded) gcap__backend_module_unload(ctx, m->impl);
     if (m->kernels && gcap__registry_has(&m->kernels[0], GCAP__H_KERNEL)) unregister_kernels(m, m->num_kernels);
     free_kernels(m);
     gcap__free(m);
@@ -197,7 +198,7 @@ void gcap__module_retain(struct gcap_module *m) { m->refs++; }
 void gcap__module_release(struct gcap_module *m) {
   if (--m->refs > 0) return;
   gcap__list_unlink(&m->link);
-  m->ctx->ops->module_unload(m->ctx->backend, m->impl);
+  gcap__backend_module_unload(m->ctx, m->impl);
   free_kernels(m);
   gcap__free(m);
 }
@@ -329,7 +330,7 @@ gcap_status gcap__launch_kernel(struct gcap_stream *s, struct gcap_kernel *k, gc
     st = gcap__capture_record_kernel(s, &p);
   } else if (st == GCAP_SUCCESS) {
     struct gcap__launch l = {&k->info, grid, block, shared_mem_bytes, args};
-    st = s->ctx->ops->launch_kernel(s->ctx->backend, s->impl, &l);
+    st = gcap__backend_launch_kernel(s->ctx, s->impl, &l);
   }
   gcap__unlock(s->ctx);
   return st;

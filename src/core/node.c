@@ -1,6 +1,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "dispatch.h"
 #include "graph.h"
 #include "pool.h"
 
@@ -33,7 +34,7 @@ gcap_status gcap__kernel_args_copy(const struct gcap_kernel *k, void *const *arg
 
 void gcap__node_release_params(struct gcap_node *n) {
   if (n->type == GCAP__NODE_NATIVE && n->p.native.ctx)
-    n->p.native.ctx->ops->native_graph_destroy(n->p.native.ctx->backend, n->p.native.handle);
+    gcap__backend_native_graph_destroy(n->p.native.ctx, n->p.native.handle);
   switch (n->type) {
   case GCAP_NODE_KERNEL:
     gcap__free(n->p.kernel.args);
@@ -56,7 +57,7 @@ gcap_status gcap__node_copy_params(struct gcap_node *dst, const struct gcap_node
   dst->p = src->p;
   if (src->type == GCAP__NODE_NATIVE) {
     struct gcap_context *ctx = src->p.native.ctx;
-    gcap_status st = ctx->ops->native_graph_clone(ctx->backend, src->p.native.handle, &dst->p.native.handle);
+    gcap_status st = gcap__backend_native_graph_clone(ctx, src->p.native.handle, &dst->p.native.handle);
     if (st != GCAP_SUCCESS) dst->p.native.ctx = NULL; /* nothing to free */
     return st;
   }
@@ -319,7 +320,7 @@ gcap_status gcap__graph_add_native(gcap_graph *g, gcap_node *const *deps, size_t
   if (st != GCAP_SUCCESS) return st;
   gcap__lock(g->ctx);
   struct gcap_node *n = new_node(GCAP__NODE_NATIVE);
-  st = n ? g->ctx->ops->native_graph_clone(g->ctx->backend, native, &n->p.native.handle) : GCAP_ERROR_OUT_OF_MEMORY;
+  st = n ? gcap__backend_native_graph_clone(g->ctx, native, &n->p.native.handle) : GCAP_ERROR_OUT_OF_MEMORY;
   if (n && st != GCAP_SUCCESS) {
     gcap__free(n);
   } else if (n) {

@@ -1,5 +1,6 @@
 #include <string.h>
 
+#include "dispatch.h"
 #include "graph.h"
 #include "pool.h"
 
@@ -26,12 +27,12 @@ gcap_status gcap__galloc_new(struct gcap_context *ctx, struct gcap_pool *pool, s
   if (!a) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the graph allocation");
   struct gcap__block b = {NULL, bytes};
   bool spare = pool && take_spare(pool, bytes, &b);
-  gcap_status st = spare ? GCAP_SUCCESS : ctx->ops->mem_alloc(ctx->backend, bytes, &b.ptr);
+  gcap_status st = spare ? GCAP_SUCCESS : gcap__backend_mem_alloc(ctx, bytes, &b.ptr);
   if (st == GCAP_SUCCESS && gcap__alloc_table_insert(ctx, b.ptr, bytes, a) != 0)
     st = gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to record the graph allocation");
   if (st != GCAP_SUCCESS) {
     if (spare) pool->spare[pool->spare_count++] = b; /* there is room: it was just taken out */
-    else if (b.ptr) ctx->ops->mem_free(ctx->backend, b.ptr);
+    else if (b.ptr) gcap__backend_mem_free(ctx, b.ptr);
     gcap__free(a);
     return st == GCAP_ERROR_OUT_OF_MEMORY ? st : gcap__fail(st, "the pool could not reserve %zu bytes", bytes);
   }
@@ -74,7 +75,7 @@ void gcap__galloc_release(struct gcap__galloc *a) {
     p->spare[p->spare_count++] = (struct gcap__block){a->ptr, a->block_bytes};
   } else {
     if (p) p->reserved -= a->block_bytes;
-    ctx->ops->mem_free(ctx->backend, a->ptr);
+    gcap__backend_mem_free(ctx, a->ptr);
   }
   gcap__free(a);
   if (p) gcap__pool_unref(p);
@@ -83,7 +84,7 @@ void gcap__galloc_release(struct gcap__galloc *a) {
 void gcap__pool_retain(struct gcap_pool *p) { p->refs++; }
 
 static void pool_free(struct gcap_pool *p) {
-  for (size_t i = 0; i < p->spare_count; i++) p->ctx->ops->mem_free(p->ctx->backend, p->spare[i].ptr);
+  for (size_t i = 0; i < p->spare_count; i++) gcap__backend_mem_free(p->ctx, p->spare[i].ptr);
   gcap__list_unlink(&p->link);
   gcap__free(p->spare);
   gcap__free(p);

@@ -1,3 +1,4 @@
+#include "dispatch.h"
 #include "capture.h"
 
 static gcap_status refuse_blocking_in_callback(void) {
@@ -14,9 +15,9 @@ gcap_status gcap_stream_create(gcap_context *ctx, gcap_stream **out) {
   if (!s) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the stream");
   s->ctx = ctx;
   gcap__lock(ctx);
-  st = ctx->ops->stream_create(ctx->backend, &s->impl);
+  st = gcap__backend_stream_create(ctx, &s->impl);
   if (st == GCAP_SUCCESS && gcap__registry_add(s, GCAP__H_STREAM) != 0) {
-    ctx->ops->stream_destroy(ctx->backend, s->impl);
+    gcap__backend_stream_destroy(ctx, s->impl);
     st = gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to register the stream");
   }
   if (st == GCAP_SUCCESS) gcap__list_push(&ctx->streams, &s->link);
@@ -33,8 +34,8 @@ void gcap__stream_destroy_locked(struct gcap_stream *s) {
   struct gcap_context *ctx = s->ctx;
   gcap__registry_remove(s);
   gcap__list_unlink(&s->link);
-  ctx->ops->stream_synchronize(ctx->backend, s->impl);
-  ctx->ops->stream_destroy(ctx->backend, s->impl);
+  gcap__backend_stream_synchronize(ctx, s->impl);
+  gcap__backend_stream_destroy(ctx, s->impl);
   gcap__free(s);
 }
 
@@ -62,7 +63,7 @@ gcap_status gcap_stream_synchronize(gcap_stream *s) {
   if (gcap__in_host_callback()) return refuse_blocking_in_callback();
   gcap__lock(s->ctx);
   st = gcap__capture_check_stream_wait(s);
-  if (st == GCAP_SUCCESS) st = s->ctx->ops->stream_synchronize(s->ctx->backend, s->impl);
+  if (st == GCAP_SUCCESS) st = gcap__backend_stream_synchronize(s->ctx, s->impl);
   gcap__unlock(s->ctx);
   return st;
 }
@@ -73,7 +74,7 @@ gcap_status gcap_stream_query(gcap_stream *s) {
   if (st != GCAP_SUCCESS) return st;
   gcap__lock(s->ctx);
   st = gcap__capture_check_stream_wait(s);
-  if (st == GCAP_SUCCESS) st = s->ctx->ops->stream_query(s->ctx->backend, s->impl);
+  if (st == GCAP_SUCCESS) st = gcap__backend_stream_query(s->ctx, s->impl);
   gcap__unlock(s->ctx);
   if (st == GCAP_ERROR_NOT_READY) gcap__fail(st, "stream %p still has pending work", (void *)s);
   return st;
@@ -88,7 +89,7 @@ gcap_status gcap_stream_wait_event(gcap_stream *s, gcap_event *e) {
   gcap__lock(s->ctx);
   bool handled = false;
   st = gcap__capture_stream_wait_event(s, e, &handled);
-  if (st == GCAP_SUCCESS && !handled) st = s->ctx->ops->stream_wait_event(s->ctx->backend, s->impl, e->impl);
+  if (st == GCAP_SUCCESS && !handled) st = gcap__backend_stream_wait_event(s->ctx, s->impl, e->impl);
   gcap__unlock(s->ctx);
   return st;
 }
@@ -103,7 +104,7 @@ gcap_status gcap_launch_host_func(gcap_stream *s, gcap_host_fn fn, void *user_da
   gcap_host_node_params p = {fn, user_data};
   if (st == GCAP_SUCCESS)
     st = record ? gcap__capture_record_value(s, GCAP_NODE_HOST, &p, sizeof p)
-                : s->ctx->ops->launch_host_func(s->ctx->backend, s->impl, fn, user_data);
+                : gcap__backend_launch_host_func(s->ctx, s->impl, fn, user_data);
   gcap__unlock(s->ctx);
   return st;
 }

@@ -4,6 +4,7 @@
  */
 #include <string.h>
 
+#include "dispatch.h"
 #include "capture.h"
 #include "exec.h"
 
@@ -47,8 +48,7 @@ static gcap_status begin_set(gcap_exec *x, gcap_node *n, const void *p, gcap_nod
 
 /* The backend sees the new values of entry pn first: a refusal there leaves everything as it was. */
 static gcap_status offer(struct gcap_exec *x, const struct gcap__plan_node *pn, const struct gcap__plan_node *fresh) {
-  if (!x->ctx->ops->exec_set_entry) return GCAP_SUCCESS;
-  return x->ctx->ops->exec_set_entry(x->ctx->backend, x->impl, &x->plan, (size_t)(pn - x->plan.nodes), fresh);
+  return gcap__backend_exec_set_entry(x->ctx, x->impl, &x->plan, (size_t)(pn - x->plan.nodes), fresh);
 }
 
 gcap_status gcap_exec_kernel_node_set_params(gcap_exec *x, gcap_node *n, const gcap_kernel_node_params *p) {
@@ -339,7 +339,7 @@ gcap_status gcap_exec_update(gcap_exec *x, const gcap_graph *g, gcap_exec_update
   if (st == GCAP_SUCCESS) st = compare_topology(&x->plan, &fresh, info);
   if (st == GCAP_SUCCESS) st = compare_nodes(&x->plan, &fresh, info);
   if (st == GCAP_SUCCESS && x->ctx->ops->exec_update) {
-    st = x->ctx->ops->exec_update(x->ctx->backend, x->impl, &x->plan, &fresh);
+    st = gcap__backend_exec_update(x->ctx, x->impl, &x->plan, &fresh);
     if (st == GCAP_ERROR_GRAPH_EXEC_UPDATE_FAILURE) info->result = GCAP_EXEC_UPDATE_ERROR;
   }
   if (st == GCAP_SUCCESS) {
