@@ -297,7 +297,7 @@ static void check_graph_invariants(const gcap_graph *g) {
     assert_int_equal(n->magic, GCAP__NODE_LIVE);
     assert_ptr_equal(n->graph, g);
     assert_int_equal(n->index, i);
-    assert_true(gcap__registry_has(n, GCAP__H_NODE));
+    assert_true(gcap__is_node_slot(n) && n->magic == GCAP__NODE_LIVE);
     deps += n->deps.count;
     dependents += n->dependents.count;
     if (n->type == GCAP_NODE_GRAPH) {

@@ -23,6 +23,12 @@ long gcap__alloc_fail_after(long n) {
   return atomic_exchange(&allocations_made, 0);
 }
 
+void *gcap__aligned_alloc(size_t alignment, size_t bytes) {
+  void *p = NULL;
+  if (should_fail() || posix_memalign(&p, alignment, bytes ? bytes : 1) != 0) return NULL;
+  return p;
+}
+
 void *gcap__malloc(size_t bytes) {
   if (should_fail()) return NULL;
   return malloc(bytes ? bytes : 1);

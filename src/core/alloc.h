@@ -7,6 +7,8 @@
 void *gcap__malloc(size_t bytes);
 void *gcap__calloc(size_t count, size_t bytes);
 void *gcap__realloc(void *p, size_t bytes);
+/* `bytes` at an address aligned to `alignment` (a power of two); free with gcap__free. */
+void *gcap__aligned_alloc(size_t alignment, size_t bytes);
 void gcap__free(void *p);
 char *gcap__strdup(const char *s);
 

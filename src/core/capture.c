@@ -41,8 +41,8 @@ static const char *current_detail(void) {
 /* Records the first offence; capture lock held. `node` is the index the call would have taken, or SIZE_MAX. */
 static void invalidate_locked(struct gcap__seq *q, gcap_status why, const char *kind, const void *obj, size_t node,
                               const char *detail) {
-  if (q->invalidated) return;
-  q->invalidated = true;
+  if (atomic_load(&q->invalidated)) return;
+  atomic_store(&q->invalidated, true);
   char where[64] = "";
   if (node != SIZE_MAX) snprintf(where, sizeof where, " (it would have been node %zu)", node);
   snprintf(q->offense, sizeof q->offense, "%s(%s %p) on thread %u: %s%s%s%s", gcap__api_function(), kind, obj,
@@ -56,12 +56,8 @@ static void invalidate(struct gcap__seq *q, gcap_status why, const char *kind, c
   pthread_mutex_unlock(&capture_lock);
 }
 
-static bool is_invalidated(struct gcap__seq *q) {
-  pthread_mutex_lock(&capture_lock);
-  bool inval = q->invalidated;
-  pthread_mutex_unlock(&capture_lock);
-  return inval;
-}
+/* Once set, never cleared: a plain atomic read answers without the capture lock. */
+static bool is_invalidated(struct gcap__seq *q) { return atomic_load(&q->invalidated); }
 
 /* The message every later call on an invalidated capture gets: which call broke it. */
 static gcap_status report_invalidated(struct gcap__seq *q) {
@@ -111,7 +107,7 @@ gcap_status gcap__capture_append(struct gcap_stream *s, struct gcap_node *n) {
 
 gcap_status gcap__capture_record_value(struct gcap_stream *s, gcap_node_type type, const void *params, size_t size) {
   struct gcap_node *n = NULL;
-  gcap_status st = gcap__node_make_value(type, params, size, &n);
+  gcap_status st = gcap__node_make_value(s->seq->graph, type, params, size, &n);
   if (st == GCAP_SUCCESS) return gcap__capture_append(s, n);
   invalidate(s->seq, st, "stream", s, s->seq->graph->nodes.count, "out of memory");
   return gcap__fail(st, "no memory to record the node");
@@ -119,7 +115,7 @@ gcap_status gcap__capture_record_value(struct gcap_stream *s, gcap_node_type typ
 
 gcap_status gcap__capture_record_kernel(struct gcap_stream *s, const gcap_kernel_node_params *p) {
   struct gcap_node *n = NULL;
-  gcap_status st = gcap__node_make_kernel(p, &n);
+  gcap_status st = gcap__node_make_kernel(s->seq->graph, p, &n);
   if (st == GCAP_SUCCESS) return gcap__capture_append(s, n);
   invalidate(s->seq, st, "stream", s, s->seq->graph->nodes.count, "out of memory");
   return gcap__fail(st, "no memory to record the kernel node");
@@ -138,7 +134,7 @@ gcap_status gcap__capture_prohibit(const char *kind, const void *obj) {
   pthread_mutex_lock(&capture_lock);
   for (struct gcap__link *l = all_seqs.next; l != &all_seqs; l = l->next) {
     struct gcap__seq *q = seq_of_link(l, true);
-    if (q->invalidated) continue; /* only ACTIVE captures prohibit (R7, as ROCm settled it) */
+    if (atomic_load(&q->invalidated)) continue; /* only ACTIVE captures prohibit (R7, as ROCm settled it) */
     bool own = pthread_equal(q->owner, me);
     bool prohibits = own ? q->mode != GCAP_CAPTURE_MODE_RELAXED
                          : mine == GCAP_CAPTURE_MODE_GLOBAL && q->mode == GCAP_CAPTURE_MODE_GLOBAL;
@@ -489,7 +485,7 @@ static gcap_status end(struct gcap_stream *s, gcap_graph **graph) {
   }
   struct gcap_stream *culprit = NULL;
   struct gcap_node *node = NULL;
-  st = check_joined(q, &culprit, &node);
+  if (q->member_count > 1) st = check_joined(q, &culprit, &node); /* one stream never forked */
   if (st == GCAP_ERROR_STREAM_CAPTURE_UNJOINED) {
     gcap__fail(st,
                "stream %p forked from capture %llu and its work (node %zu, %s) was never joined back into the origin "

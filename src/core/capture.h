@@ -10,6 +10,8 @@
 #ifndef GCAP_CORE_CAPTURE_H
 #define GCAP_CORE_CAPTURE_H
 
+#include <stdatomic.h>
+
 #include "graph.h"
 
 struct gcap__seq {
@@ -29,7 +31,7 @@ struct gcap__seq {
   size_t recorded; /* nodes capture created, from every member */
   struct gcap_capture *object; /* the capture object that began it, or NULL */
   struct gcap_pool *pool;      /* where its MEM_ALLOC nodes reserve memory, or NULL */
-  bool invalidated;   /* capture lock */
+  atomic_bool invalidated; /* set under the capture lock; read without it on every recorded call */
   char offense[512];  /* capture lock: the first call that invalidated it */
 };
 

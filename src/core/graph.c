@@ -10,10 +10,10 @@ gcap_status gcap__check_graph(const gcap_graph *g, const char *what) {
   return GCAP_SUCCESS;
 }
 
-/* A destroyed node stays registered (and DEAD) until its graph goes, so its address is not reused meanwhile. */
+/* A destroyed node stays in its chunk (and DEAD) until its graph goes, so its address is not reused meanwhile. */
 gcap_status gcap__check_node(const gcap_node *n, const char *what) {
   if (!n) return gcap__fail(GCAP_ERROR_INVALID_HANDLE, "%s is NULL", what);
-  if (!gcap__registry_has(n, GCAP__H_NODE))
+  if (!gcap__is_node_slot(n) || (n->magic != GCAP__NODE_LIVE && n->magic != GCAP__NODE_DEAD))
     return gcap__fail(GCAP_ERROR_INVALID_HANDLE, "%s (%p) is not a node of a live graph", what, (const void *)n);
   if (n->magic == GCAP__NODE_DEAD)
     return gcap__fail(GCAP_ERROR_INVALID_HANDLE, "%s (node %p) was destroyed", what, (const void *)n);
@@ -89,10 +89,8 @@ gcap_status gcap__graph_new(struct gcap_context *ctx, struct gcap_node *owner, s
 }
 
 static void node_free(struct gcap_node *n) {
-  gcap__registry_remove(n);
   gcap__free(n->deps.items);
   gcap__free(n->dependents.items);
-  gcap__free(n);
 }
 
 void gcap__graph_free(struct gcap_graph *g) {
@@ -102,9 +100,8 @@ void gcap__graph_free(struct gcap_graph *g) {
     gcap__node_release_params(g->nodes.items[i]);
     node_free(g->nodes.items[i]);
   }
-  for (size_t i = 0; i < g->dead.count; i++) node_free(g->dead.items[i]);
+  gcap__graph_free_chunks(g);
   gcap__free(g->nodes.items);
-  gcap__free(g->dead.items);
   gcap__free(g->edges);
   gcap__free(g);
 }
@@ -289,10 +286,6 @@ gcap_status gcap_graph_destroy_node(gcap_node *n) {
     gcap__unlock(g->ctx);
     return st;
   }
-  if (gcap__grow((void **)&g->dead.items, &g->dead.cap, g->dead.count + 1, sizeof *g->dead.items) != 0) {
-    gcap__unlock(g->ctx);
-    return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to retire the node");
-  }
   while (n->deps.count) remove_edge(g, n->deps.items[0], n);
   while (n->dependents.count) remove_edge(g, n, n->dependents.items[0]);
   memmove(&g->nodes.items[n->index], &g->nodes.items[n->index + 1],
@@ -304,8 +297,7 @@ gcap_status gcap_graph_destroy_node(gcap_node *n) {
   gcap__free(n->dependents.items);
   memset(&n->deps, 0, sizeof n->deps);
   memset(&n->dependents, 0, sizeof n->dependents);
-  n->magic = GCAP__NODE_DEAD;
-  g->dead.items[g->dead.count++] = n;
+  n->magic = GCAP__NODE_DEAD; /* its slot stays until the graph goes */
   gcap__unlock(g->ctx);
   return GCAP_SUCCESS;
 }
@@ -319,12 +311,12 @@ gcap_status gcap__graph_clone(const struct gcap_graph *g, struct gcap_node *owne
   if (st != GCAP_SUCCESS) return st;
   for (size_t i = 0; st == GCAP_SUCCESS && i < g->nodes.count; i++) {
     const struct gcap_node *src = g->nodes.items[i];
-    struct gcap_node *n = gcap__node_alloc(src->type);
+    struct gcap_node *n = gcap__node_alloc(copy, src->type);
     if (!n) st = gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to clone a node");
-    if (st == GCAP_SUCCESS && (st = gcap__node_copy_params(n, src)) != GCAP_SUCCESS) gcap__free(n);
+    if (st == GCAP_SUCCESS && (st = gcap__node_copy_params(n, src)) != GCAP_SUCCESS) gcap__node_unalloc(n);
     if (st == GCAP_SUCCESS && (st = gcap__node_append(copy, n, NULL, 0)) != GCAP_SUCCESS) {
       gcap__node_release_params(n);
-      gcap__free(n);
+      gcap__node_unalloc(n);
     }
   }
   /* Replaying edges in creation order recreates every node's dependency and dependent order. */

@@ -33,6 +33,7 @@ struct gcap_node {
       void *handle;               /* the backend's native graph, owned by the node */
       struct gcap_context *ctx;   /* whose backend frees it */
     } native;                     /* GCAP__NODE_NATIVE */
+    struct gcap_node *next_spare; /* a node never handed out, on its graph's spare list */
   } p;
   size_t scratch;    /* visit mark of graph walks (reaches()) */
   size_t plan_index; /* instantiation: the plan entry its dependents wait for */
@@ -43,13 +44,27 @@ struct gcap_graph {
   struct gcap_context *ctx;
   struct gcap_node *owner; /* the child-graph node that embeds it, or NULL */
   struct gcap__node_vec nodes; /* live, creation order */
-  struct gcap__node_vec dead;  /* destroyed nodes, freed with the graph */
   struct gcap__edge *edges;    /* creation order */
   size_t edge_count, edge_cap;
   size_t visit_mark;
   struct gcap__seq *capturing; /* the capture sequence recording into it, or NULL */
   uint64_t serial;             /* unique in the process (an executable's link back, R65) */
   struct gcap_exec *mem_exec;  /* with MEM_ALLOC/MEM_FREE nodes: its one executable, or NULL */
+  struct gcap__node_chunk *chunks; /* where its nodes live, newest first */
+  struct gcap_node *spare;         /* nodes allocated but never appended, for reuse */
+};
+
+/*
+ * A graph's nodes live in aligned chunks: one allocation and one registry entry per chunk, and
+ * a node handle is checked by finding its chunk, never by reading memory that may be gone.
+ * Nodes stay (destroyed ones as DEAD tombstones) until their graph is freed.
+ */
+#define GCAP__CHUNK_BYTES 8192u
+#define GCAP__CHUNK_HEADER 64u
+struct gcap__node_chunk {
+  struct gcap__node_chunk *next;
+  struct gcap_graph *graph;
+  size_t used;
 };
 
 /* R86: graphs holding MEM_ALLOC/MEM_FREE nodes refuse clone, child use and node or edge removal. */
@@ -68,7 +83,15 @@ gcap_status gcap__graph_clone(const struct gcap_graph *g, struct gcap_node *owne
 /* Node creation used by the add_* functions: validates deps, appends the node and its edges. */
 gcap_status gcap__node_check_deps(const struct gcap_graph *g, gcap_node *const *deps, size_t num_deps);
 gcap_status gcap__node_append(struct gcap_graph *g, struct gcap_node *n, gcap_node *const *deps, size_t num_deps);
-struct gcap_node *gcap__node_alloc(gcap_node_type type);
+/* A zeroed LIVE node from g's chunks (not yet appended: n->graph is NULL), or NULL when out of memory. */
+struct gcap_node *gcap__node_alloc(struct gcap_graph *g, gcap_node_type type);
+/* Gives back a node gcap__node_alloc made that was never appended (its params already released). */
+void gcap__node_unalloc(struct gcap_node *n);
+struct gcap__node_chunk *gcap__chunk_of(const struct gcap_node *n);
+/* True when p is a node slot of a live graph's chunk (it may be DEAD); never reads p itself. */
+bool gcap__is_node_slot(const void *p);
+/* Frees g's chunks and with them every node. */
+void gcap__graph_free_chunks(struct gcap_graph *g);
 /* Frees what a node's parameters own (argument buffers, child graphs, references). */
 void gcap__node_release_params(struct gcap_node *n);
 /* Copies params of src into dst (a fresh node of the same type); child graphs are cloned. */
@@ -76,8 +99,9 @@ gcap_status gcap__node_copy_params(struct gcap_node *dst, const struct gcap_node
 
 
 /* Detached nodes for stream capture (parameters already checked); append with gcap__node_append. */
-gcap_status gcap__node_make_kernel(const gcap_kernel_node_params *p, struct gcap_node **out);
-gcap_status gcap__node_make_value(gcap_node_type type, const void *p, size_t size, struct gcap_node **out);
+gcap_status gcap__node_make_kernel(struct gcap_graph *g, const gcap_kernel_node_params *p, struct gcap_node **out);
+gcap_status gcap__node_make_value(struct gcap_graph *g, gcap_node_type type, const void *p, size_t size,
+                                  struct gcap_node **out);
 void gcap__node_discard(struct gcap_node *n);
 
 /* Kernel argument copies (node.c). */

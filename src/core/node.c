@@ -5,15 +5,69 @@
 #include "graph.h"
 #include "pool.h"
 
-struct gcap_node *gcap__node_alloc(gcap_node_type type) {
-  static atomic_uint_fast64_t next_id = 1;
-  struct gcap_node *n = gcap__calloc(1, sizeof *n);
-  if (n) {
-    n->magic = GCAP__NODE_LIVE;
-    n->type = type;
-    n->id = atomic_fetch_add(&next_id, 1);
+#define NODES_PER_CHUNK ((GCAP__CHUNK_BYTES - GCAP__CHUNK_HEADER) / sizeof(struct gcap_node))
+
+static struct gcap_node *chunk_node(struct gcap__node_chunk *c, size_t i) {
+  return (struct gcap_node *)(void *)((unsigned char *)c + GCAP__CHUNK_HEADER) + i;
+}
+
+static struct gcap__node_chunk *new_chunk(struct gcap_graph *g) {
+  struct gcap__node_chunk *c = gcap__aligned_alloc(GCAP__CHUNK_BYTES, GCAP__CHUNK_BYTES);
+  if (!c) return NULL;
+  if (gcap__registry_add(c, GCAP__H_NODE_CHUNK) != 0) {
+    gcap__free(c);
+    return NULL;
   }
+  *c = (struct gcap__node_chunk){g->chunks, g, 0};
+  g->chunks = c;
+  return c;
+}
+
+struct gcap_node *gcap__node_alloc(struct gcap_graph *g, gcap_node_type type) {
+  static atomic_uint_fast64_t next_id = 1;
+  struct gcap_node *n = g->spare;
+  if (n) {
+    g->spare = n->p.next_spare;
+  } else {
+    struct gcap__node_chunk *c = g->chunks;
+    if ((!c || c->used == NODES_PER_CHUNK) && !(c = new_chunk(g))) return NULL;
+    n = chunk_node(c, c->used++);
+  }
+  memset(n, 0, sizeof *n);
+  n->magic = GCAP__NODE_LIVE;
+  n->type = type;
+  n->id = atomic_fetch_add(&next_id, 1);
   return n;
+}
+
+struct gcap__node_chunk *gcap__chunk_of(const struct gcap_node *n) {
+  return (struct gcap__node_chunk *)((uintptr_t)n & ~(uintptr_t)(GCAP__CHUNK_BYTES - 1));
+}
+
+void gcap__node_unalloc(struct gcap_node *n) {
+  struct gcap_graph *g = gcap__chunk_of(n)->graph;
+  gcap__free(n->deps.items);
+  gcap__free(n->dependents.items);
+  memset(n, 0, sizeof *n); /* magic 0: not a handle */
+  n->p.next_spare = g->spare;
+  g->spare = n;
+}
+
+bool gcap__is_node_slot(const void *p) {
+  const struct gcap__node_chunk *c = (const struct gcap__node_chunk *)((uintptr_t)p & ~(uintptr_t)(GCAP__CHUNK_BYTES - 1));
+  if (!gcap__registry_has(c, GCAP__H_NODE_CHUNK)) return false;
+  size_t offset = (size_t)((uintptr_t)p - (uintptr_t)c);
+  if (offset < GCAP__CHUNK_HEADER || (offset - GCAP__CHUNK_HEADER) % sizeof(struct gcap_node) != 0) return false;
+  return (offset - GCAP__CHUNK_HEADER) / sizeof(struct gcap_node) < c->used;
+}
+
+void gcap__graph_free_chunks(struct gcap_graph *g) {
+  while (g->chunks) {
+    struct gcap__node_chunk *c = g->chunks;
+    g->chunks = c->next;
+    gcap__registry_remove(c);
+    gcap__free(c);
+  }
 }
 
 gcap_status gcap__kernel_args_copy(const struct gcap_kernel *k, void *const *args, void ***out) {
@@ -108,7 +162,6 @@ gcap_status gcap__node_append(struct gcap_graph *g, struct gcap_node *n, gcap_no
     struct gcap__node_vec *v = &deps[i]->dependents;
     if (gcap__grow((void **)&v->items, &v->cap, v->count + 1, sizeof *v->items) != 0) goto oom;
   }
-  if (gcap__registry_add(n, GCAP__H_NODE) != 0) goto oom;
   n->graph = g;
   n->index = g->nodes.count;
   g->nodes.items[g->nodes.count++] = n;
@@ -158,27 +211,28 @@ static gcap_status check_host_params(const gcap_host_node_params *p) {
   return p->fn ? GCAP_SUCCESS : gcap__fail(GCAP_ERROR_INVALID_VALUE, "params->fn is NULL");
 }
 
-static struct gcap_node *new_node(gcap_node_type type) {
-  struct gcap_node *n = gcap__node_alloc(type);
+static struct gcap_node *new_node(struct gcap_graph *g, gcap_node_type type) {
+  struct gcap_node *n = gcap__node_alloc(g, type);
   if (!n) gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the node");
   return n;
 }
 
 /* Nodes for stream capture, whose parameters the eager call has already checked. */
-gcap_status gcap__node_make_kernel(const gcap_kernel_node_params *p, struct gcap_node **out) {
-  struct gcap_node *n = new_node(GCAP_NODE_KERNEL);
+gcap_status gcap__node_make_kernel(struct gcap_graph *g, const gcap_kernel_node_params *p, struct gcap_node **out) {
+  struct gcap_node *n = new_node(g, GCAP_NODE_KERNEL);
   if (!n) return GCAP_ERROR_OUT_OF_MEMORY;
   gcap_status st = set_kernel_params(n, p);
   if (st != GCAP_SUCCESS) {
-    gcap__free(n);
+    gcap__node_unalloc(n);
     return st;
   }
   *out = n;
   return GCAP_SUCCESS;
 }
 
-gcap_status gcap__node_make_value(gcap_node_type type, const void *p, size_t size, struct gcap_node **out) {
-  struct gcap_node *n = new_node(type);
+gcap_status gcap__node_make_value(struct gcap_graph *g, gcap_node_type type, const void *p, size_t size,
+                                  struct gcap_node **out) {
+  struct gcap_node *n = new_node(g, type);
   if (!n) return GCAP_ERROR_OUT_OF_MEMORY;
   memcpy(&n->p, p, size);
   *out = n;
@@ -187,7 +241,7 @@ gcap_status gcap__node_make_value(gcap_node_type type, const void *p, size_t siz
 
 void gcap__node_discard(struct gcap_node *n) {
   gcap__node_release_params(n);
-  gcap__free(n);
+  gcap__node_unalloc(n);
 }
 
 /* -------------------------------------------------------------- add nodes */
@@ -213,7 +267,7 @@ static gcap_status commit(gcap_graph *g, struct gcap_node *n, gcap_node *const *
   gcap_status st = gcap__node_append(g, n, deps, num_deps);
   if (st != GCAP_SUCCESS) {
     gcap__node_release_params(n);
-    gcap__free(n);
+    gcap__node_unalloc(n);
     return st;
   }
   *out = n;
@@ -229,9 +283,9 @@ gcap_status gcap_graph_add_kernel_node(gcap_graph *g, gcap_node *const *deps, si
   if (st != GCAP_SUCCESS) return st;
   gcap__lock(g->ctx);
   st = check_kernel_params(g, p);
-  struct gcap_node *n = st == GCAP_SUCCESS ? new_node(GCAP_NODE_KERNEL) : NULL;
+  struct gcap_node *n = st == GCAP_SUCCESS ? new_node(g, GCAP_NODE_KERNEL) : NULL;
   if (st == GCAP_SUCCESS && !n) st = GCAP_ERROR_OUT_OF_MEMORY;
-  if (n && (st = set_kernel_params(n, p)) != GCAP_SUCCESS) gcap__free(n);
+  if (n && (st = set_kernel_params(n, p)) != GCAP_SUCCESS) gcap__node_unalloc(n);
   else if (n) st = commit(g, n, deps, num_deps, out);
   gcap__unlock(g->ctx);
   return st;
@@ -247,7 +301,7 @@ static gcap_status add_value_node(gcap_graph *g, gcap_node *const *deps, size_t 
   if (st != GCAP_SUCCESS) return st;
   gcap__lock(g->ctx);
   st = check(g, p);
-  struct gcap_node *n = st == GCAP_SUCCESS ? new_node(type) : NULL;
+  struct gcap_node *n = st == GCAP_SUCCESS ? new_node(g, type) : NULL;
   if (st == GCAP_SUCCESS && !n) st = GCAP_ERROR_OUT_OF_MEMORY;
   if (n) {
     memcpy(&n->p, p, size);
@@ -286,7 +340,7 @@ gcap_status gcap_graph_add_empty_node(gcap_graph *g, gcap_node *const *deps, siz
   if (st == GCAP_SUCCESS) st = finish_checks(g, deps, num_deps, &no_params, out);
   if (st != GCAP_SUCCESS) return st;
   gcap__lock(g->ctx);
-  struct gcap_node *n = new_node(GCAP_NODE_EMPTY);
+  struct gcap_node *n = new_node(g, GCAP_NODE_EMPTY);
   st = n ? commit(g, n, deps, num_deps, out) : GCAP_ERROR_OUT_OF_MEMORY;
   gcap__unlock(g->ctx);
   return st;
@@ -301,9 +355,9 @@ gcap_status gcap_graph_add_child_graph_node(gcap_graph *g, gcap_node *const *dep
   if (st == GCAP_SUCCESS) st = finish_checks(g, deps, num_deps, child, out);
   if (st != GCAP_SUCCESS) return st;
   gcap__lock(g->ctx);
-  struct gcap_node *n = new_node(GCAP_NODE_GRAPH);
+  struct gcap_node *n = new_node(g, GCAP_NODE_GRAPH);
   st = n ? gcap__graph_clone(child, n, &n->p.child) : GCAP_ERROR_OUT_OF_MEMORY;
-  if (n && st != GCAP_SUCCESS) gcap__free(n);
+  if (n && st != GCAP_SUCCESS) gcap__node_unalloc(n);
   else if (n) st = commit(g, n, deps, num_deps, out);
   gcap__unlock(g->ctx);
   return st;
@@ -319,10 +373,10 @@ gcap_status gcap__graph_add_native(gcap_graph *g, gcap_node *const *deps, size_t
   if (st == GCAP_SUCCESS) st = finish_checks(g, deps, num_deps, native, out);
   if (st != GCAP_SUCCESS) return st;
   gcap__lock(g->ctx);
-  struct gcap_node *n = new_node(GCAP__NODE_NATIVE);
+  struct gcap_node *n = new_node(g, GCAP__NODE_NATIVE);
   st = n ? gcap__backend_native_graph_clone(g->ctx, native, &n->p.native.handle) : GCAP_ERROR_OUT_OF_MEMORY;
   if (n && st != GCAP_SUCCESS) {
-    gcap__free(n);
+    gcap__node_unalloc(n);
   } else if (n) {
     n->p.native.ctx = g->ctx;
     st = commit(g, n, deps, num_deps, out);
@@ -339,7 +393,7 @@ static gcap_status add_event_node(gcap_graph *g, gcap_node *const *deps, size_t 
   if (st == GCAP_SUCCESS) st = finish_checks(g, deps, num_deps, e, out);
   if (st != GCAP_SUCCESS) return st;
   gcap__lock(g->ctx);
-  struct gcap_node *n = new_node(type);
+  struct gcap_node *n = new_node(g, type);
   st = n ? GCAP_SUCCESS : GCAP_ERROR_OUT_OF_MEMORY;
   if (n) {
     n->p.event = e;

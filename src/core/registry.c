@@ -15,6 +15,7 @@ static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct slot *slots;
 static size_t slot_count; /* a power of two, or 0 */
 static size_t used;
+static size_t chunks; /* entries of type GCAP__H_NODE_CHUNK */
 
 static size_t hash_of(const void *key) {
   uint64_t x = (uint64_t)(uintptr_t)key;
@@ -51,7 +52,7 @@ int gcap__registry_add(const void *handle, enum gcap__handle_type type) {
   if ((used + 1) * 2 > slot_count) rc = rehash(slot_count ? slot_count * 2 : 64);
   if (rc == 0) {
     size_t i = find_slot(handle);
-    if (slots[i].key == NULL) used++;
+    if (slots[i].key == NULL) used++, chunks += type == GCAP__H_NODE_CHUNK;
     slots[i].key = handle;
     slots[i].type = type;
   }
@@ -66,6 +67,7 @@ void gcap__registry_remove(const void *handle) {
     size_t mask = slot_count - 1;
     size_t hole = find_slot(handle);
     if (slots[hole].key == handle) {
+      chunks -= slots[hole].type == GCAP__H_NODE_CHUNK;
       slots[hole].key = NULL;
       used--;
       /* Shift later members of the probe run back so lookups never stop at the hole. */
@@ -91,14 +93,18 @@ void gcap__registry_remove(const void *handle) {
 bool gcap__registry_has(const void *handle, enum gcap__handle_type type) {
   if (handle == NULL) return false;
   pthread_mutex_lock(&registry_lock);
-  bool live = slot_count && slots[find_slot(handle)].key == handle && slots[find_slot(handle)].type == type;
+  bool live = false;
+  if (slot_count) {
+    const struct slot *s = &slots[find_slot(handle)];
+    live = s->key == handle && s->type == type;
+  }
   pthread_mutex_unlock(&registry_lock);
   return live;
 }
 
 unsigned long gcap__registry_size(void) {
   pthread_mutex_lock(&registry_lock);
-  unsigned long n = (unsigned long)used;
+  unsigned long n = (unsigned long)(used - chunks);
   pthread_mutex_unlock(&registry_lock);
   return n;
 }

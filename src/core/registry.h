@@ -18,13 +18,14 @@ enum gcap__handle_type {
   GCAP__H_EXEC,
   GCAP__H_CAPTURE,
   GCAP__H_POOL,
+  GCAP__H_NODE_CHUNK, /* storage of a graph's nodes: checked like a handle, not counted as one */
 };
 
 /* 0 on success, -1 when the table cannot grow. */
 int gcap__registry_add(const void *handle, enum gcap__handle_type type);
 void gcap__registry_remove(const void *handle);
 bool gcap__registry_has(const void *handle, enum gcap__handle_type type);
-/* Live handles of every type (for tests). */
+/* Live handles of every type but node chunks (for tests). */
 unsigned long gcap__registry_size(void);
 
 #endif
