@@ -1,0 +1,477 @@
+/*
+ * How fast gcap records, instantiates and replays graphs on the simulator, each figure against a
+ * baseline measured in the same run (these machines are shared and noisy). Every figure is the
+ * median of REPS repetitions of a region of at least 20 ms. JSON lines on stdout, a table on
+ * stderr, progress on stderr for long runs.
+ *
+ * usage: bench_gcap [--quick] [--max N] [metric ...]
+ *   metrics: record instantiate replay eager bandwidth memory update (default: all)
+ *   --quick  3 repetitions, N up to 1e4 (a smoke run); --max N caps the graph sizes (default 1e6)
+ */
+#define _GNU_SOURCE
+#include <gcap/gcap.h>
+
+#include <malloc.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MIN_REGION_NS 20e6
+#define WIDTH 4 /* streams of the fork/join shape */
+
+static int reps = 7;
+static size_t max_nodes = 1000000;
+
+#define CHECK(call)                                                                                         \
+  do {                                                                                                      \
+    gcap_status st_ = (call);                                                                               \
+    if (st_ != GCAP_SUCCESS) {                                                                              \
+      fprintf(stderr, "bench_gcap: %s: %s: %s\n", #call, gcap_status_name(st_), gcap_last_error_message()); \
+      exit(1);                                                                                              \
+    }                                                                                                       \
+  } while (0)
+
+static double now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static int by_value(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* ------------------------------------------------------------- timing */
+
+typedef void (*work_fn)(void *arg);
+
+/* Median ns of one call of fn over `reps` regions, each repeating it until MIN_REGION_NS has passed. */
+static double median_ns(work_fn fn, void *arg, const char *what) {
+  double samples[16];
+  double started = now_ns();
+  for (int r = 0; r < reps; r++) {
+    long calls = 0;
+    double start = now_ns(), elapsed;
+    do {
+      fn(arg);
+      calls++;
+      elapsed = now_ns() - start;
+    } while (elapsed < MIN_REGION_NS);
+    samples[r] = elapsed / (double)calls;
+    if (now_ns() - started > 2e9) fprintf(stderr, "\r  %s: repetition %d/%d ", what, r + 1, reps);
+  }
+  if (now_ns() - started > 2e9) fprintf(stderr, "\r%*s\r", 60, "");
+  qsort(samples, (size_t)reps, sizeof *samples, by_value);
+  return samples[reps / 2];
+}
+
+static void report(const char *metric, const char *shape, size_t n, const char *unit, double value,
+                   const char *baseline, double baseline_value, double target, bool lower_is_better) {
+  double ratio = baseline_value > 0 ? value / baseline_value : 0;
+  printf("{\"metric\":\"%s\",\"shape\":\"%s\",\"n\":%zu,\"unit\":\"%s\",\"value\":%.3f,\"baseline\":\"%s\","
+         "\"baseline_value\":%.3f,\"ratio\":%.3f",
+         metric, shape, n, unit, value, baseline, baseline_value, ratio);
+  const char *verdict = "";
+  if (target > 0) {
+    bool met = lower_is_better ? value <= target : value >= target;
+    printf(",\"target\":%.3f,\"met\":%s", target, met ? "true" : "false");
+    verdict = met ? "met" : "MISSED";
+  }
+  printf("}\n");
+  fflush(stdout);
+  fprintf(stderr, "%-22s %-9s %8zu %12.2f %-10s %-16s %12.2f %8.3f %8s\n", metric, shape, n, value, unit, baseline,
+          baseline_value, ratio, verdict);
+}
+
+/* ------------------------------------------------------------ fixture */
+
+struct bench {
+  gcap_context *ctx;
+  gcap_stream *s[WIDTH];
+  gcap_event *fork, *join[WIDTH];
+  gcap_kernel *stub;
+  unsigned char *dev_a, *dev_b; /* 64 MiB each */
+  unsigned char *host_a, *host_b;
+};
+
+#define BUFFER (64u << 20)
+
+static void bench_open(struct bench *b) {
+  memset(b, 0, sizeof *b);
+  gcap_context_options o;
+  gcap_context_options_init(&o);
+  o.backend = GCAP_BACKEND_SIM;
+  CHECK(gcap_context_create(&o, &b->ctx));
+  for (int i = 0; i < WIDTH; i++) {
+    CHECK(gcap_stream_create(b->ctx, &b->s[i]));
+    CHECK(gcap_event_create(b->ctx, &b->join[i]));
+  }
+  CHECK(gcap_event_create(b->ctx, &b->fork));
+  static const size_t sizes[] = {sizeof(int), sizeof(float)};
+  gcap_kernel_def def = {.name = "stub", .num_params = 2, .param_sizes = sizes};
+  gcap_module_desc d = {.kernels = &def, .num_kernels = 1};
+  gcap_module *m;
+  CHECK(gcap_module_load(b->ctx, &d, &m));
+  CHECK(gcap_module_get_kernel(m, "stub", &b->stub));
+  CHECK(gcap_mem_alloc(b->ctx, BUFFER, (void **)&b->dev_a));
+  CHECK(gcap_mem_alloc(b->ctx, BUFFER, (void **)&b->dev_b));
+  CHECK(gcap_host_alloc(b->ctx, BUFFER, (void **)&b->host_a));
+  CHECK(gcap_host_alloc(b->ctx, BUFFER, (void **)&b->host_b));
+  memset(b->dev_a, 1, BUFFER);
+  memset(b->host_a, 2, BUFFER);
+}
+
+static void bench_close(struct bench *b) { gcap_context_destroy(b->ctx); }
+
+/* The recorded mix: memset, memcpy, stub kernel with two parameters, in turn. */
+static void issue_one(struct bench *b, gcap_stream *s, size_t i) {
+  static int a = 1;
+  static float f = 2.0f;
+  void *args[] = {&a, &f};
+  switch (i % 3) {
+  case 0: CHECK(gcap_memset_async(s, b->dev_a + (i % 64) * 64, 0, 64)); break;
+  case 1: CHECK(gcap_memcpy_async(s, b->dev_b + (i % 64) * 64, b->dev_a, 64, GCAP_MEMCPY_DEVICE_TO_DEVICE)); break;
+  default: CHECK(gcap_launch_kernel(s, b->stub, GCAP_DIM3(1, 1, 1), GCAP_DIM3(1, 1, 1), 0, args)); break;
+  }
+}
+
+/* n nodes as one chain, or as WIDTH chains forked from and joined into the first stream. */
+static void issue_shape(struct bench *b, size_t n, bool fork_join) {
+  if (!fork_join) {
+    for (size_t i = 0; i < n; i++) issue_one(b, b->s[0], i);
+    return;
+  }
+  CHECK(gcap_event_record(b->fork, b->s[0]));
+  for (int w = 1; w < WIDTH; w++) CHECK(gcap_stream_wait_event(b->s[w], b->fork));
+  for (size_t i = 0; i < n; i++) issue_one(b, b->s[i % WIDTH], i / WIDTH);
+  for (int w = 1; w < WIDTH; w++) {
+    CHECK(gcap_event_record(b->join[w], b->s[w]));
+    CHECK(gcap_stream_wait_event(b->s[0], b->join[w]));
+  }
+}
+
+static gcap_graph *record(struct bench *b, size_t n, bool fork_join) {
+  gcap_graph *g;
+  CHECK(gcap_stream_begin_capture(b->s[0], GCAP_CAPTURE_MODE_GLOBAL));
+  issue_shape(b, n, fork_join);
+  CHECK(gcap_stream_end_capture(b->s[0], &g));
+  return g;
+}
+
+/* ------------------------------------------------------ record, instantiate */
+
+struct shape_run {
+  struct bench *b;
+  size_t n;
+  bool fork_join;
+  gcap_graph *g;
+};
+
+static void do_record(void *arg) {
+  struct shape_run *r = arg;
+  gcap_graph_destroy(record(r->b, r->n, r->fork_join));
+}
+
+static void do_eager_issue(void *arg) {
+  struct shape_run *r = arg;
+  issue_shape(r->b, r->n, r->fork_join);
+}
+
+static void do_instantiate(void *arg) {
+  struct shape_run *r = arg;
+  gcap_exec *x;
+  CHECK(gcap_graph_instantiate(r->g, 0, &x));
+  gcap_exec_destroy(x);
+}
+
+static size_t sizes_list(size_t *out) {
+  static const size_t all[] = {1000, 10000, 100000, 1000000};
+  size_t k = 0;
+  for (size_t i = 0; i < 4; i++)
+    if (all[i] <= max_nodes) out[k++] = all[i];
+  return k;
+}
+
+/* The phase figures by size, kept for the growth report. */
+static double record_ns[2][4], instantiate_ns[2][4];
+
+static void bench_record_instantiate(struct bench *b, bool do_rec, bool do_inst) {
+  size_t sizes[4];
+  size_t count = sizes_list(sizes);
+  for (int shape = 0; shape < 2; shape++) {
+    const char *name = shape ? "forkjoin4" : "chain";
+    for (size_t i = 0; i < count; i++) {
+      struct shape_run r = {b, sizes[i], shape == 1, NULL};
+      char what[64];
+      snprintf(what, sizeof what, "record %s %zu", name, sizes[i]);
+      double rec = median_ns(do_record, &r, what) / (double)sizes[i];
+      if (do_rec) {
+        double eager = median_ns(do_eager_issue, &r, what) / (double)sizes[i];
+        report("record", name, sizes[i], "ns/node", rec, "eager issue", eager, 50, true);
+      }
+      record_ns[shape][i] = rec;
+      if (!do_inst) continue;
+      r.g = record(b, sizes[i], shape == 1);
+      snprintf(what, sizeof what, "instantiate %s %zu", name, sizes[i]);
+      double inst = median_ns(do_instantiate, &r, what) / (double)sizes[i];
+      instantiate_ns[shape][i] = inst;
+      report("instantiate", name, sizes[i], "ns/node", inst, "record", rec, 100, true);
+      gcap_graph_destroy(r.g);
+    }
+  }
+  for (int shape = 0; shape < 2 && count > 1; shape++) {
+    const char *name = shape ? "forkjoin4" : "chain";
+    size_t last = count - 1;
+    if (do_rec)
+      report("growth_record", name, sizes[last], "ns/node", record_ns[shape][last], "n=1000", record_ns[shape][0], 0,
+             true);
+    if (do_inst)
+      report("growth_instantiate", name, sizes[last], "ns/node", instantiate_ns[shape][last], "n=1000",
+             instantiate_ns[shape][0], 0, true);
+  }
+}
+
+/* --------------------------------------------------------------- replay */
+
+struct copies {
+  struct bench *b;
+  size_t n, bytes;
+  gcap_exec *x;
+};
+
+static gcap_exec *copy_chain(struct bench *b, size_t n, size_t bytes) {
+  gcap_graph *g;
+  CHECK(gcap_graph_create(b->ctx, &g));
+  gcap_node *prev = NULL;
+  for (size_t i = 0; i < n; i++) {
+    gcap_memcpy_node_params p = {b->dev_b, b->dev_a, bytes, GCAP_MEMCPY_DEVICE_TO_DEVICE};
+    gcap_node *node;
+    CHECK(gcap_graph_add_memcpy_node(g, prev ? &prev : NULL, prev ? 1 : 0, &p, &node));
+    prev = node;
+  }
+  gcap_exec *x;
+  CHECK(gcap_graph_instantiate(g, 0, &x));
+  gcap_graph_destroy(g);
+  return x;
+}
+
+static void do_direct_copies(void *arg) {
+  struct copies *c = arg;
+  for (size_t i = 0; i < c->n; i++) memcpy(c->b->dev_b, c->b->dev_a, c->bytes);
+  __asm__ volatile("" ::: "memory");
+}
+
+static void do_eager_copies(void *arg) {
+  struct copies *c = arg;
+  for (size_t i = 0; i < c->n; i++)
+    CHECK(gcap_memcpy_async(c->b->s[0], c->b->dev_b, c->b->dev_a, c->bytes, GCAP_MEMCPY_DEVICE_TO_DEVICE));
+  CHECK(gcap_stream_synchronize(c->b->s[0]));
+}
+
+static void do_replay(void *arg) {
+  struct copies *c = arg;
+  CHECK(gcap_exec_launch(c->x, c->b->s[0]));
+  CHECK(gcap_stream_synchronize(c->b->s[0]));
+}
+
+static void bench_replay(struct bench *b, bool vs_direct, bool vs_eager) {
+  size_t sizes[4];
+  size_t count = sizes_list(sizes);
+  for (size_t i = 0; i < count; i++) {
+    size_t n = sizes[i];
+    struct copies c = {b, n, 4096, copy_chain(b, n, 4096)};
+    char what[64];
+    snprintf(what, sizeof what, "replay %zu", n);
+    double graph = median_ns(do_replay, &c, what);
+    if (vs_direct) {
+      double direct = median_ns(do_direct_copies, &c, what);
+      report("replay_overhead", "chain", n, "ns/node", (graph - direct) / (double)n, "direct memcpy loop",
+             direct / (double)n, 5, true);
+      report("replay_ratio", "chain", n, "x", graph / direct, "direct memcpy loop", 1, 1.05, true);
+    }
+    if (vs_eager) {
+      double eager = median_ns(do_eager_copies, &c, what);
+      report("replay_vs_eager", "chain", n, "ns/node", graph / (double)n, "eager gcap_memcpy_async", eager / (double)n,
+             0, true);
+    }
+    gcap_exec_destroy(c.x);
+  }
+}
+
+/* ------------------------------------------------------------ bandwidth */
+
+struct one_node {
+  struct bench *b;
+  size_t bytes;
+  gcap_exec *x;
+};
+
+static gcap_exec *single(struct bench *b, size_t bytes, bool fill) {
+  gcap_graph *g;
+  gcap_node *n;
+  CHECK(gcap_graph_create(b->ctx, &g));
+  if (fill) {
+    gcap_memset_node_params p = {b->dev_b, 7, 1, bytes, 1, 0};
+    CHECK(gcap_graph_add_memset_node(g, NULL, 0, &p, &n));
+  } else {
+    gcap_memcpy_node_params p = {b->dev_b, b->host_a, bytes, GCAP_MEMCPY_HOST_TO_DEVICE};
+    CHECK(gcap_graph_add_memcpy_node(g, NULL, 0, &p, &n));
+  }
+  gcap_exec *x;
+  CHECK(gcap_graph_instantiate(g, 0, &x));
+  gcap_graph_destroy(g);
+  return x;
+}
+
+static void do_launch_one(void *arg) {
+  struct one_node *o = arg;
+  CHECK(gcap_exec_launch(o->x, o->b->s[0]));
+}
+
+static void do_libc_memcpy(void *arg) {
+  struct one_node *o = arg;
+  memcpy(o->b->dev_b, o->b->host_a, o->bytes);
+  __asm__ volatile("" ::: "memory");
+}
+
+static void do_libc_memset(void *arg) {
+  struct one_node *o = arg;
+  memset(o->b->dev_b, 7, o->bytes);
+  __asm__ volatile("" ::: "memory");
+}
+
+static void bench_bandwidth(struct bench *b) {
+  static const size_t sizes[] = {64u << 10, 1u << 20, 16u << 20, 64u << 20};
+  for (size_t i = 0; i < 4; i++) {
+    size_t bytes = sizes[i];
+    if (max_nodes < 100000 && bytes > (1u << 20)) break; /* --quick */
+    for (int fill = 0; fill < 2; fill++) {
+      struct one_node o = {b, bytes, single(b, bytes, fill)};
+      double node = median_ns(do_launch_one, &o, "bandwidth");
+      double libc = median_ns(fill ? do_libc_memset : do_libc_memcpy, &o, "bandwidth");
+      double gbps = (double)bytes / node, base = (double)bytes / libc;
+      report(fill ? "fill_bandwidth" : "copy_bandwidth", "1 node", bytes, "GB/s", gbps,
+             fill ? "libc memset" : "libc memcpy", base, 0, false);
+      gcap_exec_destroy(o.x);
+    }
+  }
+}
+
+/* --------------------------------------------------------------- memory */
+
+static size_t heap_in_use(void) {
+  struct mallinfo2 mi = mallinfo2();
+  return mi.uordblks + mi.hblkhd;
+}
+
+static void bench_memory(struct bench *b) {
+  size_t sizes[4];
+  size_t count = sizes_list(sizes);
+  for (size_t i = 0; i < count; i++) {
+    size_t n = sizes[i];
+    size_t before = heap_in_use();
+    gcap_graph *g = record(b, n, false);
+    size_t graph = heap_in_use() - before;
+    gcap_exec *x;
+    CHECK(gcap_graph_instantiate(g, 0, &x));
+    size_t exec = heap_in_use() - before - graph;
+    report("graph_bytes", "chain", n, "B/node", (double)graph / (double)n, "target", 128, 128, true);
+    report("exec_bytes", "chain", n, "B/node", (double)exec / (double)n, "target", 128, 128, true);
+    gcap_exec_destroy(x);
+    gcap_graph_destroy(g);
+  }
+}
+
+/* --------------------------------------------------------------- update */
+
+struct update_run {
+  gcap_graph *g, *other;
+  gcap_exec *x;
+};
+
+static gcap_graph *kernel_chain(struct bench *b, size_t n, int arg) {
+  gcap_graph *g;
+  CHECK(gcap_graph_create(b->ctx, &g));
+  gcap_node *prev = NULL;
+  float f = 1.0f;
+  void *args[] = {&arg, &f};
+  for (size_t i = 0; i < n; i++) {
+    gcap_kernel_node_params p = {b->stub, GCAP_DIM3(1, 1, 1), GCAP_DIM3(32, 1, 1), 0, args};
+    gcap_node *node;
+    CHECK(gcap_graph_add_kernel_node(g, prev ? &prev : NULL, prev ? 1 : 0, &p, &node));
+    prev = node;
+  }
+  return g;
+}
+
+static void do_update(void *arg) {
+  struct update_run *u = arg;
+  gcap_exec_update_info info;
+  CHECK(gcap_exec_update(u->x, u->other, &info));
+}
+
+static void do_reinstantiate(void *arg) {
+  struct update_run *u = arg;
+  gcap_exec *x;
+  CHECK(gcap_graph_instantiate(u->g, 0, &x));
+  gcap_exec_destroy(x);
+}
+
+static void bench_update(struct bench *b) {
+  size_t sizes[4];
+  size_t count = sizes_list(sizes);
+  for (size_t i = 0; i < count && sizes[i] <= 100000; i++) {
+    struct update_run u = {kernel_chain(b, sizes[i], 1), kernel_chain(b, sizes[i], 2), NULL};
+    CHECK(gcap_graph_instantiate(u.g, 0, &u.x));
+    double upd = median_ns(do_update, &u, "update");
+    double inst = median_ns(do_reinstantiate, &u, "update");
+    report("update_speedup", "chain", sizes[i], "x", inst / upd, "instantiate", 1, 20, false);
+    gcap_exec_destroy(u.x);
+    gcap_graph_destroy(u.g);
+    gcap_graph_destroy(u.other);
+  }
+}
+
+/* ----------------------------------------------------------------- main */
+
+static bool wanted(int argc, char **argv, int first, const char *metric) {
+  bool any = false;
+  for (int i = first; i < argc; i++) {
+    if (strcmp(argv[i], metric) == 0 || strcmp(argv[i], "all") == 0) return true;
+    any = true;
+  }
+  return !any;
+}
+
+int main(int argc, char **argv) {
+  int first = 1;
+  while (first < argc && strncmp(argv[first], "--", 2) == 0) {
+    if (strcmp(argv[first], "--quick") == 0) {
+      reps = 3, max_nodes = 10000;
+    } else if (strcmp(argv[first], "--max") == 0 && first + 1 < argc) {
+      max_nodes = strtoul(argv[++first], NULL, 10);
+    } else {
+      fprintf(stderr, "usage: %s [--quick] [--max N] [record instantiate replay eager bandwidth memory update]\n",
+              argv[0]);
+      return 2;
+    }
+    first++;
+  }
+  struct bench b;
+  bench_open(&b);
+  fprintf(stderr, "%-22s %-9s %8s %12s %-10s %-16s %12s %8s %8s\n", "metric", "shape", "n", "value", "unit",
+          "baseline", "base value", "ratio", "target");
+  bool rec = wanted(argc, argv, first, "record"), inst = wanted(argc, argv, first, "instantiate");
+  if (rec || inst) bench_record_instantiate(&b, rec, inst);
+  bool direct = wanted(argc, argv, first, "replay"), eager = wanted(argc, argv, first, "eager");
+  if (direct || eager) bench_replay(&b, direct, eager);
+  if (wanted(argc, argv, first, "bandwidth")) bench_bandwidth(&b);
+  if (wanted(argc, argv, first, "memory")) bench_memory(&b);
+  if (wanted(argc, argv, first, "update")) bench_update(&b);
+  bench_close(&b);
+  return 0;
+}
