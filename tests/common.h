@@ -23,6 +23,15 @@ void test_require_backend(void);
 gcap_context *test_context_create(void);
 /* True when tests run on the simulator (simulator-only checks skip themselves otherwise). */
 bool test_on_sim(void);
+/* Skips the running test (cmocka skip()) unless it runs on the simulator; first line of a simulator-only test. */
+void test_require_sim(void);
+
+/*
+ * gcap_module_load on any backend. The simulator runs d's sim_fn and needs no image. Elsewhere a
+ * desc without an image gets one: PTX text with a stub of each kernel of d (same name, parameters
+ * of the same sizes, a body that returns at once), so the kernels exist but compute nothing.
+ */
+gcap_status test_module_load(gcap_context *ctx, const gcap_module_desc *d, gcap_module **out);
 
 /* Fails the test unless the thread's last error message contains `needle`. */
 void test_assert_message_contains(const char *needle);

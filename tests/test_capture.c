@@ -228,7 +228,7 @@ static gcap_kernel *load_add(gcap_context *ctx) {
   const gcap_kernel_def defs[] = {{.name = "add", .sim_fn = add_sim, .num_params = 3, .param_sizes = add_sizes}};
   gcap_module_desc d = {.image = NULL, .image_size = 0, .kernels = defs, .num_kernels = 1};
   gcap_module *m = NULL;
-  assert_ok(gcap_module_load(ctx, &d, &m));
+  assert_ok(test_module_load(ctx, &d, &m));
   gcap_kernel *k = NULL;
   assert_ok(gcap_module_get_kernel(m, "add", &k));
   return k;
@@ -1265,6 +1265,7 @@ static void test_R30_join_fork(void **state) {
     assert_int_equal(gcap_graph_node_count(g), 3);
     gcap_node *from[2] = {a, b}, *to[2] = {b, c};
     assert_edges(g, from, to, 2);
+    assert_ok(gcap_stream_synchronize(s1)); /* the eager memset: gcap_memcpy waits for no stream */
     assert_dev_bytes(ctx, d, 32, 16, 9);
     dev_zero(ctx, d + 32, 16);
     run_graph(g, s0);
@@ -1452,6 +1453,7 @@ static void test_R33_isolation(void **state) {
     dev_zero(ctx, d, 16);
     assert_ok(gcap_memset_async(s1, d, 5, 16));
     assert_ok(gcap_event_record(outside, s1));
+    assert_ok(gcap_stream_synchronize(s1)); /* done before the graph below writes d + 8 */
     assert_ok(gcap_stream_begin_capture(s0, all_modes[m]));
     uint64_t id = cap_info(s0).id;
     assert_ok(gcap_memset_async(s0, d, 1, 8));
@@ -1530,8 +1532,8 @@ static void test_R36_captured_event_after_end(void **state) {
     assert_status(gcap_event_query(e), GCAP_ERROR_CAPTURED_EVENT);
     /* recorded again outside capture, the event is normal */
     assert_ok(gcap_event_record(e, s1));
-    assert_ok(gcap_event_query(e));
     assert_ok(gcap_event_synchronize(e));
+    assert_ok(gcap_event_query(e)); /* after the synchronize: on a GPU the record may still be pending before */
     assert_ok(gcap_stream_wait_event(s0, e));
     run_graph(g, s0);
     assert_dev_bytes(ctx, d, 0, 16, 1);
@@ -1756,7 +1758,6 @@ static void test_R40_capture_again(void **state) {
 /* ============================================================ 4. what capture records */
 
 static void test_R41_node_types(void **state) {
-  if (!test_on_sim()) skip();
   gcap_context *ctx = *state;
   gcap_kernel *k = load_add(ctx);
   gcap_stream *s0 = new_stream(ctx), *s1 = new_stream(ctx);
@@ -1801,7 +1802,7 @@ static void test_R41_node_types(void **state) {
     run_graph(g, s0);
     int32_t out[4];
     memcpy(out, host, sizeof out);
-    for (int i = 0; i < 4; i++) assert_int_equal(out[i], 8);
+    for (int i = 0; i < 4; i++) assert_int_equal(out[i], test_on_sim() ? 8 : 5); /* add_sim ran; a stub does not */
     assert_dev_bytes(ctx, (unsigned char *)d, 16, 16, 1);
     assert_dev_bytes(ctx, (unsigned char *)d, 32, 16, 2);
     const int expect[] = {11};
@@ -1812,7 +1813,6 @@ static void test_R41_node_types(void **state) {
 }
 
 static void test_R42_args_copied_at_capture(void **state) {
-  if (!test_on_sim()) skip();
   gcap_context *ctx = *state;
   gcap_kernel *k = load_add(ctx);
   gcap_stream *s = new_stream(ctx);
@@ -1852,7 +1852,7 @@ static void test_R42_args_copied_at_capture(void **state) {
     assert_ok(gcap_memcpy(ctx, out, d, sizeof out, GCAP_MEMCPY_DEVICE_TO_HOST));
     assert_ok(gcap_memcpy(ctx, untouched, other, sizeof untouched, GCAP_MEMCPY_DEVICE_TO_HOST));
     for (int i = 0; i < 4; i++) {
-      assert_int_equal(out[i], 20);
+      if (test_on_sim()) assert_int_equal(out[i], 20); /* add_sim ran twice with the captured values */
       assert_int_equal(untouched[i], 0);
     }
     gcap_graph_destroy(g);

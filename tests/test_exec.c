@@ -47,7 +47,7 @@ static gcap_module *load_kernels(gcap_context *ctx) {
   };
   gcap_module_desc d = {.image = NULL, .image_size = 0, .kernels = defs, .num_kernels = 3};
   gcap_module *m = NULL;
-  assert_ok(gcap_module_load(ctx, &d, &m));
+  assert_ok(test_module_load(ctx, &d, &m));
   assert_non_null(m);
   return m;
 }
@@ -353,7 +353,7 @@ static void pipe_check_cb(void *p) {
 
 static void test_pipeline_replay(void **state) {
   (void)state;
-  if (!test_on_sim()) skip();
+  test_require_sim(); /* checks what axpb_sim computed */
   gcap_context *ctx = test_context_create();
   gcap_module *m = load_kernels(ctx);
   gcap_kernel *axpb = kernel_of(m, "axpb");
@@ -571,7 +571,7 @@ static void test_random_dag_order(void **state) {
 
 static void test_random_dag_order_shuffled(void **state) {
   (void)state;
-  if (!test_on_sim()) skip();
+  test_require_sim(); /* GCAP_SIM_ORDER_SHUFFLE */
   gcap_sim_options so;
   gcap_sim_options_init(&so);
   so.order = GCAP_SIM_ORDER_SHUFFLE;
@@ -1169,7 +1169,7 @@ static void test_blocking_calls_in_host_node(void **state) {
 /* A range freed after instantiation fails the whole launch (simulator re-check). */
 static void test_launch_after_buffer_freed(void **state) {
   (void)state;
-  if (!test_on_sim()) skip();
+  test_require_sim(); /* only the simulator re-checks ranges at launch (rule 6) */
   gcap_context *ctx = test_context_create();
   gcap_stream *s = NULL;
   assert_ok(gcap_stream_create(ctx, &s));
@@ -1329,7 +1329,7 @@ static void test_two_execs_independent(void **state) {
 
 static void test_sim_stats_per_launch(void **state) {
   (void)state;
-  if (!test_on_sim()) skip();
+  test_require_sim(); /* gcap_sim_get_stats counters */
   gcap_context *ctx = test_context_create();
   gcap_module *mod = load_kernels(ctx);
   gcap_stream *s = NULL;
@@ -1444,7 +1444,7 @@ static void test_sim_memset2d_rows(void **state) {
 
 static void test_kernel_args_copied_at_add(void **state) {
   (void)state;
-  if (!test_on_sim()) skip();
+  test_require_sim(); /* checks what fill_sim wrote */
   gcap_context *ctx = test_context_create();
   gcap_module *mod = load_kernels(ctx);
   gcap_stream *s = NULL;

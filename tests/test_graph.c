@@ -948,7 +948,7 @@ static void make_typed_fixture(gcap_context *ctx, struct typed_fixture *fx) {
   static const size_t sizes[2] = {sizeof(float), sizeof(void *)};
   gcap_kernel_def def = {.name = "scale", .sim_fn = NULL, .num_params = 2, .param_sizes = sizes};
   gcap_module_desc desc = {.image = NULL, .image_size = 0, .kernels = &def, .num_kernels = 1};
-  assert_ok(gcap_module_load(ctx, &desc, &fx->module));
+  assert_ok(test_module_load(ctx, &desc, &fx->module));
   assert_ok(gcap_module_get_kernel(fx->module, "scale", &fx->kernel));
   assert_ok(gcap_mem_alloc(ctx, 4096, &fx->dev));
   assert_ok(gcap_host_alloc(ctx, 4096, &fx->host));

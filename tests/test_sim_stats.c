@@ -52,7 +52,7 @@ static void test_options_init_defaults(void **state) {
 
 static void test_get_stats_errors(void **state) {
   struct test_fixture *f = *state;
-  if (!test_on_sim()) skip();
+  test_require_sim(); /* gcap_sim_get_stats errors (NOT_SUPPORTED elsewhere) */
   gcap_sim_stats st;
   memset(&st, 0x11, sizeof st);
   assert_status(gcap_sim_get_stats(NULL, &st), GCAP_ERROR_INVALID_HANDLE);
@@ -78,7 +78,7 @@ static void test_get_stats_not_on_cuda(void **state) {
 
 static void test_fresh_context_zero(void **state) {
   struct test_fixture *f = *state;
-  if (!test_on_sim()) skip();
+  test_require_sim(); /* the simulator's counters */
   gcap_sim_stats st = stats(f->ctx);
   assert_string_equal(gcap_last_error_message(), "");
   assert_stats(&st, 0, 0, 0, 0, 0);
@@ -101,7 +101,7 @@ static void test_fresh_context_zero(void **state) {
 
 static void test_copy_and_fill_counters(void **state) {
   struct test_fixture *f = *state;
-  if (!test_on_sim()) skip();
+  test_require_sim(); /* the simulator's counters */
   enum { N = 256 };
   unsigned char h[N], h2[N];
   memset(h, 1, sizeof h);
@@ -153,7 +153,7 @@ static void test_copy_and_fill_counters(void **state) {
 
 static void test_host_to_host_copies_count(void **state) {
   struct test_fixture *f = *state;
-  if (!test_on_sim()) skip();
+  test_require_sim(); /* the simulator's counters */
   unsigned char x[40] = {0}, y[40];
   assert_ok(gcap_memcpy(f->ctx, y, x, 40, GCAP_MEMCPY_HOST_TO_HOST));
   assert_ok(gcap_memcpy_async(f->s, y, x, 12, GCAP_MEMCPY_DEFAULT));
@@ -164,7 +164,7 @@ static void test_host_to_host_copies_count(void **state) {
 
 static void test_kernel_and_host_counters(void **state) {
   struct test_fixture *f = *state;
-  if (!test_on_sim()) skip();
+  test_require_sim(); /* the simulator's counters */
   static const size_t sizes[] = {sizeof(uint32_t)};
   const gcap_kernel_def defs[] = {
       {"run", noop_fn, 1, sizes, NULL},
@@ -172,7 +172,7 @@ static void test_kernel_and_host_counters(void **state) {
   };
   gcap_module_desc md = {NULL, 0, defs, 2};
   gcap_module *m = NULL;
-  assert_ok(gcap_module_load(f->ctx, &md, &m));
+  assert_ok(test_module_load(f->ctx, &md, &m));
   gcap_kernel *run = NULL, *stub = NULL;
   assert_ok(gcap_module_get_kernel(m, "run", &run));
   assert_ok(gcap_module_get_kernel(m, "stub", &stub));
@@ -211,7 +211,7 @@ static void test_kernel_and_host_counters(void **state) {
 
 static void test_counters_are_per_context(void **state) {
   struct test_fixture *f = *state;
-  if (!test_on_sim()) skip();
+  test_require_sim(); /* the simulator's counters */
   gcap_context *other = test_context_create();
   void *d = NULL;
   unsigned char h[64] = {0};

@@ -46,7 +46,7 @@ static gcap_module *load_kernels(gcap_context *ctx) {
   };
   gcap_module_desc d = {.image = NULL, .image_size = 0, .kernels = defs, .num_kernels = 2};
   gcap_module *m = NULL;
-  assert_ok(gcap_module_load(ctx, &d, &m));
+  assert_ok(test_module_load(ctx, &d, &m));
   return m;
 }
 

@@ -1,0 +1,40 @@
+#!/bin/sh
+# ns/node against N for each phase, from bench_gcap's JSON lines:
+#   build/bench/bench_gcap > bench.json && sh bench/plot.sh bench.json docs/images/performance.png
+set -e
+in=${1:?usage: plot.sh bench.json out.png}
+out=${2:?usage: plot.sh bench.json out.png}
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+python3 - "$in" "$dir" <<'PY'
+import json, sys
+series = {}
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    m, shape = r.get("metric"), r.get("shape")
+    name = {"record": "record", "instantiate": "instantiate", "replay_vs_eager": "replay"}.get(m)
+    if name and r.get("unit") == "ns/node":
+        series.setdefault(f"{name} ({shape})", []).append((r["n"], r["value"]))
+for i, (name, points) in enumerate(sorted(series.items())):
+    with open(f"{sys.argv[2]}/{i}.dat", "w") as f:
+        f.write(f"# {name}\n")
+        for n, v in sorted(points): f.write(f"{n} {v}\n")
+    open(f"{sys.argv[2]}/{i}.name", "w").write(name)
+PY
+plots=""
+for dat in "$dir"/*.dat; do
+  name=$(cat "${dat%.dat}.name")
+  plots="$plots${plots:+, }'$dat' using 1:2 with linespoints title '$name'"
+done
+gnuplot <<GP
+set terminal pngcairo size 900,540 font "sans,11"
+set output '$out'
+set logscale x
+set xlabel 'nodes in the graph (N)'
+set ylabel 'ns per node'
+set title 'gcap on the simulator: cost per node by phase'
+set grid
+set key outside right
+plot $plots
+GP
+echo "wrote $out"
