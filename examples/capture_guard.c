@@ -22,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/capture_guard_ptx.h" /* the same kernels for the CUDA backend, from kernels/capture_guard.cu */
+
 #define N 512u
 #define BLOCK 128u
 
@@ -182,7 +184,7 @@ int main(void) {
       {.name = "square", .sim_fn = square_sim, .num_params = 3, .param_sizes = p3p},
       {.name = "accumulate", .sim_fn = accumulate_sim, .num_params = 4, .param_sizes = p4},
   };
-  const gcap_module_desc desc = {.kernels = defs, .num_kernels = 3};
+  const gcap_module_desc desc = {.image = capture_guard_ptx, .image_size = sizeof capture_guard_ptx, .kernels = defs, .num_kernels = 3};
   CHECK(gcap_module_load(ctx, &desc, &mod));
   CHECK(gcap_stream_create(ctx, &s));
 

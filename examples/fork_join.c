@@ -27,6 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/fork_join_ptx.h" /* the same kernels for the CUDA backend, from kernels/fork_join.cu */
+
 #define N 1024u        /* elements; s1 owns [0, N/2), s2 owns [N/2, N) */
 #define HALF (N / 2u)
 #define BLOCK 128u     /* threads per block */
@@ -299,7 +301,7 @@ int main(int argc, char **argv) {
       {.name = "damp", .sim_fn = damp_sim, .num_params = 3, .param_sizes = params},
       {.name = "wave", .sim_fn = wave_sim, .num_params = 3, .param_sizes = params},
   };
-  const gcap_module_desc desc = {.image = NULL, .image_size = 0, .kernels = defs, .num_kernels = 2};
+  const gcap_module_desc desc = {.image = fork_join_ptx, .image_size = sizeof fork_join_ptx, .kernels = defs, .num_kernels = 2};
   CHECK(gcap_module_load(ctx, &desc, &mod));
   CHECK(gcap_module_get_kernel(mod, "damp", &w.damp));
   CHECK(gcap_module_get_kernel(mod, "wave", &w.wave));

@@ -26,6 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/pools_ptx.h" /* the same kernels for the CUDA backend, from kernels/pools.cu */
+
 #define N 1024u    /* floats in every buffer */
 #define BLOCK 128u /* threads per block */
 #define RUNS 100   /* replays of A then B */
@@ -179,7 +181,7 @@ int main(void) {
       {.name = "square", .sim_fn = square_sim, .num_params = 2, .param_sizes = square_params},
       {.name = "blend", .sim_fn = blend_sim, .num_params = 3, .param_sizes = blend_params},
   };
-  const gcap_module_desc desc = {.image = NULL, .image_size = 0, .kernels = defs, .num_kernels = 2};
+  const gcap_module_desc desc = {.image = pools_ptx, .image_size = sizeof pools_ptx, .kernels = defs, .num_kernels = 2};
   CHECK(gcap_module_load(ctx, &desc, &mod));
   CHECK(gcap_module_get_kernel(mod, "square", &w.square));
   CHECK(gcap_module_get_kernel(mod, "blend", &w.blend));

@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/quickstart_ptx.h" /* the same kernels for the CUDA backend, from kernels/quickstart.cu */
+
 #define N 1024u     /* elements */
 #define BLOCK 256u  /* threads per block */
 #define REPLAYS 1000
@@ -224,7 +226,7 @@ int main(int argc, char **argv) {
       {.name = "saxpy", .sim_fn = saxpy_sim, .num_params = 4, .param_sizes = saxpy_params},
       {.name = "scale", .sim_fn = scale_sim, .num_params = 3, .param_sizes = scale_params},
   };
-  const gcap_module_desc desc = {.image = NULL, .image_size = 0, .kernels = defs, .num_kernels = 2};
+  const gcap_module_desc desc = {.image = quickstart_ptx, .image_size = sizeof quickstart_ptx, .kernels = defs, .num_kernels = 2};
   CHECK(gcap_module_load(ctx, &desc, &mod));
   gcap_kernel *saxpy = NULL, *scale = NULL;
   CHECK(gcap_module_get_kernel(mod, "saxpy", &saxpy));

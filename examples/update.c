@@ -36,6 +36,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/update_ptx.h" /* the same kernels for the CUDA backend, from kernels/update.cu */
+
 #define N 32u       /* grid points, boundaries included */
 #define BLOCK 16u   /* threads per block of the jacobi kernel */
 #define ITERS 1500  /* iterations of every run */
@@ -217,7 +219,7 @@ int main(void) {
       {.name = "jacobi", .sim_fn = jacobi_sim, .num_params = 4, .param_sizes = jacobi_params},
       {.name = "residual", .sim_fn = residual_sim, .num_params = 4, .param_sizes = residual_params},
   };
-  const gcap_module_desc desc = {.image = NULL, .image_size = 0, .kernels = defs, .num_kernels = 2};
+  const gcap_module_desc desc = {.image = update_ptx, .image_size = sizeof update_ptx, .kernels = defs, .num_kernels = 2};
   CHECK(gcap_module_load(ctx, &desc, &mod));
   CHECK(gcap_module_get_kernel(mod, "jacobi", &w.jacobi));
   CHECK(gcap_module_get_kernel(mod, "residual", &w.residual));
