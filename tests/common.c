@@ -60,6 +60,24 @@ void test_assert_message_contains(const char *needle) {
   fail();
 }
 
+void test_assert_message_empty(void) { assert_string_equal(gcap_last_error_message(), ""); }
+
+void test_assert_message_set(void) { assert_true(strlen(gcap_last_error_message()) > 0); }
+
+gcap_kernel *test_kernel_of(gcap_module *m, const char *name) {
+  gcap_kernel *k = NULL;
+  assert_ok(gcap_module_get_kernel(m, name, &k));
+  assert_non_null(k);
+  return k;
+}
+
+void *test_dev_alloc(gcap_context *ctx, size_t bytes) {
+  void *p = NULL;
+  assert_ok(gcap_mem_alloc(ctx, bytes, &p));
+  assert_non_null(p);
+  return p;
+}
+
 int test_setup(void **state) {
   struct test_fixture *f = calloc(1, sizeof *f);
   if (f == NULL) return -1;

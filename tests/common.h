@@ -35,6 +35,12 @@ gcap_status test_module_load(gcap_context *ctx, const gcap_module_desc *d, gcap_
 
 /* Fails the test unless the thread's last error message contains `needle`. */
 void test_assert_message_contains(const char *needle);
+void test_assert_message_empty(void);
+void test_assert_message_set(void);
+
+/* The kernel the module names (asserted to exist) and a device allocation (asserted to succeed). */
+gcap_kernel *test_kernel_of(gcap_module *m, const char *name);
+void *test_dev_alloc(gcap_context *ctx, size_t bytes);
 
 /* The usual fixture: a context (test_context_create) and one stream on it. */
 struct test_fixture {

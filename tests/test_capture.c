@@ -54,8 +54,6 @@ static int teardown(void **state) {
   return 0;
 }
 
-static void assert_message_empty(void) { assert_string_equal(gcap_last_error_message(), ""); }
-
 static gcap_stream *new_stream(gcap_context *ctx) {
   gcap_stream *s = NULL;
   assert_ok(gcap_stream_create(ctx, &s));
@@ -176,7 +174,7 @@ static gcap_graph *end_ok(gcap_stream *s) {
   gcap_graph *g = NULL;
   assert_ok(gcap_stream_end_capture(s, &g));
   assert_non_null(g);
-  assert_message_empty();
+  test_assert_message_empty();
   return g;
 }
 
@@ -327,7 +325,7 @@ static void test_R1_ids_nonzero_unique(void **state) {
   uint64_t prev = 0;
   for (int m = 0; m < 3; m++) {
     assert_ok(gcap_stream_begin_capture(a, all_modes[m]));
-    assert_message_empty();
+    test_assert_message_empty();
     assert_ok(gcap_stream_begin_capture(b, all_modes[m]));
     gcap_capture_info ia = cap_info(a), ib = cap_info(b);
     assert_int_equal(ia.status, GCAP_CAPTURE_STATUS_ACTIVE);
@@ -443,7 +441,7 @@ static void test_R6_exchange_capture_mode(void **state) {
   (void)state;
   gcap_capture_mode m = GCAP_CAPTURE_MODE_THREAD_LOCAL;
   assert_ok(gcap_thread_exchange_capture_mode(&m));
-  assert_message_empty();
+  test_assert_message_empty();
   assert_int_equal(m, GCAP_CAPTURE_MODE_GLOBAL);
   m = GCAP_CAPTURE_MODE_RELAXED;
   assert_ok(gcap_thread_exchange_capture_mode(&m));
@@ -905,7 +903,7 @@ static void test_R15_is_capturing(void **state) {
   assert_status(gcap_stream_is_capturing(NULL, &st), GCAP_ERROR_INVALID_HANDLE);
   assert_status(gcap_stream_is_capturing(dead, &st), GCAP_ERROR_INVALID_HANDLE);
   assert_int_equal(cap_status(s0), GCAP_CAPTURE_STATUS_NONE);
-  assert_message_empty();
+  test_assert_message_empty();
   for (int m = 0; m < 3; m++) {
     assert_ok(gcap_stream_begin_capture(s0, all_modes[m]));
     uint64_t id = cap_info(s0).id;
@@ -948,7 +946,7 @@ static void test_R16_capture_info_frontiers(void **state) {
   assert_null(info.graph);
   assert_null(info.dependencies);
   assert_int_equal(info.num_dependencies, 0);
-  assert_message_empty();
+  test_assert_message_empty();
 
   for (int m = 0; m < 3; m++) {
     dev_zero(ctx, d, 32);
@@ -1201,7 +1199,7 @@ static void test_R29_event_record_no_node(void **state) {
     assert_ok(gcap_memset_async(s0, d, 1, 16));
     gcap_node *a = last_node(s0);
     assert_ok(gcap_event_record(e, s0));
-    assert_message_empty();
+    test_assert_message_empty();
     assert_int_equal(gcap_graph_node_count(cap_info(s0).graph), 1);
     assert_frontier(s0, &a, 1);
     assert_ok(gcap_memset_async(s0, d, 2, 8));

@@ -37,8 +37,6 @@ static uint64_t capture_id(gcap_stream *s) {
   return info.id;
 }
 
-static void assert_message_empty(void) { assert_string_equal(gcap_last_error_message(), ""); }
-
 static void assert_message_nonempty(void) { assert_true(gcap_last_error_message()[0] != '\0'); }
 
 static void assert_bytes(const uint8_t *p, uint8_t v, size_t n) {
@@ -176,7 +174,7 @@ static void test_begin_defaults_global(void **state) {
     gcap_capture_options_init(&o);
     gcap_capture *c = NULL;
     assert_ok(gcap_capture_begin(f.s, explicit_options ? &o : NULL, &c));
-    assert_message_empty();
+    test_assert_message_empty();
     assert_non_null(c);
     assert_true(gcap_capture_is_active(c));
     assert_int_equal(object_status(c), GCAP_CAPTURE_STATUS_ACTIVE);
@@ -382,7 +380,7 @@ static void test_record_kernel_by_name(void **state) {
   uint32_t *x = f.d, v = 0xabcd0123u, n = 8;
   void *args[] = {&x, &v, &n};
   assert_ok(gcap_capture_record_kernel(c, "fill", GCAP_DIM3(1, 1, 1), GCAP_DIM3(8, 1, 1), 0, args));
-  assert_message_empty();
+  test_assert_message_empty();
   v = 0x55555555u; /* the argument values were copied when recorded */
   assert_int_equal(gcap_capture_recorded_count(c), 1);
   gcap_capture_info info;
@@ -632,7 +630,7 @@ static void test_status_through_life_cycle(void **state) {
   gcap_capture *c2 = NULL;
   assert_ok(gcap_capture_begin(f.s, NULL, &c2));
   assert_ok(gcap_capture_end(c2, &g));
-  assert_message_empty();
+  test_assert_message_empty();
   assert_int_equal(gcap_graph_node_count(g), 0);
   gcap_graph_destroy(g);
   assert_false(gcap_capture_is_active(c2));
@@ -782,7 +780,7 @@ static void test_finish(void **state) {
 
   gcap_sim_stats before = stats(f.ctx);
   assert_ok(gcap_capture_finish(c, 0, &x));
-  assert_message_empty();
+  test_assert_message_empty();
   assert_non_null(x);
   assert_false(gcap_capture_is_active(c));
   assert_int_equal(object_status(c), GCAP_CAPTURE_STATUS_NONE);

@@ -179,8 +179,6 @@ static unsigned offender_thread(const char *msg) {
   return (unsigned)n;
 }
 
-static void assert_message_empty(void) { assert_string_equal(gcap_last_error_message(), ""); }
-
 /* Ends the capture of s expecting `expected`; destroys a returned graph. The end's message is left as it is. */
 static void end_expect(gcap_stream *s, gcap_status expected) {
   gcap_graph *g = (gcap_graph *)(uintptr_t)1;
@@ -508,7 +506,7 @@ static void test_R20_invalidation_poisons_sequence(void **state) {
   assert_ok(gcap_stream_synchronize(s1));
   assert_ok(gcap_stream_query(s0));
   assert_ok(gcap_stream_query(s1));
-  assert_message_empty();
+  test_assert_message_empty();
   /* Nothing captured ran. */
   uint8_t back[256];
   read_device(ctx, back, d, sizeof back);
@@ -924,7 +922,7 @@ static void test_R23_never_recorded_event_allowed(void **state) {
   for (int cm = 0; cm <= 1; cm++) {
     assert_ok(gcap_stream_begin_capture(s, (gcap_capture_mode)cm));
     assert_ok(gcap_event_query(never));
-    assert_message_empty();
+    test_assert_message_empty();
     assert_ok(gcap_event_synchronize(never));
     assert_int_equal(capture_status(s), GCAP_CAPTURE_STATUS_ACTIVE);
     end_expect(s, GCAP_SUCCESS);
@@ -1361,7 +1359,7 @@ static void test_relaxed_escape_via_exchange_capture_mode(void **state) {
   assert_ok(gcap_event_query(f.normal));
   assert_ok(u_module_load(&f));
   assert_ok(gcap_module_unload(f.got_module));
-  assert_message_empty();
+  test_assert_message_empty();
   assert_int_equal(capture_status(f.s), GCAP_CAPTURE_STATUS_ACTIVE);
 
   /* Bad values change nothing. */

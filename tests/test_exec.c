@@ -52,24 +52,6 @@ static gcap_module *load_kernels(gcap_context *ctx) {
   return m;
 }
 
-static gcap_kernel *kernel_of(gcap_module *m, const char *name) {
-  gcap_kernel *k = NULL;
-  assert_ok(gcap_module_get_kernel(m, name, &k));
-  assert_non_null(k);
-  return k;
-}
-
-static void assert_message_empty(void) { assert_string_equal(gcap_last_error_message(), ""); }
-
-static void assert_message_set(void) { assert_true(strlen(gcap_last_error_message()) > 0); }
-
-static void *dev_alloc(gcap_context *ctx, size_t bytes) {
-  void *p = NULL;
-  assert_ok(gcap_mem_alloc(ctx, bytes, &p));
-  assert_non_null(p);
-  return p;
-}
-
 /* Fills device memory with `byte` through a synchronous copy (no fill path involved). */
 static void dev_fill_bytes(gcap_context *ctx, void *d, unsigned char byte, size_t bytes) {
   unsigned char *h = malloc(bytes);
@@ -195,11 +177,11 @@ static void test_instantiate_arguments(void **state) {
 
   assert_status(gcap_graph_instantiate(NULL, 0, &x), GCAP_ERROR_INVALID_HANDLE);
   assert_null(x);
-  assert_message_set();
+  test_assert_message_set();
   test_assert_message_contains("gcap_graph_instantiate");
 
   assert_status(gcap_graph_instantiate(g, 0, NULL), GCAP_ERROR_INVALID_VALUE);
-  assert_message_set();
+  test_assert_message_set();
   /* A NULL handle is reported before a NULL output (handles first). */
   assert_status(gcap_graph_instantiate(NULL, 0, NULL), GCAP_ERROR_INVALID_HANDLE);
 
@@ -214,7 +196,7 @@ static void test_instantiate_arguments(void **state) {
   gcap_exec *auto_free = NULL;
   assert_ok(gcap_graph_instantiate(g, GCAP_INSTANTIATE_AUTO_FREE_ON_LAUNCH, &auto_free));
   assert_non_null(auto_free);
-  assert_message_empty();
+  test_assert_message_empty();
 
   /* An empty graph instantiates and launches. */
   gcap_exec *empty = NULL;
@@ -225,7 +207,7 @@ static void test_instantiate_arguments(void **state) {
   gcap_stream *s = NULL;
   assert_ok(gcap_stream_create(ctx, &s));
   assert_ok(gcap_exec_launch(empty, s));
-  assert_message_empty();
+  test_assert_message_empty();
   assert_ok(gcap_exec_launch(auto_free, s));
   assert_ok(gcap_stream_synchronize(s));
   assert_ok(gcap_stream_query(s));
@@ -253,7 +235,7 @@ static void test_exec_is_snapshot(void **state) {
   gcap_stream *s = NULL;
   assert_ok(gcap_stream_create(ctx, &s));
   const size_t n = 64;
-  void *a = dev_alloc(ctx, n), *b = dev_alloc(ctx, n);
+  void *a = test_dev_alloc(ctx, n), *b = test_dev_alloc(ctx, n);
   dev_fill_bytes(ctx, a, 0, n);
   dev_fill_bytes(ctx, b, 0, n);
 
@@ -356,7 +338,7 @@ static void test_pipeline_replay(void **state) {
   test_require_sim(); /* checks what axpb_sim computed */
   gcap_context *ctx = test_context_create();
   gcap_module *m = load_kernels(ctx);
-  gcap_kernel *axpb = kernel_of(m, "axpb");
+  gcap_kernel *axpb = test_kernel_of(m, "axpb");
   gcap_stream *s = NULL;
   assert_ok(gcap_stream_create(ctx, &s));
 
@@ -365,7 +347,7 @@ static void test_pipeline_replay(void **state) {
   assert_ok(gcap_host_alloc(ctx, bytes, &hin_mem));
   assert_ok(gcap_host_alloc(ctx, bytes, &hout_mem));
   float *hin = hin_mem, *hout = hout_mem;
-  float *d = dev_alloc(ctx, bytes);
+  float *d = test_dev_alloc(ctx, bytes);
 
   gcap_graph *g = NULL;
   assert_ok(gcap_graph_create(ctx, &g));
@@ -791,7 +773,7 @@ static void test_event_nodes(void **state) {
   gcap_event *e = NULL;
   assert_ok(gcap_event_create(ctx, &e));
   const size_t n = 32;
-  void *a = dev_alloc(ctx, n), *b = dev_alloc(ctx, n);
+  void *a = test_dev_alloc(ctx, n), *b = test_dev_alloc(ctx, n);
   dev_fill_bytes(ctx, a, 0, n);
   dev_fill_bytes(ctx, b, 0, n);
 
@@ -931,16 +913,16 @@ static void test_exec_upload(void **state) {
   assert_ok(gcap_graph_instantiate(g, 0, &x));
 
   assert_ok(gcap_exec_upload(x, s));
-  assert_message_empty();
+  test_assert_message_empty();
   assert_ok(gcap_stream_synchronize(s));
   assert_int_equal(calls, 0); /* upload runs nothing */
   assert_ok(gcap_exec_upload(x, s));
 
   assert_status(gcap_exec_upload(NULL, s), GCAP_ERROR_INVALID_HANDLE);
-  assert_message_set();
+  test_assert_message_set();
   test_assert_message_contains("gcap_exec_upload");
   assert_status(gcap_exec_upload(x, NULL), GCAP_ERROR_INVALID_HANDLE);
-  assert_message_set();
+  test_assert_message_set();
   assert_status(gcap_exec_upload(NULL, NULL), GCAP_ERROR_INVALID_HANDLE);
   assert_status(gcap_exec_upload(x, dead), GCAP_ERROR_INVALID_HANDLE);
   assert_status(gcap_exec_upload(x, so), GCAP_ERROR_INVALID_HANDLE);
@@ -975,10 +957,10 @@ static void test_exec_launch_arguments(void **state) {
   assert_ok(gcap_graph_instantiate(g, 0, &x));
 
   assert_status(gcap_exec_launch(NULL, s), GCAP_ERROR_INVALID_HANDLE);
-  assert_message_set();
+  test_assert_message_set();
   test_assert_message_contains("gcap_exec_launch");
   assert_status(gcap_exec_launch(x, NULL), GCAP_ERROR_INVALID_HANDLE);
-  assert_message_set();
+  test_assert_message_set();
   assert_status(gcap_exec_launch(NULL, NULL), GCAP_ERROR_INVALID_HANDLE);
   assert_status(gcap_exec_launch(x, dead), GCAP_ERROR_INVALID_HANDLE);
   /* exec of ctx, stream of another context */
@@ -988,7 +970,7 @@ static void test_exec_launch_arguments(void **state) {
   assert_int_equal(calls, 0);
 
   launch_sync(x, s);
-  assert_message_empty();
+  test_assert_message_empty();
   assert_int_equal(calls, 1);
 
   /* The same in reverse: an exec of `other` on a stream of ctx. */
@@ -1007,7 +989,7 @@ static void test_exec_launch_arguments(void **state) {
   /* Destroyed exec. */
   gcap_exec_destroy(x);
   assert_status(gcap_exec_launch(x, s), GCAP_ERROR_INVALID_HANDLE);
-  assert_message_set();
+  test_assert_message_set();
   assert_ok(gcap_stream_synchronize(s));
   assert_int_equal(calls, 1);
 
@@ -1140,7 +1122,7 @@ static void test_blocking_calls_in_host_node(void **state) {
   assert_ok(gcap_stream_create(ctx, &b.s));
   assert_ok(gcap_stream_create(ctx, &b.other));
   assert_ok(gcap_event_create(ctx, &b.e));
-  b.dev = dev_alloc(ctx, 8);
+  b.dev = test_dev_alloc(ctx, 8);
   gcap_graph *g = NULL;
   assert_ok(gcap_graph_create(ctx, &g));
   gcap_host_node_params hp = {.fn = blocking_cb, .user_data = &b};
@@ -1174,7 +1156,7 @@ static void test_launch_after_buffer_freed(void **state) {
   gcap_stream *s = NULL;
   assert_ok(gcap_stream_create(ctx, &s));
   const size_t n = 48;
-  void *keep = dev_alloc(ctx, n), *gone = dev_alloc(ctx, n);
+  void *keep = test_dev_alloc(ctx, n), *gone = test_dev_alloc(ctx, n);
 
   /* host root -> fill keep ; fill gone ; host after both */
   gcap_graph *g = NULL;
@@ -1199,7 +1181,7 @@ static void test_launch_after_buffer_freed(void **state) {
   dev_fill_bytes(ctx, keep, 0, n);
   gcap_sim_stats before = sim_stats(ctx);
   assert_status(gcap_exec_launch(x, s), GCAP_ERROR_INVALID_VALUE);
-  assert_message_set();
+  test_assert_message_set();
   assert_ok(gcap_stream_synchronize(s));
   gcap_sim_stats after = sim_stats(ctx);
   assert_int_equal(calls, 2);
@@ -1211,7 +1193,7 @@ static void test_launch_after_buffer_freed(void **state) {
   assert_int_equal(calls, 2);
 
   /* The same for a copy node whose device source was freed. */
-  void *src = dev_alloc(ctx, n);
+  void *src = test_dev_alloc(ctx, n);
   unsigned char host[48];
   memset(host, 0x77, sizeof host);
   gcap_graph *g2 = NULL;
@@ -1286,7 +1268,7 @@ static void test_two_execs_independent(void **state) {
   gcap_stream *s = NULL;
   assert_ok(gcap_stream_create(ctx, &s));
   const size_t n = 16;
-  void *a = dev_alloc(ctx, n);
+  void *a = test_dev_alloc(ctx, n);
   gcap_graph *g = NULL;
   assert_ok(gcap_graph_create(ctx, &g));
   gcap_memset_node_params mp = memset1d(a, 1, n);
@@ -1334,9 +1316,9 @@ static void test_sim_stats_per_launch(void **state) {
   gcap_module *mod = load_kernels(ctx);
   gcap_stream *s = NULL;
   assert_ok(gcap_stream_create(ctx, &s));
-  float *d = dev_alloc(ctx, 64);
-  void *fillbuf = dev_alloc(ctx, 256);
-  void *d2 = dev_alloc(ctx, 32);
+  float *d = test_dev_alloc(ctx, 64);
+  void *fillbuf = test_dev_alloc(ctx, 256);
+  void *d2 = test_dev_alloc(ctx, 32);
   float host[16];
   for (int i = 0; i < 16; i++) host[i] = (float)i;
 
@@ -1347,13 +1329,13 @@ static void test_sim_stats_per_launch(void **state) {
   assert_ok(gcap_graph_add_memcpy_node(g, NULL, 0, &cp, &up));
   uint32_t n = 16;
   void *args[] = {&d, &n};
-  gcap_kernel_node_params kp = {.kernel = kernel_of(mod, "axpb"),
+  gcap_kernel_node_params kp = {.kernel = test_kernel_of(mod, "axpb"),
                                 .grid = GCAP_DIM3(1, 1, 1),
                                 .block = GCAP_DIM3(16, 1, 1),
                                 .shared_mem_bytes = 0,
                                 .args = args};
   assert_ok(gcap_graph_add_kernel_node(g, &up, 1, &kp, &k));
-  gcap_kernel_node_params sp = {.kernel = kernel_of(mod, "stub"),
+  gcap_kernel_node_params sp = {.kernel = test_kernel_of(mod, "stub"),
                                 .grid = GCAP_DIM3(2, 1, 1),
                                 .block = GCAP_DIM3(8, 1, 1),
                                 .shared_mem_bytes = 0,
@@ -1416,7 +1398,7 @@ static void test_sim_memset2d_rows(void **state) {
   gcap_context *ctx = test_context_create();
   gcap_stream *s = NULL;
   assert_ok(gcap_stream_create(ctx, &s));
-  unsigned char *buf = dev_alloc(ctx, 160);
+  unsigned char *buf = test_dev_alloc(ctx, 160);
   dev_fill_bytes(ctx, buf, 0, 160);
   gcap_graph *g = NULL;
   assert_ok(gcap_graph_create(ctx, &g));
@@ -1450,7 +1432,7 @@ static void test_kernel_args_copied_at_add(void **state) {
   gcap_stream *s = NULL;
   assert_ok(gcap_stream_create(ctx, &s));
   const size_t bytes = 8 * sizeof(float);
-  float *da = dev_alloc(ctx, bytes), *db = dev_alloc(ctx, bytes);
+  float *da = test_dev_alloc(ctx, bytes), *db = test_dev_alloc(ctx, bytes);
   dev_fill_bytes(ctx, da, 0, bytes);
   dev_fill_bytes(ctx, db, 0, bytes);
 
@@ -1464,7 +1446,7 @@ static void test_kernel_args_copied_at_add(void **state) {
   args[2] = &n;
   gcap_graph *g = NULL;
   assert_ok(gcap_graph_create(ctx, &g));
-  gcap_kernel_node_params kp = {.kernel = kernel_of(mod, "fill"),
+  gcap_kernel_node_params kp = {.kernel = test_kernel_of(mod, "fill"),
                                 .grid = GCAP_DIM3(1, 1, 1),
                                 .block = GCAP_DIM3(8, 1, 1),
                                 .shared_mem_bytes = 0,

@@ -33,8 +33,6 @@ const char *__asan_default_options(void) { return "allocator_may_return_null=1";
 
 /* ------------------------------------------------------------------ helpers */
 
-static void assert_message_empty(void) { assert_string_equal(gcap_last_error_message(), ""); }
-
 static void assert_message_nonempty(void) { assert_true(gcap_last_error_message()[0] != '\0'); }
 
 static void assert_bytes(const uint8_t *p, uint8_t v, size_t n) {
@@ -123,7 +121,7 @@ static gcap_exec *instantiate(gcap_graph *g, unsigned flags) {
 
 static void launch(gcap_exec *x, gcap_stream *s) {
   assert_ok(gcap_exec_launch(x, s));
-  assert_message_empty();
+  test_assert_message_empty();
   assert_ok(gcap_stream_synchronize(s));
 }
 
@@ -149,7 +147,7 @@ static void *record_fill_read(gcap_stream *s, size_t bytes, uint8_t v, uint8_t *
   void *p = NULL;
   assert_ok(gcap_mem_alloc_async(s, bytes, &p));
   assert_non_null(p);
-  assert_message_empty();
+  test_assert_message_empty();
   assert_ok(gcap_memset_async(s, p, v, bytes));
   assert_ok(gcap_memcpy_async(s, host, p, bytes, GCAP_MEMCPY_DEVICE_TO_HOST));
   if (free_it) assert_ok(gcap_mem_free_async(s, p));
@@ -182,7 +180,7 @@ static void test_R46_alloc_free_in_capture(void **state) {
   memset(host, 0, sizeof host);
   begin(f->s);
   void *p = record_fill_read(f->s, sizeof host, 0x5a, host, true);
-  assert_message_empty();
+  test_assert_message_empty();
   assert_bytes(host, 0, sizeof host); /* capture runs nothing */
   gcap_graph *g = end(f->s);
 
@@ -330,7 +328,7 @@ static void test_R83_address_fixed_across_launches(void **state) {
     assert_ok(gcap_stream_synchronize(f->s));
     assert_device_bytes(f->ctx, p, 0, 128);
     assert_ok(gcap_mem_free_async(f->s, p));
-    assert_message_empty();
+    test_assert_message_empty();
   }
   /* The same address across instantiations too. */
   gcap_exec_destroy(x);
@@ -452,7 +450,7 @@ static void test_R84_free_outside_after_launch(void **state) {
   assert_device_bytes(f->ctx, p, 0x7e, 256);
   assert_status(gcap_mem_free_async(f->s, (uint8_t *)p + 16), GCAP_ERROR_INVALID_VALUE);
   assert_ok(gcap_mem_free_async(f->s, p));
-  assert_message_empty();
+  test_assert_message_empty();
   assert_status(gcap_mem_free_async(f->s, p), GCAP_ERROR_INVALID_VALUE);
   assert_status(gcap_mem_free(f->ctx, p), GCAP_ERROR_INVALID_VALUE);
 
@@ -461,7 +459,7 @@ static void test_R84_free_outside_after_launch(void **state) {
   assert_device_bytes(f->ctx, p, 0x7e, 256);
   assert_status(gcap_mem_free(f->ctx, (uint8_t *)p + 1), GCAP_ERROR_INVALID_VALUE);
   assert_ok(gcap_mem_free(f->ctx, p));
-  assert_message_empty();
+  test_assert_message_empty();
   assert_status(gcap_mem_free(f->ctx, p), GCAP_ERROR_INVALID_VALUE);
   test_assert_message_contains("gcap_mem_free");
   assert_status(gcap_mem_free_async(f->s, p), GCAP_ERROR_INVALID_VALUE);
@@ -839,7 +837,7 @@ static void test_pool_create_retain_release(void **state) {
 
   assert_ok(gcap_pool_create(f->ctx, &p));
   assert_non_null(p);
-  assert_message_empty();
+  test_assert_message_empty();
   assert_pool(p, 0, 0, 0, 0);
   gcap_pool_stats st;
   assert_status(gcap_pool_get_stats(p, NULL), GCAP_ERROR_INVALID_VALUE);
@@ -1194,7 +1192,7 @@ static void test_eager_alloc_async_free_async(void **state) {
 
   assert_ok(gcap_mem_alloc_async(f->s, 333, &p));
   assert_non_null(p);
-  assert_message_empty();
+  test_assert_message_empty();
   uint8_t src[333], back[333];
   for (size_t i = 0; i < sizeof src; i++) src[i] = (uint8_t)(i * 7 + 1);
   assert_ok(gcap_memcpy_async(f->s, p, src, sizeof src, GCAP_MEMCPY_HOST_TO_DEVICE));
@@ -1211,7 +1209,7 @@ static void test_eager_alloc_async_free_async(void **state) {
   assert_status(gcap_mem_free_async(f->s, src), GCAP_ERROR_INVALID_VALUE);
   assert_status(gcap_mem_free_async(NULL, p), GCAP_ERROR_INVALID_HANDLE);
   assert_ok(gcap_mem_free_async(f->s, p));
-  assert_message_empty();
+  test_assert_message_empty();
   assert_status(gcap_mem_free_async(f->s, p), GCAP_ERROR_INVALID_VALUE);
   test_assert_message_contains("gcap_mem_free_async");
   assert_status(gcap_mem_free(f->ctx, p), GCAP_ERROR_INVALID_VALUE);

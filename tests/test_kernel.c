@@ -158,12 +158,6 @@ static gcap_kernel *get(gcap_module *m, const char *name) {
   return k;
 }
 
-static void *dev_alloc(gcap_context *ctx, size_t n) {
-  void *d = NULL;
-  assert_ok(gcap_mem_alloc(ctx, n, &d));
-  return d;
-}
-
 /* -------------------------------------------------------------- module load */
 
 static void expect_load_fails(gcap_context *ctx, const gcap_kernel_def *defs, size_t n) {
@@ -328,7 +322,7 @@ static void test_find_kernel_across_modules(void **state) {
   };
   gcap_module *m1 = load(f->ctx, first, 2);
   gcap_module *m2 = load(f->ctx, second, 2);
-  uint32_t *d = dev_alloc(f->ctx, sizeof(uint32_t));
+  uint32_t *d = test_dev_alloc(f->ctx, sizeof(uint32_t));
 
   gcap_kernel *k = NULL;
   assert_ok(gcap_context_find_kernel(f->ctx, "dup", &k));
@@ -437,7 +431,7 @@ static void test_def_arrays_are_copied(void **state) {
     x[i] = (float)i;
     y[i] = 1.0f;
   }
-  float *dx = dev_alloc(f->ctx, sizeof x), *dy = dev_alloc(f->ctx, sizeof y);
+  float *dx = test_dev_alloc(f->ctx, sizeof x), *dy = test_dev_alloc(f->ctx, sizeof y);
   assert_ok(gcap_memcpy(f->ctx, dx, x, sizeof x, GCAP_MEMCPY_HOST_TO_DEVICE));
   assert_ok(gcap_memcpy(f->ctx, dy, y, sizeof y, GCAP_MEMCPY_HOST_TO_DEVICE));
   float a = 2.0f;
@@ -471,8 +465,8 @@ static void test_launch_saxpy(void **state) {
     y[i] = 2.0f * (float)i;
   }
   for (int i = N; i < N + PAD; i++) y[i] = -7.0f;
-  float *dx = dev_alloc(f->ctx, N * sizeof *x);
-  float *dy = dev_alloc(f->ctx, (N + PAD) * sizeof *y);
+  float *dx = test_dev_alloc(f->ctx, N * sizeof *x);
+  float *dy = test_dev_alloc(f->ctx, (N + PAD) * sizeof *y);
   assert_ok(gcap_memcpy(f->ctx, dx, x, N * sizeof *x, GCAP_MEMCPY_HOST_TO_DEVICE));
   assert_ok(gcap_memcpy(f->ctx, dy, y, (N + PAD) * sizeof *y, GCAP_MEMCPY_HOST_TO_DEVICE));
   float a = 0.5f;
@@ -505,8 +499,8 @@ static void test_launch_saxpy(void **state) {
 static void check_indices(struct test_fixture *f, gcap_kernel *k, gcap_dim3 grid, gcap_dim3 block) {
   const uint32_t per_block = block.x * block.y * block.z;
   const uint32_t total = grid.x * grid.y * grid.z * per_block;
-  struct thread_rec *d = dev_alloc(f->ctx, total * sizeof *d);
-  uint32_t *dov = dev_alloc(f->ctx, sizeof(uint32_t));
+  struct thread_rec *d = test_dev_alloc(f->ctx, total * sizeof *d);
+  uint32_t *dov = test_dev_alloc(f->ctx, sizeof(uint32_t));
   assert_ok(gcap_memset_async(f->s, d, 0, total * sizeof *d));
   assert_ok(gcap_memset_async(f->s, dov, 0, sizeof(uint32_t)));
   uint32_t t = total;
@@ -567,8 +561,8 @@ static void test_shared_memory(void **state) {
   gcap_module *m = load(f->ctx, defs, 1);
   gcap_kernel *k = get(m, "shared");
   enum { BLOCKS = 3, THREADS = 64, TOTAL = BLOCKS * THREADS };
-  uint32_t *dout = dev_alloc(f->ctx, TOTAL * sizeof(uint32_t));
-  uint32_t *dnull = dev_alloc(f->ctx, TOTAL * sizeof(uint32_t));
+  uint32_t *dout = test_dev_alloc(f->ctx, TOTAL * sizeof(uint32_t));
+  uint32_t *dnull = test_dev_alloc(f->ctx, TOTAL * sizeof(uint32_t));
   void *args[] = {&dout, &dnull};
   uint32_t out[TOTAL], was_null[TOTAL];
 
@@ -608,8 +602,8 @@ static void test_args_by_value(void **state) {
   const gcap_kernel_def defs[] = {{"big", big_arg_fn, 2, big_arg_sizes, NULL}};
   gcap_module *m = load(f->ctx, defs, 1);
   gcap_kernel *k = get(m, "big");
-  uint64_t *d1 = dev_alloc(f->ctx, 3 * sizeof(uint64_t));
-  uint64_t *d2 = dev_alloc(f->ctx, 3 * sizeof(uint64_t));
+  uint64_t *d1 = test_dev_alloc(f->ctx, 3 * sizeof(uint64_t));
+  uint64_t *d2 = test_dev_alloc(f->ctx, 3 * sizeof(uint64_t));
   struct big_arg a = {{0x1111111111111111u, 0x2222222222222222u, 0x3333333333333333u}};
   void *out = d1;
   void *args[] = {&a, &out};
@@ -643,7 +637,7 @@ static void test_stub_runs_nothing(void **state) {
   const gcap_kernel_def defs[] = {{"stub", NULL, 1, one_ptr_size, NULL}};
   gcap_module *m = load(f->ctx, defs, 1);
   gcap_kernel *k = get(m, "stub");
-  uint32_t *d = dev_alloc(f->ctx, sizeof(uint32_t));
+  uint32_t *d = test_dev_alloc(f->ctx, sizeof(uint32_t));
   assert_ok(gcap_memset_d32_async(f->s, d, 0x5A5A5A5Au, 1));
   void *arg = d;
   void *args[] = {&arg};
@@ -722,7 +716,7 @@ static void test_bad_args_and_handles(void **state) {
   const gcap_kernel_def defs[] = {{"one", write_one_fn, 1, one_ptr_size, NULL}};
   gcap_module *m = load(f->ctx, defs, 1);
   gcap_kernel *k = get(m, "one");
-  uint32_t *d = dev_alloc(f->ctx, sizeof(uint32_t));
+  uint32_t *d = test_dev_alloc(f->ctx, sizeof(uint32_t));
   assert_ok(gcap_memset_d32_async(f->s, d, 0, 1));
   void *arg = d;
   void *args[] = {&arg};

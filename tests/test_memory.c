@@ -19,13 +19,6 @@ static void fill_pattern(unsigned char *p, size_t n, unsigned seed) {
   for (size_t i = 0; i < n; i++) p[i] = (unsigned char)((i * 131u + seed * 17u + 7u) & 0xFFu);
 }
 
-static void *dev_alloc(gcap_context *ctx, size_t n) {
-  void *d = NULL;
-  assert_ok(gcap_mem_alloc(ctx, n, &d));
-  assert_non_null(d);
-  return d;
-}
-
 /* Writes n bytes of `byte` to device memory through a synchronous copy. */
 static void dev_set(gcap_context *ctx, void *d, unsigned char byte, size_t n) {
   unsigned char *h = malloc(n);
@@ -102,7 +95,7 @@ static void test_mem_free_errors(void **state) {
   assert_ok(gcap_mem_free(f->ctx, NULL));
   assert_string_equal(gcap_last_error_message(), "");
 
-  unsigned char *d = dev_alloc(f->ctx, 128);
+  unsigned char *d = test_dev_alloc(f->ctx, 128);
   /* Interior pointer: not the base. */
   assert_status(gcap_mem_free(f->ctx, d + 1), GCAP_ERROR_INVALID_VALUE);
   test_assert_message_contains("gcap_mem_free");
@@ -140,7 +133,7 @@ static void test_mem_free_errors(void **state) {
 static void test_mem_free_foreign_context(void **state) {
   struct test_fixture *f = *state;
   gcap_context *other = test_context_create();
-  void *d = dev_alloc(other, 64);
+  void *d = test_dev_alloc(other, 64);
   assert_status(gcap_mem_free(f->ctx, d), GCAP_ERROR_INVALID_VALUE);
   test_assert_message_contains("gcap_mem_free");
   assert_ok(gcap_mem_free(other, d));
@@ -190,7 +183,7 @@ static void test_host_alloc_errors(void **state) {
   test_assert_message_contains("gcap_host_free");
   unsigned char stack_buf[8];
   assert_status(gcap_host_free(f->ctx, stack_buf), GCAP_ERROR_INVALID_VALUE);
-  void *d = dev_alloc(f->ctx, 64);
+  void *d = test_dev_alloc(f->ctx, 64);
   assert_status(gcap_host_free(f->ctx, d), GCAP_ERROR_INVALID_VALUE);
   assert_ok(gcap_mem_free(f->ctx, d));
   /* Still alive after the failed frees. */
@@ -208,8 +201,8 @@ static void check_roundtrip(gcap_context *ctx, gcap_memcpy_kind to_dev, gcap_mem
   unsigned char in[N], out[N];
   fill_pattern(in, N, seed);
   memset(out, 0, N);
-  void *a = dev_alloc(ctx, N);
-  void *b = dev_alloc(ctx, N);
+  void *a = test_dev_alloc(ctx, N);
+  void *b = test_dev_alloc(ctx, N);
   dev_set(ctx, b, 0, N);
   assert_ok(gcap_memcpy(ctx, a, in, N, to_dev));
   assert_ok(gcap_memcpy(ctx, b, a, N, d2d));
@@ -266,8 +259,8 @@ static void test_memcpy_kind_mismatch(void **state) {
   unsigned char h[N], h2[N];
   fill_pattern(h, N, 10);
   memset(h2, 0x11, N);
-  unsigned char *d = dev_alloc(f->ctx, N);
-  unsigned char *d2 = dev_alloc(f->ctx, N);
+  unsigned char *d = test_dev_alloc(f->ctx, N);
+  unsigned char *d2 = test_dev_alloc(f->ctx, N);
   dev_set(f->ctx, d, 0x22, N);
   dev_set(f->ctx, d2, 0x33, N);
 
@@ -316,7 +309,7 @@ static void test_memcpy_freed_and_foreign_pointers(void **state) {
   test_require_sim();
   unsigned char h[32];
   memset(h, 0x55, sizeof h);
-  void *d = dev_alloc(f->ctx, 32);
+  void *d = test_dev_alloc(f->ctx, 32);
   assert_ok(gcap_mem_free(f->ctx, d));
   /* A freed allocation is no longer device memory. */
   assert_status(gcap_memcpy(f->ctx, d, h, 32, GCAP_MEMCPY_HOST_TO_DEVICE), GCAP_ERROR_INVALID_VALUE);
@@ -325,11 +318,11 @@ static void test_memcpy_freed_and_foreign_pointers(void **state) {
 
   /* Another context's allocation is not device memory of this one. */
   gcap_context *other = test_context_create();
-  void *od = dev_alloc(other, 32);
+  void *od = test_dev_alloc(other, 32);
   dev_set(other, od, 0x66, 32);
   assert_status(gcap_memcpy(f->ctx, od, h, 32, GCAP_MEMCPY_HOST_TO_DEVICE), GCAP_ERROR_INVALID_VALUE);
   assert_status(gcap_memcpy(f->ctx, h, od, 32, GCAP_MEMCPY_DEVICE_TO_HOST), GCAP_ERROR_INVALID_VALUE);
-  void *md = dev_alloc(f->ctx, 32);
+  void *md = test_dev_alloc(f->ctx, 32);
   assert_status(gcap_memcpy(f->ctx, md, od, 32, GCAP_MEMCPY_DEVICE_TO_DEVICE), GCAP_ERROR_INVALID_VALUE);
   unsigned char *r = dev_read(other, od, 32);
   assert_all_bytes(r, 32, 0x66);
@@ -344,8 +337,8 @@ static void test_memcpy_out_of_range(void **state) {
   unsigned char h[2 * N], h2[2 * N];
   fill_pattern(h, sizeof h, 12);
   memset(h2, 0x77, sizeof h2);
-  unsigned char *d = dev_alloc(f->ctx, N);
-  unsigned char *d2 = dev_alloc(f->ctx, N);
+  unsigned char *d = test_dev_alloc(f->ctx, N);
+  unsigned char *d2 = test_dev_alloc(f->ctx, N);
   dev_set(f->ctx, d, 0x10, N);
   dev_set(f->ctx, d2, 0x20, N);
 
@@ -388,7 +381,7 @@ static void test_memcpy_out_of_range(void **state) {
 static void test_memcpy_offsets(void **state) {
   struct test_fixture *f = *state;
   enum { N = 256 };
-  unsigned char *d = dev_alloc(f->ctx, N);
+  unsigned char *d = test_dev_alloc(f->ctx, N);
   dev_set(f->ctx, d, 0, N);
   unsigned char in[32];
   fill_pattern(in, sizeof in, 13);
@@ -413,7 +406,7 @@ static void test_memcpy_bad_arguments(void **state) {
   struct test_fixture *f = *state;
   unsigned char h[16] = {0}, h2[16];
   memset(h2, 0x3C, sizeof h2);
-  void *d = dev_alloc(f->ctx, 16);
+  void *d = test_dev_alloc(f->ctx, 16);
   const int bad_kinds[] = {5, 9, -1};
   for (size_t i = 0; i < sizeof bad_kinds / sizeof bad_kinds[0]; i++) {
     assert_status(gcap_memcpy(f->ctx, h2, h, 16, (gcap_memcpy_kind)bad_kinds[i]), GCAP_ERROR_INVALID_VALUE);
@@ -446,7 +439,7 @@ static void test_pinned_host_side(void **state) {
   assert_ok(gcap_host_alloc(f->ctx, N, (void **)&src));
   assert_ok(gcap_host_alloc(f->ctx, N, (void **)&dst));
   fill_pattern(src, N, 14);
-  void *d = dev_alloc(f->ctx, N);
+  void *d = test_dev_alloc(f->ctx, N);
 
   memset(dst, 0, N);
   assert_ok(gcap_memcpy(f->ctx, d, src, N, GCAP_MEMCPY_HOST_TO_DEVICE));
@@ -486,8 +479,8 @@ static void test_large_copy(void **state) {
   assert_non_null(out);
   for (size_t i = 0; i < n; i++) in[i] = (unsigned char)((i ^ (i >> 8) ^ (i >> 16)) & 0xFF);
   memset(out, 0, n);
-  void *a = dev_alloc(f->ctx, n);
-  void *b = dev_alloc(f->ctx, n);
+  void *a = test_dev_alloc(f->ctx, n);
+  void *b = test_dev_alloc(f->ctx, n);
   assert_ok(gcap_memcpy(f->ctx, a, in, n, GCAP_MEMCPY_HOST_TO_DEVICE));
   assert_ok(gcap_memcpy(f->ctx, b, a, n, GCAP_MEMCPY_DEVICE_TO_DEVICE));
   assert_ok(gcap_memcpy(f->ctx, out, b, n, GCAP_MEMCPY_DEVICE_TO_HOST));
@@ -512,8 +505,8 @@ static void test_memcpy_async_kinds(void **state) {
   const gcap_memcpy_kind d2d[] = {GCAP_MEMCPY_DEVICE_TO_DEVICE, GCAP_MEMCPY_DEFAULT};
   const gcap_memcpy_kind d2h[] = {GCAP_MEMCPY_DEVICE_TO_HOST, GCAP_MEMCPY_DEFAULT};
   const gcap_memcpy_kind h2h[] = {GCAP_MEMCPY_HOST_TO_HOST, GCAP_MEMCPY_DEFAULT};
-  void *a = dev_alloc(f->ctx, N);
-  void *b = dev_alloc(f->ctx, N);
+  void *a = test_dev_alloc(f->ctx, N);
+  void *b = test_dev_alloc(f->ctx, N);
   for (int k = 0; k < 2; k++) {
     unsigned char in[N], out[N], out2[N];
     fill_pattern(in, N, 20 + (unsigned)k);
@@ -539,7 +532,7 @@ static void test_memcpy_async_errors(void **state) {
   unsigned char h[2 * N], h2[2 * N];
   fill_pattern(h, sizeof h, 30);
   memset(h2, 0x61, sizeof h2);
-  unsigned char *d = dev_alloc(f->ctx, N);
+  unsigned char *d = test_dev_alloc(f->ctx, N);
   dev_set(f->ctx, d, 0x62, N);
 
   assert_status(gcap_memcpy_async(NULL, d, h, N, GCAP_MEMCPY_HOST_TO_DEVICE), GCAP_ERROR_INVALID_HANDLE);
@@ -581,7 +574,7 @@ static void test_memcpy_async_errors(void **state) {
 static void test_memset_async(void **state) {
   struct test_fixture *f = *state;
   enum { N = 100 };
-  unsigned char *d = dev_alloc(f->ctx, N);
+  unsigned char *d = test_dev_alloc(f->ctx, N);
   dev_set(f->ctx, d, 0x01, N);
   /* Only the low byte of value counts. */
   assert_ok(gcap_memset_async(f->s, d + 10, 0x1AB, 50));
@@ -608,7 +601,7 @@ static void test_memset_async(void **state) {
 static void test_memset_d16_d32(void **state) {
   struct test_fixture *f = *state;
   enum { N = 128 };
-  unsigned char *d = dev_alloc(f->ctx, N);
+  unsigned char *d = test_dev_alloc(f->ctx, N);
   dev_set(f->ctx, d, 0x00, N);
   assert_ok(gcap_memset_d16_async(f->s, d + 2, 0xBEEF, 10));
   assert_ok(gcap_stream_synchronize(f->s));
@@ -653,7 +646,7 @@ static void test_memset_d16_d32(void **state) {
 static void test_fill_errors(void **state) {
   struct test_fixture *f = *state;
   enum { N = 64 };
-  unsigned char *d = dev_alloc(f->ctx, N);
+  unsigned char *d = test_dev_alloc(f->ctx, N);
   dev_set(f->ctx, d, 0x5E, N);
 
   /* Misaligned. */
@@ -715,14 +708,14 @@ static void test_fill_needs_device_memory(void **state) {
   uint32_t stack_buf[16];
   memset(stack_buf, 0x12, sizeof stack_buf);
   gcap_context *other = test_context_create();
-  void *od = dev_alloc(other, 64);
+  void *od = test_dev_alloc(other, 64);
   dev_set(other, od, 0x14, 64);
   if (test_on_sim()) {
     assert_status(gcap_memset_async(f->s, stack_buf, 0, sizeof stack_buf), GCAP_ERROR_INVALID_VALUE);
     assert_status(gcap_memset_d16_async(f->s, stack_buf, 0, 4), GCAP_ERROR_INVALID_VALUE);
     assert_status(gcap_memset_d32_async(f->s, stack_buf, 0, 4), GCAP_ERROR_INVALID_VALUE);
     assert_status(gcap_memset_async(f->s, od, 0, 64), GCAP_ERROR_INVALID_VALUE);
-    void *gone = dev_alloc(f->ctx, 64);
+    void *gone = test_dev_alloc(f->ctx, 64);
     assert_ok(gcap_mem_free(f->ctx, gone));
     assert_status(gcap_memset_async(f->s, gone, 0, 64), GCAP_ERROR_INVALID_VALUE);
   }
@@ -746,7 +739,7 @@ static void test_async_stream_of_other_context(void **state) {
   gcap_context *other = test_context_create();
   gcap_stream *os = NULL;
   assert_ok(gcap_stream_create(other, &os));
-  void *d = dev_alloc(f->ctx, 32);
+  void *d = test_dev_alloc(f->ctx, 32);
   dev_set(f->ctx, d, 0x71, 32);
   unsigned char h[32];
   memset(h, 0x72, sizeof h);

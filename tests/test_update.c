@@ -82,24 +82,7 @@ static gcap_module *load_kernels(gcap_context *ctx) {
   return m;
 }
 
-static gcap_kernel *kernel_of(gcap_module *m, const char *name) {
-  gcap_kernel *k = NULL;
-  assert_ok(gcap_module_get_kernel(m, name, &k));
-  assert_non_null(k);
-  return k;
-}
-
 /* ------------------------------------------------------------------ helpers */
-
-static void assert_message_empty(void) { assert_string_equal(gcap_last_error_message(), ""); }
-static void assert_message_set(void) { assert_true(strlen(gcap_last_error_message()) > 0); }
-
-static void *dev_alloc(gcap_context *ctx, size_t bytes) {
-  void *p = NULL;
-  assert_ok(gcap_mem_alloc(ctx, bytes, &p));
-  assert_non_null(p);
-  return p;
-}
 
 static void to_dev(gcap_context *ctx, void *d, const void *h, size_t bytes) {
   assert_ok(gcap_memcpy(ctx, d, h, bytes, GCAP_MEMCPY_HOST_TO_DEVICE));
@@ -255,7 +238,7 @@ struct one_memset {
 
 static struct one_memset make_one_memset(gcap_context *ctx) {
   struct one_memset o;
-  o.d = dev_alloc(ctx, 64);
+  o.d = test_dev_alloc(ctx, 64);
   dev_set(ctx, o.d, 0, 64);
   o.g = new_graph(ctx);
   o.n = add_memset(o.g, NULL, 0, o.d, 0x11, 1, 64, 1, 64);
@@ -273,20 +256,20 @@ static void test_R76_handle_and_params_errors(void **state) {
   gcap_host_node_params hp = {count_a, NULL};
 
   assert_status(gcap_exec_memset_node_set_params(NULL, o.n, &mp), GCAP_ERROR_INVALID_HANDLE);
-  assert_message_set();
+  test_assert_message_set();
   test_assert_message_contains("gcap_exec_memset_node_set_params");
   assert_status(gcap_exec_memcpy_node_set_params(NULL, o.n, &cp), GCAP_ERROR_INVALID_HANDLE);
   assert_status(gcap_exec_host_node_set_params(NULL, o.n, &hp), GCAP_ERROR_INVALID_HANDLE);
   assert_status(gcap_exec_node_set_enabled(NULL, o.n, false), GCAP_ERROR_INVALID_HANDLE);
   test_assert_message_contains("gcap_exec_node_set_enabled");
   assert_status(gcap_exec_memset_node_set_params(o.x, NULL, &mp), GCAP_ERROR_INVALID_HANDLE);
-  assert_message_set();
+  test_assert_message_set();
   assert_status(gcap_exec_node_set_enabled(o.x, NULL, true), GCAP_ERROR_INVALID_HANDLE);
   /* NULL handle wins over NULL params (handles first). */
   assert_status(gcap_exec_memset_node_set_params(NULL, NULL, NULL), GCAP_ERROR_INVALID_HANDLE);
   assert_status(gcap_exec_memset_node_set_params(o.x, NULL, NULL), GCAP_ERROR_INVALID_HANDLE);
   assert_status(gcap_exec_memset_node_set_params(o.x, o.n, NULL), GCAP_ERROR_INVALID_VALUE);
-  assert_message_set();
+  test_assert_message_set();
   assert_status(gcap_exec_memcpy_node_set_params(o.x, o.n, NULL), GCAP_ERROR_INVALID_VALUE);
   assert_status(gcap_exec_host_node_set_params(o.x, o.n, NULL), GCAP_ERROR_INVALID_VALUE);
   assert_status(gcap_exec_kernel_node_set_params(o.x, o.n, NULL), GCAP_ERROR_INVALID_VALUE);
@@ -297,10 +280,10 @@ static void test_R76_handle_and_params_errors(void **state) {
 
   /* A destroyed exec. */
   assert_ok(gcap_exec_memset_node_set_params(o.x, o.n, &mp));
-  assert_message_empty();
+  test_assert_message_empty();
   gcap_exec_destroy(o.x);
   assert_status(gcap_exec_memset_node_set_params(o.x, o.n, &mp), GCAP_ERROR_INVALID_HANDLE);
-  assert_message_set();
+  test_assert_message_set();
   assert_status(gcap_exec_node_set_enabled(o.x, o.n, false), GCAP_ERROR_INVALID_HANDLE);
   gcap_graph_destroy(o.g);
   assert_ok(gcap_mem_free(f->ctx, o.d));
@@ -312,9 +295,9 @@ static void test_R76_node_added_later(void **state) {
   gcap_node *later = add_memset(o.g, NULL, 0, o.d, 0x33, 1, 8, 1, 8);
   gcap_memset_node_params mp = {o.d, 0x44, 1, 64, 1, 64};
   assert_status(gcap_exec_memset_node_set_params(o.x, later, &mp), GCAP_ERROR_INVALID_VALUE);
-  assert_message_set();
+  test_assert_message_set();
   assert_status(gcap_exec_node_set_enabled(o.x, later, false), GCAP_ERROR_INVALID_VALUE);
-  assert_message_set();
+  test_assert_message_set();
   launch(o.x, f->s);
   assert_dev_bytes(f->ctx, o.d, 0x11, 64);
   assert_int_equal(gcap_exec_node_count(o.x), 1);
@@ -340,7 +323,7 @@ static void test_R76_node_of_other_graph_or_clone(void **state) {
   assert_status(gcap_exec_memset_node_set_params(o.x, cn, &mp), GCAP_ERROR_INVALID_VALUE);
   assert_status(gcap_exec_node_set_enabled(o.x, on, false), GCAP_ERROR_INVALID_VALUE);
   assert_status(gcap_exec_node_set_enabled(o.x, cn, false), GCAP_ERROR_INVALID_VALUE);
-  assert_message_set();
+  test_assert_message_set();
   launch(o.x, f->s);
   assert_dev_bytes(f->ctx, o.d, 0x11, 64);
   gcap_graph_destroy(clone);
@@ -357,7 +340,7 @@ static void test_R76_node_or_graph_destroyed(void **state) {
   /* Destroyed node while the graph lives. */
   assert_ok(gcap_graph_destroy_node(o.n));
   assert_status(gcap_exec_memset_node_set_params(o.x, o.n, &mp), GCAP_ERROR_INVALID_HANDLE);
-  assert_message_set();
+  test_assert_message_set();
   assert_status(gcap_exec_node_set_enabled(o.x, o.n, false), GCAP_ERROR_INVALID_HANDLE);
   launch(o.x, f->s);
   assert_dev_bytes(f->ctx, o.d, 0x11, 64);
@@ -369,7 +352,7 @@ static void test_R76_node_or_graph_destroyed(void **state) {
   gcap_graph_destroy(p.g);
   mp.dst = p.d;
   assert_status(gcap_exec_memset_node_set_params(p.x, p.n, &mp), GCAP_ERROR_INVALID_HANDLE);
-  assert_message_set();
+  test_assert_message_set();
   assert_status(gcap_exec_node_set_enabled(p.x, p.n, false), GCAP_ERROR_INVALID_HANDLE);
   dev_set(f->ctx, p.d, 0, 64);
   launch(p.x, f->s);
@@ -381,7 +364,7 @@ static void test_R76_node_or_graph_destroyed(void **state) {
 
 static void test_R76_wrong_node_type(void **state) {
   struct test_fixture *f = *state;
-  unsigned char *d = dev_alloc(f->ctx, 64);
+  unsigned char *d = test_dev_alloc(f->ctx, 64);
   unsigned char h[64];
   memset(h, 0x7a, sizeof h);
   dev_set(f->ctx, d, 0, 64);
@@ -394,7 +377,7 @@ static void test_R76_wrong_node_type(void **state) {
   gcap_memcpy_node_params cpp = {d, h, 32, GCAP_MEMCPY_HOST_TO_DEVICE};
   gcap_host_node_params hp = {count_b, &c};
   assert_status(gcap_exec_memset_node_set_params(x, cp, &mp), GCAP_ERROR_INVALID_VALUE);
-  assert_message_set();
+  test_assert_message_set();
   assert_status(gcap_exec_host_node_set_params(x, cp, &hp), GCAP_ERROR_INVALID_VALUE);
   assert_status(gcap_exec_memcpy_node_set_params(x, hn, &cpp), GCAP_ERROR_INVALID_VALUE);
   assert_status(gcap_exec_memset_node_set_params(x, hn, &mp), GCAP_ERROR_INVALID_VALUE);
@@ -415,9 +398,9 @@ static void test_R76_wrong_node_type_kernel(void **state) {
   float v = 2.0f;
   uint32_t n = 4;
   void *args[] = {&p, &v, &n};
-  gcap_kernel_node_params kp = {kernel_of(m, "fill"), GCAP_DIM3(1, 1, 1), GCAP_DIM3(4, 1, 1), 0, args};
+  gcap_kernel_node_params kp = {test_kernel_of(m, "fill"), GCAP_DIM3(1, 1, 1), GCAP_DIM3(4, 1, 1), 0, args};
   assert_status(gcap_exec_kernel_node_set_params(o.x, o.n, &kp), GCAP_ERROR_INVALID_VALUE);
-  assert_message_set();
+  test_assert_message_set();
   launch(o.x, f->s);
   assert_dev_bytes(f->ctx, o.d, 0x11, 64);
   gcap_exec_destroy(o.x);
@@ -433,7 +416,7 @@ static void test_R76_only_future_launches_source_unchanged(void **state) {
   assert_dev_bytes(f->ctx, o.d, 0x11, 64);
   gcap_memset_node_params mp = {o.d, 0x22, 1, 64, 1, 64};
   assert_ok(gcap_exec_memset_node_set_params(o.x, o.n, &mp));
-  assert_message_empty();
+  test_assert_message_empty();
   /* Nothing ran at the call. */
   assert_dev_bytes(f->ctx, o.d, 0x11, 64);
   launch(o.x, f->s);
@@ -453,7 +436,7 @@ static void test_R76_only_future_launches_source_unchanged(void **state) {
 
 static void test_R76_capture_finish_exec_has_no_source_nodes(void **state) {
   struct test_fixture *f = *state;
-  unsigned char *d = dev_alloc(f->ctx, 64);
+  unsigned char *d = test_dev_alloc(f->ctx, 64);
   dev_set(f->ctx, d, 0, 64);
   gcap_capture *c = NULL;
   assert_ok(gcap_capture_begin(f->s, NULL, &c));
@@ -468,7 +451,7 @@ static void test_R76_capture_finish_exec_has_no_source_nodes(void **state) {
   gcap_memset_node_params mp = {d, 0x01, 1, 64, 1, 64};
   gcap_status st = gcap_exec_memset_node_set_params(x, n, &mp);
   assert_true(st == GCAP_ERROR_INVALID_HANDLE || st == GCAP_ERROR_INVALID_VALUE);
-  assert_message_set();
+  test_assert_message_set();
   st = gcap_exec_node_set_enabled(x, n, false);
   assert_true(st == GCAP_ERROR_INVALID_HANDLE || st == GCAP_ERROR_INVALID_VALUE);
   launch(x, f->s);
@@ -504,7 +487,7 @@ static void test_R76_setter_inside_own_launch_illegal_state(void **state) {
   struct test_fixture *f = *state;
   struct inside in;
   memset(&in, 0, sizeof in);
-  in.d = dev_alloc(f->ctx, 64);
+  in.d = test_dev_alloc(f->ctx, 64);
   dev_set(f->ctx, in.d, 0, 64);
   gcap_graph *g = new_graph(f->ctx);
   in.host_node = add_host(g, NULL, 0, call_setters_inside, &in);
@@ -536,9 +519,9 @@ static void test_R77_kernel_all_fields(void **state) {
   struct test_fixture *f = *state;
   test_require_sim(); /* checks what scale_sim and probe_sim wrote, and the counters */
   gcap_module *m = load_kernels(f->ctx);
-  gcap_kernel *scale = kernel_of(m, "scale"), *probe = kernel_of(m, "probe"), *stub = kernel_of(m, "stub");
-  float *a = dev_alloc(f->ctx, N * sizeof(float));
-  float *b = dev_alloc(f->ctx, N * sizeof(float));
+  gcap_kernel *scale = test_kernel_of(m, "scale"), *probe = test_kernel_of(m, "probe"), *stub = test_kernel_of(m, "stub");
+  float *a = test_dev_alloc(f->ctx, N * sizeof(float));
+  float *b = test_dev_alloc(f->ctx, N * sizeof(float));
   float ha[N], hb[N], want[N];
   for (int i = 0; i < N; i++) ha[i] = (float)i, hb[i] = -1.0f;
   to_dev(f->ctx, a, ha, sizeof ha);
@@ -563,7 +546,7 @@ static void test_R77_kernel_all_fields(void **state) {
   void *pargs[] = {&pb};
   gcap_kernel_node_params kp = {probe, GCAP_DIM3(3, 2, 1), GCAP_DIM3(4, 2, 2), 256, pargs};
   assert_ok(gcap_exec_kernel_node_set_params(x, k, &kp));
-  assert_message_empty();
+  test_assert_message_empty();
   pb = a; /* the value was copied at the call */
   launch(x, f->s);
   from_dev(f->ctx, got, b, sizeof got);
@@ -611,8 +594,8 @@ static void test_R77_kernel_args_copied_at_call(void **state) {
   struct test_fixture *f = *state;
   test_require_sim(); /* checks what fill_sim wrote */
   gcap_module *m = load_kernels(f->ctx);
-  gcap_kernel *fill = kernel_of(m, "fill");
-  float *a = dev_alloc(f->ctx, N * sizeof(float));
+  gcap_kernel *fill = test_kernel_of(m, "fill");
+  float *a = test_dev_alloc(f->ctx, N * sizeof(float));
   float *pa = a, v = 1.0f;
   uint32_t n = N;
   void *args[] = {&pa, &v, &n};
@@ -643,8 +626,8 @@ static void test_R77_kernel_args_copied_at_call(void **state) {
 static void test_R77_kernel_launch_checks(void **state) {
   struct test_fixture *f = *state;
   gcap_module *m = load_kernels(f->ctx);
-  gcap_kernel *fill = kernel_of(m, "fill");
-  float *a = dev_alloc(f->ctx, N * sizeof(float));
+  gcap_kernel *fill = test_kernel_of(m, "fill");
+  float *a = test_dev_alloc(f->ctx, N * sizeof(float));
   float *pa = a, v = 4.0f;
   uint32_t n = N;
   void *args[] = {&pa, &v, &n};
@@ -665,7 +648,7 @@ static void test_R77_kernel_launch_checks(void **state) {
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     assert_status(gcap_exec_kernel_node_set_params(x, k, &bad[i]), GCAP_ERROR_INVALID_VALUE);
-    assert_message_set();
+    test_assert_message_set();
   }
   launch(x, f->s);
   float got[N], want[N];
@@ -682,13 +665,13 @@ static void test_R77_kernel_handle_errors(void **state) {
   struct test_fixture *f = *state;
   gcap_module *m = load_kernels(f->ctx);
   gcap_module *m2 = load_kernels(f->ctx);
-  gcap_kernel *fill = kernel_of(m, "fill");
-  gcap_kernel *gone = kernel_of(m2, "fill");
+  gcap_kernel *fill = test_kernel_of(m, "fill");
+  gcap_kernel *gone = test_kernel_of(m2, "fill");
   assert_ok(gcap_module_unload(m2));
   gcap_context *other = test_context_create();
   gcap_module *om = load_kernels(other);
-  gcap_kernel *foreign = kernel_of(om, "fill");
-  float *a = dev_alloc(f->ctx, N * sizeof(float));
+  gcap_kernel *foreign = test_kernel_of(om, "fill");
+  float *a = test_dev_alloc(f->ctx, N * sizeof(float));
   float *pa = a, v = 4.0f;
   uint32_t n = N;
   void *args[] = {&pa, &v, &n};
@@ -699,12 +682,12 @@ static void test_R77_kernel_handle_errors(void **state) {
   void *args2[] = {&pa, &v2, &n};
   gcap_kernel_node_params kp = {NULL, GCAP_DIM3(1, 1, 1), GCAP_DIM3(N, 1, 1), 0, args2};
   assert_status(gcap_exec_kernel_node_set_params(x, k, &kp), GCAP_ERROR_INVALID_HANDLE);
-  assert_message_set();
+  test_assert_message_set();
   kp.kernel = gone;
   assert_status(gcap_exec_kernel_node_set_params(x, k, &kp), GCAP_ERROR_INVALID_HANDLE);
   kp.kernel = foreign;
   assert_status(gcap_exec_kernel_node_set_params(x, k, &kp), GCAP_ERROR_INVALID_HANDLE);
-  assert_message_set();
+  test_assert_message_set();
   launch(x, f->s);
   float got[N], want[N];
   for (int i = 0; i < N; i++) want[i] = 4.0f;
@@ -721,15 +704,15 @@ static void test_R77_kernel_module_unloaded_after_set(void **state) {
   struct test_fixture *f = *state;
   gcap_module *m = load_kernels(f->ctx);
   gcap_module *m2 = load_kernels(f->ctx);
-  float *a = dev_alloc(f->ctx, N * sizeof(float));
+  float *a = test_dev_alloc(f->ctx, N * sizeof(float));
   float *pa = a, v = 4.0f;
   uint32_t n = N;
   void *args[] = {&pa, &v, &n};
   gcap_graph *g = new_graph(f->ctx);
-  gcap_node *k = add_kernel(g, NULL, 0, kernel_of(m, "fill"), 1, N, args);
+  gcap_node *k = add_kernel(g, NULL, 0, test_kernel_of(m, "fill"), 1, N, args);
   gcap_exec *x = instantiate(g);
   v = 6.0f;
-  gcap_kernel_node_params kp = {kernel_of(m2, "fill"), GCAP_DIM3(1, 1, 1), GCAP_DIM3(N, 1, 1), 0, args};
+  gcap_kernel_node_params kp = {test_kernel_of(m2, "fill"), GCAP_DIM3(1, 1, 1), GCAP_DIM3(N, 1, 1), 0, args};
   assert_ok(gcap_exec_kernel_node_set_params(x, k, &kp));
   assert_ok(gcap_module_unload(m2)); /* the exec keeps the kernel alive */
   launch(x, f->s);
@@ -752,13 +735,13 @@ static void test_R77_jacobi_ping_pong(void **state) {
   test_require_sim(); /* checks what jacobi_sim computed, and the counters */
   enum { NN = 64, ITERS = 9 };
   gcap_module *m = load_kernels(f->ctx);
-  gcap_kernel *jac = kernel_of(m, "jacobi");
+  gcap_kernel *jac = test_kernel_of(m, "jacobi");
   float *buf[2], *eager[2];
   float init[NN];
   for (int i = 0; i < NN; i++) init[i] = (i == 0) ? 100.0f : (i == NN - 1 ? -50.0f : (float)(i % 7));
   for (int i = 0; i < 2; i++) {
-    buf[i] = dev_alloc(f->ctx, sizeof init);
-    eager[i] = dev_alloc(f->ctx, sizeof init);
+    buf[i] = test_dev_alloc(f->ctx, sizeof init);
+    eager[i] = test_dev_alloc(f->ctx, sizeof init);
     to_dev(f->ctx, buf[i], init, sizeof init);
     to_dev(f->ctx, eager[i], init, sizeof init);
   }
@@ -828,7 +811,7 @@ struct copy_graph {
 
 /* d (64 device bytes, zeroed) <- h1 (0xa1) through a copy of `kind`. */
 static void make_copy(gcap_context *ctx, struct copy_graph *c, gcap_memcpy_kind kind) {
-  c->d = dev_alloc(ctx, 64);
+  c->d = test_dev_alloc(ctx, 64);
   dev_set(ctx, c->d, 0, 64);
   memset(c->h1, 0xa1, sizeof c->h1);
   memset(c->h2, 0xb2, sizeof c->h2);
@@ -849,7 +832,7 @@ static void test_R78_memcpy_new_operands(void **state) {
   make_copy(f->ctx, &c, GCAP_MEMCPY_HOST_TO_DEVICE);
   gcap_memcpy_node_params p = {c.d + 16, c.h2, 32, GCAP_MEMCPY_HOST_TO_DEVICE};
   assert_ok(gcap_exec_memcpy_node_set_params(c.x, c.n, &p));
-  assert_message_empty();
+  test_assert_message_empty();
   gcap_sim_stats s0 = {0};
   if (test_on_sim()) s0 = stats_of(f->ctx);
   launch(c.x, f->s);
@@ -867,7 +850,7 @@ static void test_R78_memcpy_zero_bytes(void **state) {
   make_copy(f->ctx, &c, GCAP_MEMCPY_HOST_TO_DEVICE);
   gcap_memcpy_node_params p = {c.d, c.h2, 0, GCAP_MEMCPY_HOST_TO_DEVICE};
   assert_status(gcap_exec_memcpy_node_set_params(c.x, c.n, &p), GCAP_ERROR_INVALID_VALUE);
-  assert_message_set();
+  test_assert_message_set();
   launch(c.x, f->s);
   assert_dev_bytes(f->ctx, c.d, 0xa1, 64);
   free_copy(f->ctx, &c);
@@ -879,7 +862,7 @@ static void test_R78_memcpy_range_outside_allocation(void **state) {
   make_copy(f->ctx, &c, GCAP_MEMCPY_HOST_TO_DEVICE);
   gcap_memcpy_node_params p = {c.d + 1, c.h2, 64, GCAP_MEMCPY_HOST_TO_DEVICE};
   assert_status(gcap_exec_memcpy_node_set_params(c.x, c.n, &p), GCAP_ERROR_INVALID_VALUE);
-  assert_message_set();
+  test_assert_message_set();
   p = (gcap_memcpy_node_params){NULL, c.h2, 8, GCAP_MEMCPY_HOST_TO_DEVICE};
   assert_status(gcap_exec_memcpy_node_set_params(c.x, c.n, &p), GCAP_ERROR_INVALID_VALUE);
   p = (gcap_memcpy_node_params){c.d, NULL, 8, GCAP_MEMCPY_HOST_TO_DEVICE};
@@ -895,12 +878,12 @@ static void test_R78_memcpy_kind_change_refused(void **state) {
   struct test_fixture *f = *state;
   struct copy_graph c;
   make_copy(f->ctx, &c, GCAP_MEMCPY_HOST_TO_DEVICE);
-  unsigned char *d2 = dev_alloc(f->ctx, 64);
+  unsigned char *d2 = test_dev_alloc(f->ctx, 64);
   dev_set(f->ctx, d2, 0xc3, 64);
   /* Same operands, kind DEFAULT (which would resolve to H2D): still refused. */
   gcap_memcpy_node_params p = {c.d, c.h2, 64, GCAP_MEMCPY_DEFAULT};
   assert_status(gcap_exec_memcpy_node_set_params(c.x, c.n, &p), GCAP_ERROR_INVALID_VALUE);
-  assert_message_set();
+  test_assert_message_set();
   p = (gcap_memcpy_node_params){c.d, d2, 64, GCAP_MEMCPY_DEVICE_TO_DEVICE};
   assert_status(gcap_exec_memcpy_node_set_params(c.x, c.n, &p), GCAP_ERROR_INVALID_VALUE);
   p = (gcap_memcpy_node_params){c.h2, c.d, 64, GCAP_MEMCPY_DEVICE_TO_HOST};
@@ -914,7 +897,7 @@ static void test_R78_memcpy_kind_change_refused(void **state) {
   make_copy(f->ctx, &c, GCAP_MEMCPY_DEFAULT);
   p = (gcap_memcpy_node_params){c.d, c.h2, 64, GCAP_MEMCPY_HOST_TO_DEVICE};
   assert_status(gcap_exec_memcpy_node_set_params(c.x, c.n, &p), GCAP_ERROR_INVALID_VALUE);
-  assert_message_set();
+  test_assert_message_set();
   launch(c.x, f->s);
   assert_dev_bytes(f->ctx, c.d, 0xa1, 64);
   assert_memcpy_params(c.n, c.d, c.h1, 64, GCAP_MEMCPY_DEFAULT);
@@ -926,14 +909,14 @@ static void test_R78_memcpy_default_direction_change_refused(void **state) {
   struct test_fixture *f = *state;
   struct copy_graph c;
   make_copy(f->ctx, &c, GCAP_MEMCPY_DEFAULT); /* resolves to H2D */
-  unsigned char *d2 = dev_alloc(f->ctx, 64);
+  unsigned char *d2 = test_dev_alloc(f->ctx, 64);
   dev_set(f->ctx, d2, 0xc3, 64);
   unsigned char host_dst[64];
   memset(host_dst, 0, sizeof host_dst);
   /* New dst is host memory: H2H. */
   gcap_memcpy_node_params p = {host_dst, c.h2, 64, GCAP_MEMCPY_DEFAULT};
   assert_status(gcap_exec_memcpy_node_set_params(c.x, c.n, &p), GCAP_ERROR_INVALID_VALUE);
-  assert_message_set();
+  test_assert_message_set();
   /* New src is device memory: D2D. */
   p = (gcap_memcpy_node_params){c.d, d2, 64, GCAP_MEMCPY_DEFAULT};
   assert_status(gcap_exec_memcpy_node_set_params(c.x, c.n, &p), GCAP_ERROR_INVALID_VALUE);
@@ -951,7 +934,7 @@ static void test_R78_memcpy_default_direction_change_refused(void **state) {
 
 static void test_R78_memcpy_d2h_new_operands(void **state) {
   struct test_fixture *f = *state;
-  unsigned char *d = dev_alloc(f->ctx, 64);
+  unsigned char *d = test_dev_alloc(f->ctx, 64);
   dev_set(f->ctx, d, 0x3c, 64);
   unsigned char h[64], h2[64];
   memset(h, 0, sizeof h);
@@ -975,11 +958,11 @@ static void test_R78_memcpy_d2h_new_operands(void **state) {
 static void test_R79_memset_dst_and_value(void **state) {
   struct test_fixture *f = *state;
   struct one_memset o = make_one_memset(f->ctx);
-  unsigned char *d2 = dev_alloc(f->ctx, 128);
+  unsigned char *d2 = test_dev_alloc(f->ctx, 128);
   dev_set(f->ctx, d2, 0, 128);
   gcap_memset_node_params mp = {d2 + 64, 0x1234, 1, 64, 1, 64}; /* low byte 0x34 */
   assert_ok(gcap_exec_memset_node_set_params(o.x, o.n, &mp));
-  assert_message_empty();
+  test_assert_message_empty();
   gcap_sim_stats s0 = {0};
   if (test_on_sim()) s0 = stats_of(f->ctx);
   launch(o.x, f->s);
@@ -996,8 +979,8 @@ static void test_R79_memset_dst_and_value(void **state) {
 
 static void test_R79_memset_2d_shape_fixed(void **state) {
   struct test_fixture *f = *state;
-  unsigned char *d = dev_alloc(f->ctx, 256);
-  unsigned char *d2 = dev_alloc(f->ctx, 256);
+  unsigned char *d = test_dev_alloc(f->ctx, 256);
+  unsigned char *d2 = test_dev_alloc(f->ctx, 256);
   dev_set(f->ctx, d, 0, 256);
   dev_set(f->ctx, d2, 0, 256);
   gcap_graph *g = new_graph(f->ctx);
@@ -1013,7 +996,7 @@ static void test_R79_memset_2d_shape_fixed(void **state) {
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     assert_status(gcap_exec_memset_node_set_params(x, n, &bad[i]), GCAP_ERROR_INVALID_VALUE);
-    assert_message_set();
+    test_assert_message_set();
   }
   launch(x, f->s);
   for (int r = 0; r < 4; r++) {
@@ -1050,7 +1033,7 @@ static void test_R79_memset_2d_shape_fixed(void **state) {
 
 static void test_R79_memset_1d_width_and_element_size(void **state) {
   struct test_fixture *f = *state;
-  unsigned char *d = dev_alloc(f->ctx, 64);
+  unsigned char *d = test_dev_alloc(f->ctx, 64);
   dev_set(f->ctx, d, 0, 64);
   gcap_graph *g = new_graph(f->ctx);
   gcap_node *n = add_memset(g, NULL, 0, d, 0xaa, 1, 16, 1, 16);
@@ -1064,7 +1047,7 @@ static void test_R79_memset_1d_width_and_element_size(void **state) {
   /* 17 four-byte elements do not fit. */
   p.width = 17;
   assert_status(gcap_exec_memset_node_set_params(x, n, &p), GCAP_ERROR_INVALID_VALUE);
-  assert_message_set();
+  test_assert_message_set();
   dev_set(f->ctx, d, 0, 64);
   launch(x, f->s);
   assert_dev_bytes(f->ctx, d, 0x5b, 48);
@@ -1080,7 +1063,7 @@ static void test_R79_memset_1d_height_change_refused(void **state) {
   struct one_memset o = make_one_memset(f->ctx);
   gcap_memset_node_params p = {o.d, 0x22, 1, 8, 2, 32};
   assert_status(gcap_exec_memset_node_set_params(o.x, o.n, &p), GCAP_ERROR_INVALID_VALUE);
-  assert_message_set();
+  test_assert_message_set();
   p.height = 0;
   assert_status(gcap_exec_memset_node_set_params(o.x, o.n, &p), GCAP_ERROR_INVALID_VALUE);
   launch(o.x, f->s);
@@ -1096,7 +1079,7 @@ static void test_R79_memset_param_checks(void **state) {
   void *host = NULL;
   assert_ok(gcap_host_alloc(f->ctx, 64, &host));
   unsigned char stack[64];
-  unsigned char *freed = dev_alloc(f->ctx, 64);
+  unsigned char *freed = test_dev_alloc(f->ctx, 64);
   assert_ok(gcap_mem_free(f->ctx, freed));
   const gcap_memset_node_params bad[] = {
       {NULL, 0x22, 1, 64, 1, 64},    /* dst NULL */
@@ -1110,7 +1093,7 @@ static void test_R79_memset_param_checks(void **state) {
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     assert_status(gcap_exec_memset_node_set_params(o.x, o.n, &bad[i]), GCAP_ERROR_INVALID_VALUE);
-    assert_message_set();
+    test_assert_message_set();
   }
   if (test_on_sim()) {
     gcap_memset_node_params p = {stack, 0x22, 1, 64, 1, 64};
@@ -1138,7 +1121,7 @@ static void test_R80_host_unrestricted(void **state) {
   assert_int_equal(c1.a, 1);
   gcap_host_node_params p = {count_b, &c2};
   assert_ok(gcap_exec_host_node_set_params(x, h, &p));
-  assert_message_empty();
+  test_assert_message_empty();
   gcap_sim_stats s0 = {0};
   if (test_on_sim()) s0 = stats_of(f->ctx);
   launch(x, f->s);
@@ -1149,7 +1132,7 @@ static void test_R80_host_unrestricted(void **state) {
   /* user_data may be NULL-free changes too; fn NULL is refused. */
   p = (gcap_host_node_params){NULL, &c1};
   assert_status(gcap_exec_host_node_set_params(x, h, &p), GCAP_ERROR_INVALID_VALUE);
-  assert_message_set();
+  test_assert_message_set();
   launch(x, f->s);
   assert_int_equal(c2.b, 200);
   assert_int_equal(c1.a + c1.b, 1);
@@ -1165,7 +1148,7 @@ static void test_R80_host_unrestricted(void **state) {
 
 static void test_R75_disable_kernel_memcpy_memset_only(void **state) {
   struct test_fixture *f = *state;
-  unsigned char *d = dev_alloc(f->ctx, 64);
+  unsigned char *d = test_dev_alloc(f->ctx, 64);
   unsigned char h[64];
   memset(h, 0x44, sizeof h);
   struct counter c = {0, 0};
@@ -1187,7 +1170,7 @@ static void test_R75_disable_kernel_memcpy_memset_only(void **state) {
   float v = 1.0f;
   uint32_t n = 4;
   void *args[] = {&p, &v, &n};
-  gcap_node *k = add_kernel(g, &mc, 1, kernel_of(m, "fill"), 1, 4, args);
+  gcap_node *k = add_kernel(g, &mc, 1, test_kernel_of(m, "fill"), 1, 4, args);
   gcap_exec *x = instantiate(g);
   launch(x, f->s);
   assert_dev_bytes(f->ctx, d, 0x44, 32);
@@ -1201,7 +1184,7 @@ static void test_R75_disable_kernel_memcpy_memset_only(void **state) {
   gcap_node *refused[] = {hn, em, cn, er, ew};
   for (size_t i = 0; i < 5; i++) {
     assert_status(gcap_exec_node_set_enabled(x, refused[i], false), GCAP_ERROR_INVALID_VALUE);
-    assert_message_set();
+    test_assert_message_set();
     assert_status(gcap_exec_node_set_enabled(x, refused[i], true), GCAP_ERROR_INVALID_VALUE);
   }
   /* A node inside the child graph is an empty node: refused as well. */
@@ -1217,7 +1200,7 @@ static void test_R75_disable_kernel_memcpy_memset_only(void **state) {
 
   dev_set(f->ctx, d, 0, 64);
   assert_ok(gcap_exec_node_set_enabled(x, ms, false));
-  assert_message_empty();
+  test_assert_message_empty();
   assert_ok(gcap_exec_node_set_enabled(x, mc, false));
   assert_ok(gcap_exec_node_set_enabled(x, k, false));
   gcap_sim_stats s0 = {0}, s1;
@@ -1299,7 +1282,7 @@ static void test_R75_disabled_node_keeps_edges(void **state) {
   assert_ok(gcap_context_create(&co, &ctx));
   gcap_stream *s = NULL;
   assert_ok(gcap_stream_create(ctx, &s));
-  unsigned char *d = dev_alloc(ctx, 64);
+  unsigned char *d = test_dev_alloc(ctx, 64);
   struct order_probe op = {0, 0, 0};
   gcap_graph *g = new_graph(ctx);
   gcap_node *h1 = add_host(g, NULL, 0, mark_first, &op);
@@ -1348,7 +1331,7 @@ static void free_rich(struct rich *r) {
 
 static void test_R71_clone_pairs(void **state) {
   struct test_fixture *f = *state;
-  unsigned char *d = dev_alloc(f->ctx, 64);
+  unsigned char *d = test_dev_alloc(f->ctx, 64);
   dev_set(f->ctx, d, 0, 64);
   unsigned char h[16], h2[16];
   memset(h, 0, sizeof h);
@@ -1365,7 +1348,7 @@ static void test_R71_clone_pairs(void **state) {
   assert_ok(gcap_graph_clone(r.g, &cl));
   gcap_exec_update_info info = {GCAP_EXEC_UPDATE_ERROR, r.ms, r.ms};
   assert_ok(gcap_exec_update(x, cl, &info));
-  assert_message_empty();
+  test_assert_message_empty();
   assert_info(&info, GCAP_EXEC_UPDATE_SUCCESS, NULL, NULL);
   launch(x, f->s);
   assert_host_bytes(h, 0x20, 16);
@@ -1445,10 +1428,10 @@ static void test_R71_recaptured_graph_pairs(void **state) {
   struct test_fixture *f = *state;
   test_require_sim(); /* checks what scale_sim computed */
   gcap_module *m = load_kernels(f->ctx);
-  gcap_kernel *scale = kernel_of(m, "scale");
-  float *a = dev_alloc(f->ctx, N * sizeof(float));
-  float *b = dev_alloc(f->ctx, N * sizeof(float));
-  unsigned char *d = dev_alloc(f->ctx, 64);
+  gcap_kernel *scale = test_kernel_of(m, "scale");
+  float *a = test_dev_alloc(f->ctx, N * sizeof(float));
+  float *b = test_dev_alloc(f->ctx, N * sizeof(float));
+  unsigned char *d = test_dev_alloc(f->ctx, 64);
   float ones[N], out1[N], out2[N], want[N];
   for (int i = 0; i < N; i++) ones[i] = (float)(i + 1);
   memset(out1, 0, sizeof out1);
@@ -1498,7 +1481,7 @@ static void test_R71_recaptured_graph_pairs(void **state) {
 static void test_R71_original_nodes_still_name_exec_nodes(void **state) {
   struct test_fixture *f = *state;
   struct one_memset o = make_one_memset(f->ctx);
-  unsigned char *d2 = dev_alloc(f->ctx, 64);
+  unsigned char *d2 = test_dev_alloc(f->ctx, 64);
   dev_set(f->ctx, d2, 0, 64);
   gcap_graph *g2 = new_graph(f->ctx);
   gcap_node *n2 = add_memset(g2, NULL, 0, d2, 0x77, 1, 64, 1, 64);
@@ -1539,7 +1522,7 @@ struct two {
 };
 
 static void make_two(gcap_context *ctx, struct two *t) {
-  t->d = dev_alloc(ctx, 64);
+  t->d = test_dev_alloc(ctx, 64);
   t->g = new_graph(ctx);
   t->a = add_memset(t->g, NULL, 0, t->d, 0x11, 1, 32, 1, 32);
   t->b = add_memset(t->g, &t->a, 1, t->d + 32, 0x22, 1, 32, 1, 32);
@@ -1569,7 +1552,7 @@ static void test_R72_count_mismatch(void **state) {
   add_empty(g, NULL, 0);
   gcap_exec_update_info info;
   assert_status(gcap_exec_update(t.x, g, &info), GCAP_ERROR_GRAPH_EXEC_UPDATE_FAILURE);
-  assert_message_set();
+  test_assert_message_set();
   test_assert_message_contains("gcap_exec_update");
   assert_info(&info, GCAP_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED, NULL, NULL);
   assert_two_unchanged(f, &t);
@@ -1594,7 +1577,7 @@ static void test_R72_count_mismatch(void **state) {
 static void test_R72_dependency_count(void **state) {
   struct test_fixture *f = *state;
   /* x: A, B, C (C after A). g: A', B', C' (C' after A' and B'). */
-  unsigned char *d = dev_alloc(f->ctx, 48);
+  unsigned char *d = test_dev_alloc(f->ctx, 48);
   gcap_graph *g0 = new_graph(f->ctx);
   gcap_node *a = add_memset(g0, NULL, 0, d, 0x01, 1, 16, 1, 16);
   add_memset(g0, NULL, 0, d + 16, 0x02, 1, 16, 1, 16);
@@ -1607,7 +1590,7 @@ static void test_R72_dependency_count(void **state) {
   gcap_node *c = add_memset(g, ab, 2, d + 32, 0x06, 1, 16, 1, 16);
   gcap_exec_update_info info;
   assert_status(gcap_exec_update(x, g, &info), GCAP_ERROR_GRAPH_EXEC_UPDATE_FAILURE);
-  assert_message_set();
+  test_assert_message_set();
   assert_info(&info, GCAP_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED, c, NULL);
   dev_set(f->ctx, d, 0, 48);
   launch(x, f->s);
@@ -1624,7 +1607,7 @@ static void test_R72_dependency_count(void **state) {
 static void test_R72_dependency_mismatch_reports_from_node(void **state) {
   struct test_fixture *f = *state;
   /* x: A, B, C (C after A). g: A', B', C' (C' after B'). */
-  unsigned char *d = dev_alloc(f->ctx, 48);
+  unsigned char *d = test_dev_alloc(f->ctx, 48);
   gcap_graph *g0 = new_graph(f->ctx);
   gcap_node *a = add_memset(g0, NULL, 0, d, 0x01, 1, 16, 1, 16);
   add_memset(g0, NULL, 0, d + 16, 0x02, 1, 16, 1, 16);
@@ -1651,7 +1634,7 @@ static void test_R72_dependency_mismatch_reports_from_node(void **state) {
 static void test_R72_dependency_order_matters(void **state) {
   struct test_fixture *f = *state;
   /* x: A, B, C after (A, B). g: A', B', C' after (B', A'): same edges, other order. */
-  unsigned char *d = dev_alloc(f->ctx, 48);
+  unsigned char *d = test_dev_alloc(f->ctx, 48);
   gcap_graph *g0 = new_graph(f->ctx);
   gcap_node *ab[2];
   ab[0] = add_memset(g0, NULL, 0, d, 0x01, 1, 16, 1, 16);
@@ -1678,7 +1661,7 @@ static void test_R72_dependency_order_matters(void **state) {
 
 static void test_R72_topology_before_type(void **state) {
   struct test_fixture *f = *state;
-  unsigned char *d = dev_alloc(f->ctx, 64);
+  unsigned char *d = test_dev_alloc(f->ctx, 64);
   unsigned char h[64];
   memset(h, 0x5c, sizeof h);
   /* x: a memcpy root M, then an empty node after it. */
@@ -1693,7 +1676,7 @@ static void test_R72_topology_before_type(void **state) {
   assert_ok(gcap_graph_add_dependencies(g, &em, &ms, 1));
   gcap_exec_update_info info;
   assert_status(gcap_exec_update(x, g, &info), GCAP_ERROR_GRAPH_EXEC_UPDATE_FAILURE);
-  assert_message_set();
+  test_assert_message_set();
   assert_info(&info, GCAP_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED, ms, NULL);
   dev_set(f->ctx, d, 0, 64);
   launch(x, f->s);
@@ -1706,7 +1689,7 @@ static void test_R72_topology_before_type(void **state) {
 
 static void test_R72_topology_before_type_later_node(void **state) {
   struct test_fixture *f = *state;
-  unsigned char *d = dev_alloc(f->ctx, 64);
+  unsigned char *d = test_dev_alloc(f->ctx, 64);
   unsigned char h[64];
   memset(h, 0x5c, sizeof h);
   /* x: memcpy M, empty E1, empty E2 after E1. g: memset S, E1', E2' after E1' and S. */
@@ -1743,7 +1726,7 @@ static void test_R72_type_changed(void **state) {
   gcap_node *b = add_memcpy(g, &a, 1, t.d + 32, h, 32, GCAP_MEMCPY_HOST_TO_DEVICE);
   gcap_exec_update_info info;
   assert_status(gcap_exec_update(t.x, g, &info), GCAP_ERROR_GRAPH_EXEC_UPDATE_FAILURE);
-  assert_message_set();
+  test_assert_message_set();
   assert_info(&info, GCAP_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED, b, NULL);
   assert_two_unchanged(f, &t);
   gcap_graph_destroy(g);
@@ -1763,7 +1746,7 @@ static void test_R72_type_changed(void **state) {
 
 static void test_R73_memcpy_direction(void **state) {
   struct test_fixture *f = *state;
-  unsigned char *d = dev_alloc(f->ctx, 64);
+  unsigned char *d = test_dev_alloc(f->ctx, 64);
   unsigned char h[64], h2[64];
   memset(h, 0x12, sizeof h);
   memset(h2, 0, sizeof h2);
@@ -1775,7 +1758,7 @@ static void test_R73_memcpy_direction(void **state) {
   gcap_node *n = add_memcpy(g, NULL, 0, h2, d, 64, GCAP_MEMCPY_DEVICE_TO_HOST);
   gcap_exec_update_info info;
   assert_status(gcap_exec_update(x, g, &info), GCAP_ERROR_GRAPH_EXEC_UPDATE_FAILURE);
-  assert_message_set();
+  test_assert_message_set();
   assert_info(&info, GCAP_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED, n, NULL);
   gcap_graph_destroy(g);
   /* H2D -> DEFAULT with the same operands (kind change). */
@@ -1806,7 +1789,7 @@ static void test_R73_memcpy_direction(void **state) {
 
 static void test_R73_memset_shape(void **state) {
   struct test_fixture *f = *state;
-  unsigned char *d = dev_alloc(f->ctx, 256);
+  unsigned char *d = test_dev_alloc(f->ctx, 256);
   gcap_graph *g0 = new_graph(f->ctx);
   gcap_node *a = add_memset(g0, NULL, 0, d, 0x01, 1, 32, 4, 64); /* 2-D */
   add_memset(g0, &a, 1, d + 32, 0x02, 1, 16, 1, 16);            /* 1-D */
@@ -1862,8 +1845,8 @@ static void test_R73_memset_shape(void **state) {
 static void test_R73_kernel_function_change_allowed(void **state) {
   struct test_fixture *f = *state;
   gcap_module *m = load_kernels(f->ctx);
-  float *a = dev_alloc(f->ctx, N * sizeof(float));
-  float *b = dev_alloc(f->ctx, N * sizeof(float));
+  float *a = test_dev_alloc(f->ctx, N * sizeof(float));
+  float *b = test_dev_alloc(f->ctx, N * sizeof(float));
   float init[N], got[N], want[N];
   for (int i = 0; i < N; i++) init[i] = (float)i;
   to_dev(f->ctx, a, init, sizeof init);
@@ -1872,13 +1855,13 @@ static void test_R73_kernel_function_change_allowed(void **state) {
   uint32_t n = N;
   void *args[] = {&pa, &v, &n};
   gcap_graph *g0 = new_graph(f->ctx);
-  gcap_node *k0 = add_kernel(g0, NULL, 0, kernel_of(m, "scale"), 1, N, args);
+  gcap_node *k0 = add_kernel(g0, NULL, 0, test_kernel_of(m, "scale"), 1, N, args);
   gcap_exec *x = instantiate(g0);
   float *pb = b, v2 = 7.0f;
   uint32_t n2 = N / 2;
   void *args2[] = {&pb, &v2, &n2};
   gcap_graph *g = new_graph(f->ctx);
-  gcap_kernel_node_params kp = {kernel_of(m, "fill"), GCAP_DIM3(2, 1, 1), GCAP_DIM3(4, 1, 1), 0, args2};
+  gcap_kernel_node_params kp = {test_kernel_of(m, "fill"), GCAP_DIM3(2, 1, 1), GCAP_DIM3(4, 1, 1), 0, args2};
   gcap_node *k = NULL;
   assert_ok(gcap_graph_add_kernel_node(g, NULL, 0, &kp, &k));
   gcap_exec_update_info info;
@@ -1898,7 +1881,7 @@ static void test_R73_kernel_function_change_allowed(void **state) {
   assert_int_equal(sp.grid.x, 2);
   assert_int_equal(sp.block.x, 4);
   void *args3[] = {&pa, &v, &n};
-  kp = (gcap_kernel_node_params){kernel_of(m, "scale"), GCAP_DIM3(1, 1, 1), GCAP_DIM3(N, 1, 1), 0, args3};
+  kp = (gcap_kernel_node_params){test_kernel_of(m, "scale"), GCAP_DIM3(1, 1, 1), GCAP_DIM3(N, 1, 1), 0, args3};
   assert_ok(gcap_exec_kernel_node_set_params(x, k0, &kp));
   assert_status(gcap_exec_kernel_node_set_params(x, k, &kp), GCAP_ERROR_INVALID_VALUE);
   launch(x, f->s);
@@ -1949,7 +1932,7 @@ static void test_R73_host_and_event_unrestricted(void **state) {
 
 static void test_R73_child_graph_compared_recursively(void **state) {
   struct test_fixture *f = *state;
-  unsigned char *d = dev_alloc(f->ctx, 64);
+  unsigned char *d = test_dev_alloc(f->ctx, 64);
   unsigned char h[32];
   memset(h, 0x70, sizeof h);
   gcap_graph *child = new_graph(f->ctx);
@@ -2024,7 +2007,7 @@ static void test_R74_info_null(void **state) {
   gcap_memset_node_params p = {t.d, 0x55, 1, 32, 1, 32};
   assert_ok(gcap_node_set_memset_params(nodes[0], &p));
   assert_status(gcap_exec_update(t.x, cl, NULL), GCAP_ERROR_INVALID_VALUE);
-  assert_message_set();
+  test_assert_message_set();
   test_assert_message_contains("gcap_exec_update");
   assert_two_unchanged(f, &t);
   gcap_graph_destroy(cl);
@@ -2037,19 +2020,19 @@ static void test_R74_handle_errors(void **state) {
   make_two(f->ctx, &t);
   gcap_exec_update_info info;
   assert_status(gcap_exec_update(NULL, t.g, &info), GCAP_ERROR_INVALID_HANDLE);
-  assert_message_set();
+  test_assert_message_set();
   assert_status(gcap_exec_update(t.x, NULL, &info), GCAP_ERROR_INVALID_HANDLE);
   assert_status(gcap_exec_update(NULL, NULL, NULL), GCAP_ERROR_INVALID_HANDLE);
   gcap_graph *dead = new_graph(f->ctx);
   gcap_graph_destroy(dead);
   assert_status(gcap_exec_update(t.x, dead, &info), GCAP_ERROR_INVALID_HANDLE);
   gcap_context *other = test_context_create();
-  unsigned char *od = dev_alloc(other, 64);
+  unsigned char *od = test_dev_alloc(other, 64);
   gcap_graph *og = new_graph(other);
   gcap_node *oa = add_memset(og, NULL, 0, od, 0x33, 1, 32, 1, 32);
   add_memset(og, &oa, 1, od + 32, 0x44, 1, 32, 1, 32);
   assert_status(gcap_exec_update(t.x, og, &info), GCAP_ERROR_INVALID_HANDLE);
-  assert_message_set();
+  test_assert_message_set();
   assert_two_unchanged(f, &t);
   gcap_context_destroy(other);
   gcap_exec *dx = instantiate(t.g);
@@ -2080,14 +2063,14 @@ static void test_R74_failed_update_leaves_exec_unchanged(void **state) {
   gcap_graph_destroy(g);
 
   /* g's params no longer valid (its memory was freed): result ERROR, exec unchanged. */
-  unsigned char *tmp = dev_alloc(f->ctx, 64);
+  unsigned char *tmp = test_dev_alloc(f->ctx, 64);
   g = new_graph(f->ctx);
   a = add_memset(g, NULL, 0, tmp, 0x33, 1, 32, 1, 32);
   add_memset(g, &a, 1, tmp + 32, 0x44, 1, 32, 1, 32);
   assert_ok(gcap_mem_free(f->ctx, tmp));
   if (test_on_sim()) {
     assert_status(gcap_exec_update(t.x, g, &info), GCAP_ERROR_GRAPH_EXEC_UPDATE_FAILURE);
-    assert_message_set();
+    test_assert_message_set();
     assert_int_equal(info.result, GCAP_EXEC_UPDATE_ERROR);
     dev_set(f->ctx, t.d, 0, 64);
     launch(t.x, f->s);
@@ -2103,13 +2086,13 @@ static void test_R74_success_keeps_disabled_and_graph(void **state) {
   struct two t;
   make_two(f->ctx, &t);
   assert_ok(gcap_exec_node_set_enabled(t.x, t.b, false));
-  unsigned char *d2 = dev_alloc(f->ctx, 64);
+  unsigned char *d2 = test_dev_alloc(f->ctx, 64);
   gcap_graph *g = new_graph(f->ctx);
   gcap_node *a = add_memset(g, NULL, 0, d2, 0x33, 1, 32, 1, 32);
   gcap_node *b = add_memset(g, &a, 1, d2 + 32, 0x44, 1, 32, 1, 32);
   gcap_exec_update_info info;
   assert_ok(gcap_exec_update(t.x, g, &info));
-  assert_message_empty();
+  test_assert_message_empty();
   assert_info(&info, GCAP_EXEC_UPDATE_SUCCESS, NULL, NULL);
   dev_set(f->ctx, t.d, 0, 64);
   dev_set(f->ctx, d2, 0, 64);
@@ -2141,7 +2124,7 @@ static void test_R74_success_keeps_disabled_and_graph(void **state) {
 /* A child graph takes the update through a full comparison; enable flags and node names survive it too. */
 static void test_R74_child_graph_update_keeps_disabled(void **state) {
   struct test_fixture *f = *state;
-  unsigned char *d = dev_alloc(f->ctx, 64);
+  unsigned char *d = test_dev_alloc(f->ctx, 64);
   gcap_graph *child = new_graph(f->ctx);
   add_memset(child, NULL, 0, d + 32, 0x02, 1, 32, 1, 32);
   gcap_graph *g0 = new_graph(f->ctx);
