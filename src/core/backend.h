@@ -168,6 +168,14 @@ struct gcap_backend_ops {
 
   /* Optional (NULL: NOT_SUPPORTED). */
   gcap_status (*sim_get_stats)(const struct gcap__backend_ctx *b, gcap_sim_stats *out);
+  /* Optional (NULL: false): instantiation must fail when the graph has races (check_races). */
+  bool (*wants_race_check)(const struct gcap__backend_ctx *b);
+  /*
+   * Optional: writes into buf (NUL-terminated, at most size bytes) how the next launch will
+   * order its nodes when that needs saying to reproduce a failure, e.g. "shuffled order, seed 7,
+   * launch 3"; writes "" otherwise.
+   */
+  void (*describe_next_launch)(const struct gcap__backend_ctx *b, char *buf, size_t size);
 };
 
 /*

@@ -257,3 +257,12 @@ gcap_status gcap__backend_sim_get_stats(struct gcap_context *ctx, gcap_sim_stats
   if (injected(ctx->ops->name, "sim_get_stats")) return GCAP_ERROR_BACKEND;
   return ctx->ops->sim_get_stats(ctx->backend, out);
 }
+
+bool gcap__backend_wants_race_check(const struct gcap_context *ctx) {
+  return ctx->ops->wants_race_check && ctx->ops->wants_race_check(ctx->backend);
+}
+
+void gcap__backend_describe_next_launch(const struct gcap_context *ctx, char *buf, size_t size) {
+  if (size) buf[0] = '\0';
+  if (ctx->ops->describe_next_launch) ctx->ops->describe_next_launch(ctx->backend, buf, size);
+}

@@ -55,5 +55,8 @@ void gcap__backend_stream_capture_end(struct gcap_context *ctx, void *stream, si
 gcap_status gcap__backend_native_graph_clone(struct gcap_context *ctx, void *native, void **out);
 void gcap__backend_native_graph_destroy(struct gcap_context *ctx, void *native);
 gcap_status gcap__backend_sim_get_stats(struct gcap_context *ctx, gcap_sim_stats *out);
+bool gcap__backend_wants_race_check(const struct gcap_context *ctx);
+/* "" unless the backend has something to say about the next launch's order (see backend.h). */
+void gcap__backend_describe_next_launch(const struct gcap_context *ctx, char *buf, size_t size);
 
 #endif

@@ -103,6 +103,7 @@ void gcap__graph_free(struct gcap_graph *g) {
   gcap__graph_free_chunks(g);
   gcap__free(g->nodes.items);
   gcap__free(g->edges);
+  gcap__free(g->recorded);
   gcap__free(g);
 }
 

@@ -39,6 +39,12 @@ struct gcap_node {
   size_t plan_index; /* instantiation: the plan entry its dependents wait for */
 };
 
+/* An address range: an allocation's extent or the bytes a node touches. */
+struct gcap__extent {
+  uintptr_t base;
+  size_t bytes;
+};
+
 struct gcap_graph {
   struct gcap__link link; /* in ctx->graphs for top-level graphs */
   struct gcap_context *ctx;
@@ -52,6 +58,9 @@ struct gcap_graph {
   struct gcap_exec *mem_exec;  /* with MEM_ALLOC/MEM_FREE nodes: its one executable, or NULL */
   struct gcap__node_chunk *chunks; /* where its nodes live, newest first */
   struct gcap_node *spare;         /* nodes allocated but never appended, for reuse */
+  /* A loaded graph: the allocations its file recorded (sorted by base), for race analysis. */
+  struct gcap__extent *recorded;
+  size_t recorded_count, recorded_cap;
 };
 
 /*
