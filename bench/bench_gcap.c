@@ -49,24 +49,59 @@ static int by_value(const void *a, const void *b) {
 
 typedef void (*work_fn)(void *arg);
 
-/* Median ns of one call of fn over `reps` regions, each repeating it until MIN_REGION_NS has passed. */
+/* ns per call of fn over one region that repeats it until MIN_REGION_NS has passed. */
+static double region_ns(work_fn fn, void *arg) {
+  long calls = 0;
+  double start = now_ns(), elapsed;
+  do {
+    fn(arg);
+    calls++;
+    elapsed = now_ns() - start;
+  } while (elapsed < MIN_REGION_NS);
+  return elapsed / (double)calls;
+}
+
+static double median_of(double *samples) {
+  qsort(samples, (size_t)reps, sizeof *samples, by_value);
+  return samples[reps / 2];
+}
+
+static void progress(double started, const char *what, int r) {
+  if (now_ns() - started > 2e9) fprintf(stderr, "\r  %s: repetition %d/%d ", what, r + 1, reps);
+}
+
+static void progress_done(double started) {
+  if (now_ns() - started > 2e9) fprintf(stderr, "\r%*s\r", 60, "");
+}
+
+/* Median ns of one call of fn over `reps` regions. */
 static double median_ns(work_fn fn, void *arg, const char *what) {
   double samples[16];
   double started = now_ns();
   for (int r = 0; r < reps; r++) {
-    long calls = 0;
-    double start = now_ns(), elapsed;
-    do {
-      fn(arg);
-      calls++;
-      elapsed = now_ns() - start;
-    } while (elapsed < MIN_REGION_NS);
-    samples[r] = elapsed / (double)calls;
-    if (now_ns() - started > 2e9) fprintf(stderr, "\r  %s: repetition %d/%d ", what, r + 1, reps);
+    samples[r] = region_ns(fn, arg);
+    progress(started, what, r);
   }
-  if (now_ns() - started > 2e9) fprintf(stderr, "\r%*s\r", 60, "");
-  qsort(samples, (size_t)reps, sizeof *samples, by_value);
-  return samples[reps / 2];
+  progress_done(started);
+  return median_of(samples);
+}
+
+/*
+ * Medians of a subject and its baseline, their regions alternating, so that a neighbour's load
+ * on this shared machine falls on both alike and their ratio stays meaningful.
+ */
+static void median_pair_ns(work_fn subject, work_fn baseline, void *arg, const char *what, double *subject_ns,
+                           double *baseline_ns) {
+  double a[16], b[16];
+  double started = now_ns();
+  for (int r = 0; r < reps; r++) {
+    a[r] = region_ns(subject, arg);
+    b[r] = region_ns(baseline, arg);
+    progress(started, what, r);
+  }
+  progress_done(started);
+  *subject_ns = median_of(a);
+  *baseline_ns = median_of(b);
 }
 
 static void report(const char *metric, const char *shape, size_t n, const char *unit, double value,
@@ -208,9 +243,12 @@ static void bench_record_instantiate(struct bench *b, bool do_rec, bool do_inst)
       struct shape_run r = {b, sizes[i], shape == 1, NULL};
       char what[64];
       snprintf(what, sizeof what, "record %s %zu", name, sizes[i]);
-      double rec = median_ns(do_record, &r, what) / (double)sizes[i];
+      double rec = 0, eager = 0;
+      if (do_rec) median_pair_ns(do_record, do_eager_issue, &r, what, &rec, &eager);
+      else rec = median_ns(do_record, &r, what);
+      rec /= (double)sizes[i];
+      eager /= (double)sizes[i];
       if (do_rec) {
-        double eager = median_ns(do_eager_issue, &r, what) / (double)sizes[i];
         report("record", name, sizes[i], "ns/node", rec, "eager issue", eager, 50, true);
       }
       record_ns[shape][i] = rec;
@@ -286,15 +324,15 @@ static void bench_replay(struct bench *b, bool vs_direct, bool vs_eager) {
     struct copies c = {b, n, 4096, copy_chain(b, n, 4096)};
     char what[64];
     snprintf(what, sizeof what, "replay %zu", n);
-    double graph = median_ns(do_replay, &c, what);
+    double graph = 0, direct = 0, eager = 0;
     if (vs_direct) {
-      double direct = median_ns(do_direct_copies, &c, what);
+      median_pair_ns(do_replay, do_direct_copies, &c, what, &graph, &direct);
       report("replay_overhead", "chain", n, "ns/node", (graph - direct) / (double)n, "direct memcpy loop",
              direct / (double)n, 5, true);
       report("replay_ratio", "chain", n, "x", graph / direct, "direct memcpy loop", 1, 1.05, true);
     }
     if (vs_eager) {
-      double eager = median_ns(do_eager_copies, &c, what);
+      median_pair_ns(do_replay, do_eager_copies, &c, what, &graph, &eager);
       report("replay_vs_eager", "chain", n, "ns/node", graph / (double)n, "eager gcap_memcpy_async", eager / (double)n,
              0, true);
     }
@@ -351,8 +389,8 @@ static void bench_bandwidth(struct bench *b) {
     if (max_nodes < 100000 && bytes > (1u << 20)) break; /* --quick */
     for (int fill = 0; fill < 2; fill++) {
       struct one_node o = {b, bytes, single(b, bytes, fill)};
-      double node = median_ns(do_launch_one, &o, "bandwidth");
-      double libc = median_ns(fill ? do_libc_memset : do_libc_memcpy, &o, "bandwidth");
+      double node = 0, libc = 0;
+      median_pair_ns(do_launch_one, fill ? do_libc_memset : do_libc_memcpy, &o, "bandwidth", &node, &libc);
       double gbps = (double)bytes / node, base = (double)bytes / libc;
       report(fill ? "fill_bandwidth" : "copy_bandwidth", "1 node", bytes, "GB/s", gbps,
              fill ? "libc memset" : "libc memcpy", base, 0, false);
@@ -427,8 +465,8 @@ static void bench_update(struct bench *b) {
   for (size_t i = 0; i < count && sizes[i] <= 100000; i++) {
     struct update_run u = {kernel_chain(b, sizes[i], 1), kernel_chain(b, sizes[i], 2), NULL};
     CHECK(gcap_graph_instantiate(u.g, 0, &u.x));
-    double upd = median_ns(do_update, &u, "update");
-    double inst = median_ns(do_reinstantiate, &u, "update");
+    double upd = 0, inst = 0;
+    median_pair_ns(do_update, do_reinstantiate, &u, "update", &upd, &inst);
     report("update_speedup", "chain", sizes[i], "x", inst / upd, "instantiate", 1, 20, false);
     gcap_exec_destroy(u.x);
     gcap_graph_destroy(u.g);
