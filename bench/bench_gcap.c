@@ -485,6 +485,74 @@ static bool wanted(int argc, char **argv, int first, const char *metric) {
   return !any;
 }
 
+/* ------------------------------------------------------------ race analysis */
+
+/* WIDTH branches between a fork and a join node, each filling its own part of dev_a and reading dev_b. */
+static gcap_graph *branches(struct bench *b, size_t n) {
+  gcap_graph *g;
+  gcap_node *fork, *tails[WIDTH];
+  CHECK(gcap_graph_create(b->ctx, &g));
+  CHECK(gcap_graph_add_empty_node(g, NULL, 0, &fork));
+  for (int w = 0; w < WIDTH; w++) tails[w] = fork;
+  for (size_t i = 0; i < n; i++) {
+    int w = (int)(i % WIDTH);
+    unsigned char *part = b->dev_a + (size_t)w * (BUFFER / WIDTH) + (i / WIDTH % 64) * 64;
+    gcap_node *node;
+    if (i / WIDTH % 2 == 0) {
+      gcap_memset_node_params p = {part, 0, 1, 64, 1, 0};
+      CHECK(gcap_graph_add_memset_node(g, &tails[w], 1, &p, &node));
+    } else {
+      gcap_memcpy_node_params p = {part, b->dev_b, 64, GCAP_MEMCPY_DEVICE_TO_DEVICE};
+      CHECK(gcap_graph_add_memcpy_node(g, &tails[w], 1, &p, &node));
+    }
+    tails[w] = node;
+  }
+  gcap_node *join;
+  CHECK(gcap_graph_add_empty_node(g, tails, WIDTH, &join));
+  return g;
+}
+
+struct race_run {
+  gcap_graph *g;
+  size_t races;
+};
+
+static void do_find_races(void *arg) {
+  struct race_run *r = arg;
+  CHECK(gcap_graph_find_races(r->g, NULL, &r->races));
+}
+
+static void do_instantiate_graph(void *arg) {
+  struct race_run *r = arg;
+  gcap_exec *x;
+  CHECK(gcap_graph_instantiate(r->g, 0, &x));
+  gcap_exec_destroy(x);
+}
+
+static void bench_races(struct bench *b) {
+  size_t sizes[4];
+  size_t count = sizes_list(sizes);
+  for (int shape = 0; shape < 2; shape++) {
+    for (size_t i = 0; i < count; i++) {
+      size_t n = sizes[i];
+      struct race_run r = {shape ? branches(b, n) : record(b, n, false), 0};
+      char what[64];
+      snprintf(what, sizeof what, "races %zu", n);
+      double found = 0, inst = 0;
+      median_pair_ns(do_find_races, do_instantiate_graph, &r, what, &found, &inst);
+      if (r.races != 0) {
+        fprintf(stderr, "bench_gcap: the %s graph of %zu nodes has %zu races; it should have none\n",
+                shape ? "forkjoin4" : "chain", n, r.races);
+        exit(1);
+      }
+      report("races", shape ? "forkjoin4" : "chain", n, "ns/node", found / (double)n, "instantiate",
+             inst / (double)n, 0, true);
+      report("races_total", shape ? "forkjoin4" : "chain", n, "ms", found / 1e6, "instantiate", inst / 1e6, 0, true);
+      gcap_graph_destroy(r.g);
+    }
+  }
+}
+
 int main(int argc, char **argv) {
   int first = 1;
   while (first < argc && strncmp(argv[first], "--", 2) == 0) {
@@ -493,7 +561,7 @@ int main(int argc, char **argv) {
     } else if (strcmp(argv[first], "--max") == 0 && first + 1 < argc) {
       max_nodes = strtoul(argv[++first], NULL, 10);
     } else {
-      fprintf(stderr, "usage: %s [--quick] [--max N] [record instantiate replay eager bandwidth memory update]\n",
+      fprintf(stderr, "usage: %s [--quick] [--max N] [record instantiate replay eager bandwidth memory update races]\n",
               argv[0]);
       return 2;
     }
@@ -510,6 +578,7 @@ int main(int argc, char **argv) {
   if (wanted(argc, argv, first, "bandwidth")) bench_bandwidth(&b);
   if (wanted(argc, argv, first, "memory")) bench_memory(&b);
   if (wanted(argc, argv, first, "update")) bench_update(&b);
+  if (wanted(argc, argv, first, "races")) bench_races(&b);
   bench_close(&b);
   return 0;
 }

@@ -4,6 +4,7 @@
 #include "capture.h"
 #include "exec.h"
 #include "pool.h"
+#include "race.h"
 
 gcap_status gcap__check_exec(const gcap_exec *x, const char *what) {
   if (!x) return gcap__fail(GCAP_ERROR_INVALID_HANDLE, "%s is NULL", what);
@@ -37,7 +38,7 @@ static gcap_status push_dep(struct builder *b, size_t index) {
 }
 
 /* Kahn's algorithm, ready nodes taken in creation order: the order a launch runs them in. */
-static gcap_status topological_order(const struct gcap_graph *g, struct gcap_node ***out) {
+gcap_status gcap__topological_order(const struct gcap_graph *g, struct gcap_node ***out) {
   size_t n = g->nodes.count;
   struct gcap_node **order = gcap__calloc(n, sizeof *order);
   size_t *waiting = gcap__calloc(n, sizeof *waiting);
@@ -160,7 +161,7 @@ static gcap_status emit_child(struct builder *b, struct gcap_node *n, size_t ent
 
 static gcap_status emit_graph(struct builder *b, const struct gcap_graph *g, size_t entry_of_parent) {
   struct gcap_node **order = NULL;
-  gcap_status st = topological_order(g, &order);
+  gcap_status st = gcap__topological_order(g, &order);
   for (size_t i = 0; st == GCAP_SUCCESS && i < g->nodes.count; i++) {
     struct gcap_node *n = order[i];
     size_t entry = 0;
@@ -245,6 +246,7 @@ static void attach_graph_memory(struct gcap_exec *x, struct gcap_graph *g) {
 gcap_status gcap__instantiate(struct gcap_graph *g, unsigned flags, gcap_exec **out) {
   struct gcap_context *ctx = g->ctx;
   gcap_status st = gcap__capture_check_graph_edit(g, "instantiating it");
+  if (st == GCAP_SUCCESS && gcap__backend_wants_race_check(ctx)) st = gcap__check_no_races(g);
   if (st != GCAP_SUCCESS) return st;
   if (g->mem_exec)
     return gcap__fail(GCAP_ERROR_NOT_SUPPORTED,
@@ -346,6 +348,13 @@ static gcap_status check_exec_stream(const gcap_exec *x, const gcap_stream *s) {
   return st;
 }
 
+/* A failure under a randomised order names what reproduces it (the simulator's seed and launch). */
+static gcap_status name_launch_order(const struct gcap_context *ctx, gcap_status st) {
+  char note[96];
+  gcap__backend_describe_next_launch(ctx, note, sizeof note);
+  return note[0] ? gcap__fail_context(st, "%s", note) : st;
+}
+
 gcap_status gcap_exec_launch(gcap_exec *x, gcap_stream *s) {
   GCAP_ENTER();
   gcap_status st = check_exec_stream(x, s);
@@ -366,6 +375,7 @@ gcap_status gcap_exec_launch(gcap_exec *x, gcap_stream *s) {
     x->running = false;
     if (x->destroy_pending) exec_free(x);
   }
+  if (st != GCAP_SUCCESS) st = name_launch_order(ctx, st);
   gcap__unlock(ctx);
   return st;
 }

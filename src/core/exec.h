@@ -20,6 +20,8 @@ struct gcap_exec {
 };
 
 gcap_status gcap__check_exec(const gcap_exec *x, const char *what);
+/* g's nodes in the order a launch runs them (Kahn, ready nodes in creation order); *out is gcap__malloc'ed. */
+gcap_status gcap__topological_order(const struct gcap_graph *g, struct gcap_node ***out);
 /* Builds the flat plan of g (parameters copied and checked); on failure nothing is left to free. */
 gcap_status gcap__build_plan(struct gcap_context *ctx, const struct gcap_graph *g, struct gcap__plan *plan);
 /* Releases what a plan's entries hold (argument copies, kernel and event references). */

@@ -22,4 +22,7 @@ int gcap__graph_record_extent(struct gcap_graph *g, struct gcap__extent e);
  */
 gcap_status gcap__find_races(const struct gcap_graph *g, gcap_race **out, size_t *count);
 
+/* The simulator's check_races: INVALID_VALUE naming the first race when g has any. */
+gcap_status gcap__check_no_races(const struct gcap_graph *g);
+
 #endif
