@@ -12,7 +12,7 @@ series = {}
 for line in open(sys.argv[1]):
     r = json.loads(line)
     m, shape = r.get("metric"), r.get("shape")
-    name = {"record": "record", "instantiate": "instantiate", "replay_vs_eager": "replay"}.get(m)
+    name = {"record": "record", "instantiate": "instantiate", "replay_vs_eager": "replay", "races": "race analysis"}.get(m)
     if name and r.get("unit") == "ns/node":
         series.setdefault(f"{name} ({shape})", []).append((r["n"], r["value"]))
 for i, (name, points) in enumerate(sorted(series.items())):
@@ -30,6 +30,8 @@ gnuplot <<GP
 set terminal pngcairo size 900,540 font "sans,11"
 set output '$out'
 set logscale x
+set xrange [700:1.4e6]
+set format x '10^{%L}'
 set xlabel 'nodes in the graph (N)'
 set ylabel 'ns per node'
 set title 'gcap on the simulator: cost per node by phase'
