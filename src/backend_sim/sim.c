@@ -1,4 +1,5 @@
 #include <assert.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,29 +20,75 @@ void gcap_sim_options_init(gcap_sim_options *o) {
 
 static gcap_status sim_available(void) { return GCAP_SUCCESS; }
 
+/* A u64 in decimal, all of it. */
+static bool parse_u64(const char *text, uint64_t *out) {
+  if (!text[0] || text[0] == '-' || text[0] == '+') return false;
+  char *end = NULL;
+  errno = 0;
+  unsigned long long v = strtoull(text, &end, 10);
+  if (errno != 0 || *end != '\0') return false;
+  *out = v;
+  return true;
+}
+
+/*
+ * Without explicit options, GCAP_SIM_ORDER, GCAP_SIM_SEED, GCAP_SIM_CHECK_RACES and
+ * GCAP_SIM_TRACE set them, so that a whole test suite can run shuffled and race-checked.
+ */
+static gcap_status options_from_environment(gcap_sim_options *o, const char **trace_path) {
+  const char *order = getenv("GCAP_SIM_ORDER"), *seed = getenv("GCAP_SIM_SEED");
+  const char *races = getenv("GCAP_SIM_CHECK_RACES"), *trace = getenv("GCAP_SIM_TRACE");
+  if (order && *order) {
+    if (strcmp(order, "shuffle") == 0) o->order = GCAP_SIM_ORDER_SHUFFLE;
+    else if (strcmp(order, "capture") != 0)
+      return gcap__fail(GCAP_ERROR_INVALID_VALUE, "GCAP_SIM_ORDER=\"%s\" is not capture or shuffle", order);
+  }
+  if (seed && *seed && !parse_u64(seed, &o->seed))
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "GCAP_SIM_SEED=\"%s\" is not a decimal number below 2^64", seed);
+  if (races && *races) {
+    if (strcmp(races, "1") != 0 && strcmp(races, "0") != 0)
+      return gcap__fail(GCAP_ERROR_INVALID_VALUE, "GCAP_SIM_CHECK_RACES=\"%s\" is not 0 or 1", races);
+    o->check_races = races[0] == '1';
+  }
+  *trace_path = trace && *trace ? trace : NULL;
+  return GCAP_SUCCESS;
+}
+
 static gcap_status sim_context_create(const gcap_context_options *o, struct gcap__backend_ctx **out) {
-  gcap_sim_options defaults;
-  gcap_sim_options_init(&defaults);
-  const gcap_sim_options *so = o->sim ? o->sim : &defaults;
-  if (so->order != GCAP_SIM_ORDER_CAPTURE && so->order != GCAP_SIM_ORDER_SHUFFLE)
-    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "options->sim->order %d is not CAPTURE or SHUFFLE", (int)so->order);
+  gcap_sim_options so;
+  const char *trace_path = NULL;
+  gcap_sim_options_init(&so);
+  if (o->sim) so = *o->sim;
+  else if (options_from_environment(&so, &trace_path) != GCAP_SUCCESS) return GCAP_ERROR_INVALID_VALUE;
+  if (so.order != GCAP_SIM_ORDER_CAPTURE && so.order != GCAP_SIM_ORDER_SHUFFLE)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "options->sim->order %d is not CAPTURE or SHUFFLE", (int)so.order);
+  FILE *owned = trace_path ? fopen(trace_path, "w") : NULL;
+  if (trace_path && !owned)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "GCAP_SIM_TRACE=\"%s\": cannot open it for writing (%s)", trace_path,
+                      strerror(errno));
   struct sim_context *sc = gcap__calloc(1, sizeof *sc);
   unsigned char *shared = gcap__malloc(SIM_SHARED_MEM_BYTES);
   if (!sc || !shared) {
     gcap__free(sc);
     gcap__free(shared);
+    if (owned) fclose(owned);
     return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the simulator");
   }
   sc->base.ops = &gcap__sim_ops;
-  sc->options = *so;
-  sc->rng = so->seed;
+  sc->options = so;
+  sc->rng = so.seed;
   sc->shared_mem = shared;
+  sc->trace = owned ? owned : so.trace;
+  sc->trace_owned = owned != NULL;
+  if (sc->trace) sim_trace_open(sc);
   *out = &sc->base;
   return GCAP_SUCCESS;
 }
 
 static void sim_context_destroy(struct gcap__backend_ctx *b) {
   struct sim_context *sc = sim_context_from(b);
+  if (sc->trace) sim_trace_close(sc);
+  if (sc->trace_owned) fclose(sc->trace);
   gcap__free(sc->shared_mem);
   gcap__free(sc);
 }
@@ -72,8 +119,11 @@ static gcap_status sim_host_alloc(struct gcap__backend_ctx *b, size_t bytes, voi
 }
 
 static gcap_status sim_stream_create(struct gcap__backend_ctx *b, void **out) {
+  struct sim_context *sc = sim_context_from(b);
   struct sim_stream *s = gcap__calloc(1, sizeof *s);
   if (!s) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the stream");
+  s->number = ++sc->streams_made;
+  if (sc->trace) sim_trace_stream_created(sc, s->number);
   *out = s;
   return GCAP_SUCCESS;
 }
@@ -82,28 +132,41 @@ static void sim_stream_destroy(struct gcap__backend_ctx *b, void *stream) { gcap
 
 static gcap_status sim_stream_done(struct gcap__backend_ctx *b, void *stream) { return GCAP_SUCCESS; }
 
-static gcap_status sim_memcpy(struct gcap__backend_ctx *b, void *stream, const struct gcap__copy *c) {
-  sim_run_copy(sim_context_from(b), c);
-  if (stream) ((struct sim_stream *)stream)->issued++;
+/* After a stream operation: counts it, and puts it on the timeline when one is kept. */
+static gcap_status issued(struct sim_context *sc, struct sim_stream *s, const char *name, double start) {
+  if (s) s->issued++;
+  if (sc->trace) sim_trace_stream_op(sc, name, s ? s->number : 0, start);
   return GCAP_SUCCESS;
+}
+
+static double started(const struct sim_context *sc) { return sc->trace ? sim_trace_now(sc) : 0; }
+
+static gcap_status sim_memcpy(struct gcap__backend_ctx *b, void *stream, const struct gcap__copy *c) {
+  struct sim_context *sc = sim_context_from(b);
+  double t = started(sc);
+  sim_run_copy(sc, c);
+  return issued(sc, stream, "memcpy", t);
 }
 
 static gcap_status sim_memset(struct gcap__backend_ctx *b, void *stream, const struct gcap__fill *f) {
-  sim_run_fill(sim_context_from(b), f);
-  ((struct sim_stream *)stream)->issued++;
-  return GCAP_SUCCESS;
+  struct sim_context *sc = sim_context_from(b);
+  double t = started(sc);
+  sim_run_fill(sc, f);
+  return issued(sc, stream, "memset", t);
 }
 
 static gcap_status sim_launch_kernel(struct gcap__backend_ctx *b, void *stream, const struct gcap__launch *l) {
-  sim_run_kernel(sim_context_from(b), l);
-  ((struct sim_stream *)stream)->issued++;
-  return GCAP_SUCCESS;
+  struct sim_context *sc = sim_context_from(b);
+  double t = started(sc);
+  sim_run_kernel(sc, l);
+  return issued(sc, stream, l->kernel->name, t);
 }
 
 static gcap_status sim_launch_host_func(struct gcap__backend_ctx *b, void *stream, gcap_host_fn fn, void *user_data) {
-  sim_run_host(sim_context_from(b), fn, user_data);
-  ((struct sim_stream *)stream)->issued++;
-  return GCAP_SUCCESS;
+  struct sim_context *sc = sim_context_from(b);
+  double t = started(sc);
+  sim_run_host(sc, fn, user_data);
+  return issued(sc, stream, "host", t);
 }
 
 static gcap_status sim_event_create(struct gcap__backend_ctx *b, void **out) {
@@ -116,12 +179,17 @@ static gcap_status sim_event_create(struct gcap__backend_ctx *b, void **out) {
 static void sim_event_destroy(struct gcap__backend_ctx *b, void *event) { gcap__free(event); }
 
 static gcap_status sim_event_record(struct gcap__backend_ctx *b, void *event, void *stream) {
+  struct sim_context *sc = sim_context_from(b);
+  double t = started(sc);
   ((struct sim_event *)event)->records++;
+  if (sc->trace) sim_trace_stream_op(sc, "event_record", ((struct sim_stream *)stream)->number, t);
   return GCAP_SUCCESS;
 }
 
 /* The recorded work is complete, so waiting orders nothing further. */
 static gcap_status sim_stream_wait_event(struct gcap__backend_ctx *b, void *stream, void *event) {
+  struct sim_context *sc = sim_context_from(b);
+  if (sc->trace) sim_trace_stream_op(sc, "wait_event", ((struct sim_stream *)stream)->number, sim_trace_now(sc));
   return GCAP_SUCCESS;
 }
 
@@ -140,6 +208,17 @@ static void sim_module_unload(struct gcap__backend_ctx *b, void *module) {}
 static gcap_status sim_get_stats(const struct gcap__backend_ctx *b, gcap_sim_stats *out) {
   *out = ((const struct sim_context *)b)->stats;
   return GCAP_SUCCESS;
+}
+
+static bool sim_wants_race_check(const struct gcap__backend_ctx *b) {
+  return ((const struct sim_context *)b)->options.check_races;
+}
+
+static void sim_describe_next_launch(const struct gcap__backend_ctx *b, char *buf, size_t size) {
+  const struct sim_context *sc = (const struct sim_context *)b;
+  if (sc->options.order != GCAP_SIM_ORDER_SHUFFLE || size == 0) return;
+  snprintf(buf, size, "shuffled order, seed %llu, launch %llu", (unsigned long long)sc->options.seed,
+           (unsigned long long)sc->stats.graph_launches + 1);
 }
 
 const struct gcap_backend_ops gcap__sim_ops = {
@@ -174,4 +253,6 @@ const struct gcap_backend_ops gcap__sim_ops = {
     .exec_upload = sim_exec_upload,
     .exec_launch = sim_exec_launch,
     .sim_get_stats = sim_get_stats,
+    .wants_race_check = sim_wants_race_check,
+    .describe_next_launch = sim_describe_next_launch,
 };

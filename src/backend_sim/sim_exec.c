@@ -112,6 +112,20 @@ static uint64_t next_random(uint64_t *state) { /* splitmix64 */
   return z ^ (z >> 31);
 }
 
+static void run_entry(struct sim_context *sc, const struct gcap__plan_node *pn);
+
+/* Child-graph entries and exits only order; every node the launch counts is one trace event. */
+static void run_traced(struct sim_context *sc, const struct gcap__plan_node *pn) {
+  double start = sim_trace_now(sc);
+  run_entry(sc, pn);
+  if (pn->counted && pn->type != GCAP_NODE_GRAPH) sim_trace_graph_entry(sc, pn, sc->stats.graph_launches + 1, start);
+}
+
+static void run(struct sim_context *sc, const struct gcap__plan_node *pn) {
+  if (sc->trace) run_traced(sc, pn);
+  else run_entry(sc, pn);
+}
+
 static void run_entry(struct sim_context *sc, const struct gcap__plan_node *pn) {
   if (pn->disabled) return;
   switch (pn->type) {
@@ -135,7 +149,7 @@ static void run_shuffled(struct sim_context *sc, struct sim_exec *x, const struc
     size_t pick = (size_t)(next_random(&sc->rng) % ready);
     size_t e = x->ready[pick];
     x->ready[pick] = x->ready[--ready];
-    run_entry(sc, &plan->nodes[e]);
+    run(sc, &plan->nodes[e]);
     for (size_t d = x->first_dependent[e]; d < x->first_dependent[e + 1]; d++)
       if (--x->waiting[x->dependents[d]] == 0) x->ready[ready++] = x->dependents[d];
   }
@@ -144,8 +158,9 @@ static void run_shuffled(struct sim_context *sc, struct sim_exec *x, const struc
 gcap_status sim_exec_launch(struct gcap__backend_ctx *b, void *exec, const struct gcap__plan *plan, void *stream) {
   struct sim_context *sc = sim_context_from(b);
   struct sim_stream *s = stream;
+  sc->launch_tid = s->number;
   if (exec) run_shuffled(sc, exec, plan);
-  else for (size_t i = 0; i < plan->count; i++) run_entry(sc, &plan->nodes[i]);
+  else for (size_t i = 0; i < plan->count; i++) run(sc, &plan->nodes[i]);
   sc->stats.graph_launches++;
   sc->stats.nodes_executed += plan->counted;
   s->issued++;

@@ -2,6 +2,8 @@
 #ifndef GCAP_SIM_INTERNAL_H
 #define GCAP_SIM_INTERNAL_H
 
+#include <stdio.h>
+
 #include "backend.h"
 
 #define SIM_SHARED_MEM_BYTES 49152u
@@ -12,11 +14,29 @@ struct sim_context {
   gcap_sim_stats stats;
   unsigned char *shared_mem; /* one block's dynamic shared memory; blocks run one at a time */
   uint64_t rng;              /* SHUFFLE: advances across launches, so a seed fixes the whole sequence */
+  FILE *trace;               /* options.trace, or the file GCAP_SIM_TRACE names (then owned) */
+  bool trace_owned;
+  bool trace_started;        /* an event was written: the next one needs a comma */
+  double trace_origin_ns;    /* timestamps count from context creation */
+  uint64_t eager_ops;        /* stream operations run, for the trace */
+  unsigned streams_made;     /* streams are numbered 1, 2, ... in the trace */
+  unsigned launch_tid;       /* during a launch: its stream's number */
 };
 
 struct sim_stream {
   uint64_t issued; /* operations executed on it */
+  unsigned number; /* 1, 2, ... in creation order: the trace's thread id */
 };
+
+/* ---- The timeline (sim_trace.c): Chrome trace-event JSON, when sc->trace is set. ---- */
+double sim_trace_now(const struct sim_context *sc);
+void sim_trace_open(struct sim_context *sc);
+void sim_trace_close(struct sim_context *sc);
+void sim_trace_stream_created(struct sim_context *sc, unsigned number);
+/* One stream operation that started at `start` (sim_trace_now) and has just finished. */
+void sim_trace_stream_op(struct sim_context *sc, const char *name, unsigned tid, double start);
+/* One graph entry of launch number `launch` (1-based) that started at `start`. */
+void sim_trace_graph_entry(struct sim_context *sc, const struct gcap__plan_node *pn, uint64_t launch, double start);
 
 struct sim_event {
   uint64_t records; /* how often it was recorded; the recorded work is always complete */
