@@ -7,6 +7,11 @@ gcap_status gcap_event_create(gcap_context *ctx, gcap_event **out) {
   gcap_status st = gcap__check_context(ctx, "ctx");
   if (st != GCAP_SUCCESS) return st;
   if (!out) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "out is NULL");
+  return gcap__event_new(ctx, out);
+}
+
+gcap_status gcap__event_new(struct gcap_context *ctx, struct gcap_event **out) {
+  gcap_status st;
   struct gcap_event *e = gcap__calloc(1, sizeof *e);
   if (!e) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the event");
   e->ctx = ctx;

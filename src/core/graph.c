@@ -239,6 +239,19 @@ static gcap_status add_one_dependency(struct gcap_graph *g, struct gcap_node *fr
   return GCAP_SUCCESS;
 }
 
+gcap_status gcap__graph_add_edge(struct gcap_graph *g, struct gcap_node *from, struct gcap_node *to) {
+  if (from == to) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "the edge %zu -> %zu is a self edge", from->index, to->index);
+  if (vec_contains(&from->dependents, to))
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "the edge %zu -> %zu is there twice", from->index, to->index);
+  int oom = 0;
+  bool cycle = reaches(g, to, from, &oom);
+  if (oom || (!cycle && add_edge(g, from, to) != 0)) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for an edge");
+  if (cycle)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "the edge %zu -> %zu closes a cycle through node %zu", from->index,
+                      to->index, from->index);
+  return GCAP_SUCCESS;
+}
+
 gcap_status gcap_graph_add_dependencies(gcap_graph *g, gcap_node *const *from, gcap_node *const *to, size_t n) {
   GCAP_ENTER();
   gcap_status st = check_pair_arrays(g, from, to, n);

@@ -113,6 +113,9 @@ gcap_status gcap__node_make_value(struct gcap_graph *g, gcap_node_type type, con
                                   struct gcap_node **out);
 void gcap__node_discard(struct gcap_node *n);
 
+/* One edge from -> to of g (both g's nodes): INVALID_VALUE for a self edge, a repeat or a cycle. */
+gcap_status gcap__graph_add_edge(struct gcap_graph *g, struct gcap_node *from, struct gcap_node *to);
+
 /* Kernel argument copies (node.c). */
 gcap_status gcap__kernel_args_copy(const struct gcap_kernel *k, void *const *args, void ***out);
 

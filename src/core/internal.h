@@ -154,6 +154,9 @@ gcap_status gcap__launch_kernel(struct gcap_stream *s, struct gcap_kernel *k, gc
 gcap_status gcap__find_kernel(struct gcap_context *ctx, const char *name, struct gcap_kernel **out);
 gcap_status gcap__instantiate(struct gcap_graph *g, unsigned flags, gcap_exec **out);
 
+/* gcap_event_create after its argument checks. */
+gcap_status gcap__event_new(struct gcap_context *ctx, struct gcap_event **out);
+
 /* Reference counts of shared objects. */
 void gcap__event_retain(struct gcap_event *e);
 void gcap__event_release(struct gcap_event *e);

@@ -1,13 +1,728 @@
-/* Saved graphs: gcap_graph_save and gcap_graph_load (docs/format.md). */
+/* Saved graphs: gcap_graph_save and gcap_graph_load, in the JSON format of docs/format.md. */
 #include "graph.h"
+
+#if GCAP_HAVE_JSON
+
+#include <errno.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pool.h"
+#include "race.h"
+
+#define FORMAT_NAME "gcap-graph"
+#define FORMAT_VERSION 1
+#define MAX_DEPTH 64 /* child graphs inside child graphs: deeper files are refused, not recursed into */
+
+static const char *const copy_kinds[] = {"host_to_host", "host_to_device", "device_to_host", "device_to_device",
+                                         "default"};
+static const char *const access_names[] = {"unknown", "none", "read", "write", "read_write"};
+
+static gcap_status no_memory(void) { return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the saved graph"); }
+
+/* ================================================================ saving */
+
+/* What the file names by number or lists once: kernels, events, allocation extents. */
+struct save_tables {
+  const struct gcap_kernel **kernels;
+  size_t num_kernels, kernels_cap;
+  const struct gcap_event **events;
+  size_t num_events, events_cap;
+  struct gcap__extent *extents;
+  size_t num_extents, extents_cap;
+};
+
+static int add_kernel(struct save_tables *t, const struct gcap_kernel *k) {
+  for (size_t i = 0; i < t->num_kernels; i++)
+    if (t->kernels[i] == k || strcmp(t->kernels[i]->name, k->name) == 0) return 0;
+  if (gcap__grow((void **)&t->kernels, &t->kernels_cap, t->num_kernels + 1, sizeof *t->kernels) != 0) return -1;
+  t->kernels[t->num_kernels++] = k;
+  return 0;
+}
+
+static size_t event_number(struct save_tables *t, const struct gcap_event *e, int *oom) {
+  for (size_t i = 0; i < t->num_events; i++)
+    if (t->events[i] == e) return i;
+  if (gcap__grow((void **)&t->events, &t->events_cap, t->num_events + 1, sizeof *t->events) != 0) return *oom = 1, 0;
+  t->events[t->num_events] = e;
+  return t->num_events++;
+}
+
+/* Pointer-sized kernel arguments that point into an allocation: its extent, for race analysis. */
+static int add_extents(struct save_tables *t, const struct gcap_node *n) {
+  const struct gcap__kernel_params *kp = &n->p.kernel;
+  for (size_t i = 0; i < kp->kernel->info.num_params; i++) {
+    if (kp->kernel->param_sizes[i] != sizeof(void *)) continue;
+    uintptr_t value;
+    memcpy(&value, kp->args[i], sizeof value);
+    struct gcap__extent e;
+    if (!gcap__graph_extent_of(n->graph, value, &e)) continue;
+    if (gcap__grow((void **)&t->extents, &t->extents_cap, t->num_extents + 1, sizeof *t->extents) != 0) return -1;
+    t->extents[t->num_extents++] = e;
+  }
+  return 0;
+}
+
+static int by_base(const void *a, const void *b) {
+  const struct gcap__extent *x = a, *y = b;
+  if (x->base != y->base) return x->base < y->base ? -1 : 1;
+  return x->bytes < y->bytes ? -1 : x->bytes > y->bytes;
+}
+
+static void unique_extents(struct save_tables *t) {
+  if (t->num_extents == 0) return;
+  qsort(t->extents, t->num_extents, sizeof *t->extents, by_base);
+  size_t n = 1;
+  for (size_t i = 1; i < t->num_extents; i++)
+    if (by_base(&t->extents[i], &t->extents[n - 1]) != 0) t->extents[n++] = t->extents[i];
+  t->num_extents = n;
+}
+
+static void tables_free(struct save_tables *t) {
+  gcap__free(t->kernels);
+  gcap__free(t->events);
+  gcap__free(t->extents);
+}
+
+/* Values that may need all 64 bits go in strings: JSON integers stop being exact at 2^53. */
+static json_t *address(uintptr_t p) {
+  char text[24];
+  snprintf(text, sizeof text, "0x%" PRIxPTR, p);
+  return json_string(text);
+}
+
+static json_t *count(size_t n) {
+  char text[24];
+  snprintf(text, sizeof text, "%zu", n);
+  return json_string(text);
+}
+
+static json_t *hex_bytes(const void *p, size_t n) {
+  static const char digits[] = "0123456789abcdef";
+  char *text = gcap__malloc(2 * n + 1);
+  if (!text) return NULL;
+  const unsigned char *b = p;
+  for (size_t i = 0; i < n; i++) text[2 * i] = digits[b[i] >> 4], text[2 * i + 1] = digits[b[i] & 15];
+  text[2 * n] = '\0';
+  json_t *s = json_string(text);
+  gcap__free(text);
+  return s;
+}
+
+static json_t *dim3(gcap_dim3 d) { return json_pack("[III]", (json_int_t)d.x, (json_int_t)d.y, (json_int_t)d.z); }
+
+/* json_object_set_new that remembers a failure instead of stopping. */
+static void put(json_t *o, const char *key, json_t *value, int *oom) {
+  if (!value || json_object_set_new(o, key, value) != 0) *oom = 1;
+}
+
+static json_t *kernel_node(const struct gcap_node *n, int *oom) {
+  const struct gcap__kernel_params *kp = &n->p.kernel;
+  json_t *o = json_object(), *args = json_array();
+  if (!o || !args) return json_decref(o), json_decref(args), NULL;
+  for (size_t i = 0; i < kp->kernel->info.num_params; i++)
+    if (json_array_append_new(args, hex_bytes(kp->args[i], kp->kernel->param_sizes[i])) != 0) *oom = 1;
+  put(o, "type", json_string("kernel"), oom);
+  put(o, "kernel", json_string(kp->kernel->name), oom);
+  put(o, "grid", dim3(kp->grid), oom);
+  put(o, "block", dim3(kp->block), oom);
+  put(o, "shared_mem_bytes", json_integer(kp->shared_mem_bytes), oom);
+  put(o, "args", args, oom);
+  return o;
+}
+
+static json_t *memcpy_node(const gcap_memcpy_node_params *p, int *oom) {
+  json_t *o = json_object();
+  if (!o) return NULL;
+  put(o, "type", json_string("memcpy"), oom);
+  put(o, "dst", address((uintptr_t)p->dst), oom);
+  put(o, "src", address((uintptr_t)p->src), oom);
+  put(o, "bytes", count(p->bytes), oom);
+  put(o, "kind", json_string(copy_kinds[p->kind]), oom);
+  return o;
+}
+
+static json_t *memset_node(const gcap_memset_node_params *p, int *oom) {
+  json_t *o = json_object();
+  if (!o) return NULL;
+  put(o, "type", json_string("memset"), oom);
+  put(o, "dst", address((uintptr_t)p->dst), oom);
+  put(o, "value", json_integer(p->value), oom);
+  put(o, "element_size", json_integer(p->element_size), oom);
+  put(o, "width", count(p->width), oom);
+  put(o, "height", count(p->height), oom);
+  put(o, "pitch", count(p->pitch), oom);
+  return o;
+}
+
+static json_t *graph_object(const struct gcap_graph *g, struct save_tables *t, int *oom);
+
+static json_t *typed(const char *type) { return json_pack("{ss}", "type", type); }
+
+static json_t *node_object(const struct gcap_node *n, struct save_tables *t, int *oom) {
+  json_t *o = NULL;
+  switch (n->type) {
+  case GCAP_NODE_KERNEL:
+    if (add_kernel(t, n->p.kernel.kernel) != 0 || add_extents(t, n) != 0) *oom = 1;
+    return kernel_node(n, oom);
+  case GCAP_NODE_MEMCPY: return memcpy_node(&n->p.memcpy, oom);
+  case GCAP_NODE_MEMSET: return memset_node(&n->p.memset, oom);
+  case GCAP_NODE_HOST: return typed("host");
+  case GCAP_NODE_EMPTY: return typed("empty");
+  case GCAP_NODE_GRAPH:
+    o = typed("graph");
+    if (o) put(o, "graph", graph_object(n->p.child, t, oom), oom);
+    return o;
+  case GCAP_NODE_EVENT_RECORD:
+  case GCAP_NODE_EVENT_WAIT:
+    o = typed(n->type == GCAP_NODE_EVENT_RECORD ? "event_record" : "event_wait");
+    if (o) put(o, "event", json_integer((json_int_t)event_number(t, n->p.event, oom)), oom);
+    return o;
+  case GCAP_NODE_MEM_ALLOC:
+  case GCAP_NODE_MEM_FREE:
+    o = typed(n->type == GCAP_NODE_MEM_ALLOC ? "mem_alloc" : "mem_free");
+    if (o) put(o, "address", address((uintptr_t)n->p.mem->ptr), oom);
+    if (o && n->type == GCAP_NODE_MEM_ALLOC) put(o, "bytes", count(n->p.mem->bytes), oom);
+    return o;
+  default: return NULL; /* native children are refused before saving starts */
+  }
+}
+
+static json_t *graph_object(const struct gcap_graph *g, struct save_tables *t, int *oom) {
+  json_t *o = json_object(), *nodes = json_array(), *edges = json_array();
+  if (!o || !nodes || !edges) {
+    json_decref(o), json_decref(nodes), json_decref(edges);
+    *oom = 1;
+    return NULL;
+  }
+  for (size_t i = 0; i < g->nodes.count && !*oom; i++) {
+    json_t *node = node_object(g->nodes.items[i], t, oom);
+    if (!node || json_array_append_new(nodes, node) != 0) *oom = 1;
+  }
+  for (size_t i = 0; i < g->edge_count && !*oom; i++) {
+    json_t *edge = json_pack("[II]", (json_int_t)g->edges[i].from->index, (json_int_t)g->edges[i].to->index);
+    if (!edge || json_array_append_new(edges, edge) != 0) *oom = 1;
+  }
+  put(o, "nodes", nodes, oom);
+  put(o, "edges", edges, oom);
+  return o;
+}
+
+static json_t *kernels_array(const struct save_tables *t, int *oom) {
+  json_t *a = json_array();
+  for (size_t i = 0; a && i < t->num_kernels; i++) {
+    const struct gcap_kernel *k = t->kernels[i];
+    json_t *sizes = json_array(), *access = json_array(), *o = json_object();
+    for (size_t p = 0; sizes && access && p < k->info.num_params; p++) {
+      if (json_array_append_new(sizes, json_integer((json_int_t)k->param_sizes[p])) != 0) *oom = 1;
+      if (json_array_append_new(access, json_string(access_names[k->param_access[p]])) != 0) *oom = 1;
+    }
+    if (!o || !sizes || !access) {
+      json_decref(o), json_decref(sizes), json_decref(access);
+      *oom = 1;
+      continue;
+    }
+    put(o, "name", json_string(k->name), oom);
+    put(o, "param_sizes", sizes, oom);
+    put(o, "param_access", access, oom);
+    if (json_array_append_new(a, o) != 0) *oom = 1;
+  }
+  if (!a) *oom = 1;
+  return a;
+}
+
+static json_t *extents_array(const struct save_tables *t, int *oom) {
+  json_t *a = json_array();
+  for (size_t i = 0; a && i < t->num_extents; i++) {
+    json_t *o = json_object();
+    if (!o) { *oom = 1; break; }
+    put(o, "base", address(t->extents[i].base), oom);
+    put(o, "bytes", count(t->extents[i].bytes), oom);
+    if (json_array_append_new(a, o) != 0) *oom = 1;
+  }
+  if (!a) *oom = 1;
+  return a;
+}
+
+static json_t *document(const struct gcap_graph *g, int *oom) {
+  struct save_tables t = {0};
+  json_t *graph = graph_object(g, &t, oom);
+  unique_extents(&t);
+  json_t *doc = json_object();
+  if (doc) {
+    put(doc, "format", json_string(FORMAT_NAME), oom);
+    put(doc, "version", json_integer(FORMAT_VERSION), oom);
+    put(doc, "kernels", kernels_array(&t, oom), oom);
+    put(doc, "allocations", extents_array(&t, oom), oom);
+    put(doc, "events", json_integer((json_int_t)t.num_events), oom);
+    put(doc, "graph", graph, oom);
+  } else {
+    json_decref(graph);
+    *oom = 1;
+  }
+  tables_free(&t);
+  return doc;
+}
+
+/* Native CUDA children have no parameters gcap can write down. */
+static const struct gcap_node *find_native(const struct gcap_graph *g) {
+  for (size_t i = 0; i < g->nodes.count; i++) {
+    const struct gcap_node *n = g->nodes.items[i];
+    if (n->type == GCAP__NODE_NATIVE) return n;
+    const struct gcap_node *inner = n->type == GCAP_NODE_GRAPH ? find_native(n->p.child) : NULL;
+    if (inner) return inner;
+  }
+  return NULL;
+}
 
 gcap_status gcap_graph_save(const gcap_graph *g, FILE *out) {
   GCAP_ENTER();
-  return gcap__fail(GCAP_ERROR_NOT_SUPPORTED, "saving graphs is not supported by this version of gcap");
+  gcap_status st = gcap__check_graph(g, "graph");
+  if (st != GCAP_SUCCESS) return st;
+  if (!out) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "out is NULL");
+  gcap__lock(g->ctx);
+  const struct gcap_node *native = find_native(g);
+  int oom = 0;
+  json_t *doc = native ? NULL : document(g, &oom);
+  if (native)
+    st = gcap__fail(GCAP_ERROR_NOT_SUPPORTED,
+                    "node %zu is a native CUDA graph (gcap_cuda_graph_add_native_child), which cannot be saved",
+                    native->index);
+  else if (oom || !doc)
+    st = no_memory();
+  else if (json_dumpf(doc, out, JSON_INDENT(1) | JSON_PRESERVE_ORDER) != 0 || fputc('\n', out) == EOF)
+    st = gcap__fail(GCAP_ERROR_INVALID_VALUE, "out could not be written (%s)", strerror(errno));
+  json_decref(doc);
+  gcap__unlock(g->ctx);
+  return st;
+}
+
+/* ================================================================ loading */
+
+struct loader {
+  struct gcap_context *ctx;
+  json_t *kernels; /* the file's table */
+  struct gcap_kernel **resolved;
+  struct gcap_event **events;
+  size_t num_events;
+  char where[160]; /* "node 3 of the child graph in node 1", for messages */
+};
+
+static gcap_status bad(const struct loader *l, const char *field, const char *why) {
+  return gcap__fail(GCAP_ERROR_INVALID_VALUE, "%s%s\"%s\" %s", l->where, l->where[0] ? ": " : "", field, why);
+}
+
+static gcap_status get_u64(const struct loader *l, json_t *o, const char *field, uint64_t max, uint64_t *out) {
+  json_t *v = json_object_get(o, field);
+  if (json_is_integer(v)) {
+    json_int_t i = json_integer_value(v);
+    if (i < 0 || (uint64_t)i > max) return bad(l, field, "is out of range");
+    *out = (uint64_t)i;
+    return GCAP_SUCCESS;
+  }
+  if (!json_is_string(v)) return bad(l, field, v ? "is neither a number nor a string" : "is missing");
+  const char *text = json_string_value(v);
+  int base = strncmp(text, "0x", 2) == 0 ? 16 : 10;
+  const char *digits = base == 16 ? text + 2 : text;
+  char *end = NULL;
+  errno = 0;
+  unsigned long long value = strtoull(digits, &end, base);
+  if (!digits[0] || *end || errno || digits[0] == '-' || digits[0] == '+' || digits[0] == ' ')
+    return bad(l, field, "is not a number");
+  if (value > max) return bad(l, field, "is out of range");
+  *out = value;
+  return GCAP_SUCCESS;
+}
+
+static gcap_status get_size(const struct loader *l, json_t *o, const char *field, size_t *out) {
+  uint64_t v = 0;
+  gcap_status st = get_u64(l, o, field, SIZE_MAX, &v);
+  *out = (size_t)v;
+  return st;
+}
+
+static gcap_status get_u32(const struct loader *l, json_t *o, const char *field, uint32_t *out) {
+  uint64_t v = 0;
+  gcap_status st = get_u64(l, o, field, UINT32_MAX, &v);
+  *out = (uint32_t)v;
+  return st;
+}
+
+static gcap_status get_pointer(const struct loader *l, json_t *o, const char *field, void **out) {
+  uint64_t v = 0;
+  gcap_status st = get_u64(l, o, field, UINTPTR_MAX, &v);
+  *out = (void *)(uintptr_t)v;
+  return st;
+}
+
+static gcap_status get_dim3(const struct loader *l, json_t *o, const char *field, gcap_dim3 *out) {
+  json_t *a = json_object_get(o, field);
+  if (!json_is_array(a) || json_array_size(a) != 3) return bad(l, field, "is not an array of three numbers");
+  uint32_t v[3];
+  for (size_t i = 0; i < 3; i++) {
+    json_t *x = json_array_get(a, i);
+    if (!json_is_integer(x) || json_integer_value(x) < 0 || json_integer_value(x) > UINT32_MAX)
+      return bad(l, field, "is not an array of three numbers below 2^32");
+    v[i] = (uint32_t)json_integer_value(x);
+  }
+  *out = (gcap_dim3){v[0], v[1], v[2]};
+  return GCAP_SUCCESS;
+}
+
+static int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  return -1;
+}
+
+/* Exactly `bytes` bytes in lowercase hex, the way gcap_graph_save writes them. */
+static gcap_status get_hex(const struct loader *l, json_t *v, size_t index, size_t bytes, unsigned char *out) {
+  char field[32];
+  snprintf(field, sizeof field, "args[%zu]", index);
+  const char *text = json_string_value(v);
+  if (!text) return bad(l, field, "is not a string");
+  if (strlen(text) != 2 * bytes) {
+    char why[96];
+    snprintf(why, sizeof why, "has %zu hex digits; the kernel's parameter takes %zu bytes", strlen(text), bytes);
+    return bad(l, field, why);
+  }
+  for (size_t i = 0; i < bytes; i++) {
+    int hi = hex_digit(text[2 * i]), lo = hex_digit(text[2 * i + 1]);
+    if (hi < 0 || lo < 0) return bad(l, field, "is not lowercase hex");
+    out[i] = (unsigned char)(hi << 4 | lo);
+  }
+  return GCAP_SUCCESS;
+}
+
+static const char *type_of(json_t *node) { return json_string_value(json_object_get(node, "type")); }
+
+/* ---------------------------------------------------------------- tables */
+
+static gcap_param_access access_named(const char *s) {
+  for (size_t i = 0; s && i < sizeof access_names / sizeof *access_names; i++)
+    if (strcmp(s, access_names[i]) == 0) return (gcap_param_access)i;
+  return (gcap_param_access)-1;
+}
+
+/* One entry of the kernel table: the context must have that kernel, with those parameters. */
+static gcap_status resolve_kernel(struct loader *l, json_t *entry, size_t i) {
+  snprintf(l->where, sizeof l->where, "kernels[%zu]", i);
+  const char *name = json_string_value(json_object_get(entry, "name"));
+  json_t *sizes = json_object_get(entry, "param_sizes"), *access = json_object_get(entry, "param_access");
+  if (!name) return bad(l, "name", "is not a string");
+  if (!json_is_array(sizes)) return bad(l, "param_sizes", "is not an array");
+  if (!json_is_array(access) || json_array_size(access) != json_array_size(sizes))
+    return bad(l, "param_access", "is not an array as long as param_sizes");
+  for (size_t p = 0; p < json_array_size(access); p++)
+    if ((int)access_named(json_string_value(json_array_get(access, p))) < 0)
+      return bad(l, "param_access", "holds a name other than unknown, none, read, write, read_write");
+  gcap_status st = gcap__find_kernel(l->ctx, name, &l->resolved[i]);
+  if (st != GCAP_SUCCESS) return gcap__fail_context(st, "the saved graph uses kernel \"%s\"", name);
+  const struct gcap_kernel *k = l->resolved[i];
+  if (json_array_size(sizes) != k->info.num_params)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "kernel \"%s\" takes %zu parameters here but %zu in the saved graph",
+                      name, k->info.num_params, json_array_size(sizes));
+  for (size_t p = 0; p < k->info.num_params; p++) {
+    json_t *size = json_array_get(sizes, p);
+    if (!json_is_integer(size) || (uint64_t)json_integer_value(size) != k->param_sizes[p])
+      return gcap__fail(GCAP_ERROR_INVALID_VALUE,
+                        "kernel \"%s\" parameter %zu is %zu bytes here but not in the saved graph", name, p,
+                        k->param_sizes[p]);
+  }
+  return GCAP_SUCCESS;
+}
+
+static gcap_status resolve_kernels(struct loader *l) {
+  if (!json_is_array(l->kernels)) return bad(l, "kernels", "is not an array");
+  size_t n = json_array_size(l->kernels);
+  l->resolved = gcap__calloc(n ? n : 1, sizeof *l->resolved);
+  if (!l->resolved) return no_memory();
+  gcap_status st = GCAP_SUCCESS;
+  for (size_t i = 0; st == GCAP_SUCCESS && i < n; i++) st = resolve_kernel(l, json_array_get(l->kernels, i), i);
+  l->where[0] = '\0';
+  return st;
+}
+
+static gcap_status record_allocations(struct loader *l, struct gcap_graph *g, json_t *list) {
+  if (!json_is_array(list)) return bad(l, "allocations", "is not an array");
+  for (size_t i = 0; i < json_array_size(list); i++) {
+    json_t *a = json_array_get(list, i);
+    snprintf(l->where, sizeof l->where, "allocations[%zu]", i);
+    struct gcap__extent e;
+    void *base = NULL;
+    gcap_status st = json_is_object(a) ? get_pointer(l, a, "base", &base) : bad(l, "allocations", "holds a non-object");
+    if (st == GCAP_SUCCESS) st = get_size(l, a, "bytes", &e.bytes);
+    if (st != GCAP_SUCCESS) return st;
+    e.base = (uintptr_t)base;
+    if (e.bytes == 0 || e.bytes - 1 > UINTPTR_MAX - e.base) return bad(l, "bytes", "is 0 or runs past the address space");
+    if (gcap__graph_record_extent(g, e) != 0) return no_memory();
+  }
+  l->where[0] = '\0';
+  return GCAP_SUCCESS;
+}
+
+static gcap_status make_events(struct loader *l, json_t *doc) {
+  uint64_t n = 0;
+  gcap_status st = get_u64(l, doc, "events", 1u << 20, &n);
+  if (st != GCAP_SUCCESS) return st;
+  l->events = gcap__calloc(n ? (size_t)n : 1, sizeof *l->events);
+  if (!l->events) return no_memory();
+  for (; st == GCAP_SUCCESS && l->num_events < n; l->num_events++) st = gcap__event_new(l->ctx, &l->events[l->num_events]);
+  return st;
+}
+
+/* ---------------------------------------------------------------- nodes */
+
+/* Loaded host nodes run nothing: the saving process's functions do not exist here. */
+static void loaded_host_node(void *user_data) { (void)user_data; }
+
+static gcap_status load_graph(struct loader *l, struct gcap_graph *g, json_t *o, unsigned depth);
+
+static gcap_status append(struct gcap_graph *g, struct gcap_node *n) {
+  gcap_status st = gcap__node_append(g, n, NULL, 0);
+  if (st != GCAP_SUCCESS) gcap__node_discard(n);
+  return st;
+}
+
+static gcap_status kernel_from_table(struct loader *l, json_t *node, struct gcap_kernel **out) {
+  const char *name = json_string_value(json_object_get(node, "kernel"));
+  if (!name) return bad(l, "kernel", "is not a string");
+  for (size_t i = 0; i < json_array_size(l->kernels); i++)
+    if (strcmp(json_string_value(json_object_get(json_array_get(l->kernels, i), "name")), name) == 0)
+      return *out = l->resolved[i], GCAP_SUCCESS;
+  return bad(l, "kernel", "names a kernel missing from the file's kernel table");
+}
+
+static gcap_status load_kernel(struct loader *l, struct gcap_graph *g, json_t *node) {
+  gcap_kernel_node_params p = {0};
+  gcap_status st = kernel_from_table(l, node, &p.kernel);
+  if (st == GCAP_SUCCESS) st = get_dim3(l, node, "grid", &p.grid);
+  if (st == GCAP_SUCCESS) st = get_dim3(l, node, "block", &p.block);
+  if (st == GCAP_SUCCESS) st = get_u32(l, node, "shared_mem_bytes", &p.shared_mem_bytes);
+  json_t *args = json_object_get(node, "args");
+  if (st == GCAP_SUCCESS && (!json_is_array(args) || json_array_size(args) != p.kernel->info.num_params))
+    st = bad(l, "args", "is not an array with one entry per kernel parameter");
+  if (st != GCAP_SUCCESS) return st;
+  const struct gcap_kernel *k = p.kernel;
+  unsigned char *values = gcap__malloc(k->args_bytes ? k->args_bytes : 1);
+  p.args = gcap__calloc(k->info.num_params ? k->info.num_params : 1, sizeof *p.args);
+  if (!values || !p.args) st = no_memory();
+  for (size_t i = 0; st == GCAP_SUCCESS && i < k->info.num_params; i++) {
+    p.args[i] = values + k->param_offsets[i];
+    st = get_hex(l, json_array_get(args, i), i, k->param_sizes[i], p.args[i]);
+  }
+  if (st == GCAP_SUCCESS) st = gcap__check_launch(p.kernel, p.grid, p.block, p.shared_mem_bytes, p.args);
+  struct gcap_node *n = NULL;
+  if (st == GCAP_SUCCESS) st = gcap__node_make_kernel(g, &p, &n);
+  if (st == GCAP_SUCCESS) st = append(g, n);
+  gcap__free(values);
+  gcap__free(p.args);
+  return st;
+}
+
+static gcap_status load_memcpy(struct loader *l, struct gcap_graph *g, json_t *node) {
+  gcap_memcpy_node_params p = {0};
+  gcap_status st = get_pointer(l, node, "dst", &p.dst);
+  void *src = NULL;
+  if (st == GCAP_SUCCESS) st = get_pointer(l, node, "src", &src);
+  if (st == GCAP_SUCCESS) st = get_size(l, node, "bytes", &p.bytes);
+  const char *kind = json_string_value(json_object_get(node, "kind"));
+  size_t k = 0;
+  while (kind && k < sizeof copy_kinds / sizeof *copy_kinds && strcmp(kind, copy_kinds[k]) != 0) k++;
+  if (st == GCAP_SUCCESS && (!kind || k == sizeof copy_kinds / sizeof *copy_kinds))
+    st = bad(l, "kind", "is not one of host_to_host, host_to_device, device_to_host, device_to_device, default");
+  if (st == GCAP_SUCCESS && p.bytes == 0) st = bad(l, "bytes", "is 0");
+  if (st != GCAP_SUCCESS) return st;
+  p.src = src;
+  p.kind = (gcap_memcpy_kind)k;
+  struct gcap_node *n = NULL;
+  st = gcap__node_make_value(g, GCAP_NODE_MEMCPY, &p, sizeof p, &n);
+  return st == GCAP_SUCCESS ? append(g, n) : st;
+}
+
+static gcap_status load_memset(struct loader *l, struct gcap_graph *g, json_t *node) {
+  gcap_memset_node_params p = {0};
+  uint32_t element = 0;
+  gcap_status st = get_pointer(l, node, "dst", &p.dst);
+  if (st == GCAP_SUCCESS) st = get_u32(l, node, "value", &p.value);
+  if (st == GCAP_SUCCESS) st = get_u32(l, node, "element_size", &element);
+  if (st == GCAP_SUCCESS) st = get_size(l, node, "width", &p.width);
+  if (st == GCAP_SUCCESS) st = get_size(l, node, "height", &p.height);
+  if (st == GCAP_SUCCESS) st = get_size(l, node, "pitch", &p.pitch);
+  if (st != GCAP_SUCCESS) return st;
+  p.element_size = element;
+  if (element != 1 && element != 2 && element != 4) return bad(l, "element_size", "is not 1, 2 or 4");
+  if (element < 4 && p.value >> (8 * element)) return bad(l, "value", "does not fit in element_size bytes");
+  if (p.width == 0 || p.height == 0) return bad(l, p.width ? "height" : "width", "is 0");
+  if (p.width > SIZE_MAX / element) return bad(l, "width", "is out of range");
+  if (p.height > 1 && (p.pitch < p.width * element || p.pitch > SIZE_MAX / p.height))
+    return bad(l, "pitch", "is smaller than a row or out of range");
+  struct gcap_node *n = NULL;
+  st = gcap__node_make_value(g, GCAP_NODE_MEMSET, &p, sizeof p, &n);
+  return st == GCAP_SUCCESS ? append(g, n) : st;
+}
+
+static gcap_status load_event_node(struct loader *l, struct gcap_graph *g, json_t *node, gcap_node_type type) {
+  uint64_t k = 0;
+  gcap_status st = get_u64(l, node, "event", UINT64_MAX, &k);
+  if (st == GCAP_SUCCESS && k >= l->num_events) st = bad(l, "event", "is not below the file's \"events\" count");
+  if (st != GCAP_SUCCESS) return st;
+  struct gcap_node *n = gcap__node_alloc(g, type);
+  if (!n) return no_memory();
+  n->p.event = l->events[k];
+  gcap__event_retain(n->p.event);
+  return append(g, n);
+}
+
+static gcap_status load_plain(struct gcap_graph *g, gcap_node_type type) {
+  struct gcap_node *n = gcap__node_alloc(g, type);
+  if (!n) return no_memory();
+  if (type == GCAP_NODE_HOST) n->p.host = (gcap_host_node_params){loaded_host_node, NULL};
+  return append(g, n);
+}
+
+static gcap_status load_child(struct loader *l, struct gcap_graph *g, json_t *node, unsigned depth) {
+  if (depth >= MAX_DEPTH) return bad(l, "graph", "nests child graphs deeper than 64 levels");
+  json_t *inner = json_object_get(node, "graph");
+  if (!json_is_object(inner)) return bad(l, "graph", "is not an object");
+  struct gcap_node *n = gcap__node_alloc(g, GCAP_NODE_GRAPH);
+  if (!n) return no_memory();
+  gcap_status st = gcap__graph_new(l->ctx, n, &n->p.child);
+  if (st != GCAP_SUCCESS) {
+    gcap__node_unalloc(n);
+    return st;
+  }
+  st = append(g, n);
+  return st == GCAP_SUCCESS ? load_graph(l, n->p.child, inner, depth + 1) : st;
+}
+
+static gcap_status load_node(struct loader *l, struct gcap_graph *g, json_t *node, unsigned depth) {
+  const char *type = json_is_object(node) ? type_of(node) : NULL;
+  if (!type) return bad(l, "type", "is missing (or the node is not an object)");
+  if (strcmp(type, "kernel") == 0) return load_kernel(l, g, node);
+  if (strcmp(type, "memcpy") == 0) return load_memcpy(l, g, node);
+  if (strcmp(type, "memset") == 0) return load_memset(l, g, node);
+  if (strcmp(type, "host") == 0) return load_plain(g, GCAP_NODE_HOST);
+  if (strcmp(type, "empty") == 0) return load_plain(g, GCAP_NODE_EMPTY);
+  if (strcmp(type, "graph") == 0) return load_child(l, g, node, depth);
+  if (strcmp(type, "event_record") == 0) return load_event_node(l, g, node, GCAP_NODE_EVENT_RECORD);
+  if (strcmp(type, "event_wait") == 0) return load_event_node(l, g, node, GCAP_NODE_EVENT_WAIT);
+  if (strcmp(type, "mem_alloc") == 0 || strcmp(type, "mem_free") == 0)
+    return gcap__fail(GCAP_ERROR_NOT_SUPPORTED,
+                      "%s: a %s node: graph allocations get new addresses in a new process, so graphs that allocate "
+                      "cannot be loaded",
+                      l->where, type);
+  return bad(l, "type", "is not a node type gcap knows");
+}
+
+static gcap_status load_edges(struct loader *l, struct gcap_graph *g, json_t *edges) {
+  if (!json_is_array(edges)) return bad(l, "edges", "is not an array");
+  for (size_t i = 0; i < json_array_size(edges); i++) {
+    json_t *e = json_array_get(edges, i);
+    json_t *a = json_array_get(e, 0), *b = json_array_get(e, 1);
+    char field[32];
+    snprintf(field, sizeof field, "edges[%zu]", i);
+    if (!json_is_array(e) || json_array_size(e) != 2 || !json_is_integer(a) || !json_is_integer(b) ||
+        json_integer_value(a) < 0 || json_integer_value(b) < 0 ||
+        (uint64_t)json_integer_value(a) >= g->nodes.count || (uint64_t)json_integer_value(b) >= g->nodes.count)
+      return bad(l, field, "is not a pair of node indices of its graph");
+    gcap_status st = gcap__graph_add_edge(g, g->nodes.items[json_integer_value(a)], g->nodes.items[json_integer_value(b)]);
+    if (st != GCAP_SUCCESS) return gcap__fail_context(st, "%s%s%s", l->where, l->where[0] ? ": " : "", field);
+  }
+  return GCAP_SUCCESS;
+}
+
+/* l->where names the child-graph node whose graph g is ("" for the top level) and is kept. */
+static gcap_status load_graph(struct loader *l, struct gcap_graph *g, json_t *o, unsigned depth) {
+  json_t *nodes = json_object_get(o, "nodes");
+  if (!json_is_array(nodes)) return bad(l, "nodes", "is not an array");
+  char outer[sizeof l->where];
+  memcpy(outer, l->where, sizeof outer);
+  gcap_status st = GCAP_SUCCESS;
+  for (size_t i = 0; st == GCAP_SUCCESS && i < json_array_size(nodes); i++) {
+    if (outer[0]) snprintf(l->where, sizeof l->where, "node %zu of the child graph in %.100s", i, outer);
+    else snprintf(l->where, sizeof l->where, "node %zu", i);
+    st = load_node(l, g, json_array_get(nodes, i), depth);
+  }
+  if (st != GCAP_SUCCESS) return st;
+  if (outer[0]) snprintf(l->where, sizeof l->where, "the child graph in %.100s", outer);
+  else l->where[0] = '\0';
+  st = load_edges(l, g, json_object_get(o, "edges"));
+  memcpy(l->where, outer, sizeof outer);
+  return st;
+}
+
+static gcap_status check_header(const struct loader *l, json_t *doc) {
+  if (!json_is_object(doc)) return bad(l, "the file", "is not a JSON object");
+  const char *format = json_string_value(json_object_get(doc, "format"));
+  if (!format || strcmp(format, FORMAT_NAME) != 0) return bad(l, "format", "is not \"" FORMAT_NAME "\"");
+  json_t *version = json_object_get(doc, "version");
+  if (!json_is_integer(version)) return bad(l, "version", "is not a number");
+  if (json_integer_value(version) != FORMAT_VERSION)
+    return gcap__fail(GCAP_ERROR_NOT_SUPPORTED, "the file is format version %" JSON_INTEGER_FORMAT
+                      "; this gcap reads version %d", json_integer_value(version), FORMAT_VERSION);
+  if (!json_is_object(json_object_get(doc, "graph"))) return bad(l, "graph", "is not an object");
+  return GCAP_SUCCESS;
+}
+
+static gcap_status load_document(struct loader *l, json_t *doc, struct gcap_graph **out) {
+  gcap_status st = check_header(l, doc);
+  l->kernels = json_object_get(doc, "kernels");
+  if (st == GCAP_SUCCESS) st = resolve_kernels(l);
+  if (st == GCAP_SUCCESS) st = make_events(l, doc);
+  struct gcap_graph *g = NULL;
+  if (st == GCAP_SUCCESS) st = gcap__graph_new(l->ctx, NULL, &g);
+  if (st == GCAP_SUCCESS) st = record_allocations(l, g, json_object_get(doc, "allocations"));
+  if (st == GCAP_SUCCESS) st = load_graph(l, g, json_object_get(doc, "graph"), 0);
+  if (st != GCAP_SUCCESS && g) gcap__graph_free(g);
+  if (st == GCAP_SUCCESS) *out = g;
+  return st;
 }
 
 gcap_status gcap_graph_load(gcap_context *ctx, FILE *in, gcap_graph **out) {
   GCAP_ENTER();
   if (out) *out = NULL;
-  return gcap__fail(GCAP_ERROR_NOT_SUPPORTED, "loading graphs is not supported by this version of gcap");
+  gcap_status st = gcap__check_context(ctx, "ctx");
+  if (st != GCAP_SUCCESS) return st;
+  if (!in) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "in is NULL");
+  if (!out) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "out is NULL");
+  json_error_t err;
+  json_t *doc = json_loadf(in, JSON_REJECT_DUPLICATES, &err);
+  if (!doc)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "the saved graph is not valid JSON: line %d, column %d: %s", err.line,
+                      err.column, err.text);
+  struct loader l = {.ctx = ctx};
+  gcap__lock(ctx);
+  st = load_document(&l, doc, out);
+  for (size_t i = 0; i < l.num_events; i++) gcap__event_destroy_locked(l.events[i]); /* the nodes keep theirs */
+  gcap__unlock(ctx);
+  gcap__free(l.events);
+  gcap__free(l.resolved);
+  json_decref(doc);
+  return st;
 }
+
+#else /* without jansson */
+
+static gcap_status no_json(void) {
+  return gcap__fail(GCAP_ERROR_NOT_SUPPORTED, "this gcap was built without JSON support (jansson; -Djson=enabled)");
+}
+
+gcap_status gcap_graph_save(const gcap_graph *g, FILE *out) {
+  GCAP_ENTER();
+  gcap_status st = gcap__check_graph(g, "graph");
+  if (st == GCAP_SUCCESS && !out) st = gcap__fail(GCAP_ERROR_INVALID_VALUE, "out is NULL");
+  return st == GCAP_SUCCESS ? no_json() : st;
+}
+
+gcap_status gcap_graph_load(gcap_context *ctx, FILE *in, gcap_graph **out) {
+  GCAP_ENTER();
+  if (out) *out = NULL;
+  gcap_status st = gcap__check_context(ctx, "ctx");
+  if (st == GCAP_SUCCESS && (!in || !out)) st = gcap__fail(GCAP_ERROR_INVALID_VALUE, "%s is NULL", in ? "out" : "in");
+  return st == GCAP_SUCCESS ? no_json() : st;
+}
+
+#endif
