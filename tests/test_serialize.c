@@ -1,0 +1,519 @@
+/* Saved graphs: gcap_graph_save / gcap_graph_load (docs/format.md). */
+#define _POSIX_C_SOURCE 200809L /* fmemopen, open_memstream */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+
+struct fx {
+  gcap_context *ctx;
+  gcap_stream *s;
+  gcap_kernel *scale, *opaque;
+  float *a, *b; /* 64 floats each */
+};
+
+static void scale_sim(const gcap_sim_thread *t, void *const *args) {
+  float *y, k;
+  memcpy(&y, args[0], sizeof y);
+  memcpy(&k, args[1], sizeof k);
+  y[t->thread_idx.x] *= k;
+}
+
+static const size_t scale_sizes[] = {sizeof(float *), sizeof(float)};
+static const gcap_param_access scale_access[] = {GCAP_ACCESS_READ_WRITE, GCAP_ACCESS_NONE};
+static const size_t opaque_sizes[] = {sizeof(void *)};
+
+static void load_kernels(gcap_context *ctx) {
+  const gcap_kernel_def defs[] = {
+      {.name = "scale", .sim_fn = scale_sim, .num_params = 2, .param_sizes = scale_sizes, .param_access = scale_access},
+      {.name = "opaque", .num_params = 1, .param_sizes = opaque_sizes},
+  };
+  gcap_module_desc d = {.kernels = defs, .num_kernels = 2};
+  gcap_module *m = NULL;
+  assert_ok(test_module_load(ctx, &d, &m));
+}
+
+static int setup(void **state) {
+  struct fx *f = calloc(1, sizeof *f);
+  if (!f) return -1;
+  f->ctx = test_context_create();
+  if (gcap_stream_create(f->ctx, &f->s) != GCAP_SUCCESS) return -1;
+  load_kernels(f->ctx);
+  if (gcap_context_find_kernel(f->ctx, "scale", &f->scale) != GCAP_SUCCESS) return -1;
+  if (gcap_context_find_kernel(f->ctx, "opaque", &f->opaque) != GCAP_SUCCESS) return -1;
+  f->a = test_dev_alloc(f->ctx, 64 * sizeof(float));
+  f->b = test_dev_alloc(f->ctx, 64 * sizeof(float));
+  *state = f;
+  return 0;
+}
+
+static int teardown(void **state) {
+  struct fx *f = *state;
+  assert_ok(gcap_stream_destroy(f->s));
+  gcap_context_destroy(f->ctx);
+  free(f);
+  return 0;
+}
+
+/* ---------------------------------------------------------------- helpers */
+
+static char *saved(const gcap_graph *g) {
+  char *text = NULL;
+  size_t len = 0;
+  FILE *out = open_memstream(&text, &len);
+  assert_non_null(out);
+  assert_ok(gcap_graph_save(g, out));
+  assert_int_equal(fclose(out), 0);
+  return text;
+}
+
+static gcap_status load_text(gcap_context *ctx, const char *text, gcap_graph **g) {
+  FILE *in = fmemopen((void *)text, strlen(text), "r");
+  assert_non_null(in);
+  *g = (gcap_graph *)g; /* must be cleared on failure */
+  gcap_status st = gcap_graph_load(ctx, in, g);
+  fclose(in);
+  if (st != GCAP_SUCCESS) assert_null(*g);
+  return st;
+}
+
+static gcap_graph *loaded(gcap_context *ctx, const char *text) {
+  gcap_graph *g = NULL;
+  assert_ok(load_text(ctx, text, &g));
+  assert_non_null(g);
+  return g;
+}
+
+static char *dot_of(const gcap_graph *g, unsigned flags) {
+  char *text = NULL;
+  size_t len = 0;
+  FILE *out = open_memstream(&text, &len);
+  assert_non_null(out);
+  assert_ok(gcap_graph_write_dot(g, out, flags));
+  fclose(out);
+  return text;
+}
+
+static size_t nodes_of(const gcap_graph *g, gcap_node **nodes, size_t room) {
+  size_t n = room;
+  assert_ok(gcap_graph_get_nodes(g, nodes, &n));
+  return n;
+}
+
+static size_t index_of(gcap_node *const *nodes, size_t n, const gcap_node *x) {
+  for (size_t i = 0; i < n; i++)
+    if (nodes[i] == x) return i;
+  fail_msg("node not found");
+  return 0;
+}
+
+/* Same node types, parameters and edges (by index), recursively. */
+static void assert_same_graph(const gcap_graph *x, const gcap_graph *y) {
+  gcap_node *a[32], *b[32];
+  size_t n = nodes_of(x, a, 32);
+  assert_int_equal(nodes_of(y, b, 32), n);
+  for (size_t i = 0; i < n; i++) {
+    gcap_node_type t = gcap_node_get_type(a[i]);
+    assert_int_equal(gcap_node_get_type(b[i]), t);
+    if (t == GCAP_NODE_KERNEL) {
+      gcap_kernel_node_params p, q;
+      assert_ok(gcap_node_get_kernel_params(a[i], &p));
+      assert_ok(gcap_node_get_kernel_params(b[i], &q));
+      assert_ptr_equal(p.kernel, q.kernel);
+      assert_memory_equal(&p.grid, &q.grid, sizeof p.grid);
+      assert_memory_equal(&p.block, &q.block, sizeof p.block);
+      assert_int_equal(p.shared_mem_bytes, q.shared_mem_bytes);
+      bool is_scale = strcmp(gcap_kernel_name(p.kernel), "scale") == 0;
+      const size_t *sizes = is_scale ? scale_sizes : opaque_sizes;
+      for (size_t k = 0; k < (is_scale ? 2u : 1u); k++) assert_memory_equal(p.args[k], q.args[k], sizes[k]);
+    } else if (t == GCAP_NODE_MEMCPY) {
+      gcap_memcpy_node_params p, q;
+      assert_ok(gcap_node_get_memcpy_params(a[i], &p));
+      assert_ok(gcap_node_get_memcpy_params(b[i], &q));
+      assert_memory_equal(&p, &q, sizeof p);
+    } else if (t == GCAP_NODE_MEMSET) {
+      gcap_memset_node_params p, q;
+      assert_ok(gcap_node_get_memset_params(a[i], &p));
+      assert_ok(gcap_node_get_memset_params(b[i], &q));
+      assert_memory_equal(&p, &q, sizeof p);
+    } else if (t == GCAP_NODE_GRAPH) {
+      gcap_graph *cx, *cy;
+      assert_ok(gcap_node_get_child_graph(a[i], &cx));
+      assert_ok(gcap_node_get_child_graph(b[i], &cy));
+      assert_same_graph(cx, cy);
+    }
+  }
+  gcap_node *fa[64], *ta[64], *fb[64], *tb[64];
+  size_t ea = 64, eb = 64;
+  assert_ok(gcap_graph_get_edges(x, fa, ta, &ea));
+  assert_ok(gcap_graph_get_edges(y, fb, tb, &eb));
+  assert_int_equal(ea, eb);
+  for (size_t e = 0; e < ea; e++) {
+    assert_int_equal(index_of(a, n, fa[e]), index_of(b, n, fb[e]));
+    assert_int_equal(index_of(a, n, ta[e]), index_of(b, n, tb[e]));
+  }
+}
+
+static void nothing(void *user_data) { (void)user_data; }
+
+static gcap_node *fill(gcap_graph *g, void *dst, size_t width, size_t height, size_t pitch, gcap_node **deps,
+                       size_t n) {
+  gcap_memset_node_params p = {dst, 0x3f800000u, 4, width, height, pitch};
+  gcap_node *node = NULL;
+  assert_ok(gcap_graph_add_memset_node(g, deps, n, &p, &node));
+  return node;
+}
+
+/* Every node type the file holds: kernel, memcpy, 1D and 2D memset, host, empty, events, children. */
+static gcap_graph *every_type(struct fx *f, gcap_event *e) {
+  gcap_graph *g = NULL, *child = NULL, *grandchild = NULL;
+  assert_ok(gcap_graph_create(f->ctx, &g));
+  assert_ok(gcap_graph_create(f->ctx, &child));
+  assert_ok(gcap_graph_create(f->ctx, &grandchild));
+  gcap_node *root = fill(g, f->a, 64, 1, 0, NULL, 0);
+  gcap_node *rows = fill(g, f->b, 8, 4, 64, &root, 1);
+  float k = 2.5f;
+  void *args[] = {&f->a, &k};
+  gcap_kernel_node_params kp = {f->scale, {1, 1, 1}, {64, 1, 1}, 0, args};
+  gcap_node *kn = NULL, *copy = NULL, *host = NULL, *empty = NULL, *rec = NULL, *wait = NULL, *sub = NULL;
+  assert_ok(gcap_graph_add_kernel_node(g, &rows, 1, &kp, &kn));
+  gcap_memcpy_node_params cp = {f->b, f->a, 64 * sizeof(float), GCAP_MEMCPY_DEVICE_TO_DEVICE};
+  assert_ok(gcap_graph_add_memcpy_node(g, &kn, 1, &cp, &copy));
+  gcap_host_node_params hp = {nothing, NULL};
+  assert_ok(gcap_graph_add_host_node(g, &copy, 1, &hp, &host));
+  assert_ok(gcap_graph_add_empty_node(g, &root, 1, &empty));
+  assert_ok(gcap_graph_add_event_record_node(g, &empty, 1, e, &rec));
+  assert_ok(gcap_graph_add_event_wait_node(g, &rec, 1, e, &wait));
+  fill(grandchild, f->b, 4, 1, 0, NULL, 0);
+  gcap_node *inner = fill(child, f->a, 2, 1, 0, NULL, 0), *nested = NULL;
+  assert_ok(gcap_graph_add_child_graph_node(child, &inner, 1, grandchild, &nested));
+  gcap_node *both[] = {host, wait};
+  assert_ok(gcap_graph_add_child_graph_node(g, both, 2, child, &sub));
+  gcap_node *extra_from[] = {root}, *extra_to[] = {host};
+  assert_ok(gcap_graph_add_dependencies(g, extra_from, extra_to, 1));
+  gcap_graph_destroy(grandchild);
+  gcap_graph_destroy(child);
+  return g;
+}
+
+/* ---------------------------------------------------------------- round trips */
+
+static void test_round_trip_every_type(void **state) {
+  struct fx *f = *state;
+  gcap_event *e = NULL;
+  assert_ok(gcap_event_create(f->ctx, &e));
+  gcap_graph *g = every_type(f, e);
+  char *first = saved(g);
+  gcap_graph *h = loaded(f->ctx, first);
+  assert_same_graph(g, h);
+  char *second = saved(h);
+  assert_string_equal(first, second); /* save -> load -> save is byte-identical */
+  char *dot_g = dot_of(g, 0), *dot_h = dot_of(h, 0);
+  assert_string_equal(dot_g, dot_h);
+  /* The loaded graph's event nodes share one event of their own. */
+  gcap_node *nodes[16];
+  nodes_of(h, nodes, 16);
+  gcap_event *r = NULL, *w = NULL;
+  assert_ok(gcap_node_get_event(nodes[6], &r));
+  assert_ok(gcap_node_get_event(nodes[7], &w));
+  assert_ptr_equal(r, w);
+  assert_ptr_not_equal(r, e);
+  free(first), free(second), free(dot_g), free(dot_h);
+  gcap_graph_destroy(h);
+  gcap_graph_destroy(g);
+  assert_ok(gcap_event_destroy(e));
+}
+
+/* A loaded graph runs and computes what the original computes. */
+static void test_loaded_graph_runs(void **state) {
+  struct fx *f = *state;
+  test_require_sim();
+  gcap_event *e = NULL;
+  assert_ok(gcap_event_create(f->ctx, &e));
+  gcap_graph *g = every_type(f, e);
+  char *text = saved(g);
+  gcap_graph *h = loaded(f->ctx, text);
+  float want[64], got[64];
+  gcap_exec *x = NULL;
+  for (int run = 0; run < 2; run++) {
+    assert_ok(gcap_graph_instantiate(run ? h : g, 0, &x));
+    assert_ok(gcap_exec_launch(x, f->s));
+    assert_ok(gcap_stream_synchronize(f->s));
+    assert_ok(gcap_memcpy(f->ctx, run ? got : want, f->b, sizeof want, GCAP_MEMCPY_DEVICE_TO_HOST));
+    gcap_exec_destroy(x);
+    static const float zero[64];
+    assert_ok(gcap_memcpy(f->ctx, f->b, zero, sizeof zero, GCAP_MEMCPY_HOST_TO_DEVICE));
+  }
+  assert_memory_equal(want, got, sizeof want);
+  assert_true(want[4] == 2.5f); /* filled with 1.0f, scaled, copied; the grandchild refilled b[0..3] */
+  assert_true(want[0] == 1.0f);
+  free(text);
+  gcap_graph_destroy(h);
+  gcap_graph_destroy(g);
+  assert_ok(gcap_event_destroy(e));
+}
+
+/* Addresses and allocation extents are kept as saved, even once the memory is gone. */
+static void test_extents_survive_the_allocation(void **state) {
+  struct fx *f = *state;
+  float *c = test_dev_alloc(f->ctx, 256);
+  gcap_graph *g = NULL;
+  assert_ok(gcap_graph_create(f->ctx, &g));
+  void *args[] = {&c};
+  gcap_kernel_node_params kp = {f->opaque, {1, 1, 1}, {1, 1, 1}, 0, args};
+  gcap_node *kn = NULL;
+  assert_ok(gcap_graph_add_kernel_node(g, NULL, 0, &kp, &kn));
+  char *text = saved(g);
+  gcap_graph_destroy(g);
+  assert_ok(gcap_mem_free(f->ctx, c));
+  assert_non_null(strstr(text, "\"bytes\": \"256\""));
+
+  gcap_graph *h = loaded(f->ctx, text);
+  gcap_node *nodes[1];
+  nodes_of(h, nodes, 1);
+  gcap_kernel_node_params got;
+  assert_ok(gcap_node_get_kernel_params(nodes[0], &got));
+  float *value;
+  memcpy(&value, got.args[0], sizeof value);
+  assert_ptr_equal(value, c); /* as recorded */
+  size_t races = 0;
+  assert_ok(gcap_graph_find_races(h, NULL, &races));
+  assert_int_equal(races, 0);
+  char *again = saved(h);
+  assert_string_equal(text, again); /* the extent is saved again from the recorded set */
+  free(again);
+  gcap_graph_destroy(h);
+  free(text);
+}
+
+static void test_graph_allocations_save_but_do_not_load(void **state) {
+  struct fx *f = *state;
+  assert_ok(gcap_stream_begin_capture(f->s, GCAP_CAPTURE_MODE_GLOBAL));
+  void *p = NULL;
+  assert_ok(gcap_mem_alloc_async(f->s, 128, &p));
+  assert_ok(gcap_mem_free_async(f->s, p));
+  gcap_graph *g = NULL;
+  assert_ok(gcap_stream_end_capture(f->s, &g));
+  char *text = saved(g);
+  assert_non_null(strstr(text, "\"type\": \"mem_alloc\""));
+  assert_non_null(strstr(text, "\"type\": \"mem_free\""));
+  gcap_graph *h = NULL;
+  assert_status(load_text(f->ctx, text, &h), GCAP_ERROR_NOT_SUPPORTED);
+  test_assert_message_contains("node 0: a mem_alloc node");
+  free(text);
+  gcap_graph_destroy(g);
+}
+
+/* ---------------------------------------------------------------- bad files */
+
+#define HEADER "{\"format\": \"gcap-graph\", \"version\": 1, \"kernels\": [%s], \"allocations\": [], \"events\": %d, "
+#define SCALE_ENTRY "{\"name\": \"scale\", \"param_sizes\": [8, 4], \"param_access\": [\"read_write\", \"none\"]}"
+
+static void assert_refused(struct fx *f, const char *text, gcap_status want, const char *fragment) {
+  gcap_graph *g = NULL;
+  assert_status(load_text(f->ctx, text, &g), want);
+  test_assert_message_contains(fragment);
+}
+
+static void assert_graph_refused(struct fx *f, const char *kernels, int events, const char *graph, gcap_status want,
+                                 const char *fragment) {
+  char text[4096];
+  snprintf(text, sizeof text, HEADER "\"graph\": %s}", kernels, events, graph);
+  assert_refused(f, text, want, fragment);
+}
+
+static void test_not_json(void **state) {
+  struct fx *f = *state;
+  assert_refused(f, "this is not json", GCAP_ERROR_INVALID_VALUE, "not valid JSON: line 1");
+  assert_refused(f, "{\"format\": \"gcap-graph\", \"version\": 1, \"graph\": {\"nod", GCAP_ERROR_INVALID_VALUE,
+                 "not valid JSON");
+  assert_refused(f, "[1, 2]", GCAP_ERROR_INVALID_VALUE, "is not a JSON object");
+  assert_refused(f, "{\"format\": \"gcap-graph\", \"format\": \"x\"}", GCAP_ERROR_INVALID_VALUE, "duplicate");
+}
+
+static void test_truncated(void **state) {
+  struct fx *f = *state;
+  gcap_event *e = NULL;
+  assert_ok(gcap_event_create(f->ctx, &e));
+  gcap_graph *g = every_type(f, e);
+  char *text = saved(g);
+  size_t len = strlen(text);
+  for (size_t cut = 0; cut < len - 1; cut += len / 50 + 1) {
+    text[cut] = '\0';
+    gcap_graph *h = NULL;
+    assert_status(load_text(f->ctx, text, &h), GCAP_ERROR_INVALID_VALUE);
+    free(text);
+    text = saved(g);
+  }
+  free(text);
+  gcap_graph_destroy(g);
+  assert_ok(gcap_event_destroy(e));
+}
+
+static void test_wrong_format_or_version(void **state) {
+  struct fx *f = *state;
+  assert_refused(f, "{\"format\": \"other\", \"version\": 1}", GCAP_ERROR_INVALID_VALUE, "\"format\" is not");
+  assert_refused(f, "{\"format\": \"gcap-graph\", \"version\": 2, \"graph\": {}}", GCAP_ERROR_NOT_SUPPORTED,
+                 "version 2; this gcap reads version 1");
+  assert_refused(f, "{\"format\": \"gcap-graph\", \"version\": \"1\"}", GCAP_ERROR_INVALID_VALUE,
+                 "\"version\" is not a number");
+}
+
+static void test_wrong_types_and_missing_fields(void **state) {
+  struct fx *f = *state;
+  assert_graph_refused(f, "", 0, "[]", GCAP_ERROR_INVALID_VALUE, "\"graph\" is not an object");
+  assert_graph_refused(f, "", 0, "{\"nodes\": {}, \"edges\": []}", GCAP_ERROR_INVALID_VALUE, "\"nodes\" is not");
+  assert_graph_refused(f, "", 0, "{\"nodes\": [{\"type\": \"teleport\"}], \"edges\": []}", GCAP_ERROR_INVALID_VALUE,
+                       "node 0: \"type\" is not a node type");
+  assert_graph_refused(f, "", 0, "{\"nodes\": [7], \"edges\": []}", GCAP_ERROR_INVALID_VALUE, "node 0: \"type\"");
+  assert_graph_refused(f, "", 0,
+                       "{\"nodes\": [{\"type\": \"memset\", \"dst\": \"0x100\", \"value\": 0, \"element_size\": 3, "
+                       "\"width\": \"4\", \"height\": \"1\", \"pitch\": \"0\"}], \"edges\": []}",
+                       GCAP_ERROR_INVALID_VALUE, "\"element_size\" is not 1, 2 or 4");
+  assert_graph_refused(f, "", 0,
+                       "{\"nodes\": [{\"type\": \"memcpy\", \"dst\": \"0x100\", \"src\": 5.5, \"bytes\": \"4\", "
+                       "\"kind\": \"default\"}], \"edges\": []}",
+                       GCAP_ERROR_INVALID_VALUE, "node 0: \"src\" is neither a number nor a string");
+  assert_graph_refused(f, "", 0,
+                       "{\"nodes\": [{\"type\": \"memcpy\", \"dst\": \"0x100\", \"src\": \"0x200\", \"bytes\": \"4\"}], "
+                       "\"edges\": []}",
+                       GCAP_ERROR_INVALID_VALUE, "\"kind\" is not one of");
+  assert_graph_refused(f, "", 0,
+                       "{\"nodes\": [{\"type\": \"memcpy\", \"dst\": \"0x100\", \"src\": \"0xzz\", \"bytes\": \"4\", "
+                       "\"kind\": \"default\"}], \"edges\": []}",
+                       GCAP_ERROR_INVALID_VALUE, "\"src\" is not a number");
+  assert_graph_refused(f, "", 0, "{\"nodes\": [{\"type\": \"event_record\", \"event\": 0}], \"edges\": []}",
+                       GCAP_ERROR_INVALID_VALUE, "\"event\" is not below");
+  assert_graph_refused(f, "", 0, "{\"nodes\": [{\"type\": \"graph\", \"graph\": {\"nodes\": [{}], \"edges\": []}}], "
+                       "\"edges\": []}", GCAP_ERROR_INVALID_VALUE, "node 0 of the child graph in node 0");
+}
+
+static void test_bad_edges(void **state) {
+  struct fx *f = *state;
+  const char *two = "[{\"type\": \"empty\"}, {\"type\": \"empty\"}]";
+  char graph[256];
+  snprintf(graph, sizeof graph, "{\"nodes\": %s, \"edges\": [[0, 2]]}", two);
+  assert_graph_refused(f, "", 0, graph, GCAP_ERROR_INVALID_VALUE, "\"edges[0]\" is not a pair of node indices");
+  snprintf(graph, sizeof graph, "{\"nodes\": %s, \"edges\": [[0, 1], [1, 0]]}", two);
+  assert_graph_refused(f, "", 0, graph, GCAP_ERROR_INVALID_VALUE, "closes a cycle through node 1");
+  snprintf(graph, sizeof graph, "{\"nodes\": %s, \"edges\": [[0, 1], [0, 1]]}", two);
+  assert_graph_refused(f, "", 0, graph, GCAP_ERROR_INVALID_VALUE, "is there twice");
+  snprintf(graph, sizeof graph, "{\"nodes\": %s, \"edges\": [[1, 1]]}", two);
+  assert_graph_refused(f, "", 0, graph, GCAP_ERROR_INVALID_VALUE, "self edge");
+  snprintf(graph, sizeof graph, "{\"nodes\": %s}", two);
+  assert_graph_refused(f, "", 0, graph, GCAP_ERROR_INVALID_VALUE, "\"edges\" is not an array");
+}
+
+static void test_kernels(void **state) {
+  struct fx *f = *state;
+#define KERNEL_NODE                                                                                         \
+  "{\"nodes\": [{\"type\": \"kernel\", \"kernel\": \"scale\", \"grid\": [1, 1, 1], \"block\": [1, 1, 1], "                \
+  "\"shared_mem_bytes\": 0, \"args\": [\"%s\", \"%s\"]}], \"edges\": []}"
+  char graph[512];
+  snprintf(graph, sizeof graph, KERNEL_NODE, "0001000000000000", "0000803f");
+  assert_graph_refused(f, "{\"name\": \"missing\", \"param_sizes\": [], \"param_access\": []}", 0, graph,
+                       GCAP_ERROR_NOT_FOUND, "kernel \"missing\"");
+  assert_graph_refused(f, "{\"name\": \"scale\", \"param_sizes\": [8, 8], \"param_access\": [\"none\", \"none\"]}", 0,
+                       graph, GCAP_ERROR_INVALID_VALUE, "parameter 1 is 4 bytes here");
+  assert_graph_refused(f, "{\"name\": \"scale\", \"param_sizes\": [8], \"param_access\": [\"none\"]}", 0, graph,
+                       GCAP_ERROR_INVALID_VALUE, "takes 2 parameters here but 1");
+  assert_graph_refused(f, "{\"name\": \"scale\", \"param_sizes\": [8, 4], \"param_access\": [\"none\", \"often\"]}", 0,
+                       graph, GCAP_ERROR_INVALID_VALUE, "\"param_access\" holds a name");
+  assert_graph_refused(f, "", 0, graph, GCAP_ERROR_INVALID_VALUE, "missing from the file's kernel table");
+  snprintf(graph, sizeof graph, KERNEL_NODE, "00010000", "0000803f");
+  assert_graph_refused(f, SCALE_ENTRY, 0, graph, GCAP_ERROR_INVALID_VALUE, "\"args[0]\" has 8 hex digits");
+  snprintf(graph, sizeof graph, KERNEL_NODE, "0001000000000000", "0000803G");
+  assert_graph_refused(f, SCALE_ENTRY, 0, graph, GCAP_ERROR_INVALID_VALUE, "\"args[1]\" is not lowercase hex");
+  snprintf(graph, sizeof graph, KERNEL_NODE, "0001000000000000", "0000803f");
+  char text[1024];
+  snprintf(text, sizeof text, HEADER "\"graph\": %s}", SCALE_ENTRY, 0, graph);
+  gcap_graph *g = loaded(f->ctx, text); /* and the well-formed one loads */
+  gcap_graph_destroy(g);
+}
+
+static void test_deep_nesting(void **state) {
+  struct fx *f = *state;
+  size_t cap = 70 * 64 + 256;
+  char *graph = calloc(1, cap), *text = calloc(1, cap + 256);
+  assert_non_null(graph);
+  assert_non_null(text);
+  strcpy(graph, "{\"nodes\": [], \"edges\": []}");
+  for (int depth = 0; depth < 70; depth++) {
+    char *wrapped = calloc(1, cap);
+    assert_non_null(wrapped);
+    snprintf(wrapped, cap, "{\"nodes\": [{\"type\": \"graph\", \"graph\": %s}], \"edges\": []}", graph);
+    free(graph);
+    graph = wrapped;
+  }
+  snprintf(text, cap + 256, HEADER "\"graph\": %s}", "", 0, graph);
+  assert_refused(f, text, GCAP_ERROR_INVALID_VALUE, "deeper than 64 levels");
+  free(graph);
+  free(text);
+}
+
+static void test_bad_arguments(void **state) {
+  struct fx *f = *state;
+  gcap_graph *g = NULL;
+  assert_ok(gcap_graph_create(f->ctx, &g));
+  assert_status(gcap_graph_save(NULL, stdout), GCAP_ERROR_INVALID_HANDLE);
+  assert_status(gcap_graph_save(g, NULL), GCAP_ERROR_INVALID_VALUE);
+  test_assert_message_contains("out is NULL");
+  gcap_graph *out = (gcap_graph *)&out;
+  assert_status(gcap_graph_load(NULL, stdin, &out), GCAP_ERROR_INVALID_HANDLE);
+  assert_null(out);
+  assert_status(gcap_graph_load(f->ctx, NULL, &out), GCAP_ERROR_INVALID_VALUE);
+  test_assert_message_contains("in is NULL");
+  assert_status(gcap_graph_load(f->ctx, stdin, NULL), GCAP_ERROR_INVALID_VALUE);
+  test_assert_message_contains("out is NULL");
+  gcap_graph_destroy(g);
+}
+
+/* A build without jansson: both calls refuse, saying why; the rest of this file does not apply. */
+static bool built_without_json(void) {
+  gcap_context *ctx = test_context_create();
+  gcap_graph *g = NULL;
+  assert_ok(gcap_graph_create(ctx, &g));
+  FILE *f = tmpfile();
+  assert_non_null(f);
+  gcap_status st = gcap_graph_save(g, f);
+  bool without = st == GCAP_ERROR_NOT_SUPPORTED;
+  if (without) {
+    test_assert_message_contains("without JSON support");
+    gcap_graph *h = (gcap_graph *)&h;
+    assert_status(gcap_graph_load(ctx, f, &h), GCAP_ERROR_NOT_SUPPORTED);
+    assert_null(h);
+  } else {
+    assert_ok(st);
+  }
+  fclose(f);
+  gcap_graph_destroy(g);
+  gcap_context_destroy(ctx);
+  return without;
+}
+
+int main(void) {
+  test_require_backend();
+  if (built_without_json()) return 77;
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_round_trip_every_type, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_loaded_graph_runs, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_extents_survive_the_allocation, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_graph_allocations_save_but_do_not_load, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_not_json, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_truncated, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_wrong_format_or_version, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_wrong_types_and_missing_fields, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_bad_edges, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_kernels, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_deep_nesting, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_bad_arguments, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
