@@ -943,6 +943,51 @@ static void test_write_dot_oom(void **state) {
   run_with_faults("write_dot to a tmpfile", write_dot_once);
 }
 
+/* Race analysis, save and load: each fails cleanly at every allocation, and the loaded copy matches. */
+static bool races_and_saving_once(long n) {
+  struct fx f;
+  struct built b;
+  fx_setup(&f, false);
+  assert_true(build_graph(&f, &b));
+  size_t want = SIZE_MAX, races = SIZE_MAX, nodes = 0, loaded_nodes = 0;
+  assert_ok(gcap_graph_find_races(b.g, NULL, &want));
+  assert_ok(gcap_graph_get_nodes(b.g, NULL, &nodes));
+  FILE *file = tmpfile();
+  assert_non_null(file);
+  bool json = gcap_graph_save(b.g, file) != GCAP_ERROR_NOT_SUPPORTED; /* a build without jansson */
+  rewind(file);
+  gcap_graph *copy = NULL;
+  bool ok = false;
+  inject_begin(n);
+  STEP(gcap_graph_find_races(b.g, NULL, &races), "gcap_graph_find_races");
+  if (json) {
+    STEP(gcap_graph_save(b.g, file), "gcap_graph_save");
+    rewind(file);
+    STEP_OUT(gcap_graph_load(f.ctx, file, &copy), "gcap_graph_load", copy);
+  }
+  ok = true;
+stop:
+  inject_end();
+  if (ok) {
+    assert_int_equal(races, want);
+    if (json) {
+      assert_ok(gcap_graph_get_nodes(copy, NULL, &loaded_nodes));
+      assert_int_equal(loaded_nodes, nodes);
+    }
+  }
+  gcap_graph_destroy(copy);
+  fclose(file);
+  check_built(&b);
+  built_destroy(&b);
+  fx_teardown(&f);
+  return ok;
+}
+
+static void test_races_and_saving_oom(void **state) {
+  (void)state;
+  run_with_faults("find_races, save, load", races_and_saving_once);
+}
+
 int main(void) {
   test_require_backend();
 #define OOM_TEST(fn) cmocka_unit_test_setup_teardown(fn, reset_injection, reset_injection)
@@ -959,6 +1004,7 @@ int main(void) {
       OOM_TEST(test_instantiate_launch_oom),
       OOM_TEST(test_instantiate_launch_shuffled_oom),
       OOM_TEST(test_write_dot_oom),
+      OOM_TEST(test_races_and_saving_oom),
       /* The same scenarios with the backend failing instead: those that call it. */
       BACKEND_TEST(test_context_create_oom),
       BACKEND_TEST(test_stream_event_oom),

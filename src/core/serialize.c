@@ -469,7 +469,10 @@ static gcap_status make_events(struct loader *l, json_t *doc) {
   if (st != GCAP_SUCCESS) return st;
   l->events = gcap__calloc(n ? (size_t)n : 1, sizeof *l->events);
   if (!l->events) return no_memory();
-  for (; st == GCAP_SUCCESS && l->num_events < n; l->num_events++) st = gcap__event_new(l->ctx, &l->events[l->num_events]);
+  while (st == GCAP_SUCCESS && l->num_events < n) {
+    st = gcap__event_new(l->ctx, &l->events[l->num_events]);
+    if (st == GCAP_SUCCESS) l->num_events++;
+  }
   return st;
 }
 
