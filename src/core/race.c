@@ -261,13 +261,12 @@ static size_t segment_of(const struct analysis *an, uintptr_t boundary) {
 static gcap_status grow_chains(struct analysis *an) {
   if (an->num_chains < an->chain_cap) return GCAP_SUCCESS;
   size_t cap = an->chain_cap ? 2 * an->chain_cap : 64;
-  size_t *arrays[] = {an->tail, an->stamp, an->best, an->touched};
+  size_t **arrays[] = {&an->tail, &an->stamp, &an->best, &an->touched};
   for (int i = 0; i < 4; i++) {
-    size_t *grown = gcap__realloc(arrays[i], cap * sizeof **arrays);
-    if (!grown) return no_memory();
-    arrays[i] = grown;
+    size_t *grown = gcap__realloc(*arrays[i], cap * sizeof **arrays[i]);
+    if (!grown) return no_memory(); /* the ones grown already are kept, and freed with the rest */
+    *arrays[i] = grown;
   }
-  an->tail = arrays[0], an->stamp = arrays[1], an->best = arrays[2], an->touched = arrays[3];
   for (size_t c = an->chain_cap; c < cap; c++) an->stamp[c] = 0;
   an->chain_cap = cap;
   return GCAP_SUCCESS;
