@@ -125,6 +125,11 @@ gcap_status gcap__check_same_context(const struct gcap_context *ctx, const struc
                                      const char *what);
 
 /* Memory checks shared by eager calls, nodes and launches (memory.c). */
+/*
+ * Binary search in an array sorted by a uintptr_t base that each element (of `stride` bytes)
+ * starts with: the index of the first element whose base is above p.
+ */
+size_t gcap__first_above(const void *items, size_t count, size_t stride, uintptr_t p);
 const struct gcap__allocation *gcap__find_allocation(const struct gcap_context *ctx, const void *p);
 gcap_status gcap__check_copy(const struct gcap_context *ctx, struct gcap__copy *c, bool allow_empty);
 gcap_status gcap__check_fill(const struct gcap_context *ctx, const struct gcap__fill *f, bool allow_empty);

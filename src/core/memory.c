@@ -6,15 +6,21 @@
 
 /* ------------------------------------------------------------ allocation table */
 
-/* Index of the first allocation whose base is above p. */
-static size_t upper_bound(const struct gcap__alloc_table *t, uintptr_t p) {
-  size_t lo = 0, hi = t->count;
+size_t gcap__first_above(const void *items, size_t count, size_t stride, uintptr_t p) {
+  size_t lo = 0, hi = count;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
-    if (t->items[mid].base <= p) lo = mid + 1;
+    uintptr_t base;
+    memcpy(&base, (const char *)items + mid * stride, sizeof base);
+    if (base <= p) lo = mid + 1;
     else hi = mid;
   }
   return lo;
+}
+
+/* Index of the first allocation whose base is above p. */
+static size_t upper_bound(const struct gcap__alloc_table *t, uintptr_t p) {
+  return gcap__first_above(t->items, t->count, sizeof *t->items, p);
 }
 
 const struct gcap__allocation *gcap__find_allocation(const struct gcap_context *ctx, const void *p) {

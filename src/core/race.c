@@ -13,13 +13,7 @@ static const struct gcap_graph *top_level(const struct gcap_graph *g) {
 
 /* Index of the first recorded extent whose base is above p. */
 static size_t recorded_upper_bound(const struct gcap_graph *g, uintptr_t p) {
-  size_t lo = 0, hi = g->recorded_count;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (g->recorded[mid].base <= p) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
+  return gcap__first_above(g->recorded, g->recorded_count, sizeof *g->recorded, p);
 }
 
 bool gcap__graph_extent_of(const struct gcap_graph *g, uintptr_t p, struct gcap__extent *out) {
