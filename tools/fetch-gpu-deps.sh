@@ -8,7 +8,7 @@ dest=build-gpu-deps
 rm -rf "$dest"
 mkdir -p "$dest/debs" "$dest/root"
 cd "$dest/debs"
-apt-get download meson ninja-build libcmocka0 libcmocka-dev pkgconf pkgconf-bin libpkgconf3 \
+apt-get download meson ninja-build libcmocka0 libcmocka-dev libjansson4 libjansson-dev pkgconf pkgconf-bin libpkgconf3 \
   python3-pkg-resources 2>&1 | grep -v '^W: Download is performed unsandboxed' || true
 cd - >/dev/null
 for deb in "$dest"/debs/*.deb; do dpkg -x "$deb" "$dest/root"; done
