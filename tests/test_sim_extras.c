@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common.h"
 
@@ -112,9 +113,8 @@ static gcap_context *sim_context(gcap_sim_order order, uint64_t seed, FILE *trac
   return ctx;
 }
 
-/* The orders of LAUNCHES launches, one row each. */
-static void record_orders(gcap_sim_order order, uint64_t seed, int orders[LAUNCHES][MAX_NODES]) {
-  gcap_context *ctx = sim_context(order, seed, NULL);
+/* The orders of LAUNCHES launches on ctx, one row each; destroys ctx. */
+static void record_orders_on(gcap_context *ctx, int orders[LAUNCHES][MAX_NODES]) {
   gcap_stream *s = NULL;
   assert_ok(gcap_stream_create(ctx, &s));
   struct logged_graph *lg = calloc(1, sizeof *lg);
@@ -133,6 +133,10 @@ static void record_orders(gcap_sim_order order, uint64_t seed, int orders[LAUNCH
   free(lg);
   assert_ok(gcap_stream_destroy(s));
   gcap_context_destroy(ctx);
+}
+
+static void record_orders(gcap_sim_order order, uint64_t seed, int orders[LAUNCHES][MAX_NODES]) {
+  record_orders_on(sim_context(order, seed, NULL), orders);
 }
 
 static size_t distinct_orders(int orders[LAUNCHES][MAX_NODES]) {
@@ -172,26 +176,56 @@ static void test_capture_order_is_fixed(void **state) {
   for (int i = 0; i < 5; i++) assert_int_equal(orders[0][10 + i], child_then_last[i]);
 }
 
-/* A failing shuffled launch names what replays it. */
+static gcap_exec *copy_exec(gcap_context *ctx, void *dst, const void *src) {
+  gcap_graph *g = NULL;
+  assert_ok(gcap_graph_create(ctx, &g));
+  gcap_memcpy_node_params p = {dst, src, 64, GCAP_MEMCPY_DEVICE_TO_DEVICE};
+  gcap_node *n = NULL;
+  assert_ok(gcap_graph_add_memcpy_node(g, NULL, 0, &p, &n));
+  gcap_exec *x = NULL;
+  assert_ok(gcap_graph_instantiate(g, 0, &x));
+  gcap_graph_destroy(g);
+  return x;
+}
+
+/*
+ * A failing shuffled launch names what replays it: launches are numbered per context, across
+ * executables, and one refused before it ran takes no number.
+ */
 static void test_shuffled_failure_names_seed_and_launch(void **state) {
   (void)state;
   gcap_context *ctx = sim_context(GCAP_SIM_ORDER_SHUFFLE, 42, NULL);
   gcap_stream *s = NULL;
   assert_ok(gcap_stream_create(ctx, &s));
-  void *a = test_dev_alloc(ctx, 64), *b = test_dev_alloc(ctx, 64);
-  gcap_graph *g = NULL;
-  assert_ok(gcap_graph_create(ctx, &g));
-  gcap_memcpy_node_params p = {b, a, 64, GCAP_MEMCPY_DEVICE_TO_DEVICE};
-  gcap_node *n = NULL;
-  assert_ok(gcap_graph_add_memcpy_node(g, NULL, 0, &p, &n));
-  gcap_exec *x = NULL;
-  assert_ok(gcap_graph_instantiate(g, 0, &x));
-  assert_ok(gcap_exec_launch(x, s));
+  void *a = test_dev_alloc(ctx, 64), *b = test_dev_alloc(ctx, 64), *c = test_dev_alloc(ctx, 64);
+  gcap_exec *good = copy_exec(ctx, c, a), *bad = copy_exec(ctx, b, a);
+  assert_ok(gcap_exec_launch(good, s));
   assert_ok(gcap_mem_free(ctx, b));
-  assert_status(gcap_exec_launch(x, s), GCAP_ERROR_INVALID_VALUE);
+  assert_status(gcap_exec_launch(bad, s), GCAP_ERROR_INVALID_VALUE);
   test_assert_message_contains("shuffled order, seed 42, launch 2");
-  gcap_exec_destroy(x);
-  gcap_graph_destroy(g);
+  assert_ok(gcap_exec_launch(good, s));
+  assert_status(gcap_exec_launch(bad, s), GCAP_ERROR_INVALID_VALUE);
+  test_assert_message_contains("shuffled order, seed 42, launch 3");
+  gcap_exec_destroy(good);
+  gcap_exec_destroy(bad);
+  assert_ok(gcap_stream_destroy(s));
+  gcap_context_destroy(ctx);
+}
+
+/* Under CAPTURE order a failure needs no seed to be replayed, and says none. */
+static void test_capture_failure_names_no_order(void **state) {
+  (void)state;
+  gcap_context *ctx = sim_context(GCAP_SIM_ORDER_CAPTURE, 42, NULL);
+  gcap_stream *s = NULL;
+  assert_ok(gcap_stream_create(ctx, &s));
+  void *a = test_dev_alloc(ctx, 64), *b = test_dev_alloc(ctx, 64);
+  gcap_exec *bad = copy_exec(ctx, b, a);
+  assert_ok(gcap_mem_free(ctx, b));
+  assert_status(gcap_exec_launch(bad, s), GCAP_ERROR_INVALID_VALUE);
+  test_assert_message_contains("not inside a live device allocation");
+  assert_null(strstr(gcap_last_error_message(), "shuffled"));
+  assert_null(strstr(gcap_last_error_message(), "seed"));
+  gcap_exec_destroy(bad);
   assert_ok(gcap_stream_destroy(s));
   gcap_context_destroy(ctx);
 }
@@ -205,12 +239,6 @@ static void scale_sim(const gcap_sim_thread *t, void *const *args) {
 }
 
 static void nothing(void *user_data) { (void)user_data; }
-
-static size_t occurrences(const char *text, const char *needle) {
-  size_t n = 0;
-  for (const char *p = strstr(text, needle); p; p = strstr(p + 1, needle)) n++;
-  return n;
-}
 
 /* Brackets and braces balance outside strings, and nothing follows the top-level object. */
 static void assert_json_shape(const char *text) {
@@ -232,65 +260,329 @@ static void assert_json_shape(const char *text) {
   assert_string_equal(p, "\n");
 }
 
-static void test_trace_events(void **state) {
-  (void)state;
-  char *text = NULL;
-  size_t size = 0;
-  FILE *trace = open_memstream(&text, &size);
-  assert_non_null(trace);
-  gcap_context *ctx = sim_context(GCAP_SIM_ORDER_CAPTURE, 0, trace);
-  gcap_stream *s = NULL;
-  assert_ok(gcap_stream_create(ctx, &s));
+/* One event line of the trace: the writer puts each event on a line of its own. */
+struct trace_event {
+  char name[32], cat[8], ph;
+  long tid, node, depth, launch, op; /* -1 when absent */
+  bool disabled;
+  double ts, dur;
+};
+
+#define MAX_EVENTS 64
+
+struct trace {
+  struct trace_event events[MAX_EVENTS];
+  size_t count, complete; /* all events, "X" events */
+};
+
+static long field(const char *line, const char *key) {
+  const char *p = strstr(line, key);
+  return p ? strtol(p + strlen(key), NULL, 10) : -1;
+}
+
+/* A number with exactly three fractional digits, as the trace writes microseconds. */
+static double decimal3(const char *line, const char *key) {
+  const char *p = strstr(line, key);
+  assert_non_null(p);
+  char *end = NULL;
+  double v = strtod(p + strlen(key), &end);
+  const char *dot = strchr(p, '.');
+  assert_true(dot && dot < end && end - dot == 4);
+  return v;
+}
+
+static void copy_quoted(char *out, size_t size, const char *line, const char *key) {
+  const char *p = strstr(line, key);
+  assert_non_null(p);
+  p += strlen(key);
+  size_t n = strcspn(p, "\"");
+  assert_true(n < size);
+  memcpy(out, p, n);
+  out[n] = '\0';
+}
+
+static void parse_event(struct trace_event *e, const char *line) {
+  copy_quoted(e->name, sizeof e->name, line, "{\"name\":\"");
+  e->ph = strstr(line, "\"ph\":\"X\"") ? 'X' : strstr(line, "\"ph\":\"M\"") ? 'M' : '?';
+  assert_true(e->ph != '?');
+  assert_int_equal(field(line, "\"pid\":"), 1);
+  e->tid = field(line, "\"tid\":");
+  if (e->ph == 'M') return;
+  copy_quoted(e->cat, sizeof e->cat, line, "\"cat\":\"");
+  e->ts = decimal3(line, "\"ts\":");
+  e->dur = decimal3(line, "\"dur\":");
+  e->node = field(line, "\"node\":");
+  e->depth = field(line, "\"depth\":");
+  e->launch = field(line, "\"launch\":");
+  e->op = field(line, "\"op\":");
+  e->disabled = strstr(line, "\"disabled\":true") != NULL;
+}
+
+static void parse_trace(const char *text, struct trace *t) {
+  assert_true(strncmp(text, "{\"traceEvents\":[", 16) == 0);
+  assert_json_shape(text);
+  memset(t, 0, sizeof *t);
+  for (const char *line = strstr(text, "\n{\"name\":"); line; line = strstr(line + 1, "\n{\"name\":")) {
+    assert_true(t->count < MAX_EVENTS);
+    struct trace_event *e = &t->events[t->count++];
+    const char *eol = strchr(line + 1, '\n');
+    assert_non_null(eol);
+    char buf[512];
+    assert_true((size_t)(eol - line) < sizeof buf);
+    memcpy(buf, line + 1, (size_t)(eol - line - 1));
+    buf[eol - line - 1] = '\0';
+    parse_event(e, buf);
+    t->complete += e->ph == 'X';
+  }
+}
+
+static const struct trace_event *find_event(const struct trace *t, long launch, long depth, long node) {
+  const struct trace_event *found = NULL;
+  for (size_t i = 0; i < t->count; i++) {
+    const struct trace_event *e = &t->events[i];
+    if (e->launch != launch || e->depth != depth || e->node != node) continue;
+    assert_null(found); /* one event per node and launch */
+    found = e;
+  }
+  assert_non_null(found);
+  return found;
+}
+
+/* One thread_name event per stream, written when the stream was made. */
+static void assert_stream_named(const struct trace *t, long tid) {
+  size_t n = 0;
+  for (size_t i = 0; i < t->count; i++)
+    n += t->events[i].ph == 'M' && t->events[i].tid == tid && strcmp(t->events[i].name, "thread_name") == 0;
+  assert_int_equal(n, 1);
+}
+
+struct traced_work {
+  gcap_context *ctx;
+  gcap_stream *s1, *s2;
+  gcap_event *e;
+  gcap_module *m;
+  gcap_kernel *k;
+  float *y, host[64];
+  void *args[1];
+};
+
+static void traced_setup(struct traced_work *w, FILE *trace) {
+  memset(w, 0, sizeof *w);
+  w->ctx = sim_context(GCAP_SIM_ORDER_CAPTURE, 0, trace);
+  assert_ok(gcap_stream_create(w->ctx, &w->s1));
+  assert_ok(gcap_stream_create(w->ctx, &w->s2));
+  assert_ok(gcap_event_create(w->ctx, &w->e));
   static const size_t sizes[] = {sizeof(float *)};
-  gcap_kernel_def def = {.name = "scale", .sim_fn = scale_sim, .num_params = 1, .param_sizes = sizes};
+  static const gcap_kernel_def def = {.name = "scale", .sim_fn = scale_sim, .num_params = 1, .param_sizes = sizes};
   gcap_module_desc d = {.kernels = &def, .num_kernels = 1};
-  gcap_module *m = NULL;
-  assert_ok(gcap_module_load(ctx, &d, &m));
-  gcap_kernel *k = test_kernel_of(m, "scale");
-  float *y = test_dev_alloc(ctx, 64 * sizeof *y), host[64] = {1};
-  void *args[] = {&y};
+  assert_ok(gcap_module_load(w->ctx, &d, &w->m));
+  w->k = test_kernel_of(w->m, "scale");
+  w->y = test_dev_alloc(w->ctx, 64 * sizeof *w->y);
+  w->args[0] = &w->y;
+}
 
-  /* Eager: four operations on stream 1. */
-  assert_ok(gcap_memcpy_async(s, y, host, sizeof host, GCAP_MEMCPY_HOST_TO_DEVICE));
-  assert_ok(gcap_memset_async(s, y, 0, 16));
-  assert_ok(gcap_launch_kernel(s, k, GCAP_DIM3(1, 1, 1), GCAP_DIM3(64, 1, 1), 0, args));
-  assert_ok(gcap_launch_host_func(s, nothing, NULL));
+static void traced_teardown(struct traced_work *w) {
+  assert_ok(gcap_event_destroy(w->e));
+  assert_ok(gcap_stream_destroy(w->s1));
+  assert_ok(gcap_stream_destroy(w->s2));
+  gcap_context_destroy(w->ctx);
+}
 
-  /* A graph: kernel -> host, and a child graph holding one fill; launched twice. */
+/* Seven operations: five on stream 1, a wait on stream 2, a synchronous copy (thread 0). */
+static void traced_eager(struct traced_work *w) {
+  assert_ok(gcap_memcpy_async(w->s1, w->y, w->host, sizeof w->host, GCAP_MEMCPY_HOST_TO_DEVICE));
+  assert_ok(gcap_memset_async(w->s1, w->y, 0, 16));
+  assert_ok(gcap_launch_kernel(w->s1, w->k, GCAP_DIM3(1, 1, 1), GCAP_DIM3(64, 1, 1), 0, w->args));
+  assert_ok(gcap_launch_host_func(w->s1, nothing, NULL));
+  assert_ok(gcap_event_record(w->e, w->s1));
+  assert_ok(gcap_stream_wait_event(w->s2, w->e));
+  assert_ok(gcap_memcpy(w->ctx, w->host, w->y, sizeof w->host, GCAP_MEMCPY_DEVICE_TO_HOST));
+}
+
+/*
+ * kernel (0) -> host (1) -> child graph (2: one fill) ; host -> empty (3) -> event record (4);
+ * a copy (5) beside them. Launched on stream 1, on stream 1 with the copy disabled, on stream 2.
+ */
+static void traced_graph(struct traced_work *w) {
   gcap_graph *g = NULL, *child = NULL;
-  assert_ok(gcap_graph_create(ctx, &g));
-  assert_ok(gcap_graph_create(ctx, &child));
-  gcap_memset_node_params mp = {y, 0, 4, 64, 1, 0};
-  gcap_node *fill = NULL, *kn = NULL, *hn = NULL, *sub = NULL;
+  assert_ok(gcap_graph_create(w->ctx, &g));
+  assert_ok(gcap_graph_create(w->ctx, &child));
+  gcap_memset_node_params mp = {w->y, 0, 4, 64, 1, 0};
+  gcap_node *fill = NULL, *kn = NULL, *hn = NULL, *sub = NULL, *empty = NULL, *rec = NULL, *copy = NULL;
   assert_ok(gcap_graph_add_memset_node(child, NULL, 0, &mp, &fill));
-  gcap_kernel_node_params kp = {k, {1, 1, 1}, {64, 1, 1}, 0, args};
+  gcap_kernel_node_params kp = {w->k, {1, 1, 1}, {64, 1, 1}, 0, w->args};
   assert_ok(gcap_graph_add_kernel_node(g, NULL, 0, &kp, &kn));
   gcap_host_node_params hp = {nothing, NULL};
   assert_ok(gcap_graph_add_host_node(g, &kn, 1, &hp, &hn));
   assert_ok(gcap_graph_add_child_graph_node(g, &hn, 1, child, &sub));
+  assert_ok(gcap_graph_add_empty_node(g, &hn, 1, &empty));
+  assert_ok(gcap_graph_add_event_record_node(g, &empty, 1, w->e, &rec));
+  gcap_memcpy_node_params cp = {w->host, w->y, sizeof w->host, GCAP_MEMCPY_DEVICE_TO_HOST};
+  assert_ok(gcap_graph_add_memcpy_node(g, NULL, 0, &cp, &copy));
   gcap_exec *x = NULL;
   assert_ok(gcap_graph_instantiate(g, 0, &x));
-  assert_ok(gcap_exec_launch(x, s));
-  assert_ok(gcap_exec_launch(x, s));
+  assert_ok(gcap_exec_launch(x, w->s1));
+  assert_ok(gcap_exec_node_set_enabled(x, copy, false));
+  assert_ok(gcap_exec_launch(x, w->s1));
+  assert_ok(gcap_exec_launch(x, w->s2));
   gcap_exec_destroy(x);
   gcap_graph_destroy(child);
   gcap_graph_destroy(g);
-  assert_ok(gcap_stream_destroy(s));
-  gcap_context_destroy(ctx);
-  assert_int_equal(fclose(trace), 0);
+}
 
-  assert_true(strncmp(text, "{\"traceEvents\":[", 16) == 0);
-  assert_json_shape(text);
-  assert_int_equal(occurrences(text, "\"ph\":\"X\""), 4 + 2 * 3); /* eager ops + 3 nodes per launch */
-  assert_int_equal(occurrences(text, "\"cat\":\"stream\""), 4);
-  assert_int_equal(occurrences(text, "\"cat\":\"graph\""), 6);
-  assert_int_equal(occurrences(text, "\"name\":\"scale\""), 1 + 2);
-  assert_int_equal(occurrences(text, "\"op\":4}"), 1);
-  assert_int_equal(occurrences(text, "\"node\":0,\"depth\":0,\"launch\":1}"), 1); /* the kernel */
-  assert_int_equal(occurrences(text, "\"node\":1,\"depth\":0,\"launch\":2}"), 1); /* the host node */
-  assert_int_equal(occurrences(text, "\"node\":0,\"depth\":1,\"launch\":2}"), 1); /* the child's fill */
-  assert_int_equal(occurrences(text, "\"tid\":1,"), 10 + 1);                       /* + the thread name */
-  assert_int_equal(occurrences(text, "\"args\":{\"name\":\"stream 1\"}"), 1);
+static char *trace_of(void (*work)(struct traced_work *), gcap_sim_stats *stats) {
+  char *text = NULL;
+  size_t size = 0;
+  FILE *file = open_memstream(&text, &size);
+  assert_non_null(file);
+  struct traced_work w;
+  traced_setup(&w, file);
+  work(&w);
+  assert_ok(gcap_sim_get_stats(w.ctx, stats));
+  traced_teardown(&w);
+  assert_int_equal(fclose(file), 0); /* gcap left the stream open */
+  return text;
+}
+
+static void eager_and_graph(struct traced_work *w) {
+  traced_eager(w);
+  traced_graph(w);
+}
+
+static void assert_eager_events(const struct trace *t) {
+  static const char *const names[] = {"memcpy", "memset", "scale", "host", "event record", "event wait", "memcpy"};
+  static const long tids[] = {1, 1, 1, 1, 1, 2, 0};
+  long op = 0;
+  for (size_t i = 0; i < t->count; i++) {
+    const struct trace_event *e = &t->events[i];
+    if (e->ph != 'X' || strcmp(e->cat, "stream") != 0) continue;
+    assert_true(op < 7);
+    assert_int_equal(e->op, op + 1);
+    assert_string_equal(e->name, names[op]);
+    assert_int_equal(e->tid, tids[op]);
+    assert_int_equal(e->launch, -1);
+    op++;
+  }
+  assert_int_equal(op, 7);
+}
+
+static void assert_graph_events(const struct trace *t) {
+  /* The kernel's name, else gcap__node_type_name; node 2 is the child graph. */
+  static const char *const names[] = {"scale", "host", "", "empty", "event record", "memcpy"};
+  for (long launch = 1; launch <= 3; launch++) {
+    for (long node = 0; node < 6; node++) {
+      if (node == 2) continue; /* the child graph's entry is not an event; its fill is */
+      const struct trace_event *e = find_event(t, launch, 0, node);
+      assert_string_equal(e->cat, "graph");
+      assert_string_equal(e->name, names[node]);
+      assert_int_equal(e->tid, launch == 3 ? 2 : 1);
+      assert_int_equal(e->disabled, node == 5 && launch > 1);
+      assert_true(e->ts >= 0 && e->dur >= 0);
+    }
+    const struct trace_event *fill = find_event(t, launch, 1, 0);
+    assert_string_equal(fill->name, "memset");
+    assert_false(fill->disabled);
+  }
+}
+
+static void test_trace_events(void **state) {
+  (void)state;
+  gcap_sim_stats stats;
+  char *text = trace_of(eager_and_graph, &stats);
+  struct trace t;
+  parse_trace(text, &t);
+  assert_int_equal(stats.nodes_executed, 3 * 7);
+  assert_int_equal(t.complete, 7 + stats.nodes_executed - 3); /* the child-graph node itself ran nothing */
+  assert_eager_events(&t);
+  assert_graph_events(&t);
+  assert_stream_named(&t, 1);
+  assert_stream_named(&t, 2);
+  assert_non_null(strstr(text, "\"tid\":1,\"args\":{\"name\":\"stream 1\"}}"));
+  assert_non_null(strstr(text, "\"tid\":2,\"args\":{\"name\":\"stream 2\"}}"));
+  for (size_t i = 1; i < t.count; i++) /* nothing nests here: events finish in the order they start */
+    if (t.events[i].ph == 'X' && t.events[i - 1].ph == 'X') assert_true(t.events[i - 1].ts <= t.events[i].ts);
+  free(text);
+}
+
+/* A host node of launch 1 (stream 1) launches another executable on stream 2: launch 2. */
+struct nested {
+  gcap_exec *inner;
+  gcap_stream *s;
+};
+
+static void launch_inner(void *user_data) {
+  struct nested *n = user_data;
+  assert_ok(gcap_exec_launch(n->inner, n->s));
+}
+
+static void nested_launch(struct traced_work *w) {
+  gcap_graph *outer = NULL, *inner = NULL;
+  assert_ok(gcap_graph_create(w->ctx, &outer));
+  assert_ok(gcap_graph_create(w->ctx, &inner));
+  gcap_node *a = NULL, *b = NULL, *c = NULL;
+  assert_ok(gcap_graph_add_empty_node(inner, NULL, 0, &a));
+  struct nested n = {NULL, w->s2};
+  assert_ok(gcap_graph_instantiate(inner, 0, &n.inner));
+  gcap_host_node_params hp = {launch_inner, &n};
+  assert_ok(gcap_graph_add_host_node(outer, NULL, 0, &hp, &b));
+  assert_ok(gcap_graph_add_empty_node(outer, &b, 1, &c));
+  gcap_exec *x = NULL;
+  assert_ok(gcap_graph_instantiate(outer, 0, &x));
+  assert_ok(gcap_exec_launch(x, w->s1));
+  gcap_exec_destroy(x);
+  gcap_exec_destroy(n.inner);
+  gcap_graph_destroy(inner);
+  gcap_graph_destroy(outer);
+}
+
+static void test_trace_nested_launch(void **state) {
+  (void)state;
+  gcap_sim_stats stats;
+  char *text = trace_of(nested_launch, &stats);
+  struct trace t;
+  parse_trace(text, &t);
+  assert_int_equal(t.complete, 3);
+  const struct trace_event *host_node = find_event(&t, 1, 0, 0), *after = find_event(&t, 1, 0, 1);
+  const struct trace_event *inner = find_event(&t, 2, 0, 0);
+  assert_string_equal(host_node->name, "host");
+  assert_int_equal(host_node->tid, 1);
+  assert_int_equal(after->tid, 1);
+  assert_int_equal(inner->tid, 2);
+  assert_true(host_node->ts <= inner->ts && inner->ts + inner->dur <= host_node->ts + host_node->dur + 0.001);
+  free(text);
+}
+
+/* A host function issuing stream work: operations are numbered as issued, written as finished. */
+struct nested_fill {
+  gcap_stream *s;
+  void *dst;
+};
+
+static void fill_inside(void *user_data) {
+  struct nested_fill *n = user_data;
+  assert_ok(gcap_memset_async(n->s, n->dst, 7, 16));
+}
+
+static void nested_eager(struct traced_work *w) {
+  struct nested_fill n = {w->s2, w->y};
+  assert_ok(gcap_launch_host_func(w->s1, fill_inside, &n));
+}
+
+static void test_trace_nested_eager(void **state) {
+  (void)state;
+  gcap_sim_stats stats;
+  char *text = trace_of(nested_eager, &stats);
+  struct trace t;
+  parse_trace(text, &t);
+  assert_int_equal(t.complete, 2);
+  const struct trace_event *fill = &t.events[t.count - 2], *host_fn = &t.events[t.count - 1];
+  assert_string_equal(fill->name, "memset");
+  assert_int_equal(fill->op, 2);
+  assert_int_equal(fill->tid, 2);
+  assert_string_equal(host_fn->name, "host");
+  assert_int_equal(host_fn->op, 1);
+  assert_int_equal(host_fn->tid, 1);
+  assert_true(host_fn->ts <= fill->ts);
   free(text);
 }
 
@@ -318,9 +610,27 @@ static void test_environment_bad_values(void **state) {
   assert_env_refused("GCAP_SIM_ORDER", "bogus");
   assert_env_refused("GCAP_SIM_SEED", "12x");
   assert_env_refused("GCAP_SIM_SEED", "-1");
+  assert_env_refused("GCAP_SIM_SEED", " -1");
+  assert_env_refused("GCAP_SIM_SEED", "+5");
   assert_env_refused("GCAP_SIM_SEED", "99999999999999999999999");
   assert_env_refused("GCAP_SIM_CHECK_RACES", "yes");
   assert_env_refused("GCAP_SIM_TRACE", "/nonexistent-directory/trace.json");
+}
+
+/* GCAP_SIM_ORDER=shuffle with GCAP_SIM_SEED replays what the same explicit options give. */
+static void test_environment_shuffle_replays_seed(void **state) {
+  (void)state;
+  static int from_env[LAUNCHES][MAX_NODES], explicit[LAUNCHES][MAX_NODES];
+  setenv("GCAP_SIM_ORDER", "shuffle", 1);
+  setenv("GCAP_SIM_SEED", "1234", 1);
+  gcap_context *ctx = NULL;
+  assert_ok(create_from_environment(&ctx));
+  unsetenv("GCAP_SIM_ORDER");
+  unsetenv("GCAP_SIM_SEED");
+  record_orders_on(ctx, from_env);
+  record_orders(GCAP_SIM_ORDER_SHUFFLE, 1234, explicit);
+  assert_memory_equal(from_env, explicit, sizeof from_env);
+  assert_true(distinct_orders(from_env) > 1);
 }
 
 static void test_environment_shuffle_and_races(void **state) {
@@ -360,13 +670,70 @@ static void test_environment_shuffle_and_races(void **state) {
   gcap_context_destroy(ctx);
 }
 
-/* Explicit options win over the environment. */
+static char *read_file(const char *path) {
+  FILE *f = fopen(path, "r");
+  assert_non_null(f);
+  static char text[16384];
+  size_t n = fread(text, 1, sizeof text - 1, f);
+  assert_true(n < sizeof text - 1);
+  text[n] = '\0';
+  fclose(f);
+  return text;
+}
+
+struct temp_dir {
+  char dir[64], trace[96];
+};
+
+static void temp_dir_make(struct temp_dir *t) {
+  snprintf(t->dir, sizeof t->dir, "/tmp/gcap-sim-extras-XXXXXX");
+  assert_non_null(mkdtemp(t->dir));
+  snprintf(t->trace, sizeof t->trace, "%s/trace.json", t->dir);
+}
+
+static void temp_dir_remove(struct temp_dir *t) {
+  unlink(t->trace);
+  assert_int_equal(rmdir(t->dir), 0);
+}
+
+/* GCAP_SIM_TRACE names a file the simulator writes from context creation to destruction. */
+static void test_environment_trace(void **state) {
+  (void)state;
+  struct temp_dir t;
+  temp_dir_make(&t);
+  setenv("GCAP_SIM_TRACE", t.trace, 1);
+  gcap_context *ctx = NULL;
+  assert_ok(create_from_environment(&ctx));
+  unsetenv("GCAP_SIM_TRACE");
+  gcap_stream *s = NULL;
+  assert_ok(gcap_stream_create(ctx, &s));
+  void *a = test_dev_alloc(ctx, 64);
+  assert_ok(gcap_memset_async(s, a, 1, 64));
+  assert_ok(gcap_stream_destroy(s));
+  gcap_context_destroy(ctx);
+  static struct trace parsed;
+  parse_trace(read_file(t.trace), &parsed);
+  assert_int_equal(parsed.complete, 1);
+  const struct trace_event *fill = &parsed.events[parsed.count - 1];
+  assert_string_equal(fill->name, "memset");
+  assert_int_equal(fill->op, 1);
+  assert_int_equal(fill->tid, 1);
+  temp_dir_remove(&t);
+}
+
+/* Explicit options win over the environment, a trace file included. */
 static void test_explicit_options_ignore_environment(void **state) {
   (void)state;
+  struct temp_dir t;
+  temp_dir_make(&t);
   setenv("GCAP_SIM_ORDER", "bogus", 1);
+  setenv("GCAP_SIM_TRACE", t.trace, 1);
   gcap_context *ctx = sim_context(GCAP_SIM_ORDER_CAPTURE, 0, NULL);
   unsetenv("GCAP_SIM_ORDER");
+  unsetenv("GCAP_SIM_TRACE");
   gcap_context_destroy(ctx);
+  assert_int_equal(access(t.trace, F_OK), -1);
+  temp_dir_remove(&t);
 }
 
 int main(void) {
@@ -374,14 +741,22 @@ int main(void) {
     fprintf(stderr, "skipped: these are the simulator's own features\n");
     return 77;
   }
+  /* The environment tests set these themselves; a suite run under some of them must not leak in. */
+  static const char *const variables[] = {"GCAP_SIM_ORDER", "GCAP_SIM_SEED", "GCAP_SIM_CHECK_RACES", "GCAP_SIM_TRACE"};
+  for (size_t i = 0; i < sizeof variables / sizeof variables[0]; i++) unsetenv(variables[i]);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_shuffle_respects_edges_and_varies),
       cmocka_unit_test(test_same_seed_same_sequence),
       cmocka_unit_test(test_capture_order_is_fixed),
       cmocka_unit_test(test_shuffled_failure_names_seed_and_launch),
+      cmocka_unit_test(test_capture_failure_names_no_order),
       cmocka_unit_test(test_trace_events),
+      cmocka_unit_test(test_trace_nested_launch),
+      cmocka_unit_test(test_trace_nested_eager),
       cmocka_unit_test(test_environment_bad_values),
+      cmocka_unit_test(test_environment_shuffle_replays_seed),
       cmocka_unit_test(test_environment_shuffle_and_races),
+      cmocka_unit_test(test_environment_trace),
       cmocka_unit_test(test_explicit_options_ignore_environment),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

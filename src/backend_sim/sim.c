@@ -20,9 +20,9 @@ void gcap_sim_options_init(gcap_sim_options *o) {
 
 static gcap_status sim_available(void) { return GCAP_SUCCESS; }
 
-/* A u64 in decimal, all of it. */
+/* A u64 in decimal, all of it: strtoull alone would take " -1" as 2^64 - 1. */
 static bool parse_u64(const char *text, uint64_t *out) {
-  if (!text[0] || text[0] == '-' || text[0] == '+') return false;
+  if (text[0] < '0' || text[0] > '9') return false;
   char *end = NULL;
   errno = 0;
   unsigned long long v = strtoull(text, &end, 10);
@@ -132,41 +132,61 @@ static void sim_stream_destroy(struct gcap__backend_ctx *b, void *stream) { gcap
 
 static gcap_status sim_stream_done(struct gcap__backend_ctx *b, void *stream) { return GCAP_SUCCESS; }
 
-/* After a stream operation: counts it, and puts it on the timeline when one is kept. */
-static gcap_status issued(struct sim_context *sc, struct sim_stream *s, const char *name, double start) {
+/* One stream operation, described so that a single check decides whether it is timed for the trace. */
+struct eager_op {
+  enum { EAGER_COPY, EAGER_FILL, EAGER_KERNEL, EAGER_HOST } kind;
+  const struct gcap__copy *copy;
+  const struct gcap__fill *fill;
+  const struct gcap__launch *launch;
+  gcap_host_fn fn;
+  void *user_data;
+};
+
+static void perform(struct sim_context *sc, const struct eager_op *op) {
+  switch (op->kind) {
+  case EAGER_COPY: sim_run_copy(sc, op->copy); break;
+  case EAGER_FILL: sim_run_fill(sc, op->fill); break;
+  case EAGER_KERNEL: sim_run_kernel(sc, op->launch); break;
+  case EAGER_HOST: sim_run_host(sc, op->fn, op->user_data); break;
+  }
+}
+
+static const char *op_name(const struct eager_op *op) {
+  static const char *const names[] = {[EAGER_COPY] = "memcpy", [EAGER_FILL] = "memset", [EAGER_HOST] = "host"};
+  return op->kind == EAGER_KERNEL ? op->launch->kernel->name : names[op->kind];
+}
+
+/* Numbered when issued: a host function's own stream work finishes, and is written, first. */
+static void perform_traced(struct sim_context *sc, struct sim_stream *s, const struct eager_op *op) {
+  uint64_t number = sim_trace_next_op(sc);
+  double start = sim_trace_now(sc);
+  perform(sc, op);
+  sim_trace_stream_op(sc, op_name(op), s ? s->number : 0, number, start);
+}
+
+/* stream NULL: a synchronous copy, on the trace's thread 0. */
+static gcap_status issue(struct gcap__backend_ctx *b, struct sim_stream *s, const struct eager_op *op) {
+  struct sim_context *sc = sim_context_from(b);
+  if (sc->trace) perform_traced(sc, s, op);
+  else perform(sc, op);
   if (s) s->issued++;
-  if (sc->trace) sim_trace_stream_op(sc, name, s ? s->number : 0, start);
   return GCAP_SUCCESS;
 }
 
-static double started(const struct sim_context *sc) { return sc->trace ? sim_trace_now(sc) : 0; }
-
 static gcap_status sim_memcpy(struct gcap__backend_ctx *b, void *stream, const struct gcap__copy *c) {
-  struct sim_context *sc = sim_context_from(b);
-  double t = started(sc);
-  sim_run_copy(sc, c);
-  return issued(sc, stream, "memcpy", t);
+  return issue(b, stream, &(struct eager_op){.kind = EAGER_COPY, .copy = c});
 }
 
 static gcap_status sim_memset(struct gcap__backend_ctx *b, void *stream, const struct gcap__fill *f) {
-  struct sim_context *sc = sim_context_from(b);
-  double t = started(sc);
-  sim_run_fill(sc, f);
-  return issued(sc, stream, "memset", t);
+  return issue(b, stream, &(struct eager_op){.kind = EAGER_FILL, .fill = f});
 }
 
 static gcap_status sim_launch_kernel(struct gcap__backend_ctx *b, void *stream, const struct gcap__launch *l) {
-  struct sim_context *sc = sim_context_from(b);
-  double t = started(sc);
-  sim_run_kernel(sc, l);
-  return issued(sc, stream, l->kernel->name, t);
+  return issue(b, stream, &(struct eager_op){.kind = EAGER_KERNEL, .launch = l});
 }
 
 static gcap_status sim_launch_host_func(struct gcap__backend_ctx *b, void *stream, gcap_host_fn fn, void *user_data) {
-  struct sim_context *sc = sim_context_from(b);
-  double t = started(sc);
-  sim_run_host(sc, fn, user_data);
-  return issued(sc, stream, "host", t);
+  return issue(b, stream, &(struct eager_op){.kind = EAGER_HOST, .fn = fn, .user_data = user_data});
 }
 
 static gcap_status sim_event_create(struct gcap__backend_ctx *b, void **out) {
@@ -178,18 +198,22 @@ static gcap_status sim_event_create(struct gcap__backend_ctx *b, void **out) {
 
 static void sim_event_destroy(struct gcap__backend_ctx *b, void *event) { gcap__free(event); }
 
+/* Recording and waiting take no time here: their trace events mark the moment. */
+static void trace_instant(struct sim_context *sc, const char *name, const struct sim_stream *s) {
+  sim_trace_stream_op(sc, name, s->number, sim_trace_next_op(sc), sim_trace_now(sc));
+}
+
 static gcap_status sim_event_record(struct gcap__backend_ctx *b, void *event, void *stream) {
   struct sim_context *sc = sim_context_from(b);
-  double t = started(sc);
   ((struct sim_event *)event)->records++;
-  if (sc->trace) sim_trace_stream_op(sc, "event_record", ((struct sim_stream *)stream)->number, t);
+  if (sc->trace) trace_instant(sc, "event record", stream);
   return GCAP_SUCCESS;
 }
 
 /* The recorded work is complete, so waiting orders nothing further. */
 static gcap_status sim_stream_wait_event(struct gcap__backend_ctx *b, void *stream, void *event) {
   struct sim_context *sc = sim_context_from(b);
-  if (sc->trace) sim_trace_stream_op(sc, "wait_event", ((struct sim_stream *)stream)->number, sim_trace_now(sc));
+  if (sc->trace) trace_instant(sc, "event wait", stream);
   return GCAP_SUCCESS;
 }
 
@@ -218,7 +242,7 @@ static void sim_describe_next_launch(const struct gcap__backend_ctx *b, char *bu
   const struct sim_context *sc = (const struct sim_context *)b;
   if (sc->options.order != GCAP_SIM_ORDER_SHUFFLE || size == 0) return;
   snprintf(buf, size, "shuffled order, seed %llu, launch %llu", (unsigned long long)sc->options.seed,
-           (unsigned long long)sc->stats.graph_launches + 1);
+           (unsigned long long)sc->launches_begun + 1);
 }
 
 const struct gcap_backend_ops gcap__sim_ops = {

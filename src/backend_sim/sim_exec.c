@@ -112,19 +112,11 @@ static uint64_t next_random(uint64_t *state) { /* splitmix64 */
   return z ^ (z >> 31);
 }
 
-static void run_entry(struct sim_context *sc, const struct gcap__plan_node *pn);
-
-/* Child-graph entries and exits only order; every node the launch counts is one trace event. */
-static void run_traced(struct sim_context *sc, const struct gcap__plan_node *pn) {
-  double start = sim_trace_now(sc);
-  run_entry(sc, pn);
-  if (pn->counted && pn->type != GCAP_NODE_GRAPH) sim_trace_graph_entry(sc, pn, sc->stats.graph_launches + 1, start);
-}
-
-static void run(struct sim_context *sc, const struct gcap__plan_node *pn) {
-  if (sc->trace) run_traced(sc, pn);
-  else run_entry(sc, pn);
-}
+/* What the trace says of the launch a node belongs to; kept per launch, as launches can nest. */
+struct launch_id {
+  uint64_t number; /* 1-based, in the order launches start */
+  unsigned tid;    /* the launch stream's number */
+};
 
 static void run_entry(struct sim_context *sc, const struct gcap__plan_node *pn) {
   if (pn->disabled) return;
@@ -138,8 +130,21 @@ static void run_entry(struct sim_context *sc, const struct gcap__plan_node *pn) 
   }
 }
 
+/* Child-graph entries and exits only order; every node the launch counts is one trace event. */
+static void run_traced(struct sim_context *sc, const struct gcap__plan_node *pn, const struct launch_id *id) {
+  double start = sim_trace_now(sc);
+  run_entry(sc, pn);
+  if (pn->counted && pn->type != GCAP_NODE_GRAPH) sim_trace_graph_entry(sc, pn, id->number, id->tid, start);
+}
+
+static void run(struct sim_context *sc, const struct gcap__plan_node *pn, const struct launch_id *id) {
+  if (sc->trace) run_traced(sc, pn, id);
+  else run_entry(sc, pn);
+}
+
 /* Kahn's algorithm taking a random ready entry each step: any topological order may come out. */
-static void run_shuffled(struct sim_context *sc, struct sim_exec *x, const struct gcap__plan *plan) {
+static void run_shuffled(struct sim_context *sc, struct sim_exec *x, const struct gcap__plan *plan,
+                         const struct launch_id *id) {
   size_t ready = 0;
   for (size_t i = 0; i < plan->count; i++) {
     x->waiting[i] = plan->nodes[i].num_deps;
@@ -149,7 +154,7 @@ static void run_shuffled(struct sim_context *sc, struct sim_exec *x, const struc
     size_t pick = (size_t)(next_random(&sc->rng) % ready);
     size_t e = x->ready[pick];
     x->ready[pick] = x->ready[--ready];
-    run(sc, &plan->nodes[e]);
+    run(sc, &plan->nodes[e], id);
     for (size_t d = x->first_dependent[e]; d < x->first_dependent[e + 1]; d++)
       if (--x->waiting[x->dependents[d]] == 0) x->ready[ready++] = x->dependents[d];
   }
@@ -158,9 +163,9 @@ static void run_shuffled(struct sim_context *sc, struct sim_exec *x, const struc
 gcap_status sim_exec_launch(struct gcap__backend_ctx *b, void *exec, const struct gcap__plan *plan, void *stream) {
   struct sim_context *sc = sim_context_from(b);
   struct sim_stream *s = stream;
-  sc->launch_tid = s->number;
-  if (exec) run_shuffled(sc, exec, plan);
-  else for (size_t i = 0; i < plan->count; i++) run(sc, &plan->nodes[i]);
+  const struct launch_id id = {++sc->launches_begun, s->number};
+  if (exec) run_shuffled(sc, exec, plan, &id);
+  else for (size_t i = 0; i < plan->count; i++) run(sc, &plan->nodes[i], &id);
   sc->stats.graph_launches++;
   sc->stats.nodes_executed += plan->counted;
   s->issued++;

@@ -18,9 +18,9 @@ struct sim_context {
   bool trace_owned;
   bool trace_started;        /* an event was written: the next one needs a comma */
   double trace_origin_ns;    /* timestamps count from context creation */
-  uint64_t eager_ops;        /* stream operations run, for the trace */
+  uint64_t eager_ops;        /* stream operations issued, for the trace */
+  uint64_t launches_begun;   /* graph launches started; a host node may start one inside another */
   unsigned streams_made;     /* streams are numbered 1, 2, ... in the trace */
-  unsigned launch_tid;       /* during a launch: its stream's number */
 };
 
 struct sim_stream {
@@ -28,15 +28,20 @@ struct sim_stream {
   unsigned number; /* 1, 2, ... in creation order: the trace's thread id */
 };
 
-/* ---- The timeline (sim_trace.c): Chrome trace-event JSON, when sc->trace is set. ---- */
+/* The timeline (sim_trace.c): Chrome trace-event JSON, written only when sc->trace is set. */
 double sim_trace_now(const struct sim_context *sc);
 void sim_trace_open(struct sim_context *sc);
 void sim_trace_close(struct sim_context *sc);
 void sim_trace_stream_created(struct sim_context *sc, unsigned number);
-/* One stream operation that started at `start` (sim_trace_now) and has just finished. */
-void sim_trace_stream_op(struct sim_context *sc, const char *name, unsigned tid, double start);
-/* One graph entry of launch number `launch` (1-based) that started at `start`. */
-void sim_trace_graph_entry(struct sim_context *sc, const struct gcap__plan_node *pn, uint64_t launch, double start);
+/*
+ * Stream operation number `op` (1-based, in issue order: sim_trace_next_op when it began), that
+ * started at `start` (sim_trace_now) and has just finished.
+ */
+uint64_t sim_trace_next_op(struct sim_context *sc);
+void sim_trace_stream_op(struct sim_context *sc, const char *name, unsigned tid, uint64_t op, double start);
+/* One graph entry of launch number `launch` (1-based), issued on stream `tid`, that started at `start`. */
+void sim_trace_graph_entry(struct sim_context *sc, const struct gcap__plan_node *pn, uint64_t launch, unsigned tid,
+                           double start);
 
 struct sim_event {
   uint64_t records; /* how often it was recorded; the recorded work is always complete */

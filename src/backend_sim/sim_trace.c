@@ -24,7 +24,8 @@ void sim_trace_open(struct sim_context *sc) {
   sc->trace_origin_ns = now_ns();
   fputs("{\"traceEvents\":[", sc->trace);
   separate(sc);
-  fputs("{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":0,\"args\":{\"name\":\"gcap simulator\"}}", sc->trace);
+  fputs("{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":0,\"args\":{\"name\":\"gcap simulator\"}}",
+        sc->trace);
   separate(sc);
   fputs("{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":0,\"args\":{\"name\":\"synchronous copies\"}}",
         sc->trace);
@@ -62,14 +63,17 @@ static void put_event(struct sim_context *sc, const char *name, const char *cat,
           start / 1e3, (end - start) / 1e3, tid);
 }
 
-void sim_trace_stream_op(struct sim_context *sc, const char *name, unsigned tid, double start) {
+uint64_t sim_trace_next_op(struct sim_context *sc) { return ++sc->eager_ops; }
+
+void sim_trace_stream_op(struct sim_context *sc, const char *name, unsigned tid, uint64_t op, double start) {
   put_event(sc, name, "stream", tid, start);
-  fprintf(sc->trace, "\"op\":%llu}}", (unsigned long long)++sc->eager_ops);
+  fprintf(sc->trace, "\"op\":%llu}}", (unsigned long long)op);
 }
 
-void sim_trace_graph_entry(struct sim_context *sc, const struct gcap__plan_node *pn, uint64_t launch, double start) {
+void sim_trace_graph_entry(struct sim_context *sc, const struct gcap__plan_node *pn, uint64_t launch, unsigned tid,
+                           double start) {
   const char *name = pn->type == GCAP_NODE_KERNEL ? pn->u.kernel.kernel->name : gcap__node_type_name(pn->type);
-  put_event(sc, name, "graph", sc->launch_tid, start);
+  put_event(sc, name, "graph", tid, start);
   fprintf(sc->trace, "\"node\":%zu,\"depth\":%u,\"launch\":%llu%s}}", pn->source_index, pn->depth,
           (unsigned long long)launch, pn->disabled ? ",\"disabled\":true" : "");
 }
