@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "common.h"
+#include "race.h" /* gcap__graph_extent_of: the recorded allocations */
 
 struct fx {
   gcap_context *ctx;
@@ -233,6 +234,12 @@ static void test_round_trip_every_type(void **state) {
   assert_ok(gcap_node_get_event(nodes[7], &w));
   assert_ptr_equal(r, w);
   assert_ptr_not_equal(r, e);
+  /* Host nodes come back calling a function of gcap's own, not the saving process's. */
+  gcap_host_node_params hp;
+  assert_ok(gcap_node_get_host_params(nodes[4], &hp));
+  assert_non_null(hp.fn);
+  assert_true(hp.fn != nothing);
+  assert_null(hp.user_data);
   free(first), free(second), free(dot_g), free(dot_h);
   gcap_graph_destroy(h);
   gcap_graph_destroy(g);
@@ -291,6 +298,11 @@ static void test_extents_survive_the_allocation(void **state) {
   float *value;
   memcpy(&value, got.args[0], sizeof value);
   assert_ptr_equal(value, c); /* as recorded */
+  struct gcap__extent ext = {0};
+  assert_true(gcap__graph_extent_of(h, (uintptr_t)c + 100, &ext));
+  assert_int_equal(ext.base, (uintptr_t)c);
+  assert_int_equal(ext.bytes, 256);
+  assert_false(gcap__graph_extent_of(h, (uintptr_t)c + 256, &ext));
   size_t races = 0;
   assert_ok(gcap_graph_find_races(h, NULL, &races));
   assert_int_equal(races, 0);
@@ -299,6 +311,47 @@ static void test_extents_survive_the_allocation(void **state) {
   free(again);
   gcap_graph_destroy(h);
   free(text);
+}
+
+/* The example of docs/format.md, written by hand in its compact layout. */
+static const char documented_example[] =
+    "{\n \"format\": \"gcap-graph\",\n \"version\": 1,\n \"kernels\": [\n"
+    "  {\"name\": \"scale\", \"param_sizes\": [8, 4], \"param_access\": [\"read_write\", \"none\"]}\n ],\n"
+    " \"allocations\": [\n  {\"base\": \"0x55d0c2a1f000\", \"bytes\": \"256\"}\n ],\n \"events\": 1,\n"
+    " \"graph\": {\n  \"nodes\": [\n"
+    "   {\"type\": \"memset\", \"dst\": \"0x55d0c2a1f000\", \"value\": 0, \"element_size\": 4,\n"
+    "    \"width\": \"64\", \"height\": \"1\", \"pitch\": \"0\"},\n"
+    "   {\"type\": \"kernel\", \"kernel\": \"scale\", \"grid\": [1, 1, 1], \"block\": [64, 1, 1],\n"
+    "    \"shared_mem_bytes\": 0, \"args\": [\"00f0a1c2d0550000\", \"00002040\"]},\n"
+    "   {\"type\": \"event_record\", \"event\": 0},\n"
+    "   {\"type\": \"graph\", \"graph\": {\"nodes\": [{\"type\": \"host\"}], \"edges\": []}}\n"
+    "  ],\n  \"edges\": [[0, 1], [1, 2], [1, 3]]\n }\n}\n";
+
+static void test_documented_example(void **state) {
+  struct fx *f = *state;
+  gcap_graph *g = loaded(f->ctx, documented_example);
+  gcap_node *n[4];
+  assert_int_equal(nodes_of(g, n, 4), 4);
+  assert_int_equal(gcap_graph_edge_count(g), 3);
+  gcap_kernel_node_params kp;
+  assert_ok(gcap_node_get_kernel_params(n[1], &kp));
+  assert_ptr_equal(kp.kernel, f->scale);
+  uintptr_t y;
+  float k;
+  memcpy(&y, kp.args[0], sizeof y);
+  memcpy(&k, kp.args[1], sizeof k);
+  assert_int_equal(y, 0x55d0c2a1f000u);
+  assert_true(k == 2.5f);
+  struct gcap__extent e;
+  assert_true(gcap__graph_extent_of(g, y + 255, &e));
+  assert_int_equal(e.base, 0x55d0c2a1f000u);
+  assert_int_equal(e.bytes, 256);
+  char *text = saved(g); /* the saved layout is one value per line, the content the same */
+  gcap_graph *h = loaded(f->ctx, text);
+  assert_same_graph(g, h);
+  free(text);
+  gcap_graph_destroy(h);
+  gcap_graph_destroy(g);
 }
 
 static void test_graph_allocations_save_but_do_not_load(void **state) {
@@ -312,6 +365,9 @@ static void test_graph_allocations_save_but_do_not_load(void **state) {
   char *text = saved(g);
   assert_non_null(strstr(text, "\"type\": \"mem_alloc\""));
   assert_non_null(strstr(text, "\"type\": \"mem_free\""));
+  assert_non_null(strstr(text, "\"bytes\": \"128\""));
+  assert_non_null(strstr(text, "\"pool\": false"));
+  assert_non_null(strstr(text, "\"alloc\": 0")); /* the free names the node that allocated */
   gcap_graph *h = NULL;
   assert_status(load_text(f->ctx, text, &h), GCAP_ERROR_NOT_SUPPORTED);
   test_assert_message_contains("node 0: a mem_alloc node");
@@ -384,7 +440,7 @@ static void test_wrong_types_and_missing_fields(void **state) {
   assert_graph_refused(f, "", 0,
                        "{\"nodes\": [{\"type\": \"memset\", \"dst\": \"0x100\", \"value\": 0, \"element_size\": 3, "
                        "\"width\": \"4\", \"height\": \"1\", \"pitch\": \"0\"}], \"edges\": []}",
-                       GCAP_ERROR_INVALID_VALUE, "\"element_size\" is not 1, 2 or 4");
+                       GCAP_ERROR_INVALID_VALUE, "node 0: element_size 3 is not 1, 2 or 4");
   assert_graph_refused(f, "", 0,
                        "{\"nodes\": [{\"type\": \"memcpy\", \"dst\": \"0x100\", \"src\": 5.5, \"bytes\": \"4\", "
                        "\"kind\": \"default\"}], \"edges\": []}",
@@ -410,13 +466,92 @@ static void test_bad_edges(void **state) {
   snprintf(graph, sizeof graph, "{\"nodes\": %s, \"edges\": [[0, 2]]}", two);
   assert_graph_refused(f, "", 0, graph, GCAP_ERROR_INVALID_VALUE, "\"edges[0]\" is not a pair of node indices");
   snprintf(graph, sizeof graph, "{\"nodes\": %s, \"edges\": [[0, 1], [1, 0]]}", two);
-  assert_graph_refused(f, "", 0, graph, GCAP_ERROR_INVALID_VALUE, "closes a cycle through node 1");
+  assert_graph_refused(f, "", 0, graph, GCAP_ERROR_INVALID_VALUE,
+                       "\"edges[1]\" (1 -> 0): edges form a cycle through node 1");
+  snprintf(graph, sizeof graph, "{\"nodes\": [%s, %s, %s], \"edges\": [[0, 1], [1, 2], [2, 0]]}",
+           "{\"type\": \"empty\"}", "{\"type\": \"empty\"}", "{\"type\": \"empty\"}");
+  assert_graph_refused(f, "", 0, graph, GCAP_ERROR_INVALID_VALUE, "edges form a cycle through node 2");
   snprintf(graph, sizeof graph, "{\"nodes\": %s, \"edges\": [[0, 1], [0, 1]]}", two);
-  assert_graph_refused(f, "", 0, graph, GCAP_ERROR_INVALID_VALUE, "is there twice");
+  assert_graph_refused(f, "", 0, graph, GCAP_ERROR_INVALID_VALUE, "\"edges[1]\" repeats the edge 0 -> 1");
   snprintf(graph, sizeof graph, "{\"nodes\": %s, \"edges\": [[1, 1]]}", two);
-  assert_graph_refused(f, "", 0, graph, GCAP_ERROR_INVALID_VALUE, "self edge");
+  assert_graph_refused(f, "", 0, graph, GCAP_ERROR_INVALID_VALUE, "\"edges[0]\" is a self edge on node 1");
+  snprintf(graph, sizeof graph, "{\"nodes\": %s, \"edges\": [[0, -1]]}", two);
+  assert_graph_refused(f, "", 0, graph, GCAP_ERROR_INVALID_VALUE, "\"edges[0]\" is not a pair");
+  snprintf(graph, sizeof graph, "{\"nodes\": [{\"type\": \"graph\", \"graph\": {\"nodes\": %s, "
+           "\"edges\": [[0, 1], [1, 0]]}}], \"edges\": []}", two);
+  assert_graph_refused(f, "", 0, graph, GCAP_ERROR_INVALID_VALUE, "the child graph in node 0: \"edges[1]\"");
   snprintf(graph, sizeof graph, "{\"nodes\": %s}", two);
   assert_graph_refused(f, "", 0, graph, GCAP_ERROR_INVALID_VALUE, "\"edges\" is not an array");
+}
+
+static void test_events(void **state) {
+  struct fx *f = *state;
+  const char *skip = "{\"nodes\": [{\"type\": \"event_record\", \"event\": 1}], \"edges\": []}";
+  assert_graph_refused(f, "", 2, skip, GCAP_ERROR_INVALID_VALUE, "node 0: \"event\" skips a number");
+  assert_graph_refused(f, "", 1, "{\"nodes\": [{\"type\": \"event_wait\", \"event\": \"x\"}], \"edges\": []}",
+                       GCAP_ERROR_INVALID_VALUE, "node 0: \"event\" is not a number");
+  /* A large "events" with nothing using it makes nothing: events are made on first use. */
+  char text[512];
+  snprintf(text, sizeof text, HEADER "\"graph\": {\"nodes\": [{\"type\": \"event_record\", \"event\": 0}, "
+           "{\"type\": \"event_wait\", \"event\": 0}], \"edges\": [[0, 1]]}}", "", 1000000000);
+  gcap_graph *g = loaded(f->ctx, text);
+  char *again = saved(g);
+  assert_non_null(strstr(again, "\"events\": 1,"));
+  free(again);
+  gcap_graph_destroy(g);
+}
+
+/* Copies and fills keep addresses nothing here has allocated, but every other field is checked. */
+static void test_copies_and_fills_away_from_home(void **state) {
+  struct fx *f = *state;
+#define COPY_NODE                                                                                          \
+  "{\"nodes\": [{\"type\": \"memcpy\", \"dst\": \"0x7f0000001000\", \"src\": \"0x7f0000002000\", \"bytes\": \"%s\", " \
+  "\"kind\": \"device_to_device\"}], \"edges\": []}"
+  char graph[512], text[1024];
+  snprintf(graph, sizeof graph, COPY_NODE, "4096");
+  snprintf(text, sizeof text, HEADER "\"graph\": %s}", "", 0, graph);
+  gcap_graph *g = loaded(f->ctx, text);
+  gcap_node *n[1];
+  nodes_of(g, n, 1);
+  gcap_memcpy_node_params cp;
+  assert_ok(gcap_node_get_memcpy_params(n[0], &cp));
+  assert_ptr_equal(cp.dst, (void *)(uintptr_t)0x7f0000001000u);
+  assert_ptr_equal(cp.src, (const void *)(uintptr_t)0x7f0000002000u);
+  assert_int_equal(cp.bytes, 4096);
+  if (test_on_sim()) { /* where it would run, the simulator refuses memory it does not know */
+    gcap_exec *x = NULL;
+    assert_status(gcap_graph_instantiate(g, 0, &x), GCAP_ERROR_INVALID_VALUE);
+    assert_null(x);
+  }
+  gcap_graph_destroy(g);
+  snprintf(graph, sizeof graph, COPY_NODE, "0");
+  assert_graph_refused(f, "", 0, graph, GCAP_ERROR_INVALID_VALUE, "node 0: bytes is 0");
+  snprintf(graph, sizeof graph, COPY_NODE, "18446744073709551615");
+  assert_graph_refused(f, "", 0, graph, GCAP_ERROR_INVALID_VALUE, "wraps the address space");
+  snprintf(graph, sizeof graph, COPY_NODE, "18446744073709551616");
+  assert_graph_refused(f, "", 0, graph, GCAP_ERROR_INVALID_VALUE, "node 0: \"bytes\" is out of range");
+  snprintf(graph, sizeof graph, COPY_NODE, "0x0x10");
+  assert_graph_refused(f, "", 0, graph, GCAP_ERROR_INVALID_VALUE, "node 0: \"bytes\" is not a number");
+  assert_graph_refused(f, "", 0,
+                       "{\"nodes\": [{\"type\": \"memset\", \"dst\": \"0x7f0000000002\", \"value\": 0, "
+                       "\"element_size\": 4, \"width\": \"4\", \"height\": \"1\", \"pitch\": \"0\"}], \"edges\": []}",
+                       GCAP_ERROR_INVALID_VALUE, "node 0: dst 0x7f0000000002 is not aligned");
+  assert_graph_refused(f, "", 0,
+                       "{\"nodes\": [{\"type\": \"memset\", \"dst\": \"0x7f0000000000\", \"value\": 0, "
+                       "\"element_size\": 4, \"width\": \"4\", \"height\": \"2\", \"pitch\": \"8\"}], \"edges\": []}",
+                       GCAP_ERROR_INVALID_VALUE, "node 0: pitch 8 is below width * element_size = 16");
+}
+
+static void test_write_error(void **state) {
+  struct fx *f = *state;
+  gcap_graph *g = NULL;
+  assert_ok(gcap_graph_create(f->ctx, &g));
+  FILE *ro = fopen("/dev/null", "r");
+  assert_non_null(ro);
+  assert_status(gcap_graph_save(g, ro), GCAP_ERROR_INVALID_VALUE);
+  test_assert_message_contains("out could not be written");
+  fclose(ro);
+  gcap_graph_destroy(g);
 }
 
 static void test_kernels(void **state) {
@@ -480,7 +615,12 @@ static void test_bad_arguments(void **state) {
   test_assert_message_contains("in is NULL");
   assert_status(gcap_graph_load(f->ctx, stdin, NULL), GCAP_ERROR_INVALID_VALUE);
   test_assert_message_contains("out is NULL");
+  out = (gcap_graph *)&out;
+  assert_status(gcap_graph_load((gcap_context *)(void *)g, stdin, &out), GCAP_ERROR_INVALID_HANDLE);
+  assert_null(out);
   gcap_graph_destroy(g);
+  assert_status(gcap_graph_save(g, stdout), GCAP_ERROR_INVALID_HANDLE); /* destroyed */
+  test_assert_message_contains("not a live graph handle");
 }
 
 /* A build without jansson: both calls refuse, saying why; the rest of this file does not apply. */
@@ -513,12 +653,16 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_round_trip_every_type, setup, teardown),
       cmocka_unit_test_setup_teardown(test_loaded_graph_runs, setup, teardown),
       cmocka_unit_test_setup_teardown(test_extents_survive_the_allocation, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_documented_example, setup, teardown),
       cmocka_unit_test_setup_teardown(test_graph_allocations_save_but_do_not_load, setup, teardown),
       cmocka_unit_test_setup_teardown(test_not_json, setup, teardown),
       cmocka_unit_test_setup_teardown(test_truncated, setup, teardown),
       cmocka_unit_test_setup_teardown(test_wrong_format_or_version, setup, teardown),
       cmocka_unit_test_setup_teardown(test_wrong_types_and_missing_fields, setup, teardown),
       cmocka_unit_test_setup_teardown(test_bad_edges, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_events, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_copies_and_fills_away_from_home, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_write_error, setup, teardown),
       cmocka_unit_test_setup_teardown(test_kernels, setup, teardown),
       cmocka_unit_test_setup_teardown(test_deep_nesting, setup, teardown),
       cmocka_unit_test_setup_teardown(test_bad_arguments, setup, teardown),

@@ -161,6 +161,31 @@ static json_t *graph_object(const struct gcap_graph *g, struct save_tables *t, i
 
 static json_t *typed(const char *type) { return json_pack("{ss}", "type", type); }
 
+/* The MEM_ALLOC node of n's graph that made n's allocation, or NULL (a free of another graph's). */
+static const struct gcap_node *alloc_node_of(const struct gcap_node *n) {
+  const struct gcap_graph *g = n->graph;
+  for (size_t i = 0; i < g->nodes.count; i++)
+    if (g->nodes.items[i]->type == GCAP_NODE_MEM_ALLOC && g->nodes.items[i]->p.mem == n->p.mem) return g->nodes.items[i];
+  return NULL;
+}
+
+/* Everything a graph allocation records, though no loader can give it the same address again. */
+static json_t *mem_node(const struct gcap_node *n, int *oom) {
+  const struct gcap__galloc *a = n->p.mem;
+  json_t *o = typed(n->type == GCAP_NODE_MEM_ALLOC ? "mem_alloc" : "mem_free");
+  if (!o) return NULL;
+  put(o, "address", address((uintptr_t)a->ptr), oom);
+  put(o, "bytes", count(a->bytes), oom);
+  if (n->type == GCAP_NODE_MEM_ALLOC) {
+    put(o, "reserved_bytes", count(a->block_bytes), oom);
+    put(o, "pool", json_boolean(a->pool != NULL), oom);
+  } else {
+    const struct gcap_node *alloc = alloc_node_of(n);
+    put(o, "alloc", alloc ? json_integer((json_int_t)alloc->index) : json_null(), oom);
+  }
+  return o;
+}
+
 static json_t *node_object(const struct gcap_node *n, struct save_tables *t, int *oom) {
   json_t *o = NULL;
   switch (n->type) {
@@ -181,11 +206,7 @@ static json_t *node_object(const struct gcap_node *n, struct save_tables *t, int
     if (o) put(o, "event", json_integer((json_int_t)event_number(t, n->p.event, oom)), oom);
     return o;
   case GCAP_NODE_MEM_ALLOC:
-  case GCAP_NODE_MEM_FREE:
-    o = typed(n->type == GCAP_NODE_MEM_ALLOC ? "mem_alloc" : "mem_free");
-    if (o) put(o, "address", address((uintptr_t)n->p.mem->ptr), oom);
-    if (o && n->type == GCAP_NODE_MEM_ALLOC) put(o, "bytes", count(n->p.mem->bytes), oom);
-    return o;
+  case GCAP_NODE_MEM_FREE: return mem_node(n, oom);
   default: return NULL; /* native children are refused before saving starts */
   }
 }
@@ -286,14 +307,18 @@ gcap_status gcap_graph_save(const gcap_graph *g, FILE *out) {
   const struct gcap_node *native = find_native(g);
   int oom = 0;
   json_t *doc = native ? NULL : document(g, &oom);
+  clearerr(out); /* an earlier error on the stream is not this call's */
+  errno = 0;
   if (native)
     st = gcap__fail(GCAP_ERROR_NOT_SUPPORTED,
                     "node %zu is a native CUDA graph (gcap_cuda_graph_add_native_child), which cannot be saved",
                     native->index);
   else if (oom || !doc)
     st = no_memory();
-  else if (json_dumpf(doc, out, JSON_INDENT(1) | JSON_PRESERVE_ORDER) != 0 || fputc('\n', out) == EOF)
-    st = gcap__fail(GCAP_ERROR_INVALID_VALUE, "out could not be written (%s)", strerror(errno));
+  else if (json_dumpf(doc, out, JSON_INDENT(1) | JSON_PRESERVE_ORDER) != 0 || fputc('\n', out) == EOF ||
+           fflush(out) != 0 || ferror(out))
+    st = gcap__fail(GCAP_ERROR_INVALID_VALUE, "out could not be written%s%s%s", errno ? " (" : "",
+                    errno ? strerror(errno) : "", errno ? ")" : "");
   json_decref(doc);
   gcap__unlock(g->ctx);
   return st;
@@ -301,17 +326,44 @@ gcap_status gcap_graph_save(const gcap_graph *g, FILE *out) {
 
 /* ================================================================ loading */
 
+#define MAX_NODES (1u << 20) /* in all graphs of a file together */
+
 struct loader {
   struct gcap_context *ctx;
   json_t *kernels; /* the file's table */
   struct gcap_kernel **resolved;
-  struct gcap_event **events;
-  size_t num_events;
+  uint64_t declared_events; /* the file's "events" */
+  struct gcap_event **events; /* made on first use, so a large "events" costs nothing */
+  size_t num_events, events_cap;
+  size_t num_nodes;
   char where[160]; /* "node 3 of the child graph in node 1", for messages */
 };
 
 static gcap_status bad(const struct loader *l, const char *field, const char *why) {
   return gcap__fail(GCAP_ERROR_INVALID_VALUE, "%s%s\"%s\" %s", l->where, l->where[0] ? ": " : "", field, why);
+}
+
+static int digit_value(char c, int base) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (base == 16 && c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (base == 16 && c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+/* "0x" and hex digits, or decimal digits; nothing else (no sign, space or second prefix). */
+static int parse_u64(const char *text, uint64_t *out) {
+  int base = strncmp(text, "0x", 2) == 0 ? 16 : 10;
+  const char *p = base == 16 ? text + 2 : text;
+  if (!*p) return -1;
+  uint64_t v = 0;
+  for (; *p; p++) {
+    int d = digit_value(*p, base);
+    if (d < 0) return -1;
+    if (v > (UINT64_MAX - (uint64_t)d) / (uint64_t)base) return 1;
+    v = v * (uint64_t)base + (uint64_t)d;
+  }
+  *out = v;
+  return 0;
 }
 
 static gcap_status get_u64(const struct loader *l, json_t *o, const char *field, uint64_t max, uint64_t *out) {
@@ -323,15 +375,10 @@ static gcap_status get_u64(const struct loader *l, json_t *o, const char *field,
     return GCAP_SUCCESS;
   }
   if (!json_is_string(v)) return bad(l, field, v ? "is neither a number nor a string" : "is missing");
-  const char *text = json_string_value(v);
-  int base = strncmp(text, "0x", 2) == 0 ? 16 : 10;
-  const char *digits = base == 16 ? text + 2 : text;
-  char *end = NULL;
-  errno = 0;
-  unsigned long long value = strtoull(digits, &end, base);
-  if (!digits[0] || *end || errno || digits[0] == '-' || digits[0] == '+' || digits[0] == ' ')
-    return bad(l, field, "is not a number");
-  if (value > max) return bad(l, field, "is out of range");
+  uint64_t value = 0;
+  int rc = parse_u64(json_string_value(v), &value);
+  if (rc < 0) return bad(l, field, "is not a number");
+  if (rc > 0 || value > max) return bad(l, field, "is out of range");
   *out = value;
   return GCAP_SUCCESS;
 }
@@ -463,17 +510,22 @@ static gcap_status record_allocations(struct loader *l, struct gcap_graph *g, js
   return GCAP_SUCCESS;
 }
 
-static gcap_status make_events(struct loader *l, json_t *doc) {
-  uint64_t n = 0;
-  gcap_status st = get_u64(l, doc, "events", 1u << 20, &n);
-  if (st != GCAP_SUCCESS) return st;
-  l->events = gcap__calloc(n ? (size_t)n : 1, sizeof *l->events);
-  if (!l->events) return no_memory();
-  while (st == GCAP_SUCCESS && l->num_events < n) {
-    st = gcap__event_new(l->ctx, &l->events[l->num_events]);
-    if (st == GCAP_SUCCESS) l->num_events++;
+static gcap_status count_events(struct loader *l, json_t *doc) {
+  return get_u64(l, doc, "events", UINT64_MAX, &l->declared_events);
+}
+
+/* Event k of the file: numbered in order of first use, so a new number is the next one. */
+static gcap_status event_of(struct loader *l, uint64_t k, struct gcap_event **out) {
+  if (k >= l->declared_events) return bad(l, "event", "is not below the file's \"events\" count");
+  if (k > l->num_events) return bad(l, "event", "skips a number: events are numbered in order of first use");
+  if (k == l->num_events) {
+    if (gcap__grow((void **)&l->events, &l->events_cap, l->num_events + 1, sizeof *l->events) != 0) return no_memory();
+    gcap_status st = gcap__event_new(l->ctx, &l->events[l->num_events]);
+    if (st != GCAP_SUCCESS) return st;
+    l->num_events++;
   }
-  return st;
+  *out = l->events[k];
+  return GCAP_SUCCESS;
 }
 
 /* ---------------------------------------------------------------- nodes */
@@ -525,6 +577,18 @@ static gcap_status load_kernel(struct loader *l, struct gcap_graph *g, json_t *n
   return st;
 }
 
+/*
+ * Copies and fills are checked as gcap_graph_add_memcpy/memset_node check them, against a context
+ * that knows no allocations: the file's addresses are kept as recorded even where nothing is
+ * allocated in this process (instantiation checks them against the real one).
+ */
+static const struct gcap_backend_ops unknown_memory_ops = {.name = "saved graph", .knows_all_device_memory = false};
+static const struct gcap_context unknown_memory = {.ops = &unknown_memory_ops};
+
+static gcap_status checked(const struct loader *l, gcap_status st) {
+  return st == GCAP_SUCCESS ? st : gcap__fail_context(st, "%s", l->where);
+}
+
 static gcap_status load_memcpy(struct loader *l, struct gcap_graph *g, json_t *node) {
   gcap_memcpy_node_params p = {0};
   gcap_status st = get_pointer(l, node, "dst", &p.dst);
@@ -536,12 +600,13 @@ static gcap_status load_memcpy(struct loader *l, struct gcap_graph *g, json_t *n
   while (kind && k < sizeof copy_kinds / sizeof *copy_kinds && strcmp(kind, copy_kinds[k]) != 0) k++;
   if (st == GCAP_SUCCESS && (!kind || k == sizeof copy_kinds / sizeof *copy_kinds))
     st = bad(l, "kind", "is not one of host_to_host, host_to_device, device_to_host, device_to_device, default");
-  if (st == GCAP_SUCCESS && p.bytes == 0) st = bad(l, "bytes", "is 0");
   if (st != GCAP_SUCCESS) return st;
   p.src = src;
   p.kind = (gcap_memcpy_kind)k;
+  struct gcap__copy c = gcap__copy_of(&p);
+  st = checked(l, gcap__check_copy(&unknown_memory, &c, false));
   struct gcap_node *n = NULL;
-  st = gcap__node_make_value(g, GCAP_NODE_MEMCPY, &p, sizeof p, &n);
+  if (st == GCAP_SUCCESS) st = gcap__node_make_value(g, GCAP_NODE_MEMCPY, &p, sizeof p, &n);
   return st == GCAP_SUCCESS ? append(g, n) : st;
 }
 
@@ -556,26 +621,23 @@ static gcap_status load_memset(struct loader *l, struct gcap_graph *g, json_t *n
   if (st == GCAP_SUCCESS) st = get_size(l, node, "pitch", &p.pitch);
   if (st != GCAP_SUCCESS) return st;
   p.element_size = element;
-  if (element != 1 && element != 2 && element != 4) return bad(l, "element_size", "is not 1, 2 or 4");
-  if (element < 4 && p.value >> (8 * element)) return bad(l, "value", "does not fit in element_size bytes");
-  if (p.width == 0 || p.height == 0) return bad(l, p.width ? "height" : "width", "is 0");
-  if (p.width > SIZE_MAX / element) return bad(l, "width", "is out of range");
-  if (p.height > 1 && (p.pitch < p.width * element || p.pitch > SIZE_MAX / p.height))
-    return bad(l, "pitch", "is smaller than a row or out of range");
+  struct gcap__fill f = gcap__fill_of(&p);
+  st = checked(l, gcap__check_fill(&unknown_memory, &f, false));
   struct gcap_node *n = NULL;
-  st = gcap__node_make_value(g, GCAP_NODE_MEMSET, &p, sizeof p, &n);
+  if (st == GCAP_SUCCESS) st = gcap__node_make_value(g, GCAP_NODE_MEMSET, &p, sizeof p, &n);
   return st == GCAP_SUCCESS ? append(g, n) : st;
 }
 
 static gcap_status load_event_node(struct loader *l, struct gcap_graph *g, json_t *node, gcap_node_type type) {
   uint64_t k = 0;
+  struct gcap_event *e = NULL;
   gcap_status st = get_u64(l, node, "event", UINT64_MAX, &k);
-  if (st == GCAP_SUCCESS && k >= l->num_events) st = bad(l, "event", "is not below the file's \"events\" count");
+  if (st == GCAP_SUCCESS) st = event_of(l, k, &e);
   if (st != GCAP_SUCCESS) return st;
   struct gcap_node *n = gcap__node_alloc(g, type);
   if (!n) return no_memory();
-  n->p.event = l->events[k];
-  gcap__event_retain(n->p.event);
+  n->p.event = e;
+  gcap__event_retain(e);
   return append(g, n);
 }
 
@@ -604,6 +666,8 @@ static gcap_status load_child(struct loader *l, struct gcap_graph *g, json_t *no
 static gcap_status load_node(struct loader *l, struct gcap_graph *g, json_t *node, unsigned depth) {
   const char *type = json_is_object(node) ? type_of(node) : NULL;
   if (!type) return bad(l, "type", "is missing (or the node is not an object)");
+  if (++l->num_nodes > MAX_NODES)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "%s: the file holds more than %u nodes", l->where, MAX_NODES);
   if (strcmp(type, "kernel") == 0) return load_kernel(l, g, node);
   if (strcmp(type, "memcpy") == 0) return load_memcpy(l, g, node);
   if (strcmp(type, "memset") == 0) return load_memset(l, g, node);
@@ -620,19 +684,37 @@ static gcap_status load_node(struct loader *l, struct gcap_graph *g, json_t *nod
   return bad(l, "type", "is not a node type gcap knows");
 }
 
+/* Edge i's node indices, both inside g. */
+static gcap_status edge_ends(const struct loader *l, const struct gcap_graph *g, json_t *e, const char *field,
+                             size_t *from, size_t *to) {
+  json_t *a = json_array_get(e, 0), *b = json_array_get(e, 1);
+  if (!json_is_array(e) || json_array_size(e) != 2 || !json_is_integer(a) || !json_is_integer(b) ||
+      json_integer_value(a) < 0 || json_integer_value(b) < 0 || (uint64_t)json_integer_value(a) >= g->nodes.count ||
+      (uint64_t)json_integer_value(b) >= g->nodes.count)
+    return bad(l, field, "is not a pair of node indices of its graph");
+  *from = (size_t)json_integer_value(a);
+  *to = (size_t)json_integer_value(b);
+  return GCAP_SUCCESS;
+}
+
+/* Edges in file order, through the same check as gcap_graph_add_dependencies (so the order is kept). */
 static gcap_status load_edges(struct loader *l, struct gcap_graph *g, json_t *edges) {
   if (!json_is_array(edges)) return bad(l, "edges", "is not an array");
+  const char *sep = l->where[0] ? ": " : "";
   for (size_t i = 0; i < json_array_size(edges); i++) {
-    json_t *e = json_array_get(edges, i);
-    json_t *a = json_array_get(e, 0), *b = json_array_get(e, 1);
     char field[32];
     snprintf(field, sizeof field, "edges[%zu]", i);
-    if (!json_is_array(e) || json_array_size(e) != 2 || !json_is_integer(a) || !json_is_integer(b) ||
-        json_integer_value(a) < 0 || json_integer_value(b) < 0 ||
-        (uint64_t)json_integer_value(a) >= g->nodes.count || (uint64_t)json_integer_value(b) >= g->nodes.count)
-      return bad(l, field, "is not a pair of node indices of its graph");
-    gcap_status st = gcap__graph_add_edge(g, g->nodes.items[json_integer_value(a)], g->nodes.items[json_integer_value(b)]);
-    if (st != GCAP_SUCCESS) return gcap__fail_context(st, "%s%s%s", l->where, l->where[0] ? ": " : "", field);
+    size_t a = 0, b = 0;
+    gcap_status st = edge_ends(l, g, json_array_get(edges, i), field, &a, &b);
+    if (st != GCAP_SUCCESS) return st;
+    struct gcap_node *from = g->nodes.items[a], *to = g->nodes.items[b];
+    if (a == b) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "%s%s\"%s\" is a self edge on node %zu", l->where, sep, field, a);
+    if (gcap__node_vec_contains(&from->dependents, to))
+      return gcap__fail(GCAP_ERROR_INVALID_VALUE, "%s%s\"%s\" repeats the edge %zu -> %zu", l->where, sep, field, a, b);
+    st = gcap__graph_add_edge(g, from, to);
+    if (st == GCAP_ERROR_INVALID_VALUE) /* what is left: b already reaches a */
+      return gcap__fail(st, "%s%s\"%s\" (%zu -> %zu): edges form a cycle through node %zu", l->where, sep, field, a, b, a);
+    if (st != GCAP_SUCCESS) return st;
   }
   return GCAP_SUCCESS;
 }
@@ -674,7 +756,7 @@ static gcap_status load_document(struct loader *l, json_t *doc, struct gcap_grap
   gcap_status st = check_header(l, doc);
   l->kernels = json_object_get(doc, "kernels");
   if (st == GCAP_SUCCESS) st = resolve_kernels(l);
-  if (st == GCAP_SUCCESS) st = make_events(l, doc);
+  if (st == GCAP_SUCCESS) st = count_events(l, doc);
   struct gcap_graph *g = NULL;
   if (st == GCAP_SUCCESS) st = gcap__graph_new(l->ctx, NULL, &g);
   if (st == GCAP_SUCCESS) st = record_allocations(l, g, json_object_get(doc, "allocations"));

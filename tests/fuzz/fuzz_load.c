@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 void fuzz_load_cleanup(void);
 
@@ -27,16 +29,7 @@ static gcap_context *context(void) {
   gcap_context_options o;
   gcap_context_options_init(&o);
   o.backend = GCAP_BACKEND_SIM;
-  static const size_t blend[] = {8, 8, 4}, scale[] = {8, 4, 4};
-  static const gcap_param_access blend_access[] = {GCAP_ACCESS_READ, GCAP_ACCESS_WRITE, GCAP_ACCESS_NONE};
-  const gcap_kernel_def defs[] = {
-      {.name = "blend", .num_params = 3, .param_sizes = blend, .param_access = blend_access},
-      {.name = "scale", .num_params = 3, .param_sizes = scale},
-      {.name = "noargs", .num_params = 0},
-  };
-  gcap_module_desc d = {.kernels = defs, .num_kernels = 3};
-  gcap_module *m;
-  if (gcap_context_create(&o, &ctx) != GCAP_SUCCESS || gcap_module_load(ctx, &d, &m) != GCAP_SUCCESS) abort();
+  if (gcap_context_create(&o, &ctx) != GCAP_SUCCESS || fuzz_load_module(ctx) != GCAP_SUCCESS) abort();
   return ctx;
 }
 
