@@ -203,8 +203,7 @@ gcap_status gcap__capture_check_launch(struct gcap_stream *s) {
 }
 
 gcap_status gcap__capture_check_graph_edit(const struct gcap_graph *g, const char *what) {
-  const struct gcap_graph *top = g;
-  while (top->owner) top = top->owner->graph;
+  const struct gcap_graph *top = gcap__graph_top(g);
   if (!top->capturing) return GCAP_SUCCESS;
   return gcap__fail(GCAP_ERROR_STREAM_CAPTURE_UNSUPPORTED,
                     "graph %p is being built by capture %llu; %s is not permitted until the capture ends",

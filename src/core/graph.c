@@ -61,6 +61,11 @@ void gcap__node_vec_free(struct gcap__node_vec *v) {
   v->count = v->cap = 0;
 }
 
+const struct gcap_graph *gcap__graph_top(const struct gcap_graph *g) {
+  while (g->owner) g = g->owner->graph;
+  return g;
+}
+
 bool gcap__graph_has_mem_nodes(const struct gcap_graph *g) {
   for (size_t i = 0; i < g->nodes.count; i++)
     if (g->nodes.items[i]->type == GCAP_NODE_MEM_ALLOC || g->nodes.items[i]->type == GCAP_NODE_MEM_FREE) return true;

@@ -76,6 +76,9 @@ struct gcap__node_chunk {
   size_t used;
 };
 
+/* The top-level graph g is part of (g itself unless g belongs to a child-graph node). */
+const struct gcap_graph *gcap__graph_top(const struct gcap_graph *g);
+
 /* R86: graphs holding MEM_ALLOC/MEM_FREE nodes refuse clone, child use and node or edge removal. */
 bool gcap__graph_has_mem_nodes(const struct gcap_graph *g);
 

@@ -6,11 +6,6 @@
 #include "pool.h"
 #include "race.h"
 
-static const struct gcap_graph *top_level(const struct gcap_graph *g) {
-  while (g->owner) g = g->owner->graph;
-  return g;
-}
-
 /* Index of the first recorded extent whose base is above p. */
 static size_t recorded_upper_bound(const struct gcap_graph *g, uintptr_t p) {
   return gcap__first_above(g->recorded, g->recorded_count, sizeof *g->recorded, p);
@@ -22,7 +17,7 @@ bool gcap__graph_extent_of(const struct gcap_graph *g, uintptr_t p, struct gcap_
     *out = (struct gcap__extent){a->base, a->bytes};
     return true;
   }
-  const struct gcap_graph *top = top_level(g);
+  const struct gcap_graph *top = gcap__graph_top(g);
   size_t i = recorded_upper_bound(top, p);
   if (i == 0 || p - top->recorded[i - 1].base >= top->recorded[i - 1].bytes) return false;
   *out = top->recorded[i - 1];
@@ -84,7 +79,6 @@ struct raw_race {
 };
 
 struct analysis {
-  const struct gcap_graph *graph;
   struct flat f;
   struct access *acc;
   size_t num_acc, acc_cap;
@@ -437,7 +431,7 @@ static void analysis_free(struct analysis *an) {
 }
 
 gcap_status gcap__find_races(const struct gcap_graph *g, gcap_race **out, size_t *count) {
-  struct analysis an = {.graph = g};
+  struct analysis an = {0};
   *out = NULL;
   *count = 0;
   size_t *top = gcap__calloc(g->nodes.count ? g->nodes.count : 1, sizeof *top);

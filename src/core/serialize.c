@@ -418,11 +418,8 @@ static gcap_status get_dim3(const struct loader *l, json_t *o, const char *field
   return GCAP_SUCCESS;
 }
 
-static int hex_digit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  return -1;
-}
+/* Argument bytes are written in lowercase only, and read back only so. */
+static int hex_digit(char c) { return c >= 'A' && c <= 'F' ? -1 : digit_value(c, 16); }
 
 /* Exactly `bytes` bytes in lowercase hex, the way gcap_graph_save writes them. */
 static gcap_status get_hex(const struct loader *l, json_t *v, size_t index, size_t bytes, unsigned char *out) {
