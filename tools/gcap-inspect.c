@@ -119,6 +119,7 @@ static int read_kernels(const char *path, struct kernel_table *t) {
 struct named {
   const gcap_node *node;
   char path[64]; /* "3", or "1.0" for node 0 of the child graph in node 1 */
+  size_t top;    /* index of the top-level node it is, or is inside of */
 };
 
 struct names {
@@ -126,7 +127,8 @@ struct names {
   size_t count, cap;
 };
 
-static int name_nodes(const gcap_graph *g, const char *prefix, struct names *out) {
+/* top: the top-level index of the child-graph node g belongs to; SIZE_MAX for the top level. */
+static int name_nodes(const gcap_graph *g, const char *prefix, size_t top, struct names *out) {
   size_t n = 0;
   if (gcap_graph_get_nodes(g, NULL, &n) != GCAP_SUCCESS) return -1;
   gcap_node **nodes = calloc(n ? n : 1, sizeof *nodes);
@@ -141,12 +143,13 @@ static int name_nodes(const gcap_graph *g, const char *prefix, struct names *out
     }
     struct named *e = &out->items[out->count++];
     e->node = nodes[i];
+    e->top = top == SIZE_MAX ? i : top;
     snprintf(e->path, sizeof e->path, "%s%zu", prefix, i);
     gcap_graph *child = NULL;
     if (gcap_node_get_type(nodes[i]) == GCAP_NODE_GRAPH && gcap_node_get_child_graph(nodes[i], &child) == GCAP_SUCCESS) {
       char inner[sizeof e->path + 1];
       snprintf(inner, sizeof inner, "%s.", e->path);
-      rc = name_nodes(child, inner, out);
+      rc = name_nodes(child, inner, e->top, out);
     }
   }
   free(nodes);
@@ -199,10 +202,8 @@ struct shape {
   size_t nodes, edges, depth, widest, widest_level;
 };
 
-/* Index of n among the top-level nodes, found through the sorted names (path = the index). */
-static size_t top_index(const struct names *names, const gcap_node *n) {
-  return (size_t)strtoull(lookup(names, n)->path, NULL, 10);
-}
+/* Index of n among the top-level nodes, found through the sorted names. */
+static size_t top_index(const struct names *names, const gcap_node *n) { return lookup(names, n)->top; }
 
 /* Levels of the top-level graph (longest path from a root), in one topological pass. */
 static int measure_levels(size_t n, size_t e, const size_t *from, const size_t *to, struct shape *s) {
@@ -314,7 +315,7 @@ static int inspect(const struct options *o, gcap_context *ctx, const struct kern
   struct names names = {0};
   struct shape shape = {0};
   size_t races = 0;
-  int rc = name_nodes(g, "", &names) == 0 ? 0 : 2;
+  int rc = name_nodes(g, "", SIZE_MAX, &names) == 0 ? 0 : 2;
   if (rc == 0) index_names(&names);
   if (rc == 0 && measure(g, &names, &shape) != 0) rc = 2;
   if (rc == 0) print_summary(&shape, o->input);
