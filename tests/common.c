@@ -78,6 +78,17 @@ void *test_dev_alloc(gcap_context *ctx, size_t bytes) {
   return p;
 }
 
+gcap_context *test_sim_context_create(const gcap_sim_options *so) {
+  gcap_context_options o;
+  gcap_context_options_init(&o);
+  o.backend = GCAP_BACKEND_SIM;
+  o.sim = so;
+  gcap_context *ctx = NULL;
+  assert_ok(gcap_context_create(&o, &ctx));
+  assert_non_null(ctx);
+  return ctx;
+}
+
 int test_setup(void **state) {
   struct test_fixture *f = calloc(1, sizeof *f);
   if (f == NULL) return -1;

@@ -21,6 +21,8 @@ void test_require_backend(void);
 
 /* A context on the backend GCAP_BACKEND selects, the simulator when it is unset. */
 gcap_context *test_context_create(void);
+/* A simulator context with these options (asserted to be created). */
+gcap_context *test_sim_context_create(const gcap_sim_options *so);
 /* True when tests run on the simulator (simulator-only checks skip themselves otherwise). */
 bool test_on_sim(void);
 /* Skips the running test (cmocka skip()) unless it runs on the simulator; first line of a simulator-only test. */

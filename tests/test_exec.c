@@ -558,12 +558,7 @@ static void test_random_dag_order_shuffled(void **state) {
   gcap_sim_options_init(&so);
   so.order = GCAP_SIM_ORDER_SHUFFLE;
   so.seed = 20240611u;
-  gcap_context_options o;
-  gcap_context_options_init(&o);
-  o.backend = GCAP_BACKEND_SIM;
-  o.sim = &so;
-  gcap_context *ctx = NULL;
-  assert_ok(gcap_context_create(&o, &ctx));
+  gcap_context *ctx = test_sim_context_create(&so);
   int differing = run_random_dag(ctx, 6);
   /* A random topological order per launch: six identical orders of 200 loosely ordered nodes means no shuffle. */
   assert_true(differing > 0);

@@ -375,12 +375,7 @@ static void test_check_races_on_instantiate(void **state) {
   gcap_sim_options so;
   gcap_sim_options_init(&so);
   so.check_races = true;
-  gcap_context_options o;
-  gcap_context_options_init(&o);
-  o.backend = GCAP_BACKEND_SIM;
-  o.sim = &so;
-  gcap_context *ctx = NULL;
-  assert_ok(gcap_context_create(&o, &ctx));
+  gcap_context *ctx = test_sim_context_create(&so);
   unsigned char *a = test_dev_alloc(ctx, 64);
   gcap_graph *g = NULL;
   assert_ok(gcap_graph_create(ctx, &g));

@@ -104,13 +104,7 @@ static gcap_context *sim_context(gcap_sim_order order, uint64_t seed, FILE *trac
   gcap_sim_options so;
   gcap_sim_options_init(&so);
   so.order = order, so.seed = seed, so.trace = trace;
-  gcap_context_options o;
-  gcap_context_options_init(&o);
-  o.backend = GCAP_BACKEND_SIM;
-  o.sim = &so;
-  gcap_context *ctx = NULL;
-  assert_ok(gcap_context_create(&o, &ctx));
-  return ctx;
+  return test_sim_context_create(&so);
 }
 
 /* The orders of LAUNCHES launches on ctx, one row each; destroys ctx. */
