@@ -140,6 +140,12 @@ struct gcap_backend_ops {
 
   gcap_status (*exec_create)(struct gcap__backend_ctx *b, const struct gcap__plan *plan, void **out);
   void (*exec_destroy)(struct gcap__backend_ctx *b, void *exec);
+  /*
+   * Optional (NULL: nothing to wait for): returns once every launch of `exec` issued so far has
+   * finished. The core calls it before exec_destroy without holding the context lock, so host
+   * nodes of those launches may still call into gcap meanwhile.
+   */
+  gcap_status (*exec_wait)(struct gcap__backend_ctx *b, void *exec);
   gcap_status (*exec_upload)(struct gcap__backend_ctx *b, void *exec, void *stream);
   gcap_status (*exec_launch)(struct gcap__backend_ctx *b, void *exec, const struct gcap__plan *plan, void *stream);
   /*
