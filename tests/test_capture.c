@@ -68,7 +68,7 @@ static gcap_event *new_event(gcap_context *ctx) {
   return e;
 }
 
-/* Device memory set to zero. */
+/* Device memory set to zero, aligned for any type (callers cast it through void *). */
 static unsigned char *dev_alloc(gcap_context *ctx, size_t bytes) {
   void *p = NULL;
   assert_ok(gcap_mem_alloc(ctx, bytes, &p));
@@ -1760,7 +1760,7 @@ static void test_R41_node_types(void **state) {
   gcap_kernel *k = load_add(ctx);
   gcap_stream *s0 = new_stream(ctx), *s1 = new_stream(ctx);
   gcap_event *e = new_event(ctx);
-  int32_t *d = (int32_t *)dev_alloc(ctx, 64);
+  int32_t *d = (int32_t *)(void *)dev_alloc(ctx, 64);
   unsigned char host[16] = {0};
   for (int m = 0; m < 3; m++) {
     host_log.count = 0;
@@ -1814,8 +1814,8 @@ static void test_R42_args_copied_at_capture(void **state) {
   gcap_context *ctx = *state;
   gcap_kernel *k = load_add(ctx);
   gcap_stream *s = new_stream(ctx);
-  int32_t *d = (int32_t *)dev_alloc(ctx, 4 * sizeof(int32_t));
-  int32_t *other = (int32_t *)dev_alloc(ctx, 4 * sizeof(int32_t));
+  int32_t *d = (int32_t *)(void *)dev_alloc(ctx, 4 * sizeof(int32_t));
+  int32_t *other = (int32_t *)(void *)dev_alloc(ctx, 4 * sizeof(int32_t));
   for (int m = 0; m < 3; m++) {
     dev_zero(ctx, d, 16);
     dev_zero(ctx, other, 16);

@@ -1076,7 +1076,7 @@ static void test_R25_allowed_calls(void **state) {
   assert_ok(gcap_memset_d16_async(s2, (char *)d2 + 16, 0x6666, 4));
   assert_ok(gcap_memset_d32_async(s2, (char *)d2 + 24, 0x77777777u, 2));
   assert_ok(gcap_launch_host_func(s2, count_cb, &calls));
-  uint32_t *x = (uint32_t *)((char *)d2 + 32), v = 0x11223344u, n = 2;
+  uint32_t *x = (uint32_t *)d2 + 8, v = 0x11223344u, n = 2;
   void *args[] = {&x, &v, &n};
   assert_ok(gcap_launch_kernel(s2, k, GCAP_DIM3(1, 1, 1), GCAP_DIM3(2, 1, 1), 0, args));
   gcap_event *ev = NULL;
