@@ -415,6 +415,102 @@ static void test_write_errors(void **state) {
   gcap_graph_destroy(g);
 }
 
+/* The statement of node `index`, as a malloc'd line. */
+static char *node_line(const char *text, size_t index) {
+  char start[32];
+  snprintf(start, sizeof start, "\n  n%zu [", index);
+  const char *p = strstr(text, start);
+  assert_non_null(p);
+  p++;
+  const char *end = strchr(p, '\n');
+  assert_non_null(end);
+  char *line = malloc((size_t)(end - p) + 1);
+  assert_non_null(line);
+  memcpy(line, p, (size_t)(end - p));
+  line[end - p] = '\0';
+  return line;
+}
+
+static void expect_fill(const char *text, size_t index, const char *colour) {
+  char *line = node_line(text, index);
+  char want[64];
+  snprintf(want, sizeof want, "style=filled, fillcolor=\"%s\"", colour);
+  if (strstr(line, want) == NULL) fail_msg("node %zu: want %s in: %s", index, want, line);
+  free(line);
+}
+
+/* Every node type has its fill colour, the legend of docs/graphs.md. */
+static void test_colours_by_type(void **state) {
+  struct fixture *fx = *state;
+  gcap_stream *s = NULL;
+  assert_ok(gcap_stream_create(fx->ctx, &s));
+  assert_ok(gcap_stream_begin_capture(s, GCAP_CAPTURE_MODE_GLOBAL));
+  void *tmp = NULL;
+  assert_ok(gcap_mem_alloc_async(s, 256, &tmp));
+  assert_ok(gcap_mem_free_async(s, tmp));
+  gcap_graph *g = NULL;
+  assert_ok(gcap_stream_end_capture(s, &g));
+  gcap_node *k = add_kernel(fx, g, NULL, 0);
+  add_memcpy(fx, g, &k, 1, 64);
+  gcap_memset_node_params mp = {.dst = fx->dev, .value = 1, .element_size = 1, .width = 8, .height = 1, .pitch = 0};
+  gcap_node *n = NULL;
+  assert_ok(gcap_graph_add_memset_node(g, NULL, 0, &mp, &n));
+  gcap_host_node_params hp = {.fn = host_fn, .user_data = NULL};
+  assert_ok(gcap_graph_add_host_node(g, NULL, 0, &hp, &n));
+  assert_ok(gcap_graph_add_event_record_node(g, NULL, 0, fx->event, &n));
+  assert_ok(gcap_graph_add_event_wait_node(g, NULL, 0, fx->event, &n));
+  gcap_graph *child = NULL;
+  assert_ok(gcap_graph_create(fx->ctx, &child));
+  assert_ok(gcap_graph_add_child_graph_node(g, NULL, 0, child, &n));
+  add_empty(g, NULL, 0);
+  static const char *const want[] = {"#d9d9d9", "#d9d9d9", "#a6cee3", "#b2df8a", "#fdbf6f",
+                                     "#fb9a99", "#ffff99", "#ffff99", "#cab2d6", "#ffffff"};
+  assert_int_equal(gcap_graph_node_count(g), 10);
+  char *text = dot_text(g, 0);
+  for (size_t i = 0; i < 10; i++) expect_fill(text, i, want[i]);
+  assert_non_null(strstr(text, "  n0 [label=\"0: mem alloc\", style=filled, fillcolor=\"#d9d9d9\"];\n"));
+  assert_non_null(strstr(text, "  n9 [label=\"9: empty\", style=filled, fillcolor=\"#ffffff\"];\n"));
+  assert_non_null(strstr(text, "fillcolor=\"#cab2d6\", shape=box3d];"));
+  expect_valid_graphviz(text);
+  free(text);
+  gcap_graph_destroy(child);
+  gcap_graph_destroy(g);
+  assert_ok(gcap_stream_destroy(s));
+}
+
+/* A host node is labelled with its function's exported name, else with its address. */
+static void test_host_function_names(void **state) {
+  struct fixture *fx = *state;
+  gcap_graph *g = NULL;
+  assert_ok(gcap_graph_create(fx->ctx, &g));
+  /* Never run: a library function stands in for a callback because it is surely exported. */
+  gcap_host_node_params exported = {.fn = (gcap_host_fn)(void (*)(void))gcap_graph_destroy, .user_data = NULL};
+  gcap_host_node_params local = {.fn = host_fn, .user_data = NULL};
+  gcap_node *first = NULL, *second = NULL;
+  assert_ok(gcap_graph_add_host_node(g, NULL, 0, &exported, &first));
+  assert_ok(gcap_graph_add_host_node(g, &first, 1, &local, &second));
+  void *addr = NULL;
+  gcap_host_fn fn = host_fn;
+  memcpy(&addr, &fn, sizeof addr);
+  for (unsigned flags = 0; flags <= GCAP_DOT_VERBOSE; flags++) {
+    char after[64], want[160], first_want[160];
+    if (flags) snprintf(after, sizeof after, "\\nuser_data %p\"", (void *)NULL);
+    else snprintf(after, sizeof after, "\"");
+    snprintf(want, sizeof want, "  n1 [label=\"1: host %p%s, style=filled", addr, after);
+    snprintf(first_want, sizeof first_want, "  n0 [label=\"0: host gcap_graph_destroy%s, style=filled, fillcolor=\"#fb9a99\"];",
+             after);
+    char *text = dot_text(g, flags);
+    char *line = node_line(text, 0);
+    assert_string_equal(line, first_want);
+    free(line);
+    /* static: not in the dynamic symbol table, and the nearest symbol before it must not be named */
+    if (strstr(text, want) == NULL) fail_msg("want %s in:\n%s", want, text);
+    expect_valid_graphviz(text);
+    free(text);
+  }
+  gcap_graph_destroy(g);
+}
+
 static void test_large_graph(void **state) {
   struct fixture *fx = *state;
   gcap_graph *g = NULL;
@@ -457,6 +553,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_bad_arguments, setup, teardown),
       cmocka_unit_test_setup_teardown(test_write_errors, setup, teardown),
       cmocka_unit_test_setup_teardown(test_large_graph, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_colours_by_type, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_host_function_names, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

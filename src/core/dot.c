@@ -1,7 +1,42 @@
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* dladdr */
+#endif
+#include <dlfcn.h>
 #include <string.h>
 
 #include "graph.h"
 #include "pool.h"
+
+/* Fill colours by node type; docs/graphs.md shows the legend, so keep the two in step. */
+static const char *fill_colour(gcap_node_type t) {
+  if (t == GCAP__NODE_NATIVE) return "#bdbdbd"; /* outside the public enum, so not a case */
+  switch (t) {
+  case GCAP_NODE_KERNEL: return "#a6cee3";
+  case GCAP_NODE_MEMCPY: return "#b2df8a";
+  case GCAP_NODE_MEMSET: return "#fdbf6f";
+  case GCAP_NODE_HOST: return "#fb9a99";
+  case GCAP_NODE_GRAPH: return "#cab2d6";
+  case GCAP_NODE_EVENT_RECORD:
+  case GCAP_NODE_EVENT_WAIT: return "#ffff99";
+  case GCAP_NODE_MEM_ALLOC:
+  case GCAP_NODE_MEM_FREE: return "#d9d9d9";
+  default: return "#ffffff";
+  }
+}
+
+/* The host function's symbol name, or its address when the dynamic symbol table has no
+ * symbol starting exactly there (static functions, stripped or statically linked programs):
+ * dladdr's nearest preceding symbol would name the wrong function. */
+static void put_host_fn(FILE *out, gcap_host_fn fn) {
+  void *addr;
+  _Static_assert(sizeof addr == sizeof fn, "function pointers fit in void *");
+  memcpy(&addr, &fn, sizeof addr); /* ISO C has no cast from function to object pointer */
+  Dl_info info;
+  if (dladdr(addr, &info) != 0 && info.dli_sname != NULL && info.dli_saddr == addr)
+    fprintf(out, " %s", info.dli_sname);
+  else
+    fprintf(out, " %p", addr);
+}
 
 static const char *copy_direction(gcap_memcpy_kind k) {
   static const char *const names[] = {"HtoH", "HtoD", "DtoH", "DtoD", "default"};
@@ -51,9 +86,12 @@ static void put_node(FILE *out, const struct gcap_node *n, unsigned flags) {
     fprintf(out, " %s", copy_direction(n->p.memcpy.kind));
   } else if (n->type == GCAP_NODE_GRAPH) {
     fprintf(out, " (%zu nodes)", n->p.child->nodes.count);
+  } else if (n->type == GCAP_NODE_HOST) {
+    put_host_fn(out, n->p.host.fn);
   }
   if (flags & GCAP_DOT_VERBOSE) put_params(out, n);
-  fprintf(out, "\"%s];\n", n->type == GCAP_NODE_GRAPH || n->type == GCAP__NODE_NATIVE ? ", shape=box3d" : "");
+  fprintf(out, "\", style=filled, fillcolor=\"%s\"%s];\n", fill_colour(n->type),
+          n->type == GCAP_NODE_GRAPH || n->type == GCAP__NODE_NATIVE ? ", shape=box3d" : "");
 }
 
 gcap_status gcap_graph_write_dot(const gcap_graph *g, FILE *out, unsigned flags) {
