@@ -1,5 +1,6 @@
 #!/bin/sh
-# gcap-inspect on saved graphs: the summary, the race report, DOT output and the exit statuses.
+# gcap-inspect on saved graphs: --help, the summary, the race report, DOT and SVG output with
+# the races marked, and the exit statuses.
 #   test_inspect.sh FIXTURE INSPECT WORKDIR
 set -u
 fixture=$1 inspect=$2 dir=$3
@@ -18,7 +19,7 @@ echo "$out" | grep -Eq "^  kernel +1$" || fail "kernel count"
 echo "$out" | grep -q "^races: 0$" || fail "race count of the clean graph"
 grep -q "digraph" "$dir/clean.dot" || fail "no DOT written"
 
-out=$("$inspect" "$dir/racy.json")
+out=$("$inspect" --dot "$dir/racy.dot" "$dir/racy.json")
 rc=$?
 echo "$out"
 [ $rc -eq 1 ] || fail "racy graph: exit $rc (want 1)"
@@ -27,6 +28,34 @@ echo "$out" | grep -q 'node 1 (memset) and node 5 (memset): \[0x[0-9a-f]*, +8 by
 echo "$out" | grep -q 'node 4 (memcpy) and node 5 (memset)' || fail "copy race line"
 echo "$out" | grep -q 'node 2 (kernel "blend") and node 5 (memset): \[0x[0-9a-f]*, +8 bytes)' || fail "kernel race line"
 echo "$out" | grep -q 'node 3.0 (memset) and node 5 (memset)' && fail "the child's fill does not overlap b+100"
+
+mark='color="#e31a1c", penwidth=3'
+for n in 1 2 4 5; do grep -qF "  n$n [$mark];" "$dir/racy.dot" || fail "node $n not marked as racing"; done
+grep -qF '  n0 [color=' "$dir/racy.dot" && fail "node 0 races with nothing but is marked"
+grep -qF "  n3 [$mark];" "$dir/racy.dot" && fail "the child graph races with nothing but is marked"
+pair='[color="#e31a1c", style=dashed, dir=none, constraint=false, label="race", fontname="Helvetica", fontcolor="#e31a1c"];'
+for p in "1 -> n5" "2 -> n5" "4 -> n5"; do grep -qF "  n$p $pair" "$dir/racy.dot" || fail "race pair n$p not drawn"; done
+[ "$(grep -c 'label="race"' "$dir/racy.dot")" -eq 3 ] || fail "want exactly 3 race lines"
+[ "$(tail -n 1 "$dir/racy.dot")" = "}" ] || fail "the DOT text does not end with its closing brace"
+grep -q 'label="race"' "$dir/clean.dot" && fail "the clean graph has race marks"
+if command -v dot > /dev/null 2>&1; then
+  "$inspect" --quiet --svg "$dir/racy.svg" "$dir/racy.json" > /dev/null
+  [ $? -eq 1 ] || fail "--svg of the racy graph: want exit 1"
+  grep -q '<svg' "$dir/racy.svg" || fail "no SVG written"
+  [ "$(grep -c 'stroke="#e31a1c"' "$dir/racy.svg")" -ge 7 ] || fail "SVG: want 4 red nodes and 3 red lines"
+  [ -e "$dir/racy.svg.dot" ] && fail "the temporary DOT file was left behind"
+else
+  echo "Graphviz's dot is not installed: SVG output not checked"
+fi
+
+out=$("$inspect" --help) || fail "--help: exit $? (want 0)"
+echo "$out" | head -n 1 | grep -q '^usage: .*gcap-inspect \[--dot FILE\] \[--svg FILE\] \[--verbose\] \[--quiet\] GRAPH.json$' ||
+  fail "--help: no usage line first: $out"
+echo "$out" | grep -q '^Exit status: 0 no races, 1 races found, 2 usage or load error.$' || fail "--help: exit statuses"
+[ -z "$("$inspect" --help 2>&1 > /dev/null)" ] || fail "--help wrote to stderr"
+err=$("$inspect" --no-such-option 2>&1 > /dev/null)
+[ $? -eq 2 ] || fail "an unknown option: want exit 2"
+echo "$err" | grep -q "^usage: " || fail "an unknown option: no usage on stderr"
 
 printf '{"format": "gcap-graph", "version": 99}' > "$dir/future.json"
 "$inspect" "$dir/future.json" 2> "$dir/future.err"

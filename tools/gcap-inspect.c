@@ -1,8 +1,10 @@
 /*
  * gcap-inspect: reads a graph saved with gcap_graph_save and prints a summary (nodes by type,
- * edges, depth, widest level) and the race report; writes DOT or SVG on request.
+ * edges, depth, widest level) and the race report; writes DOT or SVG on request, with the
+ * nodes of every reported race outlined in red and joined by a dashed red line.
  *
  *   gcap-inspect [--dot FILE] [--svg FILE] [--verbose] [--quiet] GRAPH.json
+ *   gcap-inspect --help
  *
  * Exit status: 0 no races, 1 races found, 2 usage or load error. Kernels are taken from the
  * file's "kernels" table (name, parameter sizes and access declarations), so no module of the
@@ -21,12 +23,34 @@
 
 struct options {
   const char *input, *dot, *svg;
-  bool verbose, quiet;
+  bool verbose, quiet, help;
 };
 
-static int usage(const char *argv0) {
-  fprintf(stderr, "usage: %s [--dot FILE] [--svg FILE] [--verbose] [--quiet] GRAPH.json\n", argv0);
+static void print_usage(FILE *out, const char *argv0) {
+  fprintf(out, "usage: %s [--dot FILE] [--svg FILE] [--verbose] [--quiet] GRAPH.json\n", argv0);
+}
+
+static int usage_error(const char *argv0) {
+  print_usage(stderr, argv0);
+  fprintf(stderr, "Try '%s --help' for more information.\n", argv0);
   return 2;
+}
+
+static int help(const char *argv0) {
+  print_usage(stdout, argv0);
+  fputs("\n"
+        "Reads a graph saved with gcap_graph_save, prints its shape (nodes by type, edges, depth,\n"
+        "widest level) and the races the simulator's analysis finds in it.\n"
+        "\n"
+        "  --dot FILE   write the graph as Graphviz DOT, races marked in red\n"
+        "  --svg FILE   write the graph as SVG, races marked in red (runs Graphviz's dot)\n"
+        "  --verbose    node parameters in the DOT/SVG labels\n"
+        "  --quiet      print the race count without the list\n"
+        "  --help       print this text and exit\n"
+        "\n"
+        "Exit status: 0 no races, 1 races found, 2 usage or load error.\n",
+        stdout);
+  return 0;
 }
 
 static int parse_args(int argc, char **argv, struct options *o) {
@@ -36,10 +60,11 @@ static int parse_args(int argc, char **argv, struct options *o) {
     else if (strcmp(argv[i], "--svg") == 0 && i + 1 < argc) o->svg = argv[++i];
     else if (strcmp(argv[i], "--verbose") == 0) o->verbose = true;
     else if (strcmp(argv[i], "--quiet") == 0) o->quiet = true;
+    else if (strcmp(argv[i], "--help") == 0) o->help = true;
     else if (argv[i][0] == '-' || o->input) return -1;
     else o->input = argv[i];
   }
-  return o->input ? 0 : -1;
+  return o->input || o->help ? 0 : -1;
 }
 
 /* ------------------------------------------------------------- kernels from the file */
@@ -261,36 +286,84 @@ static void print_summary(const struct shape *s, const char *path) {
 
 /* ------------------------------------------------------------- races */
 
-static int report_races(const gcap_graph *g, const struct names *names, bool quiet, size_t *found) {
+struct races {
+  gcap_race *items;
+  size_t count;
+};
+
+static int find_races(const gcap_graph *g, struct races *out) {
   size_t n = 0;
   if (gcap_graph_find_races(g, NULL, &n) != GCAP_SUCCESS) return -1;
-  gcap_race *r = calloc(n ? n : 1, sizeof *r);
-  if (!r || gcap_graph_find_races(g, r, &n) != GCAP_SUCCESS) return free(r), -1;
-  printf("races: %zu\n", n);
-  for (size_t i = 0; i < n && !quiet; i++) {
+  out->items = calloc(n ? n : 1, sizeof *out->items);
+  if (!out->items || gcap_graph_find_races(g, out->items, &n) != GCAP_SUCCESS) return -1;
+  out->count = n;
+  return 0;
+}
+
+static void report_races(const struct races *r, const struct names *names, bool quiet) {
+  printf("races: %zu\n", r->count);
+  for (size_t i = 0; i < r->count && !quiet; i++) {
     char a[128], b[128];
-    describe(names, r[i].first, a, sizeof a);
-    describe(names, r[i].second, b, sizeof b);
-    printf("  %s and %s: [%p, +%zu bytes)\n", a, b, r[i].addr, r[i].bytes);
+    describe(names, r->items[i].first, a, sizeof a);
+    describe(names, r->items[i].second, b, sizeof b);
+    printf("  %s and %s: [%p, +%zu bytes)\n", a, b, r->items[i].addr, r->items[i].bytes);
   }
-  free(r);
-  *found = n;
-  return 0;
 }
 
-static int write_dot(const gcap_graph *g, const char *path, unsigned flags) {
+/* ------------------------------------------------------------- pictures */
+
+#define RACE_COLOUR "\"#e31a1c\""
+
+/* Whether an earlier race joins the same two top-level nodes, so each pair is drawn once. */
+static bool pair_seen(const struct races *r, const struct names *names, size_t i) {
+  size_t a = top_index(names, r->items[i].first), b = top_index(names, r->items[i].second);
+  for (size_t k = 0; k < i; k++) {
+    size_t c = top_index(names, r->items[k].first), d = top_index(names, r->items[k].second);
+    if ((a == c && b == d) || (a == d && b == c)) return true;
+  }
+  return false;
+}
+
+/* A race inside a child graph marks the child-graph node, the one the picture has. */
+static void put_race_marks(FILE *f, const struct races *r, const struct names *names) {
+  for (size_t i = 0; i < r->count; i++) {
+    if (pair_seen(r, names, i)) continue;
+    size_t a = top_index(names, r->items[i].first), b = top_index(names, r->items[i].second);
+    fprintf(f, "  n%zu [color=" RACE_COLOUR ", penwidth=3];\n  n%zu [color=" RACE_COLOUR ", penwidth=3];\n", a, b);
+    if (a != b)
+      fprintf(f, "  n%zu -> n%zu [color=" RACE_COLOUR ", style=dashed, dir=none, constraint=false, label=\"race\", fontname=\"Helvetica\", fontcolor=" RACE_COLOUR "];\n",
+              a, b);
+  }
+}
+
+/* The library's DOT text with the race marks added before its closing brace. */
+static int write_dot(const gcap_graph *g, const char *path, unsigned flags, const struct races *r,
+                     const struct names *names) {
+  char *text = NULL;
+  size_t len = 0;
+  FILE *mem = open_memstream(&text, &len);
+  if (!mem) return perror("open_memstream"), -1;
+  gcap_status st = gcap_graph_write_dot(g, mem, flags);
+  if (fclose(mem) != 0 || st != GCAP_SUCCESS || len < 2 || strcmp(text + len - 2, "}\n") != 0)
+    return fprintf(stderr, "gcap-inspect: %s: %s\n", path, gcap_last_error_message()), free(text), -1;
   FILE *f = fopen(path, "w");
-  if (!f) return perror(path), -1;
-  gcap_status st = gcap_graph_write_dot(g, f, flags);
-  if (fclose(f) != 0 || st != GCAP_SUCCESS) return fprintf(stderr, "gcap-inspect: %s: %s\n", path, gcap_last_error_message()), -1;
+  if (!f) return perror(path), free(text), -1;
+  fwrite(text, 1, len - 2, f);
+  put_race_marks(f, r, names);
+  fputs("}\n", f);
+  free(text);
+  bool failed = ferror(f) != 0;
+  if (fclose(f) != 0) failed = true;
+  if (failed) return fprintf(stderr, "gcap-inspect: %s: write error\n", path), -1;
   return 0;
 }
 
-static int write_svg(const gcap_graph *g, const char *path, unsigned flags) {
+static int write_svg(const gcap_graph *g, const char *path, unsigned flags, const struct races *r,
+                     const struct names *names) {
   char dot[4096 + 8], cmd[8400];
   if (strlen(path) > 4096) return -1;
   snprintf(dot, sizeof dot, "%s.dot", path);
-  if (write_dot(g, dot, flags) != 0) return -1;
+  if (write_dot(g, dot, flags, r, names) != 0) return -1;
   snprintf(cmd, sizeof cmd, "dot -Tsvg -o '%s' '%s'", path, dot);
   int rc = strchr(path, '\'') ? -1 : system(cmd);
   remove(dot);
@@ -314,23 +387,26 @@ static int inspect(const struct options *o, gcap_context *ctx, const struct kern
     return fprintf(stderr, "gcap-inspect: %s: %s: %s\n", o->input, gcap_status_name(st), gcap_last_error_message()), 2;
   struct names names = {0};
   struct shape shape = {0};
-  size_t races = 0;
+  struct races races = {0};
   int rc = name_nodes(g, "", SIZE_MAX, &names) == 0 ? 0 : 2;
   if (rc == 0) index_names(&names);
   if (rc == 0 && measure(g, &names, &shape) != 0) rc = 2;
   if (rc == 0) print_summary(&shape, o->input);
-  if (rc == 0 && report_races(g, &names, o->quiet, &races) != 0) rc = 2;
+  if (rc == 0 && find_races(g, &races) != 0) rc = 2;
+  if (rc == 0) report_races(&races, &names, o->quiet);
   unsigned flags = o->verbose ? GCAP_DOT_VERBOSE : 0;
-  if (rc == 0 && o->dot && write_dot(g, o->dot, flags) != 0) rc = 2;
-  if (rc == 0 && o->svg && write_svg(g, o->svg, flags) != 0) rc = 2;
+  if (rc == 0 && o->dot && write_dot(g, o->dot, flags, &races, &names) != 0) rc = 2;
+  if (rc == 0 && o->svg && write_svg(g, o->svg, flags, &races, &names) != 0) rc = 2;
   free(names.items);
+  free(races.items);
   gcap_graph_destroy(g);
-  return rc != 0 ? rc : races ? 1 : 0;
+  return rc != 0 ? rc : races.count ? 1 : 0;
 }
 
 int main(int argc, char **argv) {
   struct options o;
-  if (parse_args(argc, argv, &o) != 0) return usage(argv[0]);
+  if (parse_args(argc, argv, &o) != 0) return usage_error(argv[0]);
+  if (o.help) return help(argv[0]);
   struct kernel_table t;
   if (read_kernels(o.input, &t) != 0) return kernel_table_free(&t), 2;
   gcap_context_options co;
