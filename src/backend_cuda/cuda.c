@@ -14,34 +14,90 @@ struct cuda_context *cuda_context_from(struct gcap__backend_ctx *b) {
   return (struct cuda_context *)b;
 }
 
-gcap_status cuda_enter(struct cuda_context *c) {
-  CUcontext current = NULL;
-  if (c->d->cuCtxGetCurrent(&current) == CUDA_SUCCESS && current == c->ctx) return GCAP_SUCCESS;
-  return gcap__cuda_check(c->d->cuCtxSetCurrent(c->ctx), "cuCtxSetCurrent");
+gcap_status cuda_enter(struct cuda_context *c, struct cuda_scope *scope) {
+  *scope = (struct cuda_scope){c, NULL, false};
+  /* Host functions run on a driver thread, and the driver forbids CUDA calls there. */
+  if (gcap__in_host_callback())
+    return gcap__fail(GCAP_ERROR_ILLEGAL_STATE,
+                      "called from a host function, which runs on a CUDA driver thread where no CUDA call may be made");
+  CUresult r = c->d->cuCtxGetCurrent(&scope->previous);
+  if (r == CUDA_SUCCESS && scope->previous == c->ctx) return GCAP_SUCCESS;
+  if (r != CUDA_SUCCESS) scope->previous = NULL;
+  gcap_status st = gcap__cuda_check(c->d->cuCtxSetCurrent(c->ctx), "cuCtxSetCurrent");
+  scope->switched = st == GCAP_SUCCESS;
+  return st;
 }
 
-/* Enters b's context or returns the failure: the first line of every op. */
+gcap_status cuda_leave(struct cuda_scope *scope, gcap_status st) {
+  if (!scope->switched) return st;
+  scope->switched = false;
+  CUresult r = scope->c->d->cuCtxSetCurrent(scope->previous);
+  if (st != GCAP_SUCCESS) return st;
+  return gcap__cuda_check(r, "cuCtxSetCurrent(%p) to restore the calling thread's context", (void *)scope->previous);
+}
+
+/* Enters b's context or returns the failure: the first line of every op; LEAVE(st) returns through it. */
 #define ENTER(b)                                                                                                       \
   struct cuda_context *c = cuda_context_from(b);                                                                       \
+  struct cuda_scope scope;                                                                                             \
   do {                                                                                                                 \
-    gcap_status entered = cuda_enter(c);                                                                               \
+    gcap_status entered = cuda_enter(c, &scope);                                                                       \
     if (entered != GCAP_SUCCESS) return entered;                                                                       \
   } while (0)
+#define LEAVE(st) return cuda_leave(&scope, (st))
 
 void CUDA_CB cuda_host_trampoline(void *record) {
   const struct cuda_host_call *call = record;
   gcap__run_host_fn(call->fn, call->user_data);
 }
 
-/* Eager host functions own their record and free it once they have run. */
+void cuda_free_host_calls(struct cuda_host_call *call) {
+  while (call) {
+    struct cuda_host_call *next = call->next;
+    gcap__free(call);
+    call = next;
+  }
+}
+
+void cuda_adopt_orphans(struct cuda_context *c, struct cuda_host_call *calls) {
+  if (!calls) return;
+  struct cuda_host_call *tail = calls;
+  while (tail->next) tail = tail->next;
+  pthread_mutex_lock(&c->lock);
+  tail->next = c->orphans;
+  c->orphans = calls;
+  pthread_mutex_unlock(&c->lock);
+}
+
+/* An eager host function's record, linked into its context until it has run. */
+struct eager_call {
+  struct cuda_host_call call; /* first: the trampoline reads it */
+  struct cuda_context *c;
+};
+
+/* Runs on the driver thread: no CUDA call here, only the context's own lock, held briefly. */
 static void CUDA_CB host_once(void *record) {
-  cuda_host_trampoline(record);
-  gcap__free(record);
+  struct eager_call *e = record;
+  cuda_host_trampoline(&e->call);
+  pthread_mutex_lock(&e->c->lock);
+  e->call.prev->next = e->call.next;
+  e->call.next->prev = e->call.prev;
+  pthread_mutex_unlock(&e->c->lock);
+  gcap__free(e);
 }
 
 static gcap_status cuda_available(void) {
   const struct gcap__cuda_driver *d = NULL;
   return gcap__cuda_driver(&d);
+}
+
+static gcap_status create_sync_stream(struct cuda_context *c) {
+  struct cuda_scope scope;
+  gcap_status st = cuda_enter(c, &scope);
+  if (st != GCAP_SUCCESS) return st;
+  st = gcap__cuda_check(c->d->cuStreamCreate(&c->sync_stream, CU_STREAM_NON_BLOCKING),
+                        "cuStreamCreate (the context's stream for synchronous copies)");
+  return cuda_leave(&scope, st);
 }
 
 static gcap_status cuda_context_create(const gcap_context_options *o, struct gcap__backend_ctx **out) {
@@ -55,11 +111,18 @@ static gcap_status cuda_context_create(const gcap_context_options *o, struct gca
   if (!c) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the CUDA context");
   c->base.ops = &gcap__cuda_ops;
   c->d = d;
+  c->pending.next = c->pending.prev = &c->pending;
+  pthread_mutex_init(&c->lock, NULL);
+  bool retained = false;
   st = gcap__cuda_check(d->cuDeviceGet(&c->device, o->device), "cuDeviceGet(%d)", o->device);
   if (st == GCAP_SUCCESS)
     st = gcap__cuda_check(d->cuDevicePrimaryCtxRetain(&c->ctx, c->device), "cuDevicePrimaryCtxRetain(device %d)",
                           o->device);
+  retained = st == GCAP_SUCCESS;
+  if (st == GCAP_SUCCESS) st = create_sync_stream(c);
   if (st != GCAP_SUCCESS) {
+    if (retained) d->cuDevicePrimaryCtxRelease(c->device);
+    pthread_mutex_destroy(&c->lock);
     gcap__free(c);
     return st;
   }
@@ -67,15 +130,75 @@ static gcap_status cuda_context_create(const gcap_context_options *o, struct gca
   return GCAP_SUCCESS;
 }
 
+/*
+ * The core has synchronized the context and destroyed its objects: eager host functions still
+ * pending will never run (the context failed), and no launch can call an orphaned record.
+ */
+static void free_leftover_records(struct cuda_context *c) {
+  while (c->pending.next != &c->pending) {
+    struct cuda_host_call *call = c->pending.next;
+    c->pending.next = call->next;
+    gcap__free(call);
+  }
+  cuda_free_host_calls(c->orphans);
+  c->orphans = NULL;
+}
+
 static void cuda_context_destroy(struct gcap__backend_ctx *b) {
   struct cuda_context *c = cuda_context_from(b);
+  struct cuda_scope scope;
+  if (cuda_enter(c, &scope) == GCAP_SUCCESS) {
+    cuda_exec_destroy_deferred(c);
+    c->d->cuStreamSynchronize(c->sync_stream);
+    c->d->cuStreamDestroy(c->sync_stream);
+    cuda_leave(&scope, GCAP_SUCCESS);
+  }
+  free_leftover_records(c);
   c->d->cuDevicePrimaryCtxRelease(c->device);
+  gcap__free(c->streams);
+  pthread_mutex_destroy(&c->lock);
   gcap__free(c);
 }
 
+/* One event per listed stream, recorded now: waiting on them needs no lock and no live stream. */
+static gcap_status record_stream_marks(struct cuda_context *c, CUevent *marks, size_t *count) {
+  gcap_status st = GCAP_SUCCESS;
+  *count = 0;
+  for (size_t i = 0; st == GCAP_SUCCESS && i < c->num_streams; i++) {
+    if (c->streams[i].capturing) continue; /* its work is being recorded, not run */
+    CUevent e = NULL;
+    st = gcap__cuda_check(c->d->cuEventCreate(&e, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+    if (st == GCAP_SUCCESS) {
+      marks[(*count)++] = e;
+      st = gcap__cuda_check(c->d->cuEventRecord(e, c->streams[i].stream), "cuEventRecord(stream %p)",
+                            (void *)c->streams[i].stream);
+    }
+  }
+  return st;
+}
+
+/*
+ * The context's own streams, one by one, not cuCtxSynchronize: the primary context is shared by
+ * every gcap context on the device (and other libraries), and a context-wide wait fails, without
+ * waiting, while any of their streams captures, and invalidates those captures.
+ */
 static gcap_status cuda_context_synchronize(struct gcap__backend_ctx *b) {
   ENTER(b);
-  return gcap__cuda_check(c->d->cuCtxSynchronize(), "cuCtxSynchronize");
+  pthread_mutex_lock(&c->lock);
+  size_t n = c->num_streams;
+  CUevent *marks = gcap__calloc(n ? n : 1, sizeof *marks);
+  size_t count = 0;
+  gcap_status st = marks ? record_stream_marks(c, marks, &count)
+                         : gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to wait for %zu streams", n);
+  pthread_mutex_unlock(&c->lock);
+  for (size_t i = 0; i < count; i++) {
+    if (st == GCAP_SUCCESS) st = gcap__cuda_check(c->d->cuEventSynchronize(marks[i]), "cuEventSynchronize");
+    c->d->cuEventDestroy(marks[i]);
+  }
+  gcap__free(marks);
+  if (st == GCAP_SUCCESS)
+    st = gcap__cuda_check(c->d->cuStreamSynchronize(c->sync_stream), "cuStreamSynchronize (synchronous copies)");
+  LEAVE(st);
 }
 
 static gcap_status cuda_mem_alloc(struct gcap__backend_ctx *b, size_t bytes, void **out) {
@@ -83,22 +206,56 @@ static gcap_status cuda_mem_alloc(struct gcap__backend_ctx *b, size_t bytes, voi
   CUdeviceptr p = 0;
   gcap_status st = gcap__cuda_check(c->d->cuMemAlloc(&p, bytes), "cuMemAlloc(%zu bytes)", bytes);
   if (st == GCAP_SUCCESS) *out = (void *)(uintptr_t)p;
-  return st;
+  LEAVE(st);
 }
 
 static gcap_status cuda_mem_free(struct gcap__backend_ctx *b, void *p) {
   ENTER(b);
-  return gcap__cuda_check(c->d->cuMemFree(cuda_dptr(p)), "cuMemFree(%p)", p);
+  LEAVE(gcap__cuda_check(c->d->cuMemFree(cuda_dptr(p)), "cuMemFree(%p)", p));
 }
 
 static gcap_status cuda_host_alloc(struct gcap__backend_ctx *b, size_t bytes, void **out) {
   ENTER(b);
-  return gcap__cuda_check(c->d->cuMemAllocHost(out, bytes), "cuMemAllocHost(%zu bytes)", bytes);
+  LEAVE(gcap__cuda_check(c->d->cuMemAllocHost(out, bytes), "cuMemAllocHost(%zu bytes)", bytes));
 }
 
 static gcap_status cuda_host_free(struct gcap__backend_ctx *b, void *p) {
   ENTER(b);
-  return gcap__cuda_check(c->d->cuMemFreeHost(p), "cuMemFreeHost(%p)", p);
+  LEAVE(gcap__cuda_check(c->d->cuMemFreeHost(p), "cuMemFreeHost(%p)", p));
+}
+
+static struct cuda_stream_entry *find_stream(struct cuda_context *c, CUstream s) {
+  for (size_t i = 0; i < c->num_streams; i++)
+    if (c->streams[i].stream == s) return &c->streams[i];
+  return NULL;
+}
+
+static gcap_status list_stream(struct cuda_context *c, CUstream s) {
+  pthread_mutex_lock(&c->lock);
+  gcap_status st = GCAP_SUCCESS;
+  if (c->num_streams == c->cap_streams) {
+    size_t cap = c->cap_streams ? 2 * c->cap_streams : 8;
+    struct cuda_stream_entry *grown = gcap__realloc(c->streams, cap * sizeof *grown);
+    if (grown) c->streams = grown, c->cap_streams = cap;
+    else st = gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to list %zu streams", cap);
+  }
+  if (st == GCAP_SUCCESS) c->streams[c->num_streams++] = (struct cuda_stream_entry){s, false};
+  pthread_mutex_unlock(&c->lock);
+  return st;
+}
+
+static void unlist_stream(struct cuda_context *c, CUstream s) {
+  pthread_mutex_lock(&c->lock);
+  struct cuda_stream_entry *e = find_stream(c, s);
+  if (e) *e = c->streams[--c->num_streams];
+  pthread_mutex_unlock(&c->lock);
+}
+
+static void mark_capturing(struct cuda_context *c, CUstream s, bool capturing) {
+  pthread_mutex_lock(&c->lock);
+  struct cuda_stream_entry *e = find_stream(c, s);
+  if (e) e->capturing = capturing;
+  pthread_mutex_unlock(&c->lock);
 }
 
 /* Every gcap stream is non-blocking: there is no legacy NULL stream to synchronize with. */
@@ -106,33 +263,59 @@ static gcap_status cuda_stream_create(struct gcap__backend_ctx *b, void **out) {
   ENTER(b);
   CUstream s = NULL;
   gcap_status st = gcap__cuda_check(c->d->cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  if (st == GCAP_SUCCESS) st = list_stream(c, s);
   if (st == GCAP_SUCCESS) *out = s;
-  return st;
+  else if (s) c->d->cuStreamDestroy(s);
+  LEAVE(st);
 }
 
+/* Void ops inside a host function make no driver call: the core refuses those calls first. */
 static void cuda_stream_destroy(struct gcap__backend_ctx *b, void *stream) {
   struct cuda_context *c = cuda_context_from(b);
-  if (cuda_enter(c) == GCAP_SUCCESS) c->d->cuStreamDestroy(stream);
+  struct cuda_scope scope;
+  unlist_stream(c, stream);
+  if (cuda_enter(c, &scope) != GCAP_SUCCESS) return;
+  c->d->cuStreamDestroy(stream);
+  cuda_leave(&scope, GCAP_SUCCESS);
 }
 
 static gcap_status cuda_stream_synchronize(struct gcap__backend_ctx *b, void *stream) {
   ENTER(b);
-  return gcap__cuda_check(c->d->cuStreamSynchronize(stream), "cuStreamSynchronize(%p)", stream);
+  LEAVE(gcap__cuda_check(c->d->cuStreamSynchronize(stream), "cuStreamSynchronize(%p)", stream));
 }
 
 static gcap_status cuda_stream_query(struct gcap__backend_ctx *b, void *stream) {
   ENTER(b);
   CUresult r = c->d->cuStreamQuery(stream);
-  if (r == CUDA_ERROR_NOT_READY) return gcap__fail(GCAP_ERROR_NOT_READY, "stream %p has work pending", stream);
-  return gcap__cuda_check(r, "cuStreamQuery(%p)", stream);
+  if (r == CUDA_ERROR_NOT_READY) LEAVE(gcap__fail(GCAP_ERROR_NOT_READY, "stream %p has work pending", stream));
+  LEAVE(gcap__cuda_check(r, "cuStreamQuery(%p)", stream));
 }
 
+/*
+ * A synchronous copy is complete on return. cuMemcpy is not (from pageable memory it may return
+ * once the data is staged, and device-to-device it does not wait at all), so the copy runs on
+ * the context's private stream, which is then waited for.
+ */
 static gcap_status cuda_memcpy(struct gcap__backend_ctx *b, void *stream, const struct gcap__copy *cp) {
   ENTER(b);
-  CUresult r = stream ? c->d->cuMemcpyAsync(cuda_dptr(cp->dst), cuda_dptr(cp->src), cp->bytes, stream)
-                      : c->d->cuMemcpy(cuda_dptr(cp->dst), cuda_dptr(cp->src), cp->bytes);
-  return gcap__cuda_check(r, "%s(%p <- %p, %zu bytes)", stream ? "cuMemcpyAsync" : "cuMemcpy", cp->dst, cp->src,
-                          cp->bytes);
+  CUstream on = stream ? stream : c->sync_stream;
+  CUresult r = c->d->cuMemcpyAsync(cuda_dptr(cp->dst), cuda_dptr(cp->src), cp->bytes, on);
+  gcap_status st = gcap__cuda_check(r, "cuMemcpyAsync(%p <- %p, %zu bytes)", cp->dst, cp->src, cp->bytes);
+  if (st == GCAP_SUCCESS && !stream)
+    st = gcap__cuda_check(c->d->cuStreamSynchronize(on), "cuStreamSynchronize (synchronous copy)");
+  LEAVE(st);
+}
+
+gcap_status cuda_check_fill_alignment(const struct gcap__fill *f) {
+  unsigned es = f->element_size;
+  if ((uintptr_t)f->dst % es != 0)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "dst %p is not aligned to its %u-byte elements", f->dst, es);
+  if (f->height > 1 && f->pitch % es != 0)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE,
+                      "pitch %zu is not a multiple of the %u-byte element size, which the CUDA driver needs for "
+                      "2-D fills",
+                      f->pitch, es);
+  return GCAP_SUCCESS;
 }
 
 static CUresult fill_1d(const struct gcap__cuda_driver *d, const struct gcap__fill *f, CUstream s) {
@@ -151,29 +334,46 @@ static CUresult fill_2d(const struct gcap__cuda_driver *d, const struct gcap__fi
   }
 }
 
+/* Synchronous fills, like synchronous copies, run on the private stream and are waited for. */
 static gcap_status cuda_memset(struct gcap__backend_ctx *b, void *stream, const struct gcap__fill *f) {
   ENTER(b);
-  CUresult r = f->height > 1 ? fill_2d(c->d, f, stream) : fill_1d(c->d, f, stream);
-  if (r == CUDA_SUCCESS && !stream) r = c->d->cuStreamSynchronize(NULL); /* the synchronous form */
-  return gcap__cuda_check(r, "cuMemsetD%s%uAsync(%p, %zu x %zu elements)", f->height > 1 ? "2D" : "",
-                          f->element_size * 8, f->dst, f->width, f->height);
+  gcap_status st = cuda_check_fill_alignment(f);
+  if (st != GCAP_SUCCESS) LEAVE(st);
+  CUstream on = stream ? stream : c->sync_stream;
+  CUresult r = f->height > 1 ? fill_2d(c->d, f, on) : fill_1d(c->d, f, on);
+  st = gcap__cuda_check(r, "cuMemsetD%s%uAsync(%p, %zu x %zu elements)", f->height > 1 ? "2D" : "",
+                        f->element_size * 8, f->dst, f->width, f->height);
+  if (st == GCAP_SUCCESS && !stream)
+    st = gcap__cuda_check(c->d->cuStreamSynchronize(on), "cuStreamSynchronize (synchronous fill)");
+  LEAVE(st);
 }
 
 static gcap_status cuda_launch_kernel(struct gcap__backend_ctx *b, void *stream, const struct gcap__launch *l) {
   ENTER(b);
   CUresult r = c->d->cuLaunchKernel(l->kernel->impl, l->grid.x, l->grid.y, l->grid.z, l->block.x, l->block.y,
                                     l->block.z, l->shared_mem_bytes, stream, (void **)l->args, NULL);
-  return gcap__cuda_check(r, "cuLaunchKernel(\"%s\")", l->kernel->name);
+  LEAVE(gcap__cuda_check(r, "cuLaunchKernel(\"%s\")", l->kernel->name));
 }
 
+/* The record is linked into the context until it has run, so a failed context still frees it. */
 static gcap_status cuda_launch_host_func(struct gcap__backend_ctx *b, void *stream, gcap_host_fn fn, void *user_data) {
   ENTER(b);
-  struct cuda_host_call *call = gcap__malloc(sizeof *call);
-  if (!call) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the host function's record");
-  *call = (struct cuda_host_call){fn, user_data, NULL};
-  gcap_status st = gcap__cuda_check(c->d->cuLaunchHostFunc(stream, host_once, call), "cuLaunchHostFunc");
-  if (st != GCAP_SUCCESS) gcap__free(call);
-  return st;
+  struct eager_call *e = gcap__malloc(sizeof *e);
+  if (!e) LEAVE(gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the host function's record"));
+  e->call = (struct cuda_host_call){fn, user_data, NULL, NULL};
+  e->c = c;
+  pthread_mutex_lock(&c->lock);
+  e->call.next = c->pending.next, e->call.prev = &c->pending;
+  c->pending.next->prev = &e->call, c->pending.next = &e->call;
+  pthread_mutex_unlock(&c->lock);
+  gcap_status st = gcap__cuda_check(c->d->cuLaunchHostFunc(stream, host_once, e), "cuLaunchHostFunc");
+  if (st != GCAP_SUCCESS) {
+    pthread_mutex_lock(&c->lock);
+    e->call.prev->next = e->call.next, e->call.next->prev = e->call.prev;
+    pthread_mutex_unlock(&c->lock);
+    gcap__free(e);
+  }
+  LEAVE(st);
 }
 
 static gcap_status cuda_event_create(struct gcap__backend_ctx *b, void **out) {
@@ -181,34 +381,38 @@ static gcap_status cuda_event_create(struct gcap__backend_ctx *b, void **out) {
   CUevent e = NULL;
   gcap_status st = gcap__cuda_check(c->d->cuEventCreate(&e, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
   if (st == GCAP_SUCCESS) *out = e;
-  return st;
+  LEAVE(st);
 }
 
 static void cuda_event_destroy(struct gcap__backend_ctx *b, void *event) {
   struct cuda_context *c = cuda_context_from(b);
-  if (cuda_enter(c) == GCAP_SUCCESS) c->d->cuEventDestroy(event);
+  struct cuda_scope scope;
+  if (cuda_enter(c, &scope) != GCAP_SUCCESS) return;
+  c->d->cuEventDestroy(event);
+  cuda_leave(&scope, GCAP_SUCCESS);
 }
 
 static gcap_status cuda_event_record(struct gcap__backend_ctx *b, void *event, void *stream) {
   ENTER(b);
-  return gcap__cuda_check(c->d->cuEventRecord(event, stream), "cuEventRecord(%p, stream %p)", event, stream);
+  LEAVE(gcap__cuda_check(c->d->cuEventRecord(event, stream), "cuEventRecord(%p, stream %p)", event, stream));
 }
 
 static gcap_status cuda_stream_wait_event(struct gcap__backend_ctx *b, void *stream, void *event) {
   ENTER(b);
-  return gcap__cuda_check(c->d->cuStreamWaitEvent(stream, event, 0), "cuStreamWaitEvent(stream %p, %p)", stream, event);
+  LEAVE(gcap__cuda_check(c->d->cuStreamWaitEvent(stream, event, 0), "cuStreamWaitEvent(stream %p, %p)", stream,
+                         event));
 }
 
 static gcap_status cuda_event_synchronize(struct gcap__backend_ctx *b, void *event) {
   ENTER(b);
-  return gcap__cuda_check(c->d->cuEventSynchronize(event), "cuEventSynchronize(%p)", event);
+  LEAVE(gcap__cuda_check(c->d->cuEventSynchronize(event), "cuEventSynchronize(%p)", event));
 }
 
 static gcap_status cuda_event_query(struct gcap__backend_ctx *b, void *event) {
   ENTER(b);
   CUresult r = c->d->cuEventQuery(event);
-  if (r == CUDA_ERROR_NOT_READY) return gcap__fail(GCAP_ERROR_NOT_READY, "event %p has work pending", event);
-  return gcap__cuda_check(r, "cuEventQuery(%p)", event);
+  if (r == CUDA_ERROR_NOT_READY) LEAVE(gcap__fail(GCAP_ERROR_NOT_READY, "event %p has work pending", event));
+  LEAVE(gcap__cuda_check(r, "cuEventQuery(%p)", event));
 }
 
 /* cuModuleLoadData reads PTX up to its NUL; an ELF cubin or a fatbin carries its own size. */
@@ -222,14 +426,14 @@ static bool needs_terminator(const unsigned char *image, size_t size) {
 static gcap_status cuda_module_load(struct gcap__backend_ctx *b, const gcap_module_desc *desc, void **out) {
   ENTER(b);
   if (!desc->image || desc->image_size == 0)
-    return gcap__fail(GCAP_ERROR_INVALID_VALUE,
-                      "desc->image is %s: the CUDA backend loads kernels from PTX text, a cubin or a fatbin",
-                      desc->image ? "empty" : "NULL");
+    LEAVE(gcap__fail(GCAP_ERROR_INVALID_VALUE,
+                     "desc->image is %s: the CUDA backend loads kernels from PTX text, a cubin or a fatbin",
+                     desc->image ? "empty" : "NULL"));
   const void *image = desc->image;
   char *copy = NULL;
   if (needs_terminator(desc->image, desc->image_size)) {
     copy = gcap__malloc(desc->image_size + 1);
-    if (!copy) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to terminate the PTX text");
+    if (!copy) LEAVE(gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to terminate the PTX text"));
     memcpy(copy, desc->image, desc->image_size);
     copy[desc->image_size] = '\0';
     image = copy;
@@ -239,33 +443,47 @@ static gcap_status cuda_module_load(struct gcap__backend_ctx *b, const gcap_modu
       gcap__cuda_check(c->d->cuModuleLoadData(&m, image), "cuModuleLoadData(%zu-byte image)", desc->image_size);
   gcap__free(copy);
   if (st == GCAP_SUCCESS) *out = m;
-  return st;
+  LEAVE(st);
 }
 
 static void cuda_module_unload(struct gcap__backend_ctx *b, void *module) {
   struct cuda_context *c = cuda_context_from(b);
-  if (cuda_enter(c) == GCAP_SUCCESS) c->d->cuModuleUnload(module);
+  struct cuda_scope scope;
+  if (cuda_enter(c, &scope) != GCAP_SUCCESS) return;
+  c->d->cuModuleUnload(module);
+  cuda_leave(&scope, GCAP_SUCCESS);
 }
 
-/* Parameter sizes from cuFuncGetParamInfo (CUDA 12.4): it answers INVALID_VALUE past the last one. */
+/*
+ * How many parameters f has: cuFuncGetParamInfo (CUDA 12.4) answers INVALID_VALUE for the first
+ * index past the last parameter; any other failure is a failure, not the end of the list.
+ */
+static gcap_status count_params(const struct gcap__cuda_driver *d, CUfunction f, size_t *count) {
+  size_t offset = 0, size = 0;
+  for (*count = 0;; ++*count) {
+    CUresult r = d->cuFuncGetParamInfo(f, *count, &offset, &size);
+    if (r == CUDA_ERROR_INVALID_VALUE) return GCAP_SUCCESS;
+    if (r != CUDA_SUCCESS) return gcap__cuda_check(r, "cuFuncGetParamInfo(parameter %zu)", *count);
+  }
+}
+
 static gcap_status param_sizes(const struct gcap__cuda_driver *d, CUfunction f, struct gcap__kernel_found *out) {
-  size_t count = 0, offset = 0, size = 0;
-  while (d->cuFuncGetParamInfo(f, count, &offset, &size) == CUDA_SUCCESS) count++;
+  size_t count = 0, offset = 0;
+  gcap_status st = count_params(d, f, &count);
+  if (st != GCAP_SUCCESS) return st;
   out->sizes_known = true;
   out->num_params = count;
   if (count == 0) return GCAP_SUCCESS;
   out->param_sizes = gcap__calloc(count, sizeof *out->param_sizes);
   if (!out->param_sizes) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for %zu parameter sizes", count);
-  for (size_t i = 0; i < count; i++) {
-    gcap_status st = gcap__cuda_check(d->cuFuncGetParamInfo(f, i, &offset, &out->param_sizes[i]),
-                                      "cuFuncGetParamInfo(parameter %zu)", i);
-    if (st != GCAP_SUCCESS) {
-      gcap__free(out->param_sizes);
-      out->param_sizes = NULL;
-      return st;
-    }
+  for (size_t i = 0; i < count && st == GCAP_SUCCESS; i++)
+    st = gcap__cuda_check(d->cuFuncGetParamInfo(f, i, &offset, &out->param_sizes[i]),
+                          "cuFuncGetParamInfo(parameter %zu)", i);
+  if (st != GCAP_SUCCESS) {
+    gcap__free(out->param_sizes);
+    out->param_sizes = NULL;
   }
-  return GCAP_SUCCESS;
+  return st;
 }
 
 static gcap_status cuda_kernel_find(struct gcap__backend_ctx *b, void *module, const char *name,
@@ -273,31 +491,37 @@ static gcap_status cuda_kernel_find(struct gcap__backend_ctx *b, void *module, c
   ENTER(b);
   CUfunction f = NULL;
   CUresult r = c->d->cuModuleGetFunction(&f, module, name);
-  if (r == CUDA_ERROR_NOT_FOUND) return gcap__fail(GCAP_ERROR_NOT_FOUND, "the module image has no kernel \"%s\"", name);
+  if (r == CUDA_ERROR_NOT_FOUND)
+    LEAVE(gcap__fail(GCAP_ERROR_NOT_FOUND, "the module image has no kernel \"%s\"", name));
   gcap_status st = gcap__cuda_check(r, "cuModuleGetFunction(\"%s\")", name);
-  if (st != GCAP_SUCCESS) return st;
+  if (st != GCAP_SUCCESS) LEAVE(st);
   *out = (struct gcap__kernel_found){.fn = f};
-  return c->d->cuFuncGetParamInfo ? param_sizes(c->d, f, out) : GCAP_SUCCESS;
+  LEAVE(c->d->cuFuncGetParamInfo ? param_sizes(c->d, f, out) : GCAP_SUCCESS);
 }
 
 /* A native capture in RELAXED mode holds the stream: anything issued on it lands in that graph. */
 static gcap_status cuda_stream_capture_begin(struct gcap__backend_ctx *b, void *stream) {
   ENTER(b);
-  return gcap__cuda_check(c->d->cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_RELAXED),
-                          "cuStreamBeginCapture(stream %p) to watch for work issued behind gcap", stream);
+  gcap_status st = gcap__cuda_check(c->d->cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_RELAXED),
+                                    "cuStreamBeginCapture(stream %p) to watch for work issued behind gcap", stream);
+  if (st == GCAP_SUCCESS) mark_capturing(c, stream, true);
+  LEAVE(st);
 }
 
 static void cuda_stream_capture_end(struct gcap__backend_ctx *b, void *stream, size_t *foreign_work) {
   struct cuda_context *c = cuda_context_from(b);
+  struct cuda_scope scope;
   CUgraph g = NULL;
   *foreign_work = 0;
-  if (cuda_enter(c) != GCAP_SUCCESS) return;
+  if (cuda_enter(c, &scope) != GCAP_SUCCESS) return;
   CUresult r = c->d->cuStreamEndCapture(stream, &g);
+  mark_capturing(c, stream, false);
   size_t count = 0;
   if (r != CUDA_SUCCESS) count = 1; /* the native capture was invalidated: something was issued */
   else if (g && c->d->cuGraphGetNodes(g, NULL, &count) != CUDA_SUCCESS) count = 1;
   if (g) c->d->cuGraphDestroy(g);
   *foreign_work = count;
+  cuda_leave(&scope, GCAP_SUCCESS);
 }
 
 static gcap_status cuda_native_graph_clone(struct gcap__backend_ctx *b, void *native, void **out) {
@@ -305,12 +529,15 @@ static gcap_status cuda_native_graph_clone(struct gcap__backend_ctx *b, void *na
   CUgraph g = NULL;
   gcap_status st = gcap__cuda_check(c->d->cuGraphClone(&g, native), "cuGraphClone(%p)", native);
   if (st == GCAP_SUCCESS) *out = g;
-  return st;
+  LEAVE(st);
 }
 
 static void cuda_native_graph_destroy(struct gcap__backend_ctx *b, void *native) {
   struct cuda_context *c = cuda_context_from(b);
-  if (cuda_enter(c) == GCAP_SUCCESS) c->d->cuGraphDestroy(native);
+  struct cuda_scope scope;
+  if (cuda_enter(c, &scope) != GCAP_SUCCESS) return;
+  c->d->cuGraphDestroy(native);
+  cuda_leave(&scope, GCAP_SUCCESS);
 }
 
 const struct gcap_backend_ops gcap__cuda_ops = {
@@ -343,6 +570,7 @@ const struct gcap_backend_ops gcap__cuda_ops = {
     .kernel_find = cuda_kernel_find,
     .exec_create = cuda_exec_create,
     .exec_destroy = cuda_exec_destroy,
+    .exec_wait = cuda_exec_wait,
     .exec_upload = cuda_exec_upload,
     .exec_launch = cuda_exec_launch,
     .exec_set_entry = cuda_exec_set_entry,

@@ -15,6 +15,10 @@ struct cuda_exec {
   CUgraphNode *nodes; /* one per plan entry */
   size_t count;
   struct cuda_host_call *host_calls; /* every record a host node was ever given */
+  CUevent done;                      /* recorded after each launch: exec_wait waits on it */
+  bool launched;
+  bool untracked; /* a launch's event could not be recorded: it may run for ever, as far as we know */
+  struct cuda_exec *next_deferred;   /* in the context's list of executables to destroy later */
 };
 
 struct materialized {
@@ -26,17 +30,9 @@ struct materialized {
 static struct cuda_host_call *new_host_call(struct cuda_host_call **list, gcap_host_fn fn, void *user_data) {
   struct cuda_host_call *call = gcap__malloc(sizeof *call);
   if (!call) return NULL;
-  *call = (struct cuda_host_call){fn, user_data, *list};
+  *call = (struct cuda_host_call){fn, user_data, *list, NULL};
   *list = call;
   return call;
-}
-
-static void free_host_calls(struct cuda_host_call *call) {
-  while (call) {
-    struct cuda_host_call *next = call->next;
-    gcap__free(call);
-    call = next;
-  }
 }
 
 static CUDA_KERNEL_NODE_PARAMS kernel_params(const struct gcap__launch *l) {
@@ -50,11 +46,22 @@ static CUDA_KERNEL_NODE_PARAMS kernel_params(const struct gcap__launch *l) {
   return p;
 }
 
-/* One side of a copy, typed by the core's resolved direction. */
-static void copy_side(bool device, const void *ptr, CUmemorytype *type, CUdeviceptr *dptr, const void **hptr) {
-  *type = device ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST;
-  if (device) *dptr = cuda_dptr(ptr);
-  else *hptr = ptr;
+/*
+ * One side of a copy. A side the core resolved as device memory is typed DEVICE. A host side is
+ * typed HOST only when the caller said so; a side resolved as host because the core does not
+ * know the pointer (another library's device memory, say) is UNIFIED, and the driver finds out
+ * from the address what it is.
+ */
+static void copy_side(CUmemorytype type, const void *ptr, CUmemorytype *type_out, CUdeviceptr *dptr,
+                      const void **hptr) {
+  *type_out = type;
+  if (type == CU_MEMORYTYPE_HOST) *hptr = ptr;
+  else *dptr = cuda_dptr(ptr);
+}
+
+static CUmemorytype side_type(const struct gcap__copy *c, bool device) {
+  if (device) return CU_MEMORYTYPE_DEVICE;
+  return c->kind == GCAP_MEMCPY_DEFAULT ? CU_MEMORYTYPE_UNIFIED : CU_MEMORYTYPE_HOST;
 }
 
 static CUDA_MEMCPY3D copy_params(const struct gcap__copy *c) {
@@ -63,8 +70,8 @@ static CUDA_MEMCPY3D copy_params(const struct gcap__copy *c) {
   bool src_device = c->resolved == GCAP_MEMCPY_DEVICE_TO_HOST || c->resolved == GCAP_MEMCPY_DEVICE_TO_DEVICE;
   bool dst_device = c->resolved == GCAP_MEMCPY_HOST_TO_DEVICE || c->resolved == GCAP_MEMCPY_DEVICE_TO_DEVICE;
   const void *dst_host = NULL;
-  copy_side(src_device, c->src, &p.srcMemoryType, &p.srcDevice, &p.srcHost);
-  copy_side(dst_device, c->dst, &p.dstMemoryType, &p.dstDevice, &dst_host);
+  copy_side(side_type(c, src_device), c->src, &p.srcMemoryType, &p.srcDevice, &p.srcHost);
+  copy_side(side_type(c, dst_device), c->dst, &p.dstMemoryType, &p.dstDevice, &dst_host);
   p.dstHost = (void *)dst_host;
   p.WidthInBytes = c->bytes;
   p.Height = 1;
@@ -102,6 +109,8 @@ static gcap_status add_node(struct cuda_context *c, struct materialized *m, cons
     break;
   }
   case GCAP_NODE_MEMSET: {
+    gcap_status aligned = cuda_check_fill_alignment(&pn->u.fill);
+    if (aligned != GCAP_SUCCESS) return gcap__fail_context(aligned, "plan entry %zu (memset)", index);
     CUDA_MEMSET_NODE_PARAMS p = fill_params(&pn->u.fill);
     r = d->cuGraphAddMemsetNode(node, m->graph, deps, n, &p, c->ctx);
     break;
@@ -128,7 +137,7 @@ static gcap_status add_node(struct cuda_context *c, struct materialized *m, cons
 static void discard(struct cuda_context *c, struct materialized *m) {
   if (m->graph) c->d->cuGraphDestroy(m->graph);
   gcap__free(m->nodes);
-  free_host_calls(m->host_calls);
+  cuda_free_host_calls(m->host_calls);
   memset(m, 0, sizeof *m);
 }
 
@@ -159,129 +168,207 @@ static gcap_status apply_disabled(struct cuda_context *c, struct cuda_exec *x, c
   return GCAP_SUCCESS;
 }
 
-gcap_status cuda_exec_create(struct gcap__backend_ctx *b, const struct gcap__plan *plan, void **out) {
-  struct cuda_context *c = cuda_context_from(b);
-  gcap_status st = cuda_enter(c);
-  if (st != GCAP_SUCCESS) return st;
-  struct cuda_exec *x = gcap__calloc(1, sizeof *x);
-  if (!x) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the CUDA executable");
+static gcap_status instantiate(struct cuda_context *c, const struct gcap__plan *plan, struct cuda_exec *x) {
   struct materialized m;
-  st = materialize(c, plan, &m);
+  gcap_status st = materialize(c, plan, &m);
   if (st == GCAP_SUCCESS)
     st = gcap__cuda_check(c->d->cuGraphInstantiateWithFlags(&x->exec, m.graph, 0),
                           "cuGraphInstantiateWithFlags(%zu nodes)", plan->count);
   if (st != GCAP_SUCCESS) {
     if (m.graph) discard(c, &m);
-    gcap__free(x);
     return st;
   }
   x->graph = m.graph, x->nodes = m.nodes, x->host_calls = m.host_calls, x->count = plan->count;
-  st = apply_disabled(c, x, plan);
-  if (st != GCAP_SUCCESS) {
-    cuda_exec_destroy(b, x);
-    return st;
-  }
-  *out = x;
   return GCAP_SUCCESS;
+}
+
+static void release(struct cuda_context *c, struct cuda_exec *x);
+
+gcap_status cuda_exec_create(struct gcap__backend_ctx *b, const struct gcap__plan *plan, void **out) {
+  struct cuda_context *c = cuda_context_from(b);
+  struct cuda_scope scope;
+  gcap_status st = cuda_enter(c, &scope);
+  if (st != GCAP_SUCCESS) return st;
+  cuda_exec_destroy_deferred(c);
+  struct cuda_exec *x = gcap__calloc(1, sizeof *x);
+  if (!x) return cuda_leave(&scope, gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the CUDA executable"));
+  st = gcap__cuda_check(c->d->cuEventCreate(&x->done, CU_EVENT_DISABLE_TIMING), "cuEventCreate (launch tracking)");
+  if (st == GCAP_SUCCESS) st = instantiate(c, plan, x);
+  if (st == GCAP_SUCCESS) st = apply_disabled(c, x, plan);
+  if (st != GCAP_SUCCESS) release(c, x);
+  else *out = x;
+  return cuda_leave(&scope, st);
 }
 
 CUgraphExec cuda_exec_native(void *exec) { return ((struct cuda_exec *)exec)->exec; }
 
-void cuda_exec_destroy(struct gcap__backend_ctx *b, void *exec) {
-  struct cuda_context *c = cuda_context_from(b);
-  struct cuda_exec *x = exec;
-  if (cuda_enter(c) == GCAP_SUCCESS) {
-    /* A launch still in flight may yet call a host node: its record must outlive it. */
-    if (x->host_calls) c->d->cuCtxSynchronize();
-    c->d->cuGraphExecDestroy(x->exec);
-    c->d->cuGraphDestroy(x->graph);
-  }
-  free_host_calls(x->host_calls);
+/*
+ * Context current, outside any host function. The driver frees an executable still running once
+ * it finishes; only the host-node records are gcap's: a launch may still call them unless its
+ * event says it is done, and then the context keeps them until it goes.
+ */
+static void release(struct cuda_context *c, struct cuda_exec *x) {
+  bool finished = !x->launched || (!x->untracked && c->d->cuEventQuery(x->done) == CUDA_SUCCESS);
+  if (x->exec) c->d->cuGraphExecDestroy(x->exec);
+  if (x->graph) c->d->cuGraphDestroy(x->graph);
+  if (x->done) c->d->cuEventDestroy(x->done);
+  if (finished) cuda_free_host_calls(x->host_calls);
+  else cuda_adopt_orphans(c, x->host_calls);
   gcap__free(x->nodes);
   gcap__free(x);
 }
 
+void cuda_exec_destroy_deferred(struct cuda_context *c) {
+  pthread_mutex_lock(&c->lock);
+  struct cuda_exec *x = c->deferred;
+  c->deferred = NULL;
+  pthread_mutex_unlock(&c->lock);
+  while (x) {
+    struct cuda_exec *next = x->next_deferred;
+    release(c, x);
+    x = next;
+  }
+}
+
+void cuda_exec_destroy(struct gcap__backend_ctx *b, void *exec) {
+  struct cuda_context *c = cuda_context_from(b);
+  struct cuda_exec *x = exec;
+  struct cuda_scope scope;
+  if (cuda_enter(c, &scope) != GCAP_SUCCESS) {
+    /* From a host function (no driver call allowed): the next instantiation or the context's end destroys it. */
+    pthread_mutex_lock(&c->lock);
+    x->next_deferred = c->deferred;
+    c->deferred = x;
+    pthread_mutex_unlock(&c->lock);
+    return;
+  }
+  release(c, x);
+  cuda_exec_destroy_deferred(c);
+  cuda_leave(&scope, GCAP_SUCCESS);
+}
+
+/* The core calls this without its lock: host nodes of the launches waited for may call gcap. */
+gcap_status cuda_exec_wait(struct gcap__backend_ctx *b, void *exec) {
+  struct cuda_context *c = cuda_context_from(b);
+  struct cuda_exec *x = exec;
+  struct cuda_scope scope;
+  gcap_status st = cuda_enter(c, &scope);
+  if (st != GCAP_SUCCESS) return st;
+  st = gcap__cuda_check(c->d->cuEventSynchronize(x->done), "cuEventSynchronize (the executable's last launch)");
+  return cuda_leave(&scope, st);
+}
+
 gcap_status cuda_exec_upload(struct gcap__backend_ctx *b, void *exec, void *stream) {
   struct cuda_context *c = cuda_context_from(b);
-  gcap_status st = cuda_enter(c);
+  struct cuda_scope scope;
+  gcap_status st = cuda_enter(c, &scope);
   if (st != GCAP_SUCCESS) return st;
-  return gcap__cuda_check(c->d->cuGraphUpload(((struct cuda_exec *)exec)->exec, stream), "cuGraphUpload");
+  st = gcap__cuda_check(c->d->cuGraphUpload(((struct cuda_exec *)exec)->exec, stream), "cuGraphUpload");
+  return cuda_leave(&scope, st);
 }
 
 gcap_status cuda_exec_launch(struct gcap__backend_ctx *b, void *exec, const struct gcap__plan *plan, void *stream) {
+  (void)plan;
   struct cuda_context *c = cuda_context_from(b);
-  gcap_status st = cuda_enter(c);
+  struct cuda_exec *x = exec;
+  struct cuda_scope scope;
+  gcap_status st = cuda_enter(c, &scope);
   if (st != GCAP_SUCCESS) return st;
-  return gcap__cuda_check(c->d->cuGraphLaunch(((struct cuda_exec *)exec)->exec, stream), "cuGraphLaunch");
+  st = gcap__cuda_check(c->d->cuGraphLaunch(x->exec, stream), "cuGraphLaunch");
+  if (st == GCAP_SUCCESS) {
+    x->launched = true;
+    st = gcap__cuda_check(c->d->cuEventRecord(x->done, stream), "cuEventRecord (after cuGraphLaunch)");
+    x->untracked = x->untracked || st != GCAP_SUCCESS;
+  }
+  return cuda_leave(&scope, st);
 }
 
-static CUresult set_params(struct cuda_context *c, struct cuda_exec *x, size_t index, const struct gcap__plan_node *e) {
+static gcap_status set_params(struct cuda_context *c, struct cuda_exec *x, size_t index,
+                              const struct gcap__plan_node *e) {
   const struct gcap__cuda_driver *d = c->d;
   CUgraphNode node = x->nodes[index];
+  CUresult r = CUDA_SUCCESS;
   switch ((int)e->type) {
   case GCAP_NODE_KERNEL: {
     CUDA_KERNEL_NODE_PARAMS p = kernel_params(&e->u.kernel);
-    return d->cuGraphExecKernelNodeSetParams(x->exec, node, &p);
+    r = d->cuGraphExecKernelNodeSetParams(x->exec, node, &p);
+    break;
   }
   case GCAP_NODE_MEMCPY: {
     CUDA_MEMCPY3D p = copy_params(&e->u.copy);
-    return d->cuGraphExecMemcpyNodeSetParams(x->exec, node, &p, c->ctx);
+    r = d->cuGraphExecMemcpyNodeSetParams(x->exec, node, &p, c->ctx);
+    break;
   }
   case GCAP_NODE_MEMSET: {
+    gcap_status aligned = cuda_check_fill_alignment(&e->u.fill);
+    if (aligned != GCAP_SUCCESS) return aligned;
     CUDA_MEMSET_NODE_PARAMS p = fill_params(&e->u.fill);
-    return d->cuGraphExecMemsetNodeSetParams(x->exec, node, &p, c->ctx);
+    r = d->cuGraphExecMemsetNodeSetParams(x->exec, node, &p, c->ctx);
+    break;
   }
   case GCAP_NODE_HOST: {
     /* A fresh record: a launch in flight may still read the old one. */
     struct cuda_host_call *call = new_host_call(&x->host_calls, e->u.host.fn, e->u.host.user_data);
-    if (!call) return CUDA_ERROR_OUT_OF_MEMORY;
+    if (!call) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for a host node's record");
     CUDA_HOST_NODE_PARAMS p = {cuda_host_trampoline, call};
-    return d->cuGraphExecHostNodeSetParams(x->exec, node, &p);
+    r = d->cuGraphExecHostNodeSetParams(x->exec, node, &p);
+    break;
   }
-  case GCAP_NODE_EVENT_RECORD: return d->cuGraphExecEventRecordNodeSetEvent(x->exec, node, e->u.event.impl);
-  case GCAP_NODE_EVENT_WAIT: return d->cuGraphExecEventWaitNodeSetEvent(x->exec, node, e->u.event.impl);
-  default: return CUDA_SUCCESS;
+  case GCAP_NODE_EVENT_RECORD: r = d->cuGraphExecEventRecordNodeSetEvent(x->exec, node, e->u.event.impl); break;
+  case GCAP_NODE_EVENT_WAIT: r = d->cuGraphExecEventWaitNodeSetEvent(x->exec, node, e->u.event.impl); break;
+  default: break;
   }
+  return gcap__cuda_check(r, "cuGraphExec*NodeSetParams(plan entry %zu, %s)", index, gcap__node_type_name(e->type));
 }
 
 gcap_status cuda_exec_set_entry(struct gcap__backend_ctx *b, void *exec, const struct gcap__plan *plan, size_t index,
                                 const struct gcap__plan_node *entry) {
   struct cuda_context *c = cuda_context_from(b);
   struct cuda_exec *x = exec;
-  gcap_status st = cuda_enter(c);
+  struct cuda_scope scope;
+  gcap_status st = cuda_enter(c, &scope);
   if (st != GCAP_SUCCESS) return st;
   if (entry->disabled != plan->nodes[index].disabled)
-    return gcap__cuda_check(c->d->cuGraphNodeSetEnabled(x->exec, x->nodes[index], !entry->disabled),
-                            "cuGraphNodeSetEnabled(plan entry %zu, %d)", index, !entry->disabled);
-  return gcap__cuda_check(set_params(c, x, index, entry), "cuGraphExec*NodeSetParams(plan entry %zu, %s)", index,
-                          gcap__node_type_name(entry->type));
+    st = gcap__cuda_check(c->d->cuGraphNodeSetEnabled(x->exec, x->nodes[index], !entry->disabled),
+                          "cuGraphNodeSetEnabled(plan entry %zu, %d)", index, !entry->disabled);
+  else
+    st = set_params(c, x, index, entry);
+  return cuda_leave(&scope, st);
+}
+
+/* The new graph's host records join the executable's: a launch in flight may still call the old ones. */
+static void keep_host_calls(struct cuda_exec *x, struct materialized *m) {
+  if (!m->host_calls) return;
+  struct cuda_host_call **tail = &m->host_calls;
+  while (*tail) tail = &(*tail)->next;
+  *tail = x->host_calls;
+  x->host_calls = m->host_calls;
+  m->host_calls = NULL;
 }
 
 /*
  * Whole-graph update: the new plan becomes a CUgraph and cuGraphExecUpdate takes it in one step.
- * The template graph keeps naming the executable's nodes; the new graph's host records live on.
+ * The template graph keeps naming the executable's nodes.
  */
 gcap_status cuda_exec_update(struct gcap__backend_ctx *b, void *exec, const struct gcap__plan *current,
                              const struct gcap__plan *fresh) {
   struct cuda_context *c = cuda_context_from(b);
   struct cuda_exec *x = exec;
-  gcap_status st = cuda_enter(c);
+  struct cuda_scope scope;
+  gcap_status st = cuda_enter(c, &scope);
   if (st != GCAP_SUCCESS) return st;
   struct materialized m;
   st = materialize(c, fresh, &m);
-  if (st != GCAP_SUCCESS) return st;
+  if (st != GCAP_SUCCESS) return cuda_leave(&scope, st);
   CUgraphExecUpdateResultInfo info;
   memset(&info, 0, sizeof info);
-  st = gcap__cuda_check(c->d->cuGraphExecUpdate(x->exec, m.graph, &info), "cuGraphExecUpdate (result %d)",
-                        (int)info.result);
+  CUresult r = c->d->cuGraphExecUpdate(x->exec, m.graph, &info);
+  /* The result code is known only once the call has returned. */
+  st = gcap__cuda_check(r, "cuGraphExecUpdate (update result %d)", (int)info.result);
   if (st == GCAP_SUCCESS) {
-    struct cuda_host_call **tail = &m.host_calls;
-    while (*tail) tail = &(*tail)->next;
-    *tail = x->host_calls;
-    x->host_calls = m.host_calls;
-    m.host_calls = NULL;
+    keep_host_calls(x, &m);
     st = apply_disabled(c, x, current);
   }
   discard(c, &m);
-  return st;
+  return cuda_leave(&scope, st);
 }
