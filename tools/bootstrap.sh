@@ -1,5 +1,6 @@
 #!/bin/sh
 # Installs, with apt, what building and testing gcap needs and this machine lacks.
+# Without root and without sudo it installs nothing: it prints the command for root and fails.
 set -e
 need=""
 command -v cc >/dev/null 2>&1 || need="$need gcc"
@@ -10,9 +11,25 @@ pkg-config --exists cmocka 2>/dev/null || need="$need libcmocka-dev"
 # Saved graphs and gcap-inspect (optional: without jansson they are left out and say so).
 pkg-config --exists jansson 2>/dev/null || need="$need libjansson-dev"
 [ "${GCAP_BOOTSTRAP_VALGRIND:-0}" = 1 ] && ! command -v valgrind >/dev/null 2>&1 && need="$need valgrind"
+[ "${GCAP_BOOTSTRAP_CLANG:-0}" = 1 ] && ! command -v clang >/dev/null 2>&1 && need="$need clang"
 [ -z "$need" ] && exit 0
-sudo=""
-[ "$(id -u)" = 0 ] || sudo=sudo
+
+install="apt-get update && apt-get install -y$need"
+if ! command -v apt-get >/dev/null 2>&1; then
+  echo "bootstrap.sh: this machine has no apt-get; install these (Debian package names) with its package manager:$need" >&2
+  exit 1
+fi
+if [ "$(id -u)" = 0 ]; then
+  sudo=""
+elif command -v sudo >/dev/null 2>&1; then
+  sudo=sudo
+else
+  echo "bootstrap.sh: missing:$need" >&2
+  echo "bootstrap.sh: not root and no sudo here; as root, run:" >&2
+  echo "  $install" >&2
+  echo "bootstrap.sh: then run this command again." >&2
+  exit 1
+fi
 echo "installing:$need"
 $sudo apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $need
