@@ -426,6 +426,9 @@ static void test_R84_auto_free_on_launch(void **state) {
   assert_pool(pool, 512, 512, 512, 1);
   gcap_exec_destroy(x);
   gcap_graph_destroy(g);
+  assert_pool(pool, 512, 512, 512, 0); /* allocated memory outlives its graph */
+  assert_device_bytes(f->ctx, p, 0x33, sizeof host);
+  assert_ok(gcap_mem_free(f->ctx, p));
   assert_pool(pool, 512, 0, 512, 0);
   gcap_pool_release(pool);
 }
@@ -938,6 +941,9 @@ static void test_pool_stats_each_step(void **state) {
   gcap_exec_destroy(x);
   assert_pool(pool, 3072, 2048, 2048, 0); /* the graph still holds the allocated memory */
   gcap_graph_destroy(g);
+  assert_pool(pool, 3072, 2048, 2048, 0); /* and it outlives the graph until freed */
+  assert_ok(gcap_mem_free_async(f->s, q));
+  assert_ok(gcap_stream_synchronize(f->s));
   assert_pool(pool, 3072, 0, 2048, 0);
   gcap_pool_release(pool);
 }

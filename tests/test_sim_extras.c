@@ -498,88 +498,6 @@ static void test_trace_events(void **state) {
   free(text);
 }
 
-/* A host node of launch 1 (stream 1) launches another executable on stream 2: launch 2. */
-struct nested {
-  gcap_exec *inner;
-  gcap_stream *s;
-};
-
-static void launch_inner(void *user_data) {
-  struct nested *n = user_data;
-  assert_ok(gcap_exec_launch(n->inner, n->s));
-}
-
-static void nested_launch(struct traced_work *w) {
-  gcap_graph *outer = NULL, *inner = NULL;
-  assert_ok(gcap_graph_create(w->ctx, &outer));
-  assert_ok(gcap_graph_create(w->ctx, &inner));
-  gcap_node *a = NULL, *b = NULL, *c = NULL;
-  assert_ok(gcap_graph_add_empty_node(inner, NULL, 0, &a));
-  struct nested n = {NULL, w->s2};
-  assert_ok(gcap_graph_instantiate(inner, 0, &n.inner));
-  gcap_host_node_params hp = {launch_inner, &n};
-  assert_ok(gcap_graph_add_host_node(outer, NULL, 0, &hp, &b));
-  assert_ok(gcap_graph_add_empty_node(outer, &b, 1, &c));
-  gcap_exec *x = NULL;
-  assert_ok(gcap_graph_instantiate(outer, 0, &x));
-  assert_ok(gcap_exec_launch(x, w->s1));
-  gcap_exec_destroy(x);
-  gcap_exec_destroy(n.inner);
-  gcap_graph_destroy(inner);
-  gcap_graph_destroy(outer);
-}
-
-static void test_trace_nested_launch(void **state) {
-  (void)state;
-  gcap_sim_stats stats;
-  char *text = trace_of(nested_launch, &stats);
-  struct trace t;
-  parse_trace(text, &t);
-  assert_int_equal(t.complete, 3);
-  const struct trace_event *host_node = find_event(&t, 1, 0, 0), *after = find_event(&t, 1, 0, 1);
-  const struct trace_event *inner = find_event(&t, 2, 0, 0);
-  assert_string_equal(host_node->name, "host");
-  assert_int_equal(host_node->tid, 1);
-  assert_int_equal(after->tid, 1);
-  assert_int_equal(inner->tid, 2);
-  assert_true(host_node->ts <= inner->ts && inner->ts + inner->dur <= host_node->ts + host_node->dur + 0.001);
-  free(text);
-}
-
-/* A host function issuing stream work: operations are numbered as issued, written as finished. */
-struct nested_fill {
-  gcap_stream *s;
-  void *dst;
-};
-
-static void fill_inside(void *user_data) {
-  struct nested_fill *n = user_data;
-  assert_ok(gcap_memset_async(n->s, n->dst, 7, 16));
-}
-
-static void nested_eager(struct traced_work *w) {
-  struct nested_fill n = {w->s2, w->y};
-  assert_ok(gcap_launch_host_func(w->s1, fill_inside, &n));
-}
-
-static void test_trace_nested_eager(void **state) {
-  (void)state;
-  gcap_sim_stats stats;
-  char *text = trace_of(nested_eager, &stats);
-  struct trace t;
-  parse_trace(text, &t);
-  assert_int_equal(t.complete, 2);
-  const struct trace_event *fill = &t.events[t.count - 2], *host_fn = &t.events[t.count - 1];
-  assert_string_equal(fill->name, "memset");
-  assert_int_equal(fill->op, 2);
-  assert_int_equal(fill->tid, 2);
-  assert_string_equal(host_fn->name, "host");
-  assert_int_equal(host_fn->op, 1);
-  assert_int_equal(host_fn->tid, 1);
-  assert_true(host_fn->ts <= fill->ts);
-  free(text);
-}
-
 /* ---------------------------------------------------------------- the environment */
 
 static gcap_status create_from_environment(gcap_context **ctx) {
@@ -745,8 +663,6 @@ int main(void) {
       cmocka_unit_test(test_shuffled_failure_names_seed_and_launch),
       cmocka_unit_test(test_capture_failure_names_no_order),
       cmocka_unit_test(test_trace_events),
-      cmocka_unit_test(test_trace_nested_launch),
-      cmocka_unit_test(test_trace_nested_eager),
       cmocka_unit_test(test_environment_bad_values),
       cmocka_unit_test(test_environment_shuffle_replays_seed),
       cmocka_unit_test(test_environment_shuffle_and_races),

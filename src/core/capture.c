@@ -108,7 +108,12 @@ gcap_status gcap__capture_append(struct gcap_stream *s, struct gcap_node *n) {
 gcap_status gcap__capture_record_value(struct gcap_stream *s, gcap_node_type type, const void *params, size_t size) {
   struct gcap_node *n = NULL;
   gcap_status st = gcap__node_make_value(s->seq->graph, type, params, size, &n);
-  if (st == GCAP_SUCCESS) return gcap__capture_append(s, n);
+  if (st == GCAP_SUCCESS) return gcap__capture_append(s, n); /* a failed append discards n and its reference */
+  if (type == GCAP_NODE_MEM_ALLOC || type == GCAP_NODE_MEM_FREE) { /* no node took the reference: drop it here */
+    struct gcap__galloc *a;
+    memcpy(&a, params, sizeof a);
+    gcap__galloc_release(a);
+  }
   invalidate(s->seq, st, "stream", s, s->seq->graph->nodes.count, "out of memory");
   return gcap__fail(st, "no memory to record the node");
 }
@@ -503,6 +508,7 @@ static gcap_status end(struct gcap_stream *s, gcap_graph **graph) {
 gcap_status gcap_stream_begin_capture(gcap_stream *s, gcap_capture_mode mode) {
   GCAP_ENTER();
   gcap_status st = gcap__check_stream(s, "stream");
+  if (st == GCAP_SUCCESS) st = gcap__refuse_in_host_callback();
   if (st != GCAP_SUCCESS) return st;
   if ((unsigned)mode > GCAP_CAPTURE_MODE_RELAXED)
     return gcap__fail(GCAP_ERROR_INVALID_VALUE, "mode %d is not GLOBAL, THREAD_LOCAL or RELAXED", (int)mode);
@@ -517,6 +523,7 @@ gcap_status gcap_stream_end_capture(gcap_stream *s, gcap_graph **graph) {
   GCAP_ENTER();
   if (graph) *graph = NULL;
   gcap_status st = gcap__check_stream(s, "stream");
+  if (st == GCAP_SUCCESS) st = gcap__refuse_in_host_callback();
   if (st != GCAP_SUCCESS) return st;
   gcap__lock(s->ctx);
   if (!s->seq) st = gcap__fail(GCAP_ERROR_ILLEGAL_STATE, "stream %p is not capturing", (void *)s);
@@ -586,6 +593,7 @@ gcap_status gcap_capture_begin(gcap_stream *s, const gcap_capture_options *o, gc
   GCAP_ENTER();
   if (out) *out = NULL;
   gcap_status st = gcap__check_stream(s, "stream");
+  if (st == GCAP_SUCCESS) st = gcap__refuse_in_host_callback();
   if (st != GCAP_SUCCESS) return st;
   gcap_capture_options defaults;
   gcap_capture_options_init(&defaults);
@@ -699,6 +707,7 @@ gcap_status gcap_capture_end(gcap_capture *c, gcap_graph **graph) {
   GCAP_ENTER();
   if (graph) *graph = NULL;
   gcap_status st = check_capture(c);
+  if (st == GCAP_SUCCESS) st = gcap__refuse_in_host_callback();
   if (st != GCAP_SUCCESS) return st;
   if (!graph) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "graph is NULL");
   gcap__lock(c->ctx);
@@ -711,6 +720,7 @@ gcap_status gcap_capture_finish(gcap_capture *c, unsigned instantiate_flags, gca
   GCAP_ENTER();
   if (exec) *exec = NULL;
   gcap_status st = check_capture(c);
+  if (st == GCAP_SUCCESS) st = gcap__refuse_in_host_callback();
   if (st != GCAP_SUCCESS) return st;
   if (!exec) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "exec is NULL");
   if (instantiate_flags & ~GCAP_INSTANTIATE_AUTO_FREE_ON_LAUNCH)

@@ -45,7 +45,10 @@ gcap_status gcap__capture_route(struct gcap_stream *s, gcap_status checked, bool
 /* Appends n after the stream's frontier, which becomes {n}. On failure discards n and invalidates. */
 gcap_status gcap__capture_append(struct gcap_stream *s, struct gcap_node *n);
 
-/* Make a node of an already checked stream-ordered call and append it (invalidating on failure). */
+/*
+ * Make a node of an already checked stream-ordered call and append it (invalidating on failure).
+ * The reference a MEM_ALLOC or MEM_FREE node's params carry is taken over whether it succeeds or not.
+ */
 gcap_status gcap__capture_record_value(struct gcap_stream *s, gcap_node_type type, const void *params, size_t size);
 gcap_status gcap__capture_record_kernel(struct gcap_stream *s, const gcap_kernel_node_params *p);
 

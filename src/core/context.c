@@ -3,6 +3,7 @@
 
 #include "dispatch.h"
 #include "capture.h"
+#include "exec.h"
 #include "pool.h"
 
 void gcap__list_init(struct gcap__link *head) { head->prev = head->next = head; }
@@ -187,24 +188,21 @@ static void destroy_module_item(void *m) { gcap__module_unload_locked(m); }
 void gcap_context_destroy(gcap_context *ctx) {
   GCAP_ENTER();
   if (!ctx || gcap__check_context(ctx, "ctx") != GCAP_SUCCESS) return;
-  if (gcap__in_host_callback()) {
-    gcap__fail(GCAP_ERROR_ILLEGAL_STATE, "a context cannot be destroyed from a host callback; nothing was destroyed");
-    return;
-  }
-  gcap__lock(ctx);
+  if (gcap__refuse_in_host_callback() != GCAP_SUCCESS) return;
   gcap__registry_remove(ctx);
-  gcap__backend_context_synchronize(ctx);
+  gcap__backend_context_synchronize(ctx); /* without the lock: host nodes still running may call gcap */
+  gcap__lock(ctx);
   gcap__capture_context_destroy(ctx);
   /* Executables and graphs first: they hold references to events and modules. */
   gcap__exec_destroy_all(ctx);
   gcap__graph_destroy_all(ctx);
+  gcap__galloc_destroy_orphans(ctx);
   gcap__pool_destroy_all(ctx);
   destroy_all_in(&ctx->streams, offsetof(struct gcap_stream, link), destroy_stream_item);
   destroy_all_in(&ctx->events, offsetof(struct gcap_event, link), destroy_event_item);
   destroy_all_in(&ctx->modules, offsetof(struct gcap_module, link), destroy_module_item);
   for (size_t i = ctx->allocs.count; i-- > 0;) {
     struct gcap__allocation *a = &ctx->allocs.items[i];
-    if (a->graph) continue; /* a pool's; gone with its graphs */
     if (a->kind == GCAP__ALLOC_DEVICE) gcap__backend_mem_free(ctx, (void *)a->base);
     else gcap__backend_host_free(ctx, (void *)a->base);
   }
@@ -223,13 +221,14 @@ gcap_backend_kind gcap_context_backend(const gcap_context *ctx) {
 gcap_status gcap_context_synchronize(gcap_context *ctx) {
   GCAP_ENTER();
   gcap_status st = gcap__check_context(ctx, "ctx");
+  if (st == GCAP_SUCCESS) st = gcap__refuse_in_host_callback();
   if (st != GCAP_SUCCESS) return st;
-  if (gcap__in_host_callback())
-    return gcap__fail(GCAP_ERROR_ILLEGAL_STATE, "a host callback may not block on gcap work (it would deadlock)");
   gcap__lock(ctx);
   st = gcap__capture_check_context_sync(ctx);
-  if (st == GCAP_SUCCESS) st = gcap__backend_context_synchronize(ctx);
   gcap__unlock(ctx);
+  /* Without the lock: on CUDA host nodes may call gcap meanwhile. */
+  if (st == GCAP_SUCCESS) st = gcap__backend_context_synchronize(ctx);
+  if (st == GCAP_SUCCESS) gcap__exec_reap(ctx);
   return st;
 }
 

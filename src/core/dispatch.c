@@ -182,6 +182,12 @@ gcap_status gcap__backend_exec_create(struct gcap_context *ctx, const struct gca
   return ctx->ops->exec_create(ctx->backend, plan, out);
 }
 
+/* Not fallible from the core's side: a destroy goes ahead whatever the wait reports. */
+void gcap__backend_exec_wait(struct gcap_context *ctx, void *exec) {
+  assert(ctx && ctx->backend);
+  if (ctx->ops->exec_wait) ctx->ops->exec_wait(ctx->backend, exec);
+}
+
 void gcap__backend_exec_destroy(struct gcap_context *ctx, void *exec) {
   assert(ctx && ctx->backend);
   ctx->ops->exec_destroy(ctx->backend, exec);

@@ -45,6 +45,7 @@ gcap_status gcap__backend_module_load(struct gcap_context *ctx, const gcap_modul
 void gcap__backend_module_unload(struct gcap_context *ctx, void *module);
 gcap_status gcap__backend_kernel_find(struct gcap_context *ctx, void *module, const char *name, struct gcap__kernel_found *out);
 gcap_status gcap__backend_exec_create(struct gcap_context *ctx, const struct gcap__plan *plan, void **out);
+void gcap__backend_exec_wait(struct gcap_context *ctx, void *exec);
 void gcap__backend_exec_destroy(struct gcap_context *ctx, void *exec);
 gcap_status gcap__backend_exec_upload(struct gcap_context *ctx, void *exec, void *stream);
 gcap_status gcap__backend_exec_launch(struct gcap_context *ctx, void *exec, const struct gcap__plan *plan, void *stream);

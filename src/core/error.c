@@ -54,15 +54,28 @@ void gcap__restore_message(const char *saved) {
 }
 
 void gcap__run_host_fn(gcap_host_fn fn, void *user_data) {
-  /* The callback may call gcap; keep the outer call's name for its own later messages. */
+  /*
+   * The callback may call gcap: keep the outer call's name and message, so that what a
+   * refused call inside it said never outlives the callback.
+   */
   const char *outer = thread_state.api_function;
+  char outer_message[sizeof thread_state.message];
+  memcpy(outer_message, thread_state.message, sizeof outer_message);
   thread_state.callback_depth++;
   fn(user_data);
   thread_state.callback_depth--;
   thread_state.api_function = outer;
+  memcpy(thread_state.message, outer_message, sizeof outer_message);
 }
 
 int gcap__in_host_callback(void) { return thread_state.callback_depth > 0; }
+
+gcap_status gcap__refuse_in_host_callback(void) {
+  if (thread_state.callback_depth == 0) return GCAP_SUCCESS;
+  return gcap__fail(GCAP_ERROR_ILLEGAL_STATE,
+                    "not allowed in a host callback: a callback may not block, allocate, free or issue device work "
+                    "(CUDA forbids API calls there); nothing was done");
+}
 
 unsigned gcap__thread_number(void) {
   static atomic_uint next = 1;

@@ -35,6 +35,12 @@ const char *gcap__api_function(void);
 void gcap__run_host_fn(gcap_host_fn fn, void *user_data);
 /* True while this thread runs a host callback: blocking calls must refuse. */
 int gcap__in_host_callback(void);
+/*
+ * ILLEGAL_STATE (with the message) inside a host callback, SUCCESS elsewhere. Every call that
+ * blocks, allocates, frees, or reaches the device checks it before taking any lock: on CUDA the
+ * callback runs on a driver thread while another thread may hold the lock waiting for the device.
+ */
+gcap_status gcap__refuse_in_host_callback(void);
 
 /* A small number naming this thread in messages (1 for the first thread that calls gcap). */
 unsigned gcap__thread_number(void);

@@ -1,10 +1,12 @@
 #include "dispatch.h"
 #include "capture.h"
+#include "exec.h"
 
 gcap_status gcap_event_create(gcap_context *ctx, gcap_event **out) {
   GCAP_ENTER();
   if (out) *out = NULL;
   gcap_status st = gcap__check_context(ctx, "ctx");
+  if (st == GCAP_SUCCESS) st = gcap__refuse_in_host_callback();
   if (st != GCAP_SUCCESS) return st;
   if (!out) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "out is NULL");
   return gcap__event_new(ctx, out);
@@ -54,6 +56,7 @@ gcap_status gcap_event_destroy(gcap_event *e) {
   GCAP_ENTER();
   if (!e) return GCAP_SUCCESS;
   gcap_status st = gcap__check_event(e, "event");
+  if (st == GCAP_SUCCESS) st = gcap__refuse_in_host_callback();
   if (st != GCAP_SUCCESS) return st;
   struct gcap_context *ctx = e->ctx;
   gcap__lock(ctx);
@@ -67,6 +70,7 @@ gcap_status gcap_event_record(gcap_event *e, gcap_stream *s) {
   gcap_status st = gcap__check_event(e, "event");
   if (st == GCAP_SUCCESS) st = gcap__check_stream(s, "stream");
   if (st == GCAP_SUCCESS) st = gcap__check_same_context(e->ctx, s->ctx, "stream");
+  if (st == GCAP_SUCCESS) st = gcap__refuse_in_host_callback();
   if (st != GCAP_SUCCESS) return st;
   gcap__lock(e->ctx);
   bool handled = false;
@@ -83,19 +87,22 @@ gcap_status gcap_event_record(gcap_event *e, gcap_stream *s) {
 gcap_status gcap_event_synchronize(gcap_event *e) {
   GCAP_ENTER();
   gcap_status st = gcap__check_event(e, "event");
+  if (st == GCAP_SUCCESS) st = gcap__refuse_in_host_callback();
   if (st != GCAP_SUCCESS) return st;
-  if (gcap__in_host_callback())
-    return gcap__fail(GCAP_ERROR_ILLEGAL_STATE, "a host callback may not block on gcap work (it would deadlock)");
-  gcap__lock(e->ctx);
+  struct gcap_context *ctx = e->ctx;
+  gcap__lock(ctx);
   st = gcap__capture_check_event_wait(e);
-  if (st == GCAP_SUCCESS) st = gcap__backend_event_synchronize(e->ctx, e->impl);
-  gcap__unlock(e->ctx);
+  gcap__unlock(ctx);
+  /* Without the lock: on CUDA a host node may call gcap meanwhile. */
+  if (st == GCAP_SUCCESS) st = gcap__backend_event_synchronize(ctx, e->impl);
+  if (st == GCAP_SUCCESS) gcap__exec_reap(ctx);
   return st;
 }
 
 gcap_status gcap_event_query(gcap_event *e) {
   GCAP_ENTER();
   gcap_status st = gcap__check_event(e, "event");
+  if (st == GCAP_SUCCESS) st = gcap__refuse_in_host_callback();
   if (st != GCAP_SUCCESS) return st;
   gcap__lock(e->ctx);
   st = gcap__capture_check_event_wait(e);

@@ -220,6 +220,30 @@ static void exec_free(struct gcap_exec *x) {
   gcap__free(x);
 }
 
+/* Called without the lock: x is out of the registry and of ctx's list, so nobody else reaches it. */
+static void exec_wait_and_free(struct gcap_exec *x) {
+  struct gcap_context *ctx = x->ctx;
+  if (x->impl) gcap__backend_exec_wait(ctx, x->impl);
+  gcap__lock(ctx);
+  exec_free(x);
+  gcap__unlock(ctx);
+}
+
+void gcap__exec_reap(struct gcap_context *ctx) {
+  for (;;) {
+    struct gcap_exec *doomed = NULL;
+    gcap__lock(ctx);
+    for (struct gcap__link *l = ctx->execs.next; l != &ctx->execs && !doomed; l = l->next) {
+      struct gcap_exec *x = GCAP__CONTAINER(l, struct gcap_exec, link);
+      if (atomic_load(&x->destroy_pending) && !x->running) doomed = x;
+    }
+    if (doomed) gcap__list_unlink(&doomed->link);
+    gcap__unlock(ctx);
+    if (!doomed) return;
+    exec_wait_and_free(doomed);
+  }
+}
+
 void gcap__exec_destroy_all(struct gcap_context *ctx) {
   while (ctx->execs.next != &ctx->execs) exec_free(GCAP__CONTAINER(ctx->execs.next, struct gcap_exec, link));
 }
@@ -276,6 +300,7 @@ gcap_status gcap_graph_instantiate(gcap_graph *g, unsigned flags, gcap_exec **ou
   GCAP_ENTER();
   if (out) *out = NULL;
   gcap_status st = gcap__check_graph(g, "graph");
+  if (st == GCAP_SUCCESS) st = gcap__refuse_in_host_callback();
   if (st != GCAP_SUCCESS) return st;
   if (!out) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "out is NULL");
   if (flags & ~GCAP_INSTANTIATE_AUTO_FREE_ON_LAUNCH)
@@ -287,6 +312,16 @@ gcap_status gcap_graph_instantiate(gcap_graph *g, unsigned flags, gcap_exec **ou
   return st;
 }
 
+/*
+ * The direction a DEFAULT copy was given at instantiation is the one it runs with: inferring it
+ * again would take freed device memory for host memory.
+ */
+static gcap_status recheck_copy(const struct gcap_context *ctx, const struct gcap__copy *c) {
+  struct gcap__copy as_resolved = *c;
+  as_resolved.kind = c->resolved;
+  return gcap__check_copy(ctx, &as_resolved, false);
+}
+
 /* Memory freed since the last check may have been under a copy or fill: check every range again. */
 static gcap_status recheck_ranges(struct gcap_exec *x) {
   struct gcap_context *ctx = x->ctx;
@@ -294,7 +329,7 @@ static gcap_status recheck_ranges(struct gcap_exec *x) {
   for (size_t i = 0; i < x->plan.count; i++) {
     struct gcap__plan_node *pn = &x->plan.nodes[i];
     gcap_status st = GCAP_SUCCESS;
-    if (pn->type == GCAP_NODE_MEMCPY) st = gcap__check_copy(ctx, &pn->u.copy, false);
+    if (pn->type == GCAP_NODE_MEMCPY) st = recheck_copy(ctx, &pn->u.copy);
     else if (pn->type == GCAP_NODE_MEMSET) st = gcap__check_fill(ctx, &pn->u.fill, false);
     if (st != GCAP_SUCCESS)
       return gcap__fail_context(st, "executable %p, entry %zu (%s), no longer valid; nothing was launched", (void *)x,
@@ -358,6 +393,7 @@ static gcap_status name_launch_order(const struct gcap_context *ctx, gcap_status
 gcap_status gcap_exec_launch(gcap_exec *x, gcap_stream *s) {
   GCAP_ENTER();
   gcap_status st = check_exec_stream(x, s);
+  if (st == GCAP_SUCCESS) st = gcap__refuse_in_host_callback();
   if (st != GCAP_SUCCESS) return st;
   struct gcap_context *ctx = x->ctx;
   gcap__lock(ctx);
@@ -373,7 +409,7 @@ gcap_status gcap_exec_launch(gcap_exec *x, gcap_stream *s) {
     x->running = true;
     st = gcap__backend_exec_launch(ctx, x->impl, &x->plan, s->impl);
     x->running = false;
-    if (x->destroy_pending) exec_free(x);
+    if (atomic_load(&x->destroy_pending)) exec_free(x);
   }
   if (st != GCAP_SUCCESS) st = name_launch_order(ctx, st);
   gcap__unlock(ctx);
@@ -383,6 +419,7 @@ gcap_status gcap_exec_launch(gcap_exec *x, gcap_stream *s) {
 gcap_status gcap_exec_upload(gcap_exec *x, gcap_stream *s) {
   GCAP_ENTER();
   gcap_status st = check_exec_stream(x, s);
+  if (st == GCAP_SUCCESS) st = gcap__refuse_in_host_callback();
   if (st != GCAP_SUCCESS) return st;
   gcap__lock(x->ctx);
   st = gcap__capture_check_launch(s);
@@ -391,18 +428,26 @@ gcap_status gcap_exec_upload(gcap_exec *x, gcap_stream *s) {
   return st;
 }
 
+/*
+ * From a host callback (which may run inside a launch of x, and on CUDA on a driver thread
+ * while another thread holds the lock) the handle goes at once, without the context lock, and
+ * the executable is freed after its launch, or by the next call that waits for work.
+ */
 void gcap_exec_destroy(gcap_exec *x) {
   GCAP_ENTER();
   if (!x || gcap__check_exec(x, "exec") != GCAP_SUCCESS) return;
   struct gcap_context *ctx = x->ctx;
-  gcap__lock(ctx);
-  if (x->running) { /* as CUDA: a running executable is freed when it finishes */
-    x->destroy_pending = true;
+  if (gcap__in_host_callback()) {
     gcap__registry_remove(x);
-  } else {
-    exec_free(x);
+    atomic_store(&x->destroy_pending, true);
+    return;
   }
+  gcap__lock(ctx);
+  gcap__registry_remove(x);
+  gcap__list_unlink(&x->link);
   gcap__unlock(ctx);
+  exec_wait_and_free(x); /* as CUDA: launches already issued finish first */
+  gcap__exec_reap(ctx);
 }
 
 size_t gcap_exec_node_count(const gcap_exec *x) {

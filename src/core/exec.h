@@ -12,7 +12,7 @@ struct gcap_exec {
   unsigned flags;
   uint64_t checked_epoch; /* allocation-table epoch the plan's ranges were last checked against */
   bool running;           /* a launch is executing it (a host node may call back into gcap) */
-  bool destroy_pending;   /* destroyed from inside its own launch */
+  atomic_bool destroy_pending; /* destroyed from a host callback: freed later, outside callbacks */
   size_t mem_entries;     /* MEM_ALLOC and MEM_FREE entries: the launch marks their allocations */
   struct gcap_graph *mem_graph; /* with mem_entries: the graph it holds the one executable of (R65) */
   uint64_t mem_graph_serial;
@@ -20,6 +20,11 @@ struct gcap_exec {
 };
 
 gcap_status gcap__check_exec(const gcap_exec *x, const char *what);
+/*
+ * Frees the executables host callbacks destroyed, once their launches are done. Called without
+ * the context lock, outside callbacks, by the calls that wait for work.
+ */
+void gcap__exec_reap(struct gcap_context *ctx);
 /* g's nodes in the order a launch runs them (Kahn, ready nodes in creation order); *out is gcap__malloc'ed. */
 gcap_status gcap__topological_order(const struct gcap_graph *g, struct gcap_node ***out);
 /* Builds the flat plan of g (parameters copied and checked); on failure nothing is left to free. */

@@ -317,6 +317,7 @@ gcap_status gcap_graph_destroy_node(gcap_node *n) {
   memset(&n->deps, 0, sizeof n->deps);
   memset(&n->dependents, 0, sizeof n->dependents);
   n->magic = GCAP__NODE_DEAD; /* its slot stays until the graph goes */
+  g->node_destroyed = true;
   gcap__unlock(g->ctx);
   return GCAP_SUCCESS;
 }

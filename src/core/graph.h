@@ -2,6 +2,8 @@
 #ifndef GCAP_CORE_GRAPH_H
 #define GCAP_CORE_GRAPH_H
 
+#include <stdatomic.h>
+
 #include "internal.h"
 
 #define GCAP__NODE_LIVE 0x6e6f6465u /* "node" */
@@ -56,6 +58,7 @@ struct gcap_graph {
   struct gcap__seq *capturing; /* the capture sequence recording into it, or NULL */
   uint64_t serial;             /* unique in the process (an executable's link back, R65) */
   struct gcap_exec *mem_exec;  /* with MEM_ALLOC/MEM_FREE nodes: its one executable, or NULL */
+  bool node_destroyed;         /* one of its nodes was destroyed: whole-graph update refuses it, as CUDA's driver does */
   struct gcap__node_chunk *chunks; /* where its nodes live, newest first */
   struct gcap_node *spare;         /* nodes allocated but never appended, for reuse */
   /* A loaded graph: the allocations its file recorded (sorted by base), for race analysis. */
@@ -73,7 +76,8 @@ struct gcap_graph {
 struct gcap__node_chunk {
   struct gcap__node_chunk *next;
   struct gcap_graph *graph;
-  size_t used;
+  /* Slots handed out. Written under the context lock, read by handle checks without it. */
+  atomic_size_t used;
 };
 
 /* The top-level graph g is part of (g itself unless g belongs to a child-graph node). */

@@ -179,6 +179,7 @@ static gcap_status allocate_locked(gcap_context *ctx, size_t bytes, void **out, 
 static gcap_status allocate(gcap_context *ctx, size_t bytes, void **out, enum gcap__alloc_kind kind) {
   if (out) *out = NULL;
   gcap_status st = gcap__check_context(ctx, "ctx");
+  if (st == GCAP_SUCCESS) st = gcap__refuse_in_host_callback();
   if (st != GCAP_SUCCESS) return st;
   if (bytes == 0) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "bytes is 0");
   if (!out) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "the output pointer is NULL");
@@ -207,10 +208,10 @@ static gcap_status check_free(gcap_context *ctx, const void *p, enum gcap__alloc
   return GCAP_SUCCESS;
 }
 
-/* Context lock held, checks passed. A graph allocation is only marked freed: its memory stays the graph's. */
+/* Context lock held, checks passed. A graph allocation held by a graph is only marked freed: its memory stays the graph's. */
 static gcap_status free_locked(gcap_context *ctx, const struct gcap__allocation *a) {
   if (a->graph) {
-    gcap__galloc_set_live(a->graph, false);
+    gcap__galloc_free_outside(a->graph);
     return GCAP_SUCCESS;
   }
   void *p = (void *)a->base;
@@ -221,6 +222,7 @@ static gcap_status free_locked(gcap_context *ctx, const struct gcap__allocation 
 
 static gcap_status release(gcap_context *ctx, void *p, enum gcap__alloc_kind kind) {
   gcap_status st = gcap__check_context(ctx, "ctx");
+  if (st == GCAP_SUCCESS) st = gcap__refuse_in_host_callback();
   if (st != GCAP_SUCCESS) return st;
   gcap__lock(ctx);
   const struct gcap__allocation *a = NULL;
@@ -241,8 +243,9 @@ static gcap_status capture_alloc(struct gcap_stream *s, size_t bytes, void **dpt
     return gcap__capture_route(s, st, &record);
   }
   a->owner_serial = s->seq->graph->serial;
-  st = gcap__capture_record_value(s, GCAP_NODE_MEM_ALLOC, &a, sizeof a); /* the node takes the reference */
-  if (st == GCAP_SUCCESS) *dptr = a->ptr;
+  void *ptr = a->ptr;
+  st = gcap__capture_record_value(s, GCAP_NODE_MEM_ALLOC, &a, sizeof a); /* takes the reference, even on failure */
+  if (st == GCAP_SUCCESS) *dptr = ptr;
   return st;
 }
 
@@ -250,6 +253,7 @@ gcap_status gcap_mem_alloc_async(gcap_stream *s, size_t bytes, void **dptr) {
   GCAP_ENTER();
   if (dptr) *dptr = NULL;
   gcap_status st = gcap__check_stream(s, "stream");
+  if (st == GCAP_SUCCESS) st = gcap__refuse_in_host_callback();
   if (st != GCAP_SUCCESS) return st;
   gcap__lock(s->ctx);
   if (bytes == 0) st = gcap__fail(GCAP_ERROR_INVALID_VALUE, "bytes is 0");
@@ -273,12 +277,9 @@ static gcap_status check_graph_free(struct gcap_context *ctx, const void *p, str
 }
 
 static gcap_status capture_free(struct gcap_stream *s, struct gcap__galloc *a) {
-  gcap__galloc_retain(a);
+  gcap__galloc_retain(a); /* the node's, taken over by the recording even when it fails */
   gcap_status st = gcap__capture_record_value(s, GCAP_NODE_MEM_FREE, &a, sizeof a);
-  if (st != GCAP_SUCCESS) {
-    gcap__galloc_release(a);
-    return st;
-  }
+  if (st != GCAP_SUCCESS) return st;
   gcap__galloc_mark_freed(a, s->seq->graph, true);
   return GCAP_SUCCESS;
 }
@@ -286,6 +287,7 @@ static gcap_status capture_free(struct gcap_stream *s, struct gcap__galloc *a) {
 gcap_status gcap_mem_free_async(gcap_stream *s, void *dptr) {
   GCAP_ENTER();
   gcap_status st = gcap__check_stream(s, "stream");
+  if (st == GCAP_SUCCESS) st = gcap__refuse_in_host_callback();
   if (st != GCAP_SUCCESS) return st;
   struct gcap_context *ctx = s->ctx;
   gcap__lock(ctx);
@@ -324,13 +326,12 @@ gcap_status gcap_host_free(gcap_context *ctx, void *hptr) {
 gcap_status gcap_memcpy(gcap_context *ctx, void *dst, const void *src, size_t bytes, gcap_memcpy_kind kind) {
   GCAP_ENTER();
   gcap_status st = gcap__check_context(ctx, "ctx");
+  if (st == GCAP_SUCCESS) st = gcap__refuse_in_host_callback();
   if (st != GCAP_SUCCESS) return st;
   struct gcap__copy c = {dst, src, bytes, kind, kind};
   gcap__lock(ctx);
   st = gcap__check_copy(ctx, &c, true);
   if (st == GCAP_SUCCESS) st = gcap__capture_prohibit("ctx", ctx);
-  if (st == GCAP_SUCCESS && gcap__in_host_callback())
-    st = gcap__fail(GCAP_ERROR_ILLEGAL_STATE, "a host callback may not block on gcap work (it would deadlock)");
   if (st == GCAP_SUCCESS && bytes > 0) st = gcap__backend_memcpy(ctx, NULL, &c);
   gcap__unlock(ctx);
   return st;
@@ -340,6 +341,7 @@ gcap_status gcap_memcpy(gcap_context *ctx, void *dst, const void *src, size_t by
 
 gcap_status gcap__memcpy_async(struct gcap_stream *s, void *dst, const void *src, size_t bytes, gcap_memcpy_kind kind) {
   gcap_status st = gcap__check_stream(s, "stream");
+  if (st == GCAP_SUCCESS) st = gcap__refuse_in_host_callback();
   if (st != GCAP_SUCCESS) return st;
   struct gcap_context *ctx = s->ctx;
   struct gcap__copy c = {dst, src, bytes, kind, kind};
@@ -362,6 +364,7 @@ gcap_status gcap_memcpy_async(gcap_stream *s, void *dst, const void *src, size_t
 
 gcap_status gcap__fill_async(struct gcap_stream *s, void *dst, uint32_t value, unsigned element_size, size_t count) {
   gcap_status st = gcap__check_stream(s, "stream");
+  if (st == GCAP_SUCCESS) st = gcap__refuse_in_host_callback();
   if (st != GCAP_SUCCESS) return st;
   struct gcap_context *ctx = s->ctx;
   struct gcap__fill f = {dst, value, element_size, count, 1, count * element_size};

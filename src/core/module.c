@@ -166,6 +166,7 @@ gcap_status gcap_module_load(gcap_context *ctx, const gcap_module_desc *d, gcap_
   gcap_status st = gcap__check_context(ctx, "ctx");
   if (st == GCAP_SUCCESS) st = check_desc(d);
   if (st == GCAP_SUCCESS && !out) st = gcap__fail(GCAP_ERROR_INVALID_VALUE, "out is NULL");
+  if (st == GCAP_SUCCESS) st = gcap__refuse_in_host_callback();
   if (st != GCAP_SUCCESS) return st;
   struct gcap_module *m = gcap__calloc(1, sizeof *m);
   if (!m) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the module");
@@ -216,6 +217,7 @@ gcap_status gcap_module_unload(gcap_module *m) {
   gcap_status st = GCAP_SUCCESS;
   if (!m || !gcap__registry_has(m, GCAP__H_MODULE))
     return gcap__fail(GCAP_ERROR_INVALID_HANDLE, "module %p is NULL or already unloaded", (void *)m);
+  if ((st = gcap__refuse_in_host_callback()) != GCAP_SUCCESS) return st;
   struct gcap_context *ctx = m->ctx;
   gcap__lock(ctx);
   st = gcap__capture_prohibit("module", m);
@@ -318,6 +320,7 @@ gcap_status gcap__check_launch(const struct gcap_kernel *k, gcap_dim3 grid, gcap
 gcap_status gcap__launch_kernel(struct gcap_stream *s, struct gcap_kernel *k, gcap_dim3 grid, gcap_dim3 block,
                                 uint32_t shared_mem_bytes, void **args) {
   gcap_status st = gcap__check_stream(s, "stream");
+  if (st == GCAP_SUCCESS) st = gcap__refuse_in_host_callback();
   if (st != GCAP_SUCCESS) return st;
   gcap__lock(s->ctx);
   st = gcap__check_kernel(k, "kernel");

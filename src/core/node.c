@@ -18,7 +18,9 @@ static struct gcap__node_chunk *new_chunk(struct gcap_graph *g) {
     gcap__free(c);
     return NULL;
   }
-  *c = (struct gcap__node_chunk){g->chunks, g, 0};
+  c->next = g->chunks;
+  c->graph = g;
+  atomic_init(&c->used, 0);
   g->chunks = c;
   return c;
 }
@@ -30,8 +32,11 @@ struct gcap_node *gcap__node_alloc(struct gcap_graph *g, gcap_node_type type) {
     g->spare = n->p.next_spare;
   } else {
     struct gcap__node_chunk *c = g->chunks;
-    if ((!c || c->used == NODES_PER_CHUNK) && !(c = new_chunk(g))) return NULL;
-    n = chunk_node(c, c->used++);
+    if ((!c || atomic_load_explicit(&c->used, memory_order_relaxed) == NODES_PER_CHUNK) && !(c = new_chunk(g)))
+      return NULL;
+    size_t used = atomic_load_explicit(&c->used, memory_order_relaxed);
+    n = chunk_node(c, used);
+    atomic_store_explicit(&c->used, used + 1, memory_order_relaxed);
   }
   memset(n, 0, sizeof *n);
   n->magic = GCAP__NODE_LIVE;
@@ -58,7 +63,8 @@ bool gcap__is_node_slot(const void *p) {
   if (!gcap__registry_has(c, GCAP__H_NODE_CHUNK)) return false;
   size_t offset = (size_t)((uintptr_t)p - (uintptr_t)c);
   if (offset < GCAP__CHUNK_HEADER || (offset - GCAP__CHUNK_HEADER) % sizeof(struct gcap_node) != 0) return false;
-  return (offset - GCAP__CHUNK_HEADER) / sizeof(struct gcap_node) < c->used;
+  /* Relaxed: the caller got p from a call that returned after the slot was handed out. */
+  return (offset - GCAP__CHUNK_HEADER) / sizeof(struct gcap_node) < atomic_load_explicit(&c->used, memory_order_relaxed);
 }
 
 void gcap__graph_free_chunks(struct gcap_graph *g) {
@@ -279,6 +285,7 @@ gcap_status gcap_graph_add_kernel_node(gcap_graph *g, gcap_node *const *deps, si
   GCAP_ENTER();
   gcap_status st = begin_add(g, deps, num_deps, out);
   if (st == GCAP_SUCCESS && p) st = gcap__check_kernel(p->kernel, "params->kernel");
+  if (st == GCAP_SUCCESS && p) st = gcap__check_same_context(g->ctx, p->kernel->module->ctx, "params->kernel");
   if (st == GCAP_SUCCESS) st = finish_checks(g, deps, num_deps, p, out);
   if (st != GCAP_SUCCESS) return st;
   gcap__lock(g->ctx);

@@ -64,8 +64,8 @@ void gcap__galloc_set_live(struct gcap__galloc *a, bool live) {
   }
 }
 
-void gcap__galloc_release(struct gcap__galloc *a) {
-  if (--a->refs > 0) return;
+/* Gives the block back (to its pool's spares, or to the backend) and frees the record. */
+static void galloc_destroy(struct gcap__galloc *a) {
   struct gcap_context *ctx = a->ctx;
   gcap__galloc_set_live(a, false);
   gcap__alloc_table_erase(ctx, a->ptr);
@@ -79,6 +79,30 @@ void gcap__galloc_release(struct gcap__galloc *a) {
   }
   gcap__free(a);
   if (p) gcap__pool_unref(p);
+}
+
+/*
+ * Graph memory outlives the graphs and executables that made it while it is allocated: with
+ * the last of them gone it stays, usable by stream work, until a free outside them.
+ */
+void gcap__galloc_release(struct gcap__galloc *a) {
+  if (--a->refs > 0) return;
+  if (!a->live) {
+    galloc_destroy(a);
+    return;
+  }
+  a->freed_in_graph = false; /* that graph is gone: any later free is outside it */
+  a->freed_elsewhere = false;
+}
+
+void gcap__galloc_free_outside(struct gcap__galloc *a) {
+  gcap__galloc_set_live(a, false);
+  if (a->refs == 0) galloc_destroy(a);
+}
+
+void gcap__galloc_destroy_orphans(struct gcap_context *ctx) {
+  for (size_t i = ctx->allocs.count; i-- > 0;)
+    if (ctx->allocs.items[i].graph) galloc_destroy(ctx->allocs.items[i].graph); /* erases entry i only */
 }
 
 void gcap__pool_retain(struct gcap_pool *p) { p->refs++; }
@@ -107,6 +131,7 @@ gcap_status gcap_pool_create(gcap_context *ctx, gcap_pool **out) {
   GCAP_ENTER();
   if (out) *out = NULL;
   gcap_status st = gcap__check_context(ctx, "ctx");
+  if (st == GCAP_SUCCESS) st = gcap__refuse_in_host_callback();
   if (st != GCAP_SUCCESS) return st;
   if (!out) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "out is NULL");
   struct gcap_pool *p = gcap__calloc(1, sizeof *p);
@@ -137,7 +162,7 @@ gcap_pool *gcap_pool_retain(gcap_pool *p) {
 /* The handle dies with the user's last reference; the memory with the last holder of any kind. */
 void gcap_pool_release(gcap_pool *p) {
   GCAP_ENTER();
-  if (!p || gcap__check_pool(p, "pool") != GCAP_SUCCESS) return;
+  if (!p || gcap__check_pool(p, "pool") != GCAP_SUCCESS || gcap__refuse_in_host_callback() != GCAP_SUCCESS) return;
   struct gcap_context *ctx = p->ctx;
   gcap__lock(ctx);
   if (--p->user_refs == 0) {

@@ -31,7 +31,8 @@ struct gcap__galloc {
   size_t block_bytes;     /* the reserved block, which may be a larger spare one */
   uint64_t owner_serial;  /* the graph whose MEM_ALLOC node made it */
   struct gcap_pool *pool; /* NULL: memory straight from the backend */
-  unsigned refs;          /* the MEM_ALLOC node, MEM_FREE nodes and executables' entries */
+  unsigned refs;          /* the MEM_ALLOC node, MEM_FREE nodes and executables' entries; 0 while an
+                             allocated block outlives them all */
   bool live;              /* allocated by a launch (or the capture) and not freed since */
   bool freed_in_graph;    /* a MEM_FREE node of its own graph names it */
   bool freed_elsewhere;   /* a MEM_FREE node of another graph names it (R85: one free node in all) */
@@ -42,7 +43,12 @@ gcap_status gcap__galloc_new(struct gcap_context *ctx, struct gcap_pool *pool, s
 void gcap__galloc_retain(struct gcap__galloc *a);
 /* A MEM_FREE node of graph `g` now names a, or no longer does. */
 void gcap__galloc_mark_freed(struct gcap__galloc *a, const struct gcap_graph *g, bool freed);
+/* Drops a reference; the last one frees the memory unless it is allocated now (it then waits for a free). */
 void gcap__galloc_release(struct gcap__galloc *a);
+/* gcap_mem_free or an eager gcap_mem_free_async: marks it freed, and frees it when no graph holds it. */
+void gcap__galloc_free_outside(struct gcap__galloc *a);
+/* Context destroy, after its graphs and executables: frees the graph memory still allocated. */
+void gcap__galloc_destroy_orphans(struct gcap_context *ctx);
 /* Marks it allocated or freed, keeping its pool's figures exact. */
 void gcap__galloc_set_live(struct gcap__galloc *a, bool live);
 

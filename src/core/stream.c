@@ -1,14 +1,12 @@
 #include "dispatch.h"
 #include "capture.h"
-
-static gcap_status refuse_blocking_in_callback(void) {
-  return gcap__fail(GCAP_ERROR_ILLEGAL_STATE, "a host callback may not block on gcap work (it would deadlock)");
-}
+#include "exec.h"
 
 gcap_status gcap_stream_create(gcap_context *ctx, gcap_stream **out) {
   GCAP_ENTER();
   if (out) *out = NULL;
   gcap_status st = gcap__check_context(ctx, "ctx");
+  if (st == GCAP_SUCCESS) st = gcap__refuse_in_host_callback();
   if (st != GCAP_SUCCESS) return st;
   if (!out) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "out is NULL");
   struct gcap_stream *s = gcap__calloc(1, sizeof *s);
@@ -30,11 +28,11 @@ gcap_status gcap_stream_create(gcap_context *ctx, gcap_stream **out) {
   return GCAP_SUCCESS;
 }
 
+/* Context destroy: the context was synchronized first. */
 void gcap__stream_destroy_locked(struct gcap_stream *s) {
   struct gcap_context *ctx = s->ctx;
   gcap__registry_remove(s);
   gcap__list_unlink(&s->link);
-  gcap__backend_stream_synchronize(ctx, s->impl);
   gcap__backend_stream_destroy(ctx, s->impl);
   gcap__free(s);
 }
@@ -43,34 +41,43 @@ gcap_status gcap_stream_destroy(gcap_stream *s) {
   GCAP_ENTER();
   if (!s) return GCAP_SUCCESS;
   gcap_status st = gcap__check_stream(s, "stream");
+  if (st == GCAP_SUCCESS) st = gcap__refuse_in_host_callback();
   if (st != GCAP_SUCCESS) return st;
-  if (gcap__in_host_callback()) return refuse_blocking_in_callback();
   struct gcap_context *ctx = s->ctx;
   gcap__lock(ctx);
   if (s->seq) /* CUDA would tear the capture down; gcap changes nothing */
     st = gcap__fail(GCAP_ERROR_ILLEGAL_STATE, "stream %p is part of capture %llu; end the capture first", (void *)s,
                     (unsigned long long)s->seq->id);
   else
-    gcap__stream_destroy_locked(s);
+    gcap__registry_remove(s);
   gcap__unlock(ctx);
-  return st;
+  if (st != GCAP_SUCCESS) return st;
+  gcap__backend_stream_synchronize(ctx, s->impl); /* without the lock, as every wait */
+  gcap__lock(ctx);
+  gcap__stream_destroy_locked(s);
+  gcap__unlock(ctx);
+  return GCAP_SUCCESS;
 }
 
 gcap_status gcap_stream_synchronize(gcap_stream *s) {
   GCAP_ENTER();
   gcap_status st = gcap__check_stream(s, "stream");
+  if (st == GCAP_SUCCESS) st = gcap__refuse_in_host_callback();
   if (st != GCAP_SUCCESS) return st;
-  if (gcap__in_host_callback()) return refuse_blocking_in_callback();
-  gcap__lock(s->ctx);
+  struct gcap_context *ctx = s->ctx;
+  gcap__lock(ctx);
   st = gcap__capture_check_stream_wait(s);
-  if (st == GCAP_SUCCESS) st = gcap__backend_stream_synchronize(s->ctx, s->impl);
-  gcap__unlock(s->ctx);
+  gcap__unlock(ctx);
+  /* Without the lock: on CUDA a host node of this stream may call gcap meanwhile. */
+  if (st == GCAP_SUCCESS) st = gcap__backend_stream_synchronize(ctx, s->impl);
+  if (st == GCAP_SUCCESS) gcap__exec_reap(ctx);
   return st;
 }
 
 gcap_status gcap_stream_query(gcap_stream *s) {
   GCAP_ENTER();
   gcap_status st = gcap__check_stream(s, "stream");
+  if (st == GCAP_SUCCESS) st = gcap__refuse_in_host_callback();
   if (st != GCAP_SUCCESS) return st;
   gcap__lock(s->ctx);
   st = gcap__capture_check_stream_wait(s);
@@ -85,6 +92,7 @@ gcap_status gcap_stream_wait_event(gcap_stream *s, gcap_event *e) {
   gcap_status st = gcap__check_stream(s, "stream");
   if (st == GCAP_SUCCESS) st = gcap__check_event(e, "event");
   if (st == GCAP_SUCCESS) st = gcap__check_same_context(s->ctx, e->ctx, "event");
+  if (st == GCAP_SUCCESS) st = gcap__refuse_in_host_callback();
   if (st != GCAP_SUCCESS) return st;
   gcap__lock(s->ctx);
   bool handled = false;
@@ -97,6 +105,7 @@ gcap_status gcap_stream_wait_event(gcap_stream *s, gcap_event *e) {
 gcap_status gcap_launch_host_func(gcap_stream *s, gcap_host_fn fn, void *user_data) {
   GCAP_ENTER();
   gcap_status st = gcap__check_stream(s, "stream");
+  if (st == GCAP_SUCCESS) st = gcap__refuse_in_host_callback();
   if (st != GCAP_SUCCESS) return st;
   gcap__lock(s->ctx);
   bool record = false;

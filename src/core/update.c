@@ -23,16 +23,27 @@ static gcap_status find_entry(struct gcap_exec *x, const gcap_node *n, struct gc
                     (const void *)n, (void *)x);
 }
 
+/* Both handles live, and n of x's context. */
+static gcap_status check_exec_node(const gcap_exec *x, const gcap_node *n) {
+  gcap_status st = gcap__check_exec(x, "exec");
+  if (st == GCAP_SUCCESS) st = gcap__check_node(n, "node");
+  if (st == GCAP_SUCCESS) st = gcap__check_same_context(x->ctx, n->graph->ctx, "node");
+  return st;
+}
+
 /*
  * Handles (x, n and, for kernel params, p->kernel), then params, then the node's membership
  * and type; locks ctx on success.
  */
 static gcap_status begin_set(gcap_exec *x, gcap_node *n, const void *p, gcap_node_type want,
                              struct gcap__plan_node **pn) {
-  gcap_status st = gcap__check_exec(x, "exec");
-  if (st == GCAP_SUCCESS) st = gcap__check_node(n, "node");
-  if (st == GCAP_SUCCESS && p && want == GCAP_NODE_KERNEL)
-    st = gcap__check_kernel(((const gcap_kernel_node_params *)p)->kernel, "params->kernel");
+  gcap_status st = check_exec_node(x, n);
+  if (st == GCAP_SUCCESS) st = gcap__refuse_in_host_callback();
+  if (st == GCAP_SUCCESS && p && want == GCAP_NODE_KERNEL) {
+    const struct gcap_kernel *k = ((const gcap_kernel_node_params *)p)->kernel;
+    st = gcap__check_kernel(k, "params->kernel");
+    if (st == GCAP_SUCCESS) st = gcap__check_same_context(x->ctx, k->module->ctx, "params->kernel");
+  }
   if (st != GCAP_SUCCESS) return st;
   if (!p) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "params is NULL");
   gcap__lock(x->ctx);
@@ -56,8 +67,7 @@ gcap_status gcap_exec_kernel_node_set_params(gcap_exec *x, gcap_node *n, const g
   struct gcap__plan_node *pn = NULL;
   gcap_status st = begin_set(x, n, p, GCAP_NODE_KERNEL, &pn);
   if (st != GCAP_SUCCESS) return st;
-  st = gcap__check_same_context(x->ctx, p->kernel->module->ctx, "params->kernel");
-  if (st == GCAP_SUCCESS) st = gcap__check_launch(p->kernel, p->grid, p->block, p->shared_mem_bytes, p->args);
+  st = gcap__check_launch(p->kernel, p->grid, p->block, p->shared_mem_bytes, p->args);
   void **args = NULL;
   if (st == GCAP_SUCCESS) st = gcap__kernel_args_copy(p->kernel, p->args, &args);
   struct gcap__plan_node fresh = *pn;
@@ -139,8 +149,8 @@ gcap_status gcap_exec_host_node_set_params(gcap_exec *x, gcap_node *n, const gca
 gcap_status gcap_exec_node_set_enabled(gcap_exec *x, gcap_node *n, bool enabled) {
   GCAP_ENTER();
   struct gcap__plan_node *pn = NULL;
-  gcap_status st = gcap__check_exec(x, "exec");
-  if (st == GCAP_SUCCESS) st = gcap__check_node(n, "node");
+  gcap_status st = check_exec_node(x, n);
+  if (st == GCAP_SUCCESS) st = gcap__refuse_in_host_callback();
   if (st != GCAP_SUCCESS) return st;
   gcap__lock(x->ctx);
   st = find_entry(x, n, &pn);
@@ -313,17 +323,33 @@ static gcap_status update_in_place(struct gcap_exec *x, const struct gcap_graph 
   return GCAP_SUCCESS;
 }
 
+static bool lost_a_node(const struct gcap_graph *g) {
+  if (g->node_destroyed) return true;
+  for (size_t i = 0; i < g->nodes.count; i++)
+    if (g->nodes.items[i]->type == GCAP_NODE_GRAPH && lost_a_node(g->nodes.items[i]->p.child)) return true;
+  return false;
+}
+
+/* CUDA's driver refuses a source graph any of whose nodes was destroyed, whatever it looks like now. */
+static gcap_status check_no_destroyed_nodes(const struct gcap_graph *g, gcap_exec_update_info *info) {
+  if (!lost_a_node(g)) return GCAP_SUCCESS;
+  return refuse(info, GCAP_EXEC_UPDATE_ERROR_NOT_SUPPORTED, NULL, NULL,
+                "a node of the graph (or of one of its child graphs) was destroyed; instantiate it instead");
+}
+
 gcap_status gcap_exec_update(gcap_exec *x, const gcap_graph *g, gcap_exec_update_info *info) {
   GCAP_ENTER();
   gcap_status st = gcap__check_exec(x, "exec");
   if (st == GCAP_SUCCESS) st = gcap__check_graph(g, "graph");
   if (st == GCAP_SUCCESS) st = gcap__check_same_context(x->ctx, g->ctx, "graph");
+  if (st == GCAP_SUCCESS) st = gcap__refuse_in_host_callback();
   if (st != GCAP_SUCCESS) return st;
   if (!info) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "info is NULL");
   *info = (gcap_exec_update_info){GCAP_EXEC_UPDATE_ERROR, NULL, NULL};
   gcap__lock(x->ctx);
   st = x->running ? gcap__fail(GCAP_ERROR_ILLEGAL_STATE, "executable %p is running", (void *)x)
                   : gcap__capture_check_graph_edit(g, "updating from it");
+  if (st == GCAP_SUCCESS) st = check_no_destroyed_nodes(g, info);
   bool done = false;
   /* A backend that keeps its own copy (CUDA) must see the new values first: the general path. */
   if (st == GCAP_SUCCESS && !x->ctx->ops->exec_update) st = update_in_place(x, g, info, &done);
