@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Every ```c block of the documentation compiles, or quotes a file that the build compiles.
 
-    check-doc-snippets.py --root SRCDIR --cc CC [-I DIR]... FILE.md...
+    check-doc-snippets.py --root SRCDIR --cc CC [-I DIR]... FILE.md|DIR...
+
+A directory stands for the .md files in it.
 
 The line right before each ```c fence is an HTML comment (invisible once rendered) that says
 how the block is checked:
@@ -23,6 +25,7 @@ how the block is checked:
 A block without such a comment fails the check. Exit status: 0 when every block passes.
 """
 import argparse
+import glob
 import os
 import re
 import subprocess
@@ -134,7 +137,10 @@ def main():
     p.add_argument("files", nargs="+")
     args = p.parse_args()
     failed = total = 0
-    for md in args.files:
+    files = []
+    for f in args.files:
+        files += sorted(glob.glob(os.path.join(f, "*.md"))) if os.path.isdir(f) else [f]
+    for md in files:
         for line, marker, block in blocks(md):
             total += 1
             why = check(marker, block, args)
