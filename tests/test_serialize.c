@@ -102,6 +102,16 @@ static char *dot_of(const gcap_graph *g, unsigned flags) {
   return text;
 }
 
+/* Host labels name the function; a loaded graph's host nodes run a function of the loader's own. */
+static void drop_host_functions(char *dot) {
+  for (char *at = strstr(dot, "host "); at; at = strstr(at, "host ")) {
+    char *end = strchr(at, '"');
+    assert_non_null(end);
+    memmove(at + 4, end, strlen(end) + 1);
+    at += 4;
+  }
+}
+
 static size_t nodes_of(const gcap_graph *g, gcap_node **nodes, size_t room) {
   size_t n = room;
   assert_ok(gcap_graph_get_nodes(g, nodes, &n));
@@ -225,6 +235,9 @@ static void test_round_trip_every_type(void **state) {
   char *second = saved(h);
   assert_string_equal(first, second); /* save -> load -> save is byte-identical */
   char *dot_g = dot_of(g, 0), *dot_h = dot_of(h, 0);
+  assert_non_null(strstr(dot_g, "host 0x")); /* `nothing` is static: no symbol, so its address */
+  drop_host_functions(dot_g);
+  drop_host_functions(dot_h);
   assert_string_equal(dot_g, dot_h);
   /* The loaded graph's event nodes share one event of their own. */
   gcap_node *nodes[16];
