@@ -1,0 +1,584 @@
+/*
+ * The CUDA backend against the recording fake driver (fake_libcuda.c): every node type becomes
+ * the driver node of the same type with the same parameters and edges; setters, enable/disable
+ * and whole-graph update reach the matching driver calls; every handle is released; and the
+ * driver's documented preconditions hold throughout. Also the backend's own duties: no driver
+ * call from a host function, synchronous copies complete on return, a context synchronize that
+ * leaves other contexts' captures alone, the calling thread's current context kept.
+ */
+#define _POSIX_C_SOURCE 200809L /* strdup */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cudaTypedefs.h>
+#include <gcap/cuda.h>
+
+#include "../common.h"
+#include "fake_libcuda.h"
+
+#define TEXT 16384
+
+/* ------------------------------------------------------------ setup */
+
+static gcap_context *cuda_context(void) {
+  gcap_context_options o;
+  gcap_context_options_init(&o);
+  o.backend = GCAP_BACKEND_CUDA;
+  gcap_context *ctx = NULL;
+  assert_ok(gcap_context_create(&o, &ctx));
+  return ctx;
+}
+
+static void assert_no_violations(void) {
+  static char text[TEXT];
+  size_t n = fake_cuda_violations(text, sizeof text);
+  if (n) fail_msg("the driver's preconditions were broken %zu time(s):\n%s", n, text);
+}
+
+static size_t live_before; /* handles a failed earlier test left behind */
+
+static int count_live_handles(void **state) {
+  (void)state;
+  live_before = fake_cuda_live(NULL, 0);
+  fake_cuda_log_clear();
+  return 0;
+}
+
+/* Destroys ctx; then no driver handle it made may be left and no precondition broken. */
+static void finish(gcap_context *ctx) {
+  static char text[TEXT];
+  gcap_context_destroy(ctx);
+  size_t live = fake_cuda_live(text, sizeof text);
+  if (live > live_before)
+    fail_msg("%zu driver handle(s) outlive their gcap context:\n%s", live - live_before, text);
+  assert_no_violations();
+}
+
+/* A driver entry point, as gcap itself gets it; ISO C has no cast to a function pointer, so copy the bits. */
+static void driver_fn(const char *name, int version, void *slot, size_t size) {
+  void *fn = NULL;
+  CUdriverProcAddressQueryResult found;
+  assert_int_equal(cuGetProcAddress(name, &fn, version, 0, &found), CUDA_SUCCESS);
+  assert_int_equal(size, sizeof fn);
+  memcpy(slot, &fn, sizeof fn);
+}
+#define DRIVER_FN(var, name, version)                                                                                  \
+  PFN_##name##_v##version var = NULL;                                                                                  \
+  driver_fn(#name, version, &var, sizeof var)
+
+/* The fake takes a kernel's parameter sizes from its name: "k_8_4" has an 8 and a 4-byte one. */
+static gcap_kernel *load_kernel(gcap_context *ctx, const char *name, gcap_module **m) {
+  static const char ptx[] = ".version 7.0\n.target sm_52\n.address_size 64\n";
+  gcap_module_desc d = {ptx, sizeof ptx, NULL, 0};
+  gcap_kernel *k = NULL;
+  assert_ok(gcap_module_load(ctx, &d, m));
+  assert_ok(gcap_module_get_kernel(*m, name, &k));
+  return k;
+}
+
+/* ------------------------------------------------------------ the core's graph, described as the fake does */
+
+struct lines {
+  char *items[512];
+  size_t count;
+};
+
+static void add_line(struct lines *l, const char *text) {
+  assert_true(l->count < 512);
+  l->items[l->count++] = strdup(text);
+}
+
+static void kernel_label(const gcap_node *n, char *out, size_t size) {
+  gcap_kernel_node_params p;
+  assert_ok(gcap_node_get_kernel_params(n, &p));
+  const char *name = gcap_kernel_name(p.kernel);
+  unsigned char args[256] = {0};
+  size_t used = 0, i = 0;
+  for (const char *at = strchr(name, '_'); at; at = strchr(at + 1, '_'), i++) {
+    size_t sz = strtoul(at + 1, NULL, 10);
+    used = (used + sz - 1) / sz * sz;
+    memcpy(args + used, p.args[i], sz);
+    used += sz;
+  }
+  int w = snprintf(out, size, "kernel %s grid=%u,%u,%u block=%u,%u,%u shmem=%u args=", name, p.grid.x, p.grid.y,
+                   p.grid.z, p.block.x, p.block.y, p.block.z, p.shared_mem_bytes);
+  for (size_t b = 0; b < used; b++) w += snprintf(out + w, size - (size_t)w, "%02x", args[b]);
+}
+
+/* What a node becomes in the driver's graph; a gcap child graph's entry and exit are empty nodes. */
+static void label(const gcap_node *n, char *out, size_t size) {
+  gcap_memcpy_node_params c;
+  gcap_memset_node_params f;
+  gcap_graph *child = NULL;
+  switch (gcap_node_get_type(n)) {
+  case GCAP_NODE_KERNEL: kernel_label(n, out, size); break;
+  case GCAP_NODE_MEMCPY:
+    assert_ok(gcap_node_get_memcpy_params(n, &c));
+    snprintf(out, size, "memcpy dst=%p src=%p bytes=%zu", c.dst, c.src, c.bytes);
+    break;
+  case GCAP_NODE_MEMSET:
+    assert_ok(gcap_node_get_memset_params(n, &f));
+    snprintf(out, size, "memset dst=%p value=%u element=%u width=%zu height=%zu pitch=%zu", f.dst, f.value,
+             f.element_size, f.width, f.height, f.height > 1 ? f.pitch : f.width * f.element_size);
+    break;
+  case GCAP_NODE_HOST: snprintf(out, size, "host"); break;
+  case GCAP_NODE_EVENT_RECORD: snprintf(out, size, "event_record"); break;
+  case GCAP_NODE_EVENT_WAIT: snprintf(out, size, "event_wait"); break;
+  case GCAP_NODE_GRAPH:
+    if (gcap_node_get_child_graph(n, &child) == GCAP_ERROR_NOT_SUPPORTED) snprintf(out, size, "child nodes=1");
+    else snprintf(out, size, "empty");
+    break;
+  default: snprintf(out, size, "empty"); break; /* EMPTY, MEM_ALLOC, MEM_FREE */
+  }
+}
+
+static void describe_core(const gcap_graph *g, struct lines *l);
+
+static void describe_node_edges(const gcap_node *n, struct lines *l) {
+  char to[400], from[400], edge[820];
+  label(n, to, sizeof to);
+  add_line(l, to);
+  gcap_node *deps[64];
+  size_t count = 64;
+  assert_ok(gcap_node_get_dependencies(n, deps, &count));
+  for (size_t k = 0; k < count; k++) {
+    label(deps[k], from, sizeof from);
+    snprintf(edge, sizeof edge, "%s -> %s", from, to);
+    add_line(l, edge);
+  }
+  gcap_graph *child = NULL;
+  if (gcap_node_get_type(n) != GCAP_NODE_GRAPH || gcap_node_get_child_graph(n, &child) != GCAP_SUCCESS) return;
+  /* The child's nodes hang between its entry and its exit (both "empty"). */
+  add_line(l, "empty");
+  gcap_node *nodes[64];
+  size_t num = 64;
+  assert_ok(gcap_graph_get_nodes(child, nodes, &num));
+  if (num == 0) add_line(l, "empty -> empty");
+  for (size_t i = 0; i < num; i++) {
+    size_t d = 64, s = 64;
+    gcap_node *tmp[64];
+    char mid[400];
+    label(nodes[i], mid, sizeof mid);
+    assert_ok(gcap_node_get_dependencies(nodes[i], tmp, &d));
+    assert_ok(gcap_node_get_dependents(nodes[i], tmp, &s));
+    if (d == 0) snprintf(edge, sizeof edge, "empty -> %s", mid), add_line(l, edge);
+    if (s == 0) snprintf(edge, sizeof edge, "%s -> empty", mid), add_line(l, edge);
+  }
+  describe_core(child, l);
+}
+
+static void describe_core(const gcap_graph *g, struct lines *l) {
+  gcap_node *nodes[64];
+  size_t num = 64;
+  assert_ok(gcap_graph_get_nodes(g, nodes, &num));
+  for (size_t i = 0; i < num; i++) describe_node_edges(nodes[i], l);
+}
+
+static int compare_lines(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* Fails unless the driver's executable is the core's graph, node by node and edge by edge. */
+static void assert_same_graph(const gcap_graph *g, gcap_exec *x) {
+  static char want[TEXT], got[TEXT];
+  struct lines l = {{0}, 0};
+  describe_core(g, &l);
+  qsort(l.items, l.count, sizeof *l.items, compare_lines);
+  size_t used = 0;
+  want[0] = '\0';
+  for (size_t i = 0; i < l.count; i++) {
+    used += (size_t)snprintf(want + used, sizeof want - used, "%s\n", l.items[i]);
+    free(l.items[i]);
+  }
+  CUgraphExec native = gcap_cuda_graph_exec(x);
+  assert_non_null(native);
+  fake_cuda_describe_exec(native, got, sizeof got);
+  if (strcmp(want, got) != 0) fail_msg("the driver's graph differs from gcap's:\n--- gcap\n%s--- driver\n%s", want, got);
+}
+
+/* ------------------------------------------------------------ host functions */
+
+struct host_log {
+  int runs;
+  gcap_exec *exec;        /* what the function tries to launch, when set */
+  gcap_stream *stream;
+  gcap_status from_inside; /* what that attempt returned */
+  char message[256];
+};
+
+static void count_run(void *user_data) { ((struct host_log *)user_data)->runs++; }
+
+static void launch_from_inside(void *user_data) {
+  struct host_log *log = user_data;
+  log->runs++;
+  log->from_inside = gcap_exec_launch(log->exec, log->stream);
+  snprintf(log->message, sizeof log->message, "%s", gcap_last_error_message());
+}
+
+/* ------------------------------------------------------------ tests */
+
+struct every_type {
+  gcap_context *ctx;
+  gcap_module *module;
+  gcap_stream *s;
+  gcap_event *e;
+  gcap_graph *g, *child, *captured;
+  void *dev, *dev2, *pinned, *plain;
+  uint64_t arg_ptr;
+  uint32_t arg_val;
+  struct host_log log;
+};
+
+/* A graph with a node of every type, each with its own parameters, and a captured one with memory nodes. */
+static void build_every_type(struct every_type *t) {
+  t->ctx = cuda_context();
+  gcap_kernel *k = load_kernel(t->ctx, "k_8_4", &t->module);
+  assert_ok(gcap_stream_create(t->ctx, &t->s));
+  assert_ok(gcap_event_create(t->ctx, &t->e));
+  assert_ok(gcap_mem_alloc(t->ctx, 256, &t->dev));
+  assert_ok(gcap_mem_alloc(t->ctx, 256, &t->dev2));
+  assert_ok(gcap_host_alloc(t->ctx, 256, &t->pinned));
+  t->plain = calloc(1, 256);
+  memset(t->pinned, 0x5a, 256);
+  assert_ok(gcap_graph_create(t->ctx, &t->g));
+  assert_ok(gcap_graph_create(t->ctx, &t->child));
+
+  gcap_node *n[12];
+  t->arg_ptr = (uint64_t)(uintptr_t)t->dev, t->arg_val = 0xabcdef01u;
+  void *args[] = {&t->arg_ptr, &t->arg_val};
+  gcap_kernel_node_params kp = {k, GCAP_DIM3(4, 2, 1), GCAP_DIM3(32, 1, 1), 64, args};
+  assert_ok(gcap_graph_add_kernel_node(t->g, NULL, 0, &kp, &n[0]));
+  gcap_memcpy_node_params up = {t->dev, t->pinned, 256, GCAP_MEMCPY_HOST_TO_DEVICE};
+  assert_ok(gcap_graph_add_memcpy_node(t->g, &n[0], 1, &up, &n[1]));
+  gcap_memset_node_params fill2d = {t->dev2, 7, 4, 8, 4, 64};
+  assert_ok(gcap_graph_add_memset_node(t->g, &n[1], 1, &fill2d, &n[2]));
+  gcap_memcpy_node_params d2d = {(char *)t->dev2 + 32, t->dev, 16, GCAP_MEMCPY_DEVICE_TO_DEVICE};
+  assert_ok(gcap_graph_add_memcpy_node(t->g, &n[2], 1, &d2d, &n[3]));
+  /* A pointer the core does not know, kind DEFAULT: the driver must work out what it is. */
+  gcap_memcpy_node_params down = {t->plain, t->dev2, 256, GCAP_MEMCPY_DEFAULT};
+  assert_ok(gcap_graph_add_memcpy_node(t->g, &n[3], 1, &down, &n[4]));
+  gcap_host_node_params hp = {count_run, &t->log};
+  assert_ok(gcap_graph_add_host_node(t->g, &n[4], 1, &hp, &n[5]));
+  assert_ok(gcap_graph_add_event_record_node(t->g, &n[5], 1, t->e, &n[6]));
+  assert_ok(gcap_graph_add_event_wait_node(t->g, &n[6], 1, t->e, &n[7]));
+  gcap_memset_node_params fill1d = {t->dev, 0x11, 1, 8, 1, 0};
+  gcap_node *c[2];
+  assert_ok(gcap_graph_add_memset_node(t->child, NULL, 0, &fill1d, &c[0]));
+  assert_ok(gcap_graph_add_empty_node(t->child, &c[0], 1, &c[1]));
+  assert_ok(gcap_graph_add_child_graph_node(t->g, &n[7], 1, t->child, &n[8]));
+  gcap_node *roots[2] = {n[0], n[8]};
+  assert_ok(gcap_graph_add_empty_node(t->g, roots, 2, &n[9]));
+
+  /* A native child graph: one empty node, made straight on the driver. */
+  DRIVER_FN(create, cuGraphCreate, 10000);
+  DRIVER_FN(add_empty, cuGraphAddEmptyNode, 10000);
+  DRIVER_FN(destroy, cuGraphDestroy, 10000);
+  CUgraph native = NULL;
+  CUgraphNode only = NULL;
+  assert_int_equal(create(&native, 0), CUDA_SUCCESS);
+  assert_int_equal(add_empty(&only, native, NULL, 0), CUDA_SUCCESS);
+  assert_ok(gcap_cuda_graph_add_native_child(t->g, &n[9], 1, native, &n[10]));
+  assert_int_equal(destroy(native), CUDA_SUCCESS);
+
+  /* Memory nodes come from capture. */
+  void *scratch = NULL;
+  assert_ok(gcap_stream_begin_capture(t->s, GCAP_CAPTURE_MODE_RELAXED));
+  assert_ok(gcap_mem_alloc_async(t->s, 64, &scratch));
+  assert_ok(gcap_memset_d32_async(t->s, scratch, 3, 16));
+  assert_ok(gcap_mem_free_async(t->s, scratch));
+  assert_ok(gcap_stream_end_capture(t->s, &t->captured));
+}
+
+static void free_every_type(struct every_type *t) {
+  gcap_graph_destroy(t->g);
+  gcap_graph_destroy(t->child);
+  gcap_graph_destroy(t->captured);
+  free(t->plain);
+  finish(t->ctx);
+}
+
+static void test_every_node_type_becomes_the_same_driver_graph(void **state) {
+  (void)state;
+  struct every_type t;
+  memset(&t, 0, sizeof t);
+  build_every_type(&t);
+  fake_cuda_log_clear();
+  gcap_exec *x = NULL, *xc = NULL;
+  assert_ok(gcap_graph_instantiate(t.g, 0, &x));
+  assert_same_graph(t.g, x);
+  assert_ok(gcap_graph_instantiate(t.captured, 0, &xc));
+  assert_same_graph(t.captured, xc);
+  /* Sides gcap knows are typed; the unknown host pointer under DEFAULT is left to unified addressing. */
+  assert_int_equal(fake_cuda_calls("copy dst=DEVICE src=HOST bytes=256"), 1);
+  assert_int_equal(fake_cuda_calls("copy dst=DEVICE src=DEVICE bytes=16"), 1);
+  assert_int_equal(fake_cuda_calls("copy dst=UNIFIED src=DEVICE bytes=256"), 1);
+  assert_int_equal(fake_cuda_calls("cuGraphInstantiateWithFlags("), 2);
+
+  /* Run it: the copies and fills really happen on the fake's memory, the host node runs once. */
+  assert_ok(gcap_exec_launch(x, t.s));
+  assert_ok(gcap_stream_synchronize(t.s));
+  assert_int_equal(t.log.runs, 1);
+  const unsigned char *plain = t.plain;
+  assert_int_equal(plain[0], 7);       /* the 2-D fill's first row */
+  assert_int_equal(plain[32], 0x5a);   /* the device-to-device copy of the uploaded bytes */
+  assert_int_equal(plain[64 + 4], 7);  /* second row */
+  assert_int_equal(plain[64 + 40], 0); /* past the row's 32 bytes: untouched */
+  assert_int_equal(fake_cuda_kernel_runs() > 0, 1);
+  gcap_exec_destroy(x);
+  gcap_exec_destroy(xc);
+  free_every_type(&t);
+}
+
+static void test_setters_enable_and_update_reach_the_driver(void **state) {
+  (void)state;
+  struct every_type t;
+  memset(&t, 0, sizeof t);
+  build_every_type(&t);
+  gcap_exec *x = NULL;
+  assert_ok(gcap_graph_instantiate(t.g, 0, &x));
+  gcap_node *n[16];
+  size_t num = 16;
+  assert_ok(gcap_graph_get_nodes(t.g, n, &num));
+  fake_cuda_log_clear();
+
+  /* Per-node setters: the core's node changes too, so the comparison follows them. */
+  gcap_kernel_node_params kp;
+  assert_ok(gcap_node_get_kernel_params(n[0], &kp));
+  uint32_t other = 42;
+  void *args[] = {kp.args[0], &other};
+  kp.args = args, kp.grid = GCAP_DIM3(9, 1, 1);
+  assert_ok(gcap_exec_kernel_node_set_params(x, n[0], &kp));
+  assert_ok(gcap_node_set_kernel_params(n[0], &kp));
+  gcap_memset_node_params fp;
+  assert_ok(gcap_node_get_memset_params(n[2], &fp));
+  fp.value = 9, fp.dst = (char *)fp.dst + 16;
+  assert_ok(gcap_exec_memset_node_set_params(x, n[2], &fp));
+  assert_ok(gcap_node_set_memset_params(n[2], &fp));
+  gcap_memcpy_node_params cp;
+  assert_ok(gcap_node_get_memcpy_params(n[3], &cp));
+  cp.bytes = 8;
+  assert_ok(gcap_exec_memcpy_node_set_params(x, n[3], &cp));
+  assert_ok(gcap_node_set_memcpy_params(n[3], &cp));
+  struct host_log second = {0};
+  gcap_host_node_params hp = {count_run, &second};
+  assert_ok(gcap_exec_host_node_set_params(x, n[5], &hp));
+  assert_ok(gcap_node_set_host_params(n[5], &hp));
+  assert_int_equal(fake_cuda_calls("cuGraphExecKernelNodeSetParams("), 1);
+  assert_int_equal(fake_cuda_calls("cuGraphExecMemsetNodeSetParams("), 1);
+  assert_int_equal(fake_cuda_calls("cuGraphExecMemcpyNodeSetParams("), 1);
+  assert_int_equal(fake_cuda_calls("cuGraphExecHostNodeSetParams("), 1);
+  assert_same_graph(t.g, x);
+
+  /* The new host record is the one that runs. */
+  assert_ok(gcap_exec_launch(x, t.s));
+  assert_ok(gcap_stream_synchronize(t.s));
+  assert_int_equal(t.log.runs, 0);
+  assert_int_equal(second.runs, 1);
+
+  /* Disabled, and enabled again. */
+  static char got[TEXT];
+  assert_ok(gcap_exec_node_set_enabled(x, n[0], false));
+  assert_int_equal(fake_cuda_calls("cuGraphNodeSetEnabled("), 1);
+  assert_int_equal(fake_cuda_calls(", 0)"), 1);
+  fake_cuda_describe_exec(gcap_cuda_graph_exec(x), got, sizeof got);
+  assert_non_null(strstr(got, "grid=9,1,1 block=32,1,1 shmem=64 args=") );
+  assert_non_null(strstr(got, "[disabled]\n"));
+  assert_ok(gcap_exec_node_set_enabled(x, n[0], true));
+  fake_cuda_describe_exec(gcap_cuda_graph_exec(x), got, sizeof got);
+  assert_null(strstr(got, "[disabled]"));
+
+  /* Whole-graph update from a clone with other values: the driver's executable takes them all. */
+  gcap_graph *fresh = NULL;
+  assert_ok(gcap_graph_clone(t.g, &fresh));
+  gcap_node *m[16];
+  size_t mnum = 16;
+  assert_ok(gcap_graph_get_nodes(fresh, m, &mnum));
+  fp.value = 13;
+  assert_ok(gcap_node_set_memset_params(m[2], &fp));
+  cp.bytes = 4;
+  assert_ok(gcap_node_set_memcpy_params(m[3], &cp));
+  gcap_exec_update_info info;
+  assert_ok(gcap_exec_update(x, fresh, &info));
+  assert_int_equal(fake_cuda_calls("cuGraphExecUpdate("), 1);
+  assert_same_graph(fresh, x);
+  gcap_graph_destroy(fresh);
+  gcap_exec_destroy(x);
+  free_every_type(&t);
+}
+
+/* The driver forbids CUDA calls in host functions: gcap refuses them there and calls nothing. */
+static void test_host_function_makes_no_driver_call(void **state) {
+  (void)state;
+  gcap_context *ctx = cuda_context();
+  gcap_stream *s = NULL;
+  gcap_graph *g = NULL, *target = NULL;
+  gcap_exec *x = NULL, *tx = NULL;
+  assert_ok(gcap_stream_create(ctx, &s));
+  assert_ok(gcap_graph_create(ctx, &target));
+  gcap_node *node = NULL;
+  assert_ok(gcap_graph_add_empty_node(target, NULL, 0, &node));
+  assert_ok(gcap_graph_instantiate(target, 0, &tx));
+  struct host_log log = {0, tx, s, GCAP_SUCCESS, ""};
+  gcap_host_node_params hp = {launch_from_inside, &log};
+  assert_ok(gcap_graph_create(ctx, &g));
+  assert_ok(gcap_graph_add_host_node(g, NULL, 0, &hp, &node));
+  assert_ok(gcap_graph_instantiate(g, 0, &x));
+  assert_ok(gcap_exec_launch(x, s));
+  size_t launches = fake_cuda_calls("cuGraphLaunch(");
+  /* Run the device without holding any gcap lock, as a driver thread would. */
+  fake_cuda_drain();
+  assert_int_equal(log.runs, 1);
+  assert_int_equal(log.from_inside, GCAP_ERROR_ILLEGAL_STATE);
+  assert_non_null(strstr(log.message, "gcap_exec_launch"));
+  assert_non_null(strstr(log.message, "host"));
+  assert_int_equal(fake_cuda_calls("cuGraphLaunch("), launches);
+  gcap_exec_destroy(x);
+  gcap_exec_destroy(tx);
+  gcap_graph_destroy(g);
+  gcap_graph_destroy(target);
+  finish(ctx);
+}
+
+/* Host-node records outlive a launch still in flight when its executable is destroyed. */
+static void test_exec_destroy_keeps_records_of_a_running_launch(void **state) {
+  (void)state;
+  gcap_context *ctx = cuda_context();
+  gcap_stream *s = NULL;
+  gcap_graph *g = NULL;
+  gcap_exec *x = NULL;
+  struct host_log log = {0};
+  gcap_host_node_params hp = {count_run, &log};
+  gcap_node *node = NULL;
+  assert_ok(gcap_stream_create(ctx, &s));
+  assert_ok(gcap_graph_create(ctx, &g));
+  assert_ok(gcap_graph_add_host_node(g, NULL, 0, &hp, &node));
+  assert_ok(gcap_graph_instantiate(g, 0, &x));
+  assert_ok(gcap_exec_launch(x, s));
+  assert_ok(gcap_exec_launch(x, s));
+  gcap_exec_destroy(x);
+  fake_cuda_drain(); /* both launches run after the destroy returned (unless it waited) */
+  assert_int_equal(log.runs, 2);
+  assert_int_equal(fake_cuda_calls("cuCtxSynchronize"), 0);
+  gcap_graph_destroy(g);
+  finish(ctx);
+}
+
+/* gcap_memcpy is synchronous: its data is in place on return, whatever the direction. */
+static void test_synchronous_copy_is_complete_on_return(void **state) {
+  (void)state;
+  gcap_context *ctx = cuda_context();
+  void *a = NULL, *b = NULL;
+  unsigned char in[64], out[64];
+  memset(in, 0x3c, sizeof in);
+  memset(out, 0, sizeof out);
+  assert_ok(gcap_mem_alloc(ctx, 64, &a));
+  assert_ok(gcap_mem_alloc(ctx, 64, &b));
+  assert_ok(gcap_memcpy(ctx, a, in, 64, GCAP_MEMCPY_HOST_TO_DEVICE));
+  assert_ok(gcap_memcpy(ctx, b, a, 64, GCAP_MEMCPY_DEVICE_TO_DEVICE));
+  assert_memory_equal(b, in, 64); /* device memory is host memory in the fake */
+  assert_ok(gcap_memcpy(ctx, out, b, 64, GCAP_MEMCPY_DEFAULT));
+  assert_memory_equal(out, in, 64);
+  assert_int_equal(fake_cuda_calls("cuMemcpy("), 0);
+  finish(ctx);
+}
+
+/* Synchronizing one gcap context leaves a capture in another context of the same device intact. */
+static void test_context_synchronize_spares_other_captures(void **state) {
+  (void)state;
+  gcap_context *a = cuda_context(), *b = cuda_context();
+  gcap_stream *sa = NULL, *sb = NULL;
+  void *dev = NULL;
+  assert_ok(gcap_stream_create(a, &sa));
+  assert_ok(gcap_stream_create(b, &sb));
+  assert_ok(gcap_mem_alloc(a, 64, &dev));
+  assert_ok(gcap_stream_begin_capture(sa, GCAP_CAPTURE_MODE_RELAXED));
+  assert_ok(gcap_memset_async(sa, dev, 1, 64));
+  assert_ok(gcap_memset_d32_async(sb, dev, 2, 4)); /* b has work of its own to wait for */
+  assert_ok(gcap_context_synchronize(b));
+  gcap_graph *g = NULL;
+  assert_ok(gcap_stream_end_capture(sa, &g));
+  assert_int_equal(gcap_graph_node_count(g), 1);
+  assert_int_equal(fake_cuda_calls("cuCtxSynchronize"), 0);
+  assert_int_equal(((uint32_t *)dev)[0], 2u);
+  gcap_graph_destroy(g);
+  gcap_context_destroy(b);
+  finish(a);
+}
+
+/* A thread's own current context survives gcap calls. */
+static void test_callers_current_context_is_restored(void **state) {
+  (void)state;
+  DRIVER_FN(retain, cuDevicePrimaryCtxRetain, 7000);
+  DRIVER_FN(release, cuDevicePrimaryCtxRelease, 11000);
+  DRIVER_FN(set, cuCtxSetCurrent, 4000);
+  DRIVER_FN(get, cuCtxGetCurrent, 4000);
+  CUcontext mine = NULL, now = NULL;
+  assert_int_equal(retain(&mine, 1), CUDA_SUCCESS);
+  assert_int_equal(set(mine), CUDA_SUCCESS);
+  gcap_context *ctx = cuda_context();
+  void *dev = NULL;
+  gcap_stream *s = NULL;
+  assert_ok(gcap_mem_alloc(ctx, 16, &dev));
+  assert_ok(gcap_stream_create(ctx, &s));
+  assert_ok(gcap_memset_async(s, dev, 0, 16));
+  assert_ok(gcap_stream_synchronize(s));
+  assert_int_equal(get(&now), CUDA_SUCCESS);
+  assert_ptr_equal(now, mine);
+  assert_true(gcap_cuda_context(ctx) != mine);
+  assert_int_equal(set(NULL), CUDA_SUCCESS);
+  assert_int_equal(release(1), CUDA_SUCCESS);
+  finish(ctx);
+}
+
+/* A 2-D fill whose pitch is not a multiple of its element size is refused before the driver sees it. */
+static void test_fill_pitch_alignment(void **state) {
+  (void)state;
+  gcap_context *ctx = cuda_context();
+  void *dev = NULL;
+  gcap_graph *g = NULL;
+  gcap_exec *x = NULL;
+  gcap_node *n = NULL;
+  assert_ok(gcap_mem_alloc(ctx, 256, &dev));
+  assert_ok(gcap_graph_create(ctx, &g));
+  gcap_memset_node_params p = {dev, 1, 4, 4, 3, 18};
+  gcap_status st = gcap_graph_add_memset_node(g, NULL, 0, &p, &n);
+  if (st == GCAP_SUCCESS) st = gcap_graph_instantiate(g, 0, &x);
+  assert_int_equal(st, GCAP_ERROR_INVALID_VALUE);
+  test_assert_message_contains("pitch");
+  test_assert_message_contains("18");
+  assert_null(x);
+  assert_int_equal(fake_cuda_calls("cuGraphAddMemsetNode("), 0);
+  gcap_graph_destroy(g);
+  finish(ctx);
+}
+
+/* Kernels found by name take their parameter sizes from cuFuncGetParamInfo. */
+static void test_kernel_sizes_from_the_driver(void **state) {
+  (void)state;
+  gcap_context *ctx = cuda_context();
+  gcap_module *m = NULL;
+  gcap_kernel *k = load_kernel(ctx, "k_8_2_4", &m);
+  assert_non_null(k);
+  assert_int_equal(fake_cuda_calls("cuFuncGetParamInfo("), 3 + 1 + 3); /* counted, then read */
+  finish(ctx);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup(test_every_node_type_becomes_the_same_driver_graph, count_live_handles),
+      cmocka_unit_test_setup(test_setters_enable_and_update_reach_the_driver, count_live_handles),
+      cmocka_unit_test_setup(test_host_function_makes_no_driver_call, count_live_handles),
+      cmocka_unit_test_setup(test_exec_destroy_keeps_records_of_a_running_launch, count_live_handles),
+      cmocka_unit_test_setup(test_synchronous_copy_is_complete_on_return, count_live_handles),
+      cmocka_unit_test_setup(test_context_synchronize_spares_other_captures, count_live_handles),
+      cmocka_unit_test_setup(test_callers_current_context_is_restored, count_live_handles),
+      cmocka_unit_test_setup(test_fill_pitch_alignment, count_live_handles),
+      cmocka_unit_test_setup(test_kernel_sizes_from_the_driver, count_live_handles),
+  };
+  return cmocka_run_group_tests_name("CUDA backend on the recording fake driver", tests, NULL, NULL);
+}
