@@ -1,15 +1,29 @@
 #!/bin/sh
 # Run on a machine with apt (Debian 12): fetches what building and testing gcap needs as .deb
-# files and unpacks them into build-gpu-deps/root, for a GPU machine with no package registry.
-# tests/gpu/run.sh uses that tree when it is there. build-gpu-deps/ is ignored by git (build*).
+# files and unpacks them into build-gpu-deps/root, for a GPU machine with no package registry,
+# and copies this machine's CUDA headers (cuda.h, cudaTypedefs.h) into build-gpu-deps/cuda, so
+# that the GPU machine builds against the headers gcap was built and tested with here.
+# tests/gpu/run.sh uses both when they are there. build-gpu-deps/ is ignored by git (build*).
 set -e
 cd "$(dirname "$0")/.."
 dest=build-gpu-deps
 rm -rf "$dest"
-mkdir -p "$dest/debs" "$dest/root"
+mkdir -p "$dest/debs" "$dest/root" "$dest/cuda/include"
 cd "$dest/debs"
 apt-get download meson ninja-build libcmocka0 libcmocka-dev libjansson4 libjansson-dev pkgconf pkgconf-bin libpkgconf3 \
   python3-pkg-resources 2>&1 | grep -v '^W: Download is performed unsandboxed' || true
 cd - >/dev/null
 for deb in "$dest"/debs/*.deb; do dpkg -x "$deb" "$dest/root"; done
-echo "unpacked $(ls "$dest"/debs | wc -l) packages into $dest/root ($(du -sh "$dest" | cut -f1))"
+rm -rf "$dest/debs" # the unpacked tree is what travels
+toolkit=""
+for dir in "${CUDA_PATH:-}" "${CUDA_HOME:-}" /usr/local/cuda /usr; do
+  [ -n "$dir" ] && [ -f "$dir/include/cuda.h" ] && [ -f "$dir/include/cudaTypedefs.h" ] && { toolkit="$dir"; break; }
+done
+if [ -n "$toolkit" ]; then
+  cp "$toolkit/include/cuda.h" "$toolkit/include/cudaTypedefs.h" "$dest/cuda/include/"
+  echo "CUDA headers from $toolkit/include ($(grep -m1 '#define CUDA_VERSION' "$dest/cuda/include/cuda.h"))"
+else
+  rmdir "$dest/cuda/include" "$dest/cuda"
+  echo "no CUDA headers here: the GPU machine's own will be used"
+fi
+echo "unpacked into $dest/root ($(du -sh "$dest" | cut -f1) in all)"
