@@ -55,7 +55,7 @@ struct gcap__cuda_driver {
  */
 gcap_status gcap__cuda_driver(const struct gcap__cuda_driver **out);
 
-/* The gcap status of the same meaning as r (API.md's table), GCAP_ERROR_BACKEND when none. */
+/* The gcap status of the same meaning as r (docs/cuda.md lists them), GCAP_ERROR_BACKEND when none. */
 gcap_status gcap__cuda_status(CUresult r);
 
 /*

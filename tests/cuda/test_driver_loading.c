@@ -80,7 +80,7 @@ static void test_context_failure_is_mapped(void **state) {
 
 static void test_status_table(void **state) {
   (void)state;
-  /* API.md: same numbers for 1, 2 and 900-910 where gcap has the code. */
+  /* The same numbers for 1, 2 and 900-910 where gcap has the code. */
   assert_int_equal(gcap__cuda_status(CUDA_SUCCESS), GCAP_SUCCESS);
   assert_int_equal(gcap__cuda_status(CUDA_ERROR_INVALID_VALUE), 1);
   assert_int_equal(gcap__cuda_status(CUDA_ERROR_OUT_OF_MEMORY), 2);
