@@ -235,6 +235,23 @@ static void test_graph_memory_left_allocated_at_context_destroy(void **state) {
   gcap_context_destroy(ctx);
 }
 
+/* A 2-D fill's rows start aligned to its elements, as the CUDA driver needs: both backends refuse it alike. */
+static void test_fill_pitch_must_keep_rows_aligned(void **state) {
+  (void)state;
+  gcap_context *ctx = sim_context();
+  void *dev = test_dev_alloc(ctx, 256);
+  gcap_graph *g = NULL;
+  assert_ok(gcap_graph_create(ctx, &g));
+  gcap_memset_node_params mp = {dev, 7, 4, 4, 3, 18};
+  gcap_node *n = NULL;
+  assert_status(gcap_graph_add_memset_node(g, NULL, 0, &mp, &n), GCAP_ERROR_INVALID_VALUE);
+  test_assert_message_contains("pitch 18 is not a multiple of the 4-byte element size");
+  assert_null(n);
+  mp.pitch = 20;
+  assert_ok(gcap_graph_add_memset_node(g, NULL, 0, &mp, &n));
+  gcap_context_destroy(ctx);
+}
+
 /* ============================================= handle checks racing node creation */
 
 struct adder {
@@ -469,6 +486,7 @@ int main(void) {
       cmocka_unit_test(test_graph_memory_outlives_graph_and_executable),
       cmocka_unit_test(test_graph_memory_freed_by_another_graph),
       cmocka_unit_test(test_graph_memory_left_allocated_at_context_destroy),
+      cmocka_unit_test(test_fill_pitch_must_keep_rows_aligned),
       cmocka_unit_test(test_node_checks_while_another_thread_adds_nodes),
       cmocka_unit_test(test_foreign_handles_are_invalid_handles),
       cmocka_unit_test(test_update_from_graph_with_destroyed_node_is_refused),

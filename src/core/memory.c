@@ -146,6 +146,9 @@ gcap_status gcap__check_fill(const struct gcap_context *ctx, const struct gcap__
   if (f->height > 1) {
     if (f->pitch < row)
       return gcap__fail(GCAP_ERROR_INVALID_VALUE, "pitch %zu is below width * element_size = %zu", f->pitch, row);
+    if (f->pitch % es != 0) /* cuMemsetD2D16/32: every row starts aligned to its elements */
+      return gcap__fail(GCAP_ERROR_INVALID_VALUE, "pitch %zu is not a multiple of the %u-byte element size", f->pitch,
+                        es);
     if ((f->height - 1) > (SIZE_MAX - row) / f->pitch)
       return gcap__fail(GCAP_ERROR_INVALID_VALUE, "pitch * height overflows");
     extent = (f->height - 1) * f->pitch + row;
