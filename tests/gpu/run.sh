@@ -57,7 +57,7 @@ done
 echo "CUDA headers: ${toolkit:-none found} $( [ -n "$toolkit" ] && grep -m1 '#define CUDA_VERSION' "$toolkit/include/cuda.h")"
 
 say "configure and build (-Dcuda=enabled)"
-setup_args=(-Dcuda=enabled ${toolkit:+-Dtoolkit_dir=$toolkit})
+setup_args=(-Dcuda=enabled -Dtests=enabled ${toolkit:+-Dtoolkit_dir=$toolkit}) # no cmocka must fail here, not skip the suite
 if ! timeout 90 "${meson_cmd[@]}" setup build-gpu "${setup_args[@]}" --wipe >"$log_dir/setup.log" 2>&1 &&
    ! timeout 90 "${meson_cmd[@]}" setup build-gpu "${setup_args[@]}" >"$log_dir/setup.log" 2>&1; then
   cat "$log_dir/setup.log"; echo "FAILED: meson setup"; exit 1
