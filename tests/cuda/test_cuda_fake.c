@@ -444,6 +444,64 @@ static void test_host_function_makes_no_driver_call(void **state) {
   finish(ctx);
 }
 
+struct graph_edit {
+  gcap_graph *g;
+  gcap_context *ctx;
+  gcap_status added, copied;
+};
+
+/* On the driver's thread: a graph edit takes the context lock; a blocking copy is refused before it. */
+static void edit_from_inside(void *user_data) {
+  struct graph_edit *e = user_data;
+  gcap_node *n = NULL;
+  unsigned char byte = 0;
+  e->added = gcap_graph_add_empty_node(e->g, NULL, 0, &n);
+  e->copied = gcap_memcpy(e->ctx, &byte, &byte, 1, GCAP_MEMCPY_HOST_TO_HOST);
+}
+
+/*
+ * The host waits (stream, event and context synchronize, executable destroy) without holding
+ * the context lock, so a host function that calls gcap on the driver's thread finishes instead
+ * of deadlocking; the test would hang otherwise.
+ */
+static void test_host_function_calls_gcap_while_the_host_waits(void **state) {
+  (void)state;
+  gcap_context *ctx = cuda_context();
+  gcap_stream *s = NULL;
+  gcap_event *ev = NULL;
+  gcap_graph *g = NULL, *edited = NULL;
+  gcap_exec *x = NULL;
+  assert_ok(gcap_stream_create(ctx, &s));
+  assert_ok(gcap_event_create(ctx, &ev));
+  assert_ok(gcap_graph_create(ctx, &edited));
+  struct graph_edit e = {edited, ctx, GCAP_ERROR_BACKEND, GCAP_ERROR_BACKEND};
+  gcap_host_node_params hp = {edit_from_inside, &e};
+  gcap_node *node = NULL;
+  assert_ok(gcap_graph_create(ctx, &g));
+  assert_ok(gcap_graph_add_host_node(g, NULL, 0, &hp, &node));
+  assert_ok(gcap_graph_instantiate(g, 0, &x));
+  size_t count = 0;
+  for (int wait = 0; wait < 4; wait++) {
+    assert_ok(gcap_exec_launch(x, s));
+    if (wait == 0) assert_ok(gcap_stream_synchronize(s));
+    if (wait == 1) {
+      assert_ok(gcap_event_record(ev, s));
+      assert_ok(gcap_event_synchronize(ev));
+    }
+    if (wait == 2) assert_ok(gcap_context_synchronize(ctx));
+    if (wait == 3) gcap_exec_destroy(x); /* waits for the launch */
+    assert_ok(gcap_graph_get_nodes(edited, NULL, &count));
+    assert_int_equal(count, (size_t)wait + 1);
+    assert_int_equal(e.added, GCAP_SUCCESS);
+    assert_int_equal(e.copied, GCAP_ERROR_ILLEGAL_STATE);
+  }
+  assert_int_equal(fake_cuda_calls("cuCtxSynchronize"), 0);
+  gcap_graph_destroy(g);
+  gcap_graph_destroy(edited);
+  assert_ok(gcap_event_destroy(ev));
+  finish(ctx);
+}
+
 /* Host-node records outlive a launch still in flight when its executable is destroyed. */
 static void test_exec_destroy_keeps_records_of_a_running_launch(void **state) {
   (void)state;
@@ -573,6 +631,7 @@ int main(void) {
       cmocka_unit_test_setup(test_every_node_type_becomes_the_same_driver_graph, count_live_handles),
       cmocka_unit_test_setup(test_setters_enable_and_update_reach_the_driver, count_live_handles),
       cmocka_unit_test_setup(test_host_function_makes_no_driver_call, count_live_handles),
+      cmocka_unit_test_setup(test_host_function_calls_gcap_while_the_host_waits, count_live_handles),
       cmocka_unit_test_setup(test_exec_destroy_keeps_records_of_a_running_launch, count_live_handles),
       cmocka_unit_test_setup(test_synchronous_copy_is_complete_on_return, count_live_handles),
       cmocka_unit_test_setup(test_context_synchronize_spares_other_captures, count_live_handles),
