@@ -353,6 +353,7 @@ struct kargs {
 
 static void **kernel_args(struct input *in, struct kargs *a) {
   static const uint32_t counts[] = {0, 1, 4, 16, 64, 1000};
+  memset(a, 0, sizeof *a); /* a parameter may be read at another kernel's (larger) size */
   a->p0 = device_side(in);
   a->p1 = device_side(in);
   a->n = u32_of(in, counts, sizeof counts / sizeof counts[0]);
