@@ -11,7 +11,7 @@
  *
  *     zero the residual ──► jacobi(x_old, x_new) ──► residual(x_old, x_new) ──► download the residual
  *
- * The download goes into pageable host memory, which must stay valid for every replay (R44).
+ * The download goes into pageable host memory, which must stay valid for every replay (rules.md#record-memcpy).
  * The last iteration also copies the solution into a checkpoint buffer (a fifth node).
  *
  * The same ITERS iterations run three ways, each from the same starting state:

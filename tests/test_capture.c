@@ -1,6 +1,8 @@
 /*
- * Stream capture: beginning and ending (SEMANTICS R1-R19), cross-stream capture through events
- * (R28-R40) and what capture records (R41-R46). Every successful capture is instantiated and
+ * Stream capture: beginning and ending (rules.md#capture-begin through
+ * rules.md#capture-stream-destroyed), cross-stream capture through events (rules.md#capture-chain
+ * through rules.md#capture-again) and what capture records (rules.md#record-node-types through
+ * rules.md#record-mem-alloc). Every successful capture is instantiated and
  * launched, and the test checks the memory or host callbacks the replay produced.
  */
 #include <setjmp.h>
@@ -319,7 +321,7 @@ static void run_thread(void *(*fn)(void *), struct worker *w) {
 
 /* ============================================================ 1. begin and end */
 
-static void test_R1_ids_nonzero_unique(void **state) {
+static void test_capture_begin_ids_nonzero_unique(void **state) {
   gcap_context *ctx = *state;
   gcap_stream *a = new_stream(ctx), *b = new_stream(ctx);
   uint64_t prev = 0;
@@ -356,7 +358,7 @@ static void test_R1_ids_nonzero_unique(void **state) {
   gcap_context_destroy(other);
 }
 
-static void test_R3_begin_on_member_is_illegal_state(void **state) {
+static void test_capture_already_begin_on_member_is_illegal_state(void **state) {
   gcap_context *ctx = *state;
   gcap_stream *s0 = new_stream(ctx), *s1 = new_stream(ctx);
   gcap_event *e = new_event(ctx);
@@ -410,7 +412,7 @@ static void test_R3_begin_on_member_is_illegal_state(void **state) {
   assert_ok(gcap_mem_free(ctx, d));
 }
 
-static void test_R4_bad_mode(void **state) {
+static void test_capture_begin_bad_mode(void **state) {
   gcap_context *ctx = *state;
   gcap_stream *s = new_stream(ctx), *dead = new_stream(ctx);
   assert_ok(gcap_stream_destroy(dead));
@@ -437,7 +439,7 @@ static void test_R4_bad_mode(void **state) {
   gcap_graph_destroy(g);
 }
 
-static void test_R6_exchange_capture_mode(void **state) {
+static void test_capture_mode_exchange(void **state) {
   (void)state;
   gcap_capture_mode m = GCAP_CAPTURE_MODE_THREAD_LOCAL;
   assert_ok(gcap_thread_exchange_capture_mode(&m));
@@ -456,7 +458,7 @@ static void test_R6_exchange_capture_mode(void **state) {
   assert_int_equal(m, GCAP_CAPTURE_MODE_RELAXED); /* the failed exchange changed nothing */
 }
 
-static void test_R7_prohibition_predicate(void **state) {
+static void test_capture_prohibition_predicate(void **state) {
   gcap_context *ctx = *state;
   gcap_stream *s = new_stream(ctx);
   /* the capturing thread itself: prohibited unless its mode or the capture's is RELAXED */
@@ -550,7 +552,7 @@ static void test_R7_prohibition_predicate(void **state) {
   end_invalidated(s, id, "gcap_stream_query", "stream", s, "STREAM_CAPTURE_UNSUPPORTED");
 }
 
-static void test_R8_end_returns_graph_members_none(void **state) {
+static void test_capture_end_returns_graph_members_none(void **state) {
   gcap_context *ctx = *state;
   gcap_stream *s0 = new_stream(ctx), *s1 = new_stream(ctx), *s2 = new_stream(ctx);
   gcap_event *e = new_event(ctx);
@@ -599,7 +601,7 @@ static void test_R8_end_returns_graph_members_none(void **state) {
   }
 }
 
-static void test_R9_end_not_capturing(void **state) {
+static void test_capture_end_order_not_capturing(void **state) {
   gcap_context *ctx = *state;
   gcap_stream *s = new_stream(ctx), *dead = new_stream(ctx);
   assert_ok(gcap_stream_destroy(dead));
@@ -624,7 +626,7 @@ static void test_R9_end_not_capturing(void **state) {
   gcap_graph_destroy(ok);
 }
 
-static void test_R10_wrong_thread(void **state) {
+static void test_capture_end_order_wrong_thread(void **state) {
   gcap_context *ctx = *state;
   gcap_stream *s = new_stream(ctx);
   unsigned char *d = dev_alloc(ctx, 16);
@@ -659,7 +661,7 @@ static void *begin_relaxed_worker(void *arg) {
   return NULL;
 }
 
-static void test_R10_relaxed_any_thread(void **state) {
+static void test_capture_end_order_relaxed_any_thread(void **state) {
   gcap_context *ctx = *state;
   gcap_stream *s = new_stream(ctx);
   unsigned char *d = dev_alloc(ctx, 16);
@@ -688,7 +690,7 @@ static void test_R10_relaxed_any_thread(void **state) {
   assert_ok(gcap_mem_free(ctx, d));
 }
 
-static void test_R11_end_on_member_unmatched(void **state) {
+static void test_capture_end_order_on_member_unmatched(void **state) {
   gcap_context *ctx = *state;
   gcap_stream *s0 = new_stream(ctx), *s1 = new_stream(ctx);
   gcap_event *e = new_event(ctx);
@@ -713,7 +715,7 @@ static void test_R11_end_on_member_unmatched(void **state) {
   assert_dev_bytes(ctx, d, 0, 16, 0);
 }
 
-static void test_R12_end_invalidated_resets(void **state) {
+static void test_capture_end_order_invalidated_resets(void **state) {
   gcap_context *ctx = *state;
   gcap_stream *s0 = new_stream(ctx), *s1 = new_stream(ctx);
   gcap_event *e = new_event(ctx);
@@ -758,7 +760,7 @@ static void test_R12_end_invalidated_resets(void **state) {
   }
 }
 
-static void test_R13_unjoined_resets(void **state) {
+static void test_capture_end_order_unjoined_resets(void **state) {
   gcap_context *ctx = *state;
   gcap_stream *s0 = new_stream(ctx), *s1 = new_stream(ctx);
   gcap_event *e = new_event(ctx);
@@ -793,7 +795,7 @@ static void test_R13_unjoined_resets(void **state) {
   }
 }
 
-static void test_R14_end_check_order(void **state) {
+static void test_capture_end_order_check_order(void **state) {
   gcap_context *ctx = *state;
   gcap_stream *s0 = new_stream(ctx), *s1 = new_stream(ctx);
   gcap_event *e = new_event(ctx);
@@ -892,7 +894,7 @@ static void test_R14_end_check_order(void **state) {
   gcap_graph_destroy(g);
 }
 
-static void test_R15_is_capturing(void **state) {
+static void test_capture_status_is_capturing(void **state) {
   gcap_context *ctx = *state;
   gcap_stream *s0 = new_stream(ctx), *s1 = new_stream(ctx), *dead = new_stream(ctx);
   gcap_event *e = new_event(ctx);
@@ -929,7 +931,7 @@ static void test_R15_is_capturing(void **state) {
   }
 }
 
-static void test_R16_capture_info_frontiers(void **state) {
+static void test_capture_status_capture_info_frontiers(void **state) {
   gcap_context *ctx = *state;
   gcap_stream *s0 = new_stream(ctx), *s1 = new_stream(ctx), *s2 = new_stream(ctx), *dead = new_stream(ctx);
   gcap_event *e0 = new_event(ctx), *e1 = new_event(ctx), *e2 = new_event(ctx);
@@ -1028,7 +1030,7 @@ static void *capture_worker(void *arg) {
   return NULL;
 }
 
-static void test_R18_concurrent_captures_threads(void **state) {
+static void test_capture_concurrent_captures_threads(void **state) {
   gcap_context *ctx = *state;
   enum { N = 3 };
   gcap_stream *s[N];
@@ -1084,7 +1086,7 @@ static void test_R18_concurrent_captures_threads(void **state) {
   gcap_graph_destroy(g1);
 }
 
-static void test_R19_destroy_capturing_stream(void **state) {
+static void test_capture_stream_destroyed(void **state) {
   gcap_context *ctx = *state;
   gcap_stream *s0 = new_stream(ctx), *s1 = new_stream(ctx);
   gcap_event *e = new_event(ctx);
@@ -1133,7 +1135,7 @@ static void test_R19_destroy_capturing_stream(void **state) {
 
 /* ============================================================ 3. cross-stream capture */
 
-static void test_R28_chain(void **state) {
+static void test_capture_chain(void **state) {
   gcap_context *ctx = *state;
   gcap_stream *s = new_stream(ctx);
   unsigned char *d = dev_alloc(ctx, 48);
@@ -1186,7 +1188,7 @@ static void test_R28_chain(void **state) {
   }
 }
 
-static void test_R29_event_record_no_node(void **state) {
+static void test_capture_event_record_no_node(void **state) {
   gcap_context *ctx = *state;
   gcap_context *other = test_context_create();
   gcap_event *foreign = new_event(other);
@@ -1225,7 +1227,7 @@ static void test_R29_event_record_no_node(void **state) {
   gcap_context_destroy(other);
 }
 
-static void test_R30_join_fork(void **state) {
+static void test_capture_fork_and_join(void **state) {
   gcap_context *ctx = *state;
   gcap_stream *s0 = new_stream(ctx), *s1 = new_stream(ctx), *s2 = new_stream(ctx);
   gcap_event *e0 = new_event(ctx), *e1 = new_event(ctx), *e2 = new_event(ctx);
@@ -1276,7 +1278,7 @@ static void test_R30_join_fork(void **state) {
   }
 }
 
-static void test_R30_R31_three_stream_diamond(void **state) {
+static void test_capture_fork_join_three_stream_diamond(void **state) {
   gcap_context *ctx = *state;
   gcap_stream *s0 = new_stream(ctx), *s1 = new_stream(ctx), *s2 = new_stream(ctx);
   gcap_event *ea = new_event(ctx), *eb = new_event(ctx), *ec = new_event(ctx);
@@ -1336,7 +1338,7 @@ static void test_R30_R31_three_stream_diamond(void **state) {
   }
 }
 
-static void test_R31_merge_within_sequence(void **state) {
+static void test_capture_join_merge_within_sequence(void **state) {
   gcap_context *ctx = *state;
   gcap_stream *s0 = new_stream(ctx), *s1 = new_stream(ctx);
   gcap_event *e = new_event(ctx), *f = new_event(ctx);
@@ -1382,7 +1384,7 @@ static void test_R31_merge_within_sequence(void **state) {
 }
 
 /* RS ...Positive_SelfWaitWithInterveningWork: A, record e, B, C, wait e, D -> 4 nodes, 4 edges. */
-static void test_R31_self_wait_with_intervening_work(void **state) {
+static void test_capture_join_self_wait_with_intervening_work(void **state) {
   gcap_context *ctx = *state;
   gcap_stream *s = new_stream(ctx);
   gcap_event *e = new_event(ctx);
@@ -1418,7 +1420,7 @@ static void test_R31_self_wait_with_intervening_work(void **state) {
   }
 }
 
-static void test_R32_merge_across_captures(void **state) {
+static void test_capture_merge_across_captures(void **state) {
   gcap_context *ctx = *state;
   gcap_stream *s0 = new_stream(ctx), *s1 = new_stream(ctx);
   gcap_event *e = new_event(ctx);
@@ -1442,7 +1444,7 @@ static void test_R32_merge_across_captures(void **state) {
   assert_dev_bytes(ctx, d, 0, 16, 0);
 }
 
-static void test_R33_isolation(void **state) {
+static void test_capture_isolation(void **state) {
   gcap_context *ctx = *state;
   gcap_stream *s0 = new_stream(ctx), *s1 = new_stream(ctx);
   gcap_event *outside = new_event(ctx), *never = new_event(ctx);
@@ -1478,7 +1480,7 @@ static void test_R33_isolation(void **state) {
   }
 }
 
-static void test_R35_wait_on_invalidated_capture_event(void **state) {
+static void test_capture_wait_invalidated_event(void **state) {
   gcap_context *ctx = *state;
   gcap_stream *s0 = new_stream(ctx), *s1 = new_stream(ctx);
   gcap_event *e = new_event(ctx);
@@ -1502,7 +1504,7 @@ static void test_R35_wait_on_invalidated_capture_event(void **state) {
   }
 }
 
-static void test_R36_captured_event_after_end(void **state) {
+static void test_captured_event_after_end(void **state) {
   gcap_context *ctx = *state;
   gcap_stream *s0 = new_stream(ctx), *s1 = new_stream(ctx), *s2 = new_stream(ctx);
   gcap_event *e = new_event(ctx);
@@ -1548,7 +1550,7 @@ static void test_R36_captured_event_after_end(void **state) {
   }
 }
 
-static void test_R37_unjoined_formal(void **state) {
+static void test_capture_joined_unjoined_formal(void **state) {
   gcap_context *ctx = *state;
   gcap_stream *s0 = new_stream(ctx), *s1 = new_stream(ctx);
   gcap_event *e = new_event(ctx), *back = new_event(ctx);
@@ -1632,7 +1634,7 @@ static void test_R37_unjoined_formal(void **state) {
   }
 }
 
-static void test_R38_graph_api_on_capture_graph(void **state) {
+static void test_capture_graph_edits_through_graph_api(void **state) {
   gcap_context *ctx = *state;
   gcap_stream *s = new_stream(ctx), *other = new_stream(ctx);
   unsigned char *d = dev_alloc(ctx, 32);
@@ -1666,7 +1668,7 @@ static void test_R38_graph_api_on_capture_graph(void **state) {
     test_assert_message_contains("gcap_graph_instantiate");
     assert_null(xe);
     assert_int_equal(cap_status(s), GCAP_CAPTURE_STATUS_ACTIVE);
-    /* other graphs are fine meanwhile (R25) */
+    /* other graphs are fine meanwhile (rules.md#capture-allowed) */
     gcap_graph *side = NULL;
     assert_ok(gcap_graph_create(ctx, &side));
     gcap_exec *sx = NULL;
@@ -1695,7 +1697,7 @@ static void test_R38_graph_api_on_capture_graph(void **state) {
   }
 }
 
-static void test_R39_empty_capture(void **state) {
+static void test_capture_empty(void **state) {
   gcap_context *ctx = *state;
   gcap_stream *s = new_stream(ctx);
   for (int m = 0; m < 3; m++) {
@@ -1708,7 +1710,7 @@ static void test_R39_empty_capture(void **state) {
     nodes[0] = (gcap_node *)&n;
     assert_ok(gcap_graph_get_nodes(g, nodes, &n));
     assert_int_equal(n, 0);
-    assert_null(nodes[0]); /* padded with NULL (R51) */
+    assert_null(nodes[0]); /* padded with NULL (rules.md#graph-enumerate) */
     gcap_exec *x = NULL;
     assert_ok(gcap_graph_instantiate(g, 0, &x));
     assert_int_equal(gcap_exec_node_count(x), 0);
@@ -1719,7 +1721,7 @@ static void test_R39_empty_capture(void **state) {
   }
 }
 
-static void test_R40_capture_again(void **state) {
+static void test_capture_again(void **state) {
   gcap_context *ctx = *state;
   gcap_stream *s = new_stream(ctx);
   unsigned char *d = dev_alloc(ctx, 16);
@@ -1755,7 +1757,7 @@ static void test_R40_capture_again(void **state) {
 
 /* ============================================================ 4. what capture records */
 
-static void test_R41_node_types(void **state) {
+static void test_record_node_types(void **state) {
   gcap_context *ctx = *state;
   gcap_kernel *k = load_add(ctx);
   gcap_stream *s0 = new_stream(ctx), *s1 = new_stream(ctx);
@@ -1810,7 +1812,7 @@ static void test_R41_node_types(void **state) {
   assert_ok(gcap_mem_free(ctx, d));
 }
 
-static void test_R42_args_copied_at_capture(void **state) {
+static void test_record_kernel_args_copied_at_capture(void **state) {
   gcap_context *ctx = *state;
   gcap_kernel *k = load_add(ctx);
   gcap_stream *s = new_stream(ctx);
@@ -1857,7 +1859,7 @@ static void test_R42_args_copied_at_capture(void **state) {
   }
 }
 
-static void test_R43_memset_element_sizes(void **state) {
+static void test_record_memset_element_sizes(void **state) {
   gcap_context *ctx = *state;
   gcap_stream *s = new_stream(ctx);
   unsigned char *d = dev_alloc(ctx, 64);
@@ -1905,7 +1907,7 @@ static void test_R43_memset_element_sizes(void **state) {
   }
 }
 
-static void test_R44_pageable_host_copy_at_replay(void **state) {
+static void test_record_memcpy_pageable_host_copy_at_replay(void **state) {
   gcap_context *ctx = *state;
   gcap_stream *s = new_stream(ctx);
   unsigned char *d = dev_alloc(ctx, 32);
@@ -1939,7 +1941,7 @@ static void test_R44_pageable_host_copy_at_replay(void **state) {
   }
 }
 
-static void test_R45_host_fn_null(void **state) {
+static void test_record_host_fn_null(void **state) {
   gcap_context *ctx = *state;
   gcap_stream *s = new_stream(ctx);
   unsigned char *d = dev_alloc(ctx, 16);
@@ -1980,8 +1982,9 @@ static void test_R45_host_fn_null(void **state) {
   assert_dev_bytes(ctx, d, 0, 16, 0);
 }
 
-/* R46: a captured stream-ordered allocation is a MEM_ALLOC node whose address is fixed at capture. */
-static void test_R46_mem_alloc_async_in_capture(void **state) {
+/* A captured stream-ordered allocation is a MEM_ALLOC node whose address is fixed at capture
+ * (rules.md#record-mem-alloc). */
+static void test_record_mem_alloc_async_in_capture(void **state) {
   gcap_context *ctx = *state;
   gcap_stream *s = new_stream(ctx);
   unsigned char host[64];
@@ -2028,43 +2031,43 @@ static void test_R46_mem_alloc_async_in_capture(void **state) {
 int main(void) {
   test_require_backend();
   const struct CMUnitTest tests[] = {
-      T(test_R1_ids_nonzero_unique),
-      T(test_R3_begin_on_member_is_illegal_state),
-      T(test_R4_bad_mode),
-      T(test_R6_exchange_capture_mode),
-      T(test_R7_prohibition_predicate),
-      T(test_R8_end_returns_graph_members_none),
-      T(test_R9_end_not_capturing),
-      T(test_R10_wrong_thread),
-      T(test_R10_relaxed_any_thread),
-      T(test_R11_end_on_member_unmatched),
-      T(test_R12_end_invalidated_resets),
-      T(test_R13_unjoined_resets),
-      T(test_R14_end_check_order),
-      T(test_R15_is_capturing),
-      T(test_R16_capture_info_frontiers),
-      T(test_R18_concurrent_captures_threads),
-      T(test_R19_destroy_capturing_stream),
-      T(test_R28_chain),
-      T(test_R29_event_record_no_node),
-      T(test_R30_join_fork),
-      T(test_R30_R31_three_stream_diamond),
-      T(test_R31_merge_within_sequence),
-      T(test_R31_self_wait_with_intervening_work),
-      T(test_R32_merge_across_captures),
-      T(test_R33_isolation),
-      T(test_R35_wait_on_invalidated_capture_event),
-      T(test_R36_captured_event_after_end),
-      T(test_R37_unjoined_formal),
-      T(test_R38_graph_api_on_capture_graph),
-      T(test_R39_empty_capture),
-      T(test_R40_capture_again),
-      T(test_R41_node_types),
-      T(test_R42_args_copied_at_capture),
-      T(test_R43_memset_element_sizes),
-      T(test_R44_pageable_host_copy_at_replay),
-      T(test_R45_host_fn_null),
-      T(test_R46_mem_alloc_async_in_capture),
+      T(test_capture_begin_ids_nonzero_unique),
+      T(test_capture_already_begin_on_member_is_illegal_state),
+      T(test_capture_begin_bad_mode),
+      T(test_capture_mode_exchange),
+      T(test_capture_prohibition_predicate),
+      T(test_capture_end_returns_graph_members_none),
+      T(test_capture_end_order_not_capturing),
+      T(test_capture_end_order_wrong_thread),
+      T(test_capture_end_order_relaxed_any_thread),
+      T(test_capture_end_order_on_member_unmatched),
+      T(test_capture_end_order_invalidated_resets),
+      T(test_capture_end_order_unjoined_resets),
+      T(test_capture_end_order_check_order),
+      T(test_capture_status_is_capturing),
+      T(test_capture_status_capture_info_frontiers),
+      T(test_capture_concurrent_captures_threads),
+      T(test_capture_stream_destroyed),
+      T(test_capture_chain),
+      T(test_capture_event_record_no_node),
+      T(test_capture_fork_and_join),
+      T(test_capture_fork_join_three_stream_diamond),
+      T(test_capture_join_merge_within_sequence),
+      T(test_capture_join_self_wait_with_intervening_work),
+      T(test_capture_merge_across_captures),
+      T(test_capture_isolation),
+      T(test_capture_wait_invalidated_event),
+      T(test_captured_event_after_end),
+      T(test_capture_joined_unjoined_formal),
+      T(test_capture_graph_edits_through_graph_api),
+      T(test_capture_empty),
+      T(test_capture_again),
+      T(test_record_node_types),
+      T(test_record_kernel_args_copied_at_capture),
+      T(test_record_memset_element_sizes),
+      T(test_record_memcpy_pageable_host_copy_at_replay),
+      T(test_record_host_fn_null),
+      T(test_record_mem_alloc_async_in_capture),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

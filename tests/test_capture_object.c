@@ -1,5 +1,5 @@
 /*
- * The capture object (API.md "Capture object" and rule 8): begin and its options, recording by
+ * The capture object (capture.md#the-capture-object-and-gcap_scoped_capture): begin and its options, recording by
  * name, the recorded count, status through the life cycle, end, finish, destroy, cleanup,
  * GCAP_SCOPED_CAPTURE and invalid handles.
  */

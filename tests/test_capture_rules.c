@@ -1,8 +1,9 @@
 /*
- * Capture rules: the prohibition predicate (SEMANTICS R7), invalidation and the first offender
- * (R20), conflicts in every mode (R21), potentially unsafe calls (R23, R24, API rule 4), what
- * stays allowed (R25), executables launched into a capture (R26) and failed validation (R27,
- * API rule 5).
+ * Capture rules: the prohibition predicate (rules.md#capture-prohibition), invalidation and the
+ * first offender (rules.md#capture-invalidation), conflicts in every mode (rules.md#capture-conflicts),
+ * potentially unsafe calls (rules.md#capture-unsafe-calls, rules.md#capture-unsafe-invalidates),
+ * what stays allowed (rules.md#capture-allowed), executables launched into a capture
+ * (rules.md#capture-unsupported-work) and failed validation (rules.md#capture-failed-call).
  *
  * Thread rules run their calls on helper threads driven one job at a time by the test thread,
  * so every ordering is fixed. cmocka's asserts run on the test thread only.
@@ -237,13 +238,13 @@ static gcap_module *load_fill(gcap_context *ctx, const char *name) {
 
 static void count_cb(void *p) { (*(int *)p)++; }
 
-/* ------------------------------------------------------------------ R7 */
+/* ------------------------------------------------------------------ rules.md#capture-prohibition */
 
 struct r7_row {
   gcap_capture_mode thread_mode; /* the calling thread's mode */
   gcap_capture_mode capture_mode;
   bool own;        /* the calling thread began the capture */
-  bool prohibited; /* R7, written out by hand */
+  bool prohibited; /* rules.md#capture-prohibition, written out by hand */
 };
 
 static const struct r7_row r7_rows[] = {
@@ -275,7 +276,7 @@ static const char *const mode_names[] = {"GLOBAL", "THREAD_LOCAL", "RELAXED"};
  * RELAXED bystander capture on the other thread of the pair, which never prohibits and must
  * stay ACTIVE. An invalidated capture no longer prohibits (only ACTIVE ones do).
  */
-static void test_R7_predicate_table(void **state) {
+static void test_capture_prohibition_predicate_table(void **state) {
   (void)state;
   for (size_t i = 0; i < sizeof r7_rows / sizeof r7_rows[0]; i++) {
     const struct r7_row *row = &r7_rows[i];
@@ -348,8 +349,9 @@ static void test_R7_predicate_table(void **state) {
   }
 }
 
-/* Both an own capture and another thread's capture at once: the two halves of R7/R24 together. */
-static void test_R7_predicate_own_and_other_together(void **state) {
+/* Both an own capture and another thread's capture at once: the two halves of the prohibition
+ * (rules.md#capture-prohibition, rules.md#capture-unsafe-invalidates) together. */
+static void test_capture_prohibition_predicate_own_and_other_together(void **state) {
   (void)state;
   for (int tm = 0; tm <= 2; tm++) {
     for (int own_mode = 0; own_mode <= 2; own_mode++) {
@@ -400,7 +402,7 @@ static void test_R7_predicate_own_and_other_together(void **state) {
   }
 }
 
-/* ------------------------------------------------------------------ R20 */
+/* ------------------------------------------------------------------ rules.md#capture-invalidation */
 
 /* Every stream-ordered call on an invalidated member: 901, no node, the first offence named. */
 static void assert_poisoned(gcap_stream *s, void *d, gcap_kernel *k, gcap_event *e_rec, gcap_event *e_wait,
@@ -433,7 +435,7 @@ static void assert_poisoned(gcap_stream *s, void *d, gcap_kernel *k, gcap_event 
   assert_int_equal(calls, 0);
 }
 
-static void test_R20_invalidation_poisons_sequence(void **state) {
+static void test_capture_invalidation_poisons_sequence(void **state) {
   (void)state;
   gcap_context *ctx = test_context_create();
   gcap_stream *s0 = NULL, *s1 = NULL;
@@ -515,7 +517,7 @@ static void test_R20_invalidation_poisons_sequence(void **state) {
 }
 
 /* The main test thread was the first thread to call gcap in this process, so it is thread 1. */
-static void test_R20_thread_number_of_first_gcap_thread_is_1(void **state) {
+static void test_capture_invalidation_thread_number_of_first_gcap_thread_is_1(void **state) {
   (void)state;
   gcap_context *ctx = test_context_create();
   gcap_stream *s = NULL;
@@ -528,7 +530,7 @@ static void test_R20_thread_number_of_first_gcap_thread_is_1(void **state) {
 }
 
 /* The exact shape: "capture <id> was invalidated by <fn>(<kind> 0x...) on thread <n>: <STATUS>[ (it would have been node <k>)]". */
-static void test_R20_first_offender_message_format(void **state) {
+static void test_capture_invalidation_first_offender_message_format(void **state) {
   (void)state;
   gcap_context *ctx = test_context_create();
   gcap_stream *s = NULL;
@@ -629,9 +631,9 @@ static void test_R20_first_offender_message_format(void **state) {
   gcap_context_destroy(ctx);
 }
 
-/* ------------------------------------------------------------------ R21 */
+/* ------------------------------------------------------------------ rules.md#capture-conflicts */
 
-static void test_R21_stream_sync_query_of_capturing_stream(void **state) {
+static void test_capture_conflicts_stream_sync_query_of_capturing_stream(void **state) {
   (void)state;
   gcap_context *ctx = test_context_create();
   gcap_stream *s = NULL, *fork = NULL;
@@ -683,7 +685,7 @@ static void test_R21_stream_sync_query_of_capturing_stream(void **state) {
   gcap_context_destroy(ctx);
 }
 
-static void test_R21_captured_event_sync_query(void **state) {
+static void test_capture_conflicts_captured_event_sync_query(void **state) {
   (void)state;
   gcap_context *ctx = test_context_create();
   gcap_stream *s = NULL;
@@ -731,7 +733,7 @@ static void test_R21_captured_event_sync_query(void **state) {
  * capture of that context (whoever owns it, whatever its mode) is invalidated; a capture of
  * another context is not.
  */
-static void test_R21_context_synchronize_from_another_thread(void **state) {
+static void test_capture_conflicts_context_synchronize_from_another_thread(void **state) {
   (void)state;
   gcap_context *ctx = test_context_create();
   gcap_context *ctx2 = test_context_create();
@@ -778,7 +780,7 @@ static void test_R21_context_synchronize_from_another_thread(void **state) {
   gcap_context_destroy(ctx);
 }
 
-/* ------------------------------------------------------------------ R23 / API rule 4 */
+/* ------------------------------------------------------------------ rules.md#capture-unsafe-calls */
 
 struct unsafe_fx {
   gcap_context *ctx;
@@ -853,7 +855,7 @@ static void unsafe_setup(struct unsafe_fx *f) {
 }
 
 /* Each potentially unsafe call, prohibited by the caller's own GLOBAL or THREAD_LOCAL capture. */
-static void test_R23_unsafe_calls_in_global_and_thread_local(void **state) {
+static void test_capture_unsafe_calls_in_global_and_thread_local(void **state) {
   (void)state;
   const gcap_capture_mode modes[] = {GCAP_CAPTURE_MODE_GLOBAL, GCAP_CAPTURE_MODE_THREAD_LOCAL};
   for (size_t mi = 0; mi < 2; mi++) {
@@ -912,7 +914,7 @@ static void test_R23_unsafe_calls_in_global_and_thread_local(void **state) {
 }
 
 /* An event never recorded: its sync/query is allowed even while prohibited, and invalidates nothing. */
-static void test_R23_never_recorded_event_allowed(void **state) {
+static void test_capture_unsafe_calls_never_recorded_event_allowed(void **state) {
   (void)state;
   gcap_context *ctx = test_context_create();
   gcap_stream *s = NULL;
@@ -931,7 +933,7 @@ static void test_R23_never_recorded_event_allowed(void **state) {
 }
 
 /* A potentially unsafe call that fails its own argument checks returns that error and invalidates nothing. */
-static void test_R23_argument_errors_do_not_invalidate(void **state) {
+static void test_capture_unsafe_calls_argument_errors_do_not_invalidate(void **state) {
   (void)state;
   struct unsafe_fx f;
   unsafe_setup(&f);
@@ -964,14 +966,14 @@ static void test_R23_argument_errors_do_not_invalidate(void **state) {
   gcap_context_destroy(f.ctx);
 }
 
-/* ------------------------------------------------------------------ R24 */
+/* ------------------------------------------------------------------ rules.md#capture-unsafe-invalidates */
 
 /*
  * Another thread's potentially unsafe call is prohibited by (and invalidates) only GLOBAL
  * captures, and only while that thread is itself in GLOBAL mode. The owner holds a GLOBAL, a
  * THREAD_LOCAL and a RELAXED capture at once.
  */
-static void test_R24_other_thread_global_only(void **state) {
+static void test_capture_unsafe_invalidates_other_thread_global_only(void **state) {
   (void)state;
   for (int caller_mode = 0; caller_mode <= 2; caller_mode++) {
     gcap_context *ctx = test_context_create();
@@ -1027,7 +1029,7 @@ static void test_R24_other_thread_global_only(void **state) {
   }
 }
 
-/* ------------------------------------------------------------------ R25 */
+/* ------------------------------------------------------------------ rules.md#capture-allowed */
 
 struct r25_job {
   gcap_stream *s;
@@ -1043,7 +1045,7 @@ static void job_r25_async(void *a) {
   j->st[2] = cs == GCAP_CAPTURE_STATUS_NONE ? GCAP_SUCCESS : GCAP_ERROR_ILLEGAL_STATE;
 }
 
-static void test_R25_allowed_calls(void **state) {
+static void test_capture_allowed_calls(void **state) {
   (void)state;
   gcap_context *ctx = test_context_create();
   gcap_stream *s = NULL, *s2 = NULL, *s3 = NULL;
@@ -1150,9 +1152,9 @@ static void test_R25_allowed_calls(void **state) {
   gcap_context_destroy(ctx);
 }
 
-/* ------------------------------------------------------------------ R26 */
+/* ------------------------------------------------------------------ rules.md#capture-unsupported-work */
 
-static void test_R26_exec_launch_into_capture(void **state) {
+static void test_capture_unsupported_work_exec_launch_into_capture(void **state) {
   (void)state;
   gcap_context *ctx = test_context_create();
   gcap_stream *s = NULL;
@@ -1211,7 +1213,7 @@ static void test_R26_exec_launch_into_capture(void **state) {
   gcap_context_destroy(ctx);
 }
 
-/* ------------------------------------------------------------------ R27 / API rule 5 */
+/* ------------------------------------------------------------------ rules.md#capture-failed-call */
 
 struct bad_fx {
   gcap_stream *s;
@@ -1285,7 +1287,7 @@ static const struct bad_call bad_calls[] = {
     {"gcap_capture_record_memset", b_record_memset_range, GCAP_ERROR_INVALID_VALUE, true},
 };
 
-static void test_R27_failed_validation_invalidates(void **state) {
+static void test_capture_failed_call_invalidates(void **state) {
   (void)state;
   for (size_t i = 0; i < sizeof bad_calls / sizeof bad_calls[0]; i++) {
     const struct bad_call *b = &bad_calls[i];
@@ -1332,7 +1334,7 @@ static void test_R27_failed_validation_invalidates(void **state) {
   }
 }
 
-/* ------------------------------------------------------------------ RELAXED escape (R6, R7) */
+/* ------------------------------------------------------------------ RELAXED escape (rules.md#capture-prohibition) */
 
 static void test_relaxed_escape_via_exchange_capture_mode(void **state) {
   (void)state;
@@ -1407,7 +1409,7 @@ static void test_relaxed_escape_via_exchange_capture_mode(void **state) {
 }
 
 /* A THREAD_LOCAL capture prohibits its owner only; its recorded work is unaffected by the other thread. */
-static void test_R7_thread_local_capture_prohibits_only_its_owner(void **state) {
+static void test_capture_prohibition_thread_local_capture_prohibits_only_its_owner(void **state) {
   (void)state;
   gcap_context *ctx = test_context_create();
   gcap_stream *s = NULL;
@@ -1437,22 +1439,22 @@ static void test_R7_thread_local_capture_prohibits_only_its_owner(void **state) 
 int main(void) {
   test_require_backend();
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_R7_predicate_table),
-      cmocka_unit_test(test_R7_predicate_own_and_other_together),
-      cmocka_unit_test(test_R7_thread_local_capture_prohibits_only_its_owner),
-      cmocka_unit_test(test_R20_invalidation_poisons_sequence),
-      cmocka_unit_test(test_R20_thread_number_of_first_gcap_thread_is_1),
-      cmocka_unit_test(test_R20_first_offender_message_format),
-      cmocka_unit_test(test_R21_stream_sync_query_of_capturing_stream),
-      cmocka_unit_test(test_R21_captured_event_sync_query),
-      cmocka_unit_test(test_R21_context_synchronize_from_another_thread),
-      cmocka_unit_test(test_R23_unsafe_calls_in_global_and_thread_local),
-      cmocka_unit_test(test_R23_never_recorded_event_allowed),
-      cmocka_unit_test(test_R23_argument_errors_do_not_invalidate),
-      cmocka_unit_test(test_R24_other_thread_global_only),
-      cmocka_unit_test(test_R25_allowed_calls),
-      cmocka_unit_test(test_R26_exec_launch_into_capture),
-      cmocka_unit_test(test_R27_failed_validation_invalidates),
+      cmocka_unit_test(test_capture_prohibition_predicate_table),
+      cmocka_unit_test(test_capture_prohibition_predicate_own_and_other_together),
+      cmocka_unit_test(test_capture_prohibition_thread_local_capture_prohibits_only_its_owner),
+      cmocka_unit_test(test_capture_invalidation_poisons_sequence),
+      cmocka_unit_test(test_capture_invalidation_thread_number_of_first_gcap_thread_is_1),
+      cmocka_unit_test(test_capture_invalidation_first_offender_message_format),
+      cmocka_unit_test(test_capture_conflicts_stream_sync_query_of_capturing_stream),
+      cmocka_unit_test(test_capture_conflicts_captured_event_sync_query),
+      cmocka_unit_test(test_capture_conflicts_context_synchronize_from_another_thread),
+      cmocka_unit_test(test_capture_unsafe_calls_in_global_and_thread_local),
+      cmocka_unit_test(test_capture_unsafe_calls_never_recorded_event_allowed),
+      cmocka_unit_test(test_capture_unsafe_calls_argument_errors_do_not_invalidate),
+      cmocka_unit_test(test_capture_unsafe_invalidates_other_thread_global_only),
+      cmocka_unit_test(test_capture_allowed_calls),
+      cmocka_unit_test(test_capture_unsupported_work_exec_launch_into_capture),
+      cmocka_unit_test(test_capture_failed_call_invalidates),
       cmocka_unit_test(test_relaxed_escape_via_exchange_capture_mode),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

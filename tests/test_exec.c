@@ -1146,7 +1146,7 @@ static void test_blocking_calls_in_host_node(void **state) {
 /* A range freed after instantiation fails the whole launch (simulator re-check). */
 static void test_launch_after_buffer_freed(void **state) {
   (void)state;
-  test_require_sim(); /* only the simulator re-checks ranges at launch (rule 6) */
+  test_require_sim(); /* only the simulator re-checks ranges at launch (eager.md#memory) */
   gcap_context *ctx = test_context_create();
   gcap_stream *s = NULL;
   assert_ok(gcap_stream_create(ctx, &s));

@@ -1,4 +1,7 @@
-/* Graphs: create/destroy, enumeration (R51/R52), edges, node removal, clone, child graphs. */
+/*
+ * Graphs: create/destroy, enumeration (rules.md#graph-enumerate, rules.md#graph-edges), edges, node
+ * removal, clone, child graphs.
+ */
 #define _POSIX_C_SOURCE 200809L
 
 #include <setjmp.h>

@@ -1,5 +1,7 @@
 /*
- * Graph-owned memory (SEMANTICS R46, R65, R67, R83-R88; API.md "Memory pools" and rule 11):
+ * Graph-owned memory (rules.md#record-mem-alloc, rules.md#exec-one-at-a-time,
+ * rules.md#exec-launch-errors, rules.md#mem-alloc-node through rules.md#mem-accounting; pools and
+ * their figures as memory.md#pools describes them):
  * MEM_ALLOC/MEM_FREE nodes from capture, fixed addresses, lifetimes across launches, frees
  * inside and outside graphs, the restrictions on graphs holding such nodes, stream-ordered
  * allocation outside capture, and pools with their exact figures.
@@ -172,9 +174,9 @@ static void node_types(gcap_graph *g, const gcap_node_type *want, size_t n) {
   for (size_t i = 0; i < n; i++) assert_int_equal(gcap_node_get_type(nodes[i]), want[i]);
 }
 
-/* ------------------------------------------------------------------ R46 */
+/* ------------------------------------------------------------------ rules.md#record-mem-alloc */
 
-static void test_R46_alloc_free_in_capture(void **state) {
+static void test_record_mem_alloc_free_in_capture(void **state) {
   struct test_fixture *f = *state;
   uint8_t host[256];
   memset(host, 0, sizeof host);
@@ -219,7 +221,7 @@ static void test_R46_alloc_free_in_capture(void **state) {
   gcap_graph_destroy(g);
 }
 
-static void test_R46_bad_alloc_invalidates_capture(void **state) {
+static void test_record_mem_alloc_bad_alloc_invalidates_capture(void **state) {
   struct test_fixture *f = *state;
   void *p = (void *)&p;
   begin(f->s);
@@ -239,7 +241,7 @@ static void test_R46_bad_alloc_invalidates_capture(void **state) {
   assert_message_nonempty();
 }
 
-static void test_R46_sim_stats_mem_nodes_move_nothing(void **state) {
+static void test_record_mem_alloc_sim_stats_mem_nodes_move_nothing(void **state) {
   struct test_fixture *f = *state;
   test_require_sim(); /* gcap_sim_get_stats counters */
   begin(f->s);
@@ -273,7 +275,7 @@ static void inc_sim(const gcap_sim_thread *t, void *const *args) {
   if (i < n) x[i] += 1;
 }
 
-static void test_R46_kernel_uses_graph_allocation(void **state) {
+static void test_record_mem_alloc_kernel_uses_graph_allocation(void **state) {
   struct test_fixture *f = *state;
   test_require_sim(); /* checks what inc_sim computed, and the counters */
   static const size_t sizes[] = {sizeof(uint32_t *), sizeof(uint32_t)};
@@ -310,9 +312,9 @@ static void test_R46_kernel_uses_graph_allocation(void **state) {
   assert_ok(gcap_module_unload(m));
 }
 
-/* ------------------------------------------------------------------ R83 */
+/* ------------------------------------------------------------------ rules.md#mem-alloc-node */
 
-static void test_R83_address_fixed_across_launches(void **state) {
+static void test_mem_alloc_node_address_fixed_across_launches(void **state) {
   struct test_fixture *f = *state;
   begin(f->s);
   void *p = NULL;
@@ -340,7 +342,7 @@ static void test_R83_address_fixed_across_launches(void **state) {
   gcap_graph_destroy(g);
 }
 
-static void test_R83_graph_destroyed_after_instantiate(void **state) {
+static void test_mem_alloc_node_graph_destroyed_after_instantiate(void **state) {
   struct test_fixture *f = *state;
   uint8_t host[300];
   gcap_graph *g = capture_fill_read(f->s, sizeof host, 0x6c, host, true, NULL);
@@ -354,9 +356,9 @@ static void test_R83_graph_destroyed_after_instantiate(void **state) {
   gcap_exec_destroy(x);
 }
 
-/* ------------------------------------------------------------------ R84 */
+/* ------------------------------------------------------------------ rules.md#mem-lifetime */
 
-static void test_R84_free_in_graph_relaunch(void **state) {
+static void test_mem_lifetime_free_in_graph_relaunch(void **state) {
   struct test_fixture *f = *state;
   uint8_t host[512];
   gcap_graph *g = capture_fill_read(f->s, sizeof host, 0x3c, host, true, NULL);
@@ -370,7 +372,7 @@ static void test_R84_free_in_graph_relaunch(void **state) {
   gcap_graph_destroy(g);
 }
 
-static void test_R84_unfreed_relaunch_refused(void **state) {
+static void test_mem_lifetime_unfreed_relaunch_refused(void **state) {
   struct test_fixture *f = *state;
   uint8_t host[128];
   void *p = NULL;
@@ -401,7 +403,7 @@ static void test_R84_unfreed_relaunch_refused(void **state) {
   gcap_graph_destroy(g);
 }
 
-static void test_R84_auto_free_on_launch(void **state) {
+static void test_mem_lifetime_auto_free_on_launch(void **state) {
   struct test_fixture *f = *state;
   gcap_pool *pool = NULL;
   assert_ok(gcap_pool_create(f->ctx, &pool));
@@ -433,7 +435,7 @@ static void test_R84_auto_free_on_launch(void **state) {
   gcap_pool_release(pool);
 }
 
-static void test_R84_free_outside_after_launch(void **state) {
+static void test_mem_lifetime_free_outside_after_launch(void **state) {
   struct test_fixture *f = *state;
   void *p = NULL;
   begin(f->s);
@@ -475,7 +477,7 @@ static void test_R84_free_outside_after_launch(void **state) {
   gcap_graph_destroy(g);
 }
 
-static void test_R84_free_in_separate_graph(void **state) {
+static void test_mem_lifetime_free_in_separate_graph(void **state) {
   struct test_fixture *f = *state;
   uint8_t host[256];
   void *p = NULL;
@@ -519,7 +521,7 @@ static void test_R84_free_in_separate_graph(void **state) {
 }
 
 /* A free node in another graph does not stop a free outside (CUDA: only the own graph's free does). */
-static void test_R84_free_outside_when_another_graph_frees(void **state) {
+static void test_mem_lifetime_free_outside_when_another_graph_frees(void **state) {
   struct test_fixture *f = *state;
   void *p = NULL;
   begin(f->s);
@@ -544,9 +546,9 @@ static void test_R84_free_outside_when_another_graph_frees(void **state) {
   gcap_graph_destroy(gb);
 }
 
-/* ------------------------------------------------------------------ R85 */
+/* ------------------------------------------------------------------ rules.md#mem-free-node */
 
-static void test_R85_double_free_in_graph(void **state) {
+static void test_mem_free_node_double_free_in_graph(void **state) {
   struct test_fixture *f = *state;
   void *p = NULL;
   begin(f->s);
@@ -562,7 +564,7 @@ static void test_R85_double_free_in_graph(void **state) {
   assert_capture_invalidated(f->s);
 }
 
-static void test_R85_free_non_graph_pointer(void **state) {
+static void test_mem_free_node_free_non_graph_pointer(void **state) {
   struct test_fixture *f = *state;
   void *d = NULL, *h = NULL, *p = NULL;
   uint8_t stack[32];
@@ -595,7 +597,7 @@ static void test_R85_free_non_graph_pointer(void **state) {
   assert_ok(gcap_host_free(f->ctx, h));
 }
 
-static void test_R85_free_null(void **state) {
+static void test_mem_free_node_free_null(void **state) {
   struct test_fixture *f = *state;
   begin(f->s);
   assert_status(gcap_mem_free_async(f->s, NULL), GCAP_ERROR_INVALID_VALUE);
@@ -607,7 +609,7 @@ static void test_R85_free_null(void **state) {
   assert_status(gcap_mem_free_async(NULL, NULL), GCAP_ERROR_INVALID_HANDLE);
 }
 
-static void test_R85_own_graph_frees_cannot_free_outside(void **state) {
+static void test_mem_free_node_own_graph_frees_cannot_free_outside(void **state) {
   struct test_fixture *f = *state;
   uint8_t host[64];
   void *p = NULL;
@@ -628,7 +630,7 @@ static void test_R85_own_graph_frees_cannot_free_outside(void **state) {
   gcap_graph_destroy(g);
 }
 
-static void test_R85_other_graph_cannot_free_what_own_graph_frees(void **state) {
+static void test_mem_free_node_other_graph_cannot_free_what_own_graph_frees(void **state) {
   struct test_fixture *f = *state;
   uint8_t host[64];
   void *p = NULL;
@@ -644,7 +646,7 @@ static void test_R85_other_graph_cannot_free_what_own_graph_frees(void **state) 
   gcap_graph_destroy(g);
 }
 
-static void test_R85_only_one_other_graph_frees(void **state) {
+static void test_mem_free_node_only_one_other_graph_frees(void **state) {
   struct test_fixture *f = *state;
   void *p = NULL;
   begin(f->s);
@@ -661,7 +663,7 @@ static void test_R85_only_one_other_graph_frees(void **state) {
 }
 
 /* A free node of a discarded capture frees nothing and claims nothing: a later graph may free it. */
-static void test_R85_discarded_free_node_claims_nothing(void **state) {
+static void test_mem_free_node_discarded_free_node_claims_nothing(void **state) {
   struct test_fixture *f = *state;
   void *p = NULL;
   begin(f->s);
@@ -684,13 +686,13 @@ static void test_R85_discarded_free_node_claims_nothing(void **state) {
   gcap_graph_destroy(gb);
 }
 
-/* ------------------------------------------------------------------ R86 */
+/* ------------------------------------------------------------------ rules.md#mem-restrictions */
 
 static gcap_graph *mem_graph(gcap_stream *s, uint8_t *host, size_t bytes) {
   return capture_fill_read(s, bytes, 0x5e, host, true, NULL);
 }
 
-static void test_R86_clone_refused(void **state) {
+static void test_mem_restrictions_clone_refused(void **state) {
   struct test_fixture *f = *state;
   uint8_t host[32];
   gcap_graph *g = mem_graph(f->s, host, sizeof host);
@@ -724,7 +726,7 @@ static void test_R86_clone_refused(void **state) {
   gcap_graph_destroy(ga);
 }
 
-static void test_R86_child_refused(void **state) {
+static void test_mem_restrictions_child_refused(void **state) {
   struct test_fixture *f = *state;
   uint8_t host[32];
   gcap_graph *g = mem_graph(f->s, host, sizeof host);
@@ -740,7 +742,7 @@ static void test_R86_child_refused(void **state) {
   gcap_graph_destroy(g);
 }
 
-static void test_R86_remove_edge_refused(void **state) {
+static void test_mem_restrictions_remove_edge_refused(void **state) {
   struct test_fixture *f = *state;
   uint8_t host[32];
   gcap_graph *g = mem_graph(f->s, host, sizeof host);
@@ -759,7 +761,7 @@ static void test_R86_remove_edge_refused(void **state) {
   gcap_graph_destroy(g);
 }
 
-static void test_R86_destroy_node_refused(void **state) {
+static void test_mem_restrictions_destroy_node_refused(void **state) {
   struct test_fixture *f = *state;
   uint8_t host[32];
   gcap_graph *g = mem_graph(f->s, host, sizeof host);
@@ -782,9 +784,9 @@ static void test_R86_destroy_node_refused(void **state) {
   gcap_graph_destroy(g);
 }
 
-/* ------------------------------------------------------------------ R65 */
+/* ------------------------------------------------------------------ rules.md#exec-one-at-a-time */
 
-static void test_R65_one_exec_at_a_time(void **state) {
+static void test_exec_one_at_a_time(void **state) {
   struct test_fixture *f = *state;
   uint8_t host[48];
   gcap_graph *g = mem_graph(f->s, host, sizeof host);
@@ -1278,31 +1280,31 @@ static void test_eager_alloc_async_not_prohibited(void **state) {
 int main(void) {
   test_require_backend();
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(test_R46_alloc_free_in_capture, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R46_bad_alloc_invalidates_capture, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R46_sim_stats_mem_nodes_move_nothing, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R46_kernel_uses_graph_allocation, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R83_address_fixed_across_launches, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R83_graph_destroyed_after_instantiate, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R84_free_in_graph_relaunch, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R84_unfreed_relaunch_refused, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R84_auto_free_on_launch, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R84_free_outside_after_launch, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R84_free_in_separate_graph, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R84_free_outside_when_another_graph_frees, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R85_double_free_in_graph, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R85_free_non_graph_pointer, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R85_free_null, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R85_own_graph_frees_cannot_free_outside, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R85_other_graph_cannot_free_what_own_graph_frees, test_setup,
+      cmocka_unit_test_setup_teardown(test_record_mem_alloc_free_in_capture, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_record_mem_alloc_bad_alloc_invalidates_capture, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_record_mem_alloc_sim_stats_mem_nodes_move_nothing, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_record_mem_alloc_kernel_uses_graph_allocation, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_mem_alloc_node_address_fixed_across_launches, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_mem_alloc_node_graph_destroyed_after_instantiate, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_mem_lifetime_free_in_graph_relaunch, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_mem_lifetime_unfreed_relaunch_refused, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_mem_lifetime_auto_free_on_launch, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_mem_lifetime_free_outside_after_launch, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_mem_lifetime_free_in_separate_graph, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_mem_lifetime_free_outside_when_another_graph_frees, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_mem_free_node_double_free_in_graph, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_mem_free_node_free_non_graph_pointer, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_mem_free_node_free_null, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_mem_free_node_own_graph_frees_cannot_free_outside, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_mem_free_node_other_graph_cannot_free_what_own_graph_frees, test_setup,
                                       test_teardown),
-      cmocka_unit_test_setup_teardown(test_R85_only_one_other_graph_frees, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R85_discarded_free_node_claims_nothing, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R86_clone_refused, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R86_child_refused, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R86_remove_edge_refused, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R86_destroy_node_refused, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R65_one_exec_at_a_time, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_mem_free_node_only_one_other_graph_frees, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_mem_free_node_discarded_free_node_claims_nothing, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_mem_restrictions_clone_refused, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_mem_restrictions_child_refused, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_mem_restrictions_remove_edge_refused, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_mem_restrictions_destroy_node_refused, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_exec_one_at_a_time, test_setup, test_teardown),
       cmocka_unit_test_setup_teardown(test_pool_create_retain_release, test_setup, test_teardown),
       cmocka_unit_test_setup_teardown(test_pool_capture_option_errors, test_setup, test_teardown),
       cmocka_unit_test_setup_teardown(test_pool_stats_each_step, test_setup, test_teardown),

@@ -273,7 +273,7 @@ static void test_memcpy_kind_mismatch(void **state) {
   assert_status(gcap_memcpy(f->ctx, d, h, N, GCAP_MEMCPY_DEVICE_TO_HOST), GCAP_ERROR_INVALID_VALUE);
   /* D2D: both device. */
   assert_status(gcap_memcpy(f->ctx, h2, d, N, GCAP_MEMCPY_DEVICE_TO_DEVICE), GCAP_ERROR_INVALID_VALUE);
-  /* Plain host memory where device memory is needed: only the simulator knows every device pointer (rule 6). */
+  /* Plain host memory where device memory is needed: only the simulator knows every device pointer (eager.md#memory). */
   if (test_on_sim()) {
     assert_status(gcap_memcpy(f->ctx, h2, h, N, GCAP_MEMCPY_HOST_TO_DEVICE), GCAP_ERROR_INVALID_VALUE);
     assert_status(gcap_memcpy(f->ctx, h2, h, N, GCAP_MEMCPY_DEVICE_TO_HOST), GCAP_ERROR_INVALID_VALUE);
@@ -303,7 +303,7 @@ static void test_memcpy_kind_mismatch(void **state) {
   assert_ok(gcap_host_free(f->ctx, p));
 }
 
-/* Freed and foreign pointers are in no allocation of this context: the simulator refuses them (rule 6). */
+/* Freed and foreign pointers are in no allocation of this context: the simulator refuses them (eager.md#memory). */
 static void test_memcpy_freed_and_foreign_pointers(void **state) {
   struct test_fixture *f = *state;
   test_require_sim();
@@ -704,7 +704,7 @@ static void test_fill_needs_device_memory(void **state) {
   memset(p, 0x13, 64);
   assert_status(gcap_memset_async(f->s, p, 0, 64), GCAP_ERROR_INVALID_VALUE);
   assert_status(gcap_memset_d32_async(f->s, p, 0, 16), GCAP_ERROR_INVALID_VALUE);
-  /* Stack memory, another context's device memory and freed memory: only the simulator knows (rule 6). */
+  /* Stack memory, another context's device memory and freed memory: only the simulator knows (eager.md#memory). */
   uint32_t stack_buf[16];
   memset(stack_buf, 0x12, sizeof stack_buf);
   gcap_context *other = test_context_create();
@@ -734,7 +734,7 @@ static void test_fill_needs_device_memory(void **state) {
 
 static void test_async_stream_of_other_context(void **state) {
   struct test_fixture *f = *state;
-  test_require_sim(); /* memory of another context is in no allocation of this one: rule 6 */
+  test_require_sim(); /* memory of another context is in no allocation of this one (eager.md#memory) */
   /* The stream decides the context: memory of f->ctx is not device memory for it. */
   gcap_context *other = test_context_create();
   gcap_stream *os = NULL;

@@ -580,7 +580,7 @@ static void test_memcpy_node_bad(void **state) {
 
   /*
    * A device side in no allocation of this context (stack memory, another context's memory, freed
-   * memory): the simulator refuses it; CUDA leaves pointers gcap does not know to the driver (rule 6).
+   * memory): the simulator refuses it; CUDA leaves pointers gcap does not know to the driver (eager.md#memory).
    */
   void *gone = NULL;
   assert_ok(gcap_mem_alloc(fx->ctx, 64, &gone));
@@ -676,7 +676,7 @@ static void test_memset_node_bad(void **state) {
   expect_memset_fails(fx, ms(d, 0, 4, 16, 8, 600));       /* 600*7 + 64 */
   expect_memset_fails(fx, ms(d + 1, 0, 1, 512, 8, 512));  /* one past */
   expect_memset_fails(fx, ms(fx->small, 0, 4, 64, 2, 256));
-  /* Not device memory (stack and another context's memory: only the simulator knows, rule 6). */
+  /* Not device memory (stack and another context's memory: only the simulator knows: eager.md#memory). */
   expect_memset_fails(fx, ms(fx->host, 0, 1, 16, 1, 0));
   expect_memset_fails(fx, ms(NULL, 0, 1, 16, 1, 0));
   if (test_on_sim()) {

@@ -64,7 +64,7 @@ static gcap_race only_race(const gcap_graph *g) {
   size_t n = 2;
   assert_ok(gcap_graph_find_races(g, r, &n));
   assert_int_equal(n, 1);
-  assert_null(r[1].first); /* R51: the rest of the array is cleared */
+  assert_null(r[1].first); /* the rest of the array is cleared (rules.md#graph-enumerate) */
   return r[0];
 }
 

@@ -1,4 +1,7 @@
-/* Updating executables: per-node setters, enable/disable and whole-graph update (SEMANTICS R71-R80). */
+/*
+ * Updating executables: per-node setters, enable/disable and whole-graph update
+ * (rules.md#update-pairing through rules.md#update-host).
+ */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -246,9 +249,9 @@ static struct one_memset make_one_memset(gcap_context *ctx) {
   return o;
 }
 
-/* ====================================================== R76: shared setter rules */
+/* ====================================================== shared setter rules (rules.md#update-setter) */
 
-static void test_R76_handle_and_params_errors(void **state) {
+static void test_update_setter_handle_and_params_errors(void **state) {
   struct test_fixture *f = *state;
   struct one_memset o = make_one_memset(f->ctx);
   gcap_memset_node_params mp = {o.d, 0x22, 1, 64, 1, 64};
@@ -289,7 +292,7 @@ static void test_R76_handle_and_params_errors(void **state) {
   assert_ok(gcap_mem_free(f->ctx, o.d));
 }
 
-static void test_R76_node_added_later(void **state) {
+static void test_update_setter_node_added_later(void **state) {
   struct test_fixture *f = *state;
   struct one_memset o = make_one_memset(f->ctx);
   gcap_node *later = add_memset(o.g, NULL, 0, o.d, 0x33, 1, 8, 1, 8);
@@ -306,7 +309,7 @@ static void test_R76_node_added_later(void **state) {
   assert_ok(gcap_mem_free(f->ctx, o.d));
 }
 
-static void test_R76_node_of_other_graph_or_clone(void **state) {
+static void test_update_setter_node_of_other_graph_or_clone(void **state) {
   struct test_fixture *f = *state;
   struct one_memset o = make_one_memset(f->ctx);
   gcap_graph *other = new_graph(f->ctx);
@@ -333,7 +336,7 @@ static void test_R76_node_of_other_graph_or_clone(void **state) {
   assert_ok(gcap_mem_free(f->ctx, o.d));
 }
 
-static void test_R76_node_or_graph_destroyed(void **state) {
+static void test_update_setter_node_or_graph_destroyed(void **state) {
   struct test_fixture *f = *state;
   struct one_memset o = make_one_memset(f->ctx);
   gcap_memset_node_params mp = {o.d, 0x22, 1, 64, 1, 64};
@@ -362,7 +365,7 @@ static void test_R76_node_or_graph_destroyed(void **state) {
   assert_ok(gcap_mem_free(f->ctx, p.d));
 }
 
-static void test_R76_wrong_node_type(void **state) {
+static void test_update_setter_wrong_node_type(void **state) {
   struct test_fixture *f = *state;
   unsigned char *d = test_dev_alloc(f->ctx, 64);
   unsigned char h[64];
@@ -390,7 +393,7 @@ static void test_R76_wrong_node_type(void **state) {
   assert_ok(gcap_mem_free(f->ctx, d));
 }
 
-static void test_R76_wrong_node_type_kernel(void **state) {
+static void test_update_setter_wrong_node_type_kernel(void **state) {
   struct test_fixture *f = *state;
   gcap_module *m = load_kernels(f->ctx);
   struct one_memset o = make_one_memset(f->ctx);
@@ -409,7 +412,7 @@ static void test_R76_wrong_node_type_kernel(void **state) {
   assert_ok(gcap_module_unload(m));
 }
 
-static void test_R76_only_future_launches_source_unchanged(void **state) {
+static void test_update_setter_only_future_launches_source_unchanged(void **state) {
   struct test_fixture *f = *state;
   struct one_memset o = make_one_memset(f->ctx);
   launch(o.x, f->s);
@@ -434,7 +437,7 @@ static void test_R76_only_future_launches_source_unchanged(void **state) {
   assert_ok(gcap_mem_free(f->ctx, o.d));
 }
 
-static void test_R76_capture_finish_exec_has_no_source_nodes(void **state) {
+static void test_update_setter_capture_finish_exec_has_no_source_nodes(void **state) {
   struct test_fixture *f = *state;
   unsigned char *d = test_dev_alloc(f->ctx, 64);
   dev_set(f->ctx, d, 0, 64);
@@ -483,7 +486,7 @@ static void call_setters_inside(void *u) {
   in->st_update = gcap_exec_update(in->x, in->clone, &in->info);
 }
 
-static void test_R76_setter_inside_own_launch_illegal_state(void **state) {
+static void test_update_setter_inside_own_launch_illegal_state(void **state) {
   struct test_fixture *f = *state;
   struct inside in;
   memset(&in, 0, sizeof in);
@@ -513,9 +516,9 @@ static void test_R76_setter_inside_own_launch_illegal_state(void **state) {
   assert_ok(gcap_mem_free(f->ctx, in.d));
 }
 
-/* ====================================================== R77: kernel nodes */
+/* ====================================================== kernel nodes (rules.md#update-kernel) */
 
-static void test_R77_kernel_all_fields(void **state) {
+static void test_update_kernel_all_fields(void **state) {
   struct test_fixture *f = *state;
   test_require_sim(); /* checks what scale_sim and probe_sim wrote, and the counters */
   gcap_module *m = load_kernels(f->ctx);
@@ -590,7 +593,7 @@ static void test_R77_kernel_all_fields(void **state) {
   assert_ok(gcap_module_unload(m));
 }
 
-static void test_R77_kernel_args_copied_at_call(void **state) {
+static void test_update_kernel_args_copied_at_call(void **state) {
   struct test_fixture *f = *state;
   test_require_sim(); /* checks what fill_sim wrote */
   gcap_module *m = load_kernels(f->ctx);
@@ -623,7 +626,7 @@ static void test_R77_kernel_args_copied_at_call(void **state) {
   assert_ok(gcap_module_unload(m));
 }
 
-static void test_R77_kernel_launch_checks(void **state) {
+static void test_update_kernel_launch_checks(void **state) {
   struct test_fixture *f = *state;
   gcap_module *m = load_kernels(f->ctx);
   gcap_kernel *fill = test_kernel_of(m, "fill");
@@ -661,7 +664,7 @@ static void test_R77_kernel_launch_checks(void **state) {
   assert_ok(gcap_module_unload(m));
 }
 
-static void test_R77_kernel_handle_errors(void **state) {
+static void test_update_kernel_handle_errors(void **state) {
   struct test_fixture *f = *state;
   gcap_module *m = load_kernels(f->ctx);
   gcap_module *m2 = load_kernels(f->ctx);
@@ -700,7 +703,7 @@ static void test_R77_kernel_handle_errors(void **state) {
   gcap_context_destroy(other);
 }
 
-static void test_R77_kernel_module_unloaded_after_set(void **state) {
+static void test_update_kernel_module_unloaded_after_set(void **state) {
   struct test_fixture *f = *state;
   gcap_module *m = load_kernels(f->ctx);
   gcap_module *m2 = load_kernels(f->ctx);
@@ -730,7 +733,7 @@ static void jacobi_host(float *out, const float *in, uint32_t n) {
   for (uint32_t i = 0; i < n; i++) out[i] = (i == 0 || i == n - 1) ? in[i] : 0.5f * (in[i - 1] + in[i + 1]);
 }
 
-static void test_R77_jacobi_ping_pong(void **state) {
+static void test_update_kernel_jacobi_ping_pong(void **state) {
   struct test_fixture *f = *state;
   test_require_sim(); /* checks what jacobi_sim computed, and the counters */
   enum { NN = 64, ITERS = 9 };
@@ -799,7 +802,7 @@ static void test_R77_jacobi_ping_pong(void **state) {
   assert_ok(gcap_module_unload(m));
 }
 
-/* ====================================================== R78: memcpy nodes */
+/* ====================================================== memcpy nodes (rules.md#update-memcpy) */
 
 struct copy_graph {
   gcap_graph *g;
@@ -826,7 +829,7 @@ static void free_copy(gcap_context *ctx, struct copy_graph *c) {
   assert_ok(gcap_mem_free(ctx, c->d));
 }
 
-static void test_R78_memcpy_new_operands(void **state) {
+static void test_update_memcpy_new_operands(void **state) {
   struct test_fixture *f = *state;
   struct copy_graph c;
   make_copy(f->ctx, &c, GCAP_MEMCPY_HOST_TO_DEVICE);
@@ -844,7 +847,7 @@ static void test_R78_memcpy_new_operands(void **state) {
   free_copy(f->ctx, &c);
 }
 
-static void test_R78_memcpy_zero_bytes(void **state) {
+static void test_update_memcpy_zero_bytes(void **state) {
   struct test_fixture *f = *state;
   struct copy_graph c;
   make_copy(f->ctx, &c, GCAP_MEMCPY_HOST_TO_DEVICE);
@@ -856,7 +859,7 @@ static void test_R78_memcpy_zero_bytes(void **state) {
   free_copy(f->ctx, &c);
 }
 
-static void test_R78_memcpy_range_outside_allocation(void **state) {
+static void test_update_memcpy_range_outside_allocation(void **state) {
   struct test_fixture *f = *state;
   struct copy_graph c;
   make_copy(f->ctx, &c, GCAP_MEMCPY_HOST_TO_DEVICE);
@@ -874,7 +877,7 @@ static void test_R78_memcpy_range_outside_allocation(void **state) {
   free_copy(f->ctx, &c);
 }
 
-static void test_R78_memcpy_kind_change_refused(void **state) {
+static void test_update_memcpy_kind_change_refused(void **state) {
   struct test_fixture *f = *state;
   struct copy_graph c;
   make_copy(f->ctx, &c, GCAP_MEMCPY_HOST_TO_DEVICE);
@@ -905,7 +908,7 @@ static void test_R78_memcpy_kind_change_refused(void **state) {
   assert_ok(gcap_mem_free(f->ctx, d2));
 }
 
-static void test_R78_memcpy_default_direction_change_refused(void **state) {
+static void test_update_memcpy_default_direction_change_refused(void **state) {
   struct test_fixture *f = *state;
   struct copy_graph c;
   make_copy(f->ctx, &c, GCAP_MEMCPY_DEFAULT); /* resolves to H2D */
@@ -932,7 +935,7 @@ static void test_R78_memcpy_default_direction_change_refused(void **state) {
   assert_ok(gcap_mem_free(f->ctx, d2));
 }
 
-static void test_R78_memcpy_d2h_new_operands(void **state) {
+static void test_update_memcpy_d2h_new_operands(void **state) {
   struct test_fixture *f = *state;
   unsigned char *d = test_dev_alloc(f->ctx, 64);
   dev_set(f->ctx, d, 0x3c, 64);
@@ -953,9 +956,9 @@ static void test_R78_memcpy_d2h_new_operands(void **state) {
   assert_ok(gcap_mem_free(f->ctx, d));
 }
 
-/* ====================================================== R79: memset nodes */
+/* ====================================================== memset nodes (rules.md#update-memset) */
 
-static void test_R79_memset_dst_and_value(void **state) {
+static void test_update_memset_dst_and_value(void **state) {
   struct test_fixture *f = *state;
   struct one_memset o = make_one_memset(f->ctx);
   unsigned char *d2 = test_dev_alloc(f->ctx, 128);
@@ -977,7 +980,7 @@ static void test_R79_memset_dst_and_value(void **state) {
   assert_ok(gcap_mem_free(f->ctx, d2));
 }
 
-static void test_R79_memset_2d_shape_fixed(void **state) {
+static void test_update_memset_2d_shape_fixed(void **state) {
   struct test_fixture *f = *state;
   unsigned char *d = test_dev_alloc(f->ctx, 256);
   unsigned char *d2 = test_dev_alloc(f->ctx, 256);
@@ -1031,7 +1034,7 @@ static void test_R79_memset_2d_shape_fixed(void **state) {
   assert_ok(gcap_mem_free(f->ctx, d2));
 }
 
-static void test_R79_memset_1d_width_and_element_size(void **state) {
+static void test_update_memset_1d_width_and_element_size(void **state) {
   struct test_fixture *f = *state;
   unsigned char *d = test_dev_alloc(f->ctx, 64);
   dev_set(f->ctx, d, 0, 64);
@@ -1058,7 +1061,7 @@ static void test_R79_memset_1d_width_and_element_size(void **state) {
   assert_ok(gcap_mem_free(f->ctx, d));
 }
 
-static void test_R79_memset_1d_height_change_refused(void **state) {
+static void test_update_memset_1d_height_change_refused(void **state) {
   struct test_fixture *f = *state;
   struct one_memset o = make_one_memset(f->ctx);
   gcap_memset_node_params p = {o.d, 0x22, 1, 8, 2, 32};
@@ -1073,7 +1076,7 @@ static void test_R79_memset_1d_height_change_refused(void **state) {
   assert_ok(gcap_mem_free(f->ctx, o.d));
 }
 
-static void test_R79_memset_param_checks(void **state) {
+static void test_update_memset_param_checks(void **state) {
   struct test_fixture *f = *state;
   struct one_memset o = make_one_memset(f->ctx);
   void *host = NULL;
@@ -1109,9 +1112,9 @@ static void test_R79_memset_param_checks(void **state) {
   assert_ok(gcap_host_free(f->ctx, host));
 }
 
-/* ====================================================== R80: host nodes */
+/* ====================================================== host nodes (rules.md#update-host) */
 
-static void test_R80_host_unrestricted(void **state) {
+static void test_update_host_unrestricted(void **state) {
   struct test_fixture *f = *state;
   struct counter c1 = {0, 0}, c2 = {0, 0};
   gcap_graph *g = new_graph(f->ctx);
@@ -1144,9 +1147,9 @@ static void test_R80_host_unrestricted(void **state) {
   gcap_graph_destroy(g);
 }
 
-/* ====================================================== R75: enable / disable */
+/* ====================================================== enable / disable (rules.md#update-enable) */
 
-static void test_R75_disable_kernel_memcpy_memset_only(void **state) {
+static void test_update_enable_disable_kernel_memcpy_memset_only(void **state) {
   struct test_fixture *f = *state;
   unsigned char *d = test_dev_alloc(f->ctx, 64);
   unsigned char h[64];
@@ -1225,7 +1228,7 @@ static void test_R75_disable_kernel_memcpy_memset_only(void **state) {
   assert_ok(gcap_module_unload(m));
 }
 
-static void test_R75_reenable_restores(void **state) {
+static void test_update_enable_reenable_restores(void **state) {
   struct test_fixture *f = *state;
   struct one_memset o = make_one_memset(f->ctx);
   assert_ok(gcap_exec_node_set_enabled(o.x, o.n, false));
@@ -1267,7 +1270,7 @@ static void check_second(void *u) {
   o->second_ran++;
 }
 
-static void test_R75_disabled_node_keeps_edges(void **state) {
+static void test_update_enable_disabled_node_keeps_edges(void **state) {
   (void)state;
   test_require_sim(); /* GCAP_SIM_ORDER_SHUFFLE */
   gcap_sim_options so;
@@ -1301,7 +1304,7 @@ static void test_R75_disabled_node_keeps_edges(void **state) {
   gcap_context_destroy(ctx);
 }
 
-/* ====================================================== R71: pairing */
+/* ====================================================== pairing (rules.md#update-pairing) */
 
 /* A graph with one node of most kinds; params picked by `v`. */
 struct rich {
@@ -1329,7 +1332,7 @@ static void free_rich(struct rich *r) {
   gcap_graph_destroy(r->child);
 }
 
-static void test_R71_clone_pairs(void **state) {
+static void test_update_pairing_clone_pairs(void **state) {
   struct test_fixture *f = *state;
   unsigned char *d = test_dev_alloc(f->ctx, 64);
   dev_set(f->ctx, d, 0, 64);
@@ -1424,7 +1427,7 @@ static gcap_graph *capture_sequence(struct test_fixture *f, gcap_kernel *k, floa
   return g;
 }
 
-static void test_R71_recaptured_graph_pairs(void **state) {
+static void test_update_pairing_recaptured_graph_pairs(void **state) {
   struct test_fixture *f = *state;
   test_require_sim(); /* checks what scale_sim computed */
   gcap_module *m = load_kernels(f->ctx);
@@ -1478,7 +1481,7 @@ static void test_R71_recaptured_graph_pairs(void **state) {
   assert_ok(gcap_module_unload(m));
 }
 
-static void test_R71_original_nodes_still_name_exec_nodes(void **state) {
+static void test_update_pairing_original_nodes_still_name_exec_nodes(void **state) {
   struct test_fixture *f = *state;
   struct one_memset o = make_one_memset(f->ctx);
   unsigned char *d2 = test_dev_alloc(f->ctx, 64);
@@ -1511,7 +1514,7 @@ static void test_R71_original_nodes_still_name_exec_nodes(void **state) {
   assert_ok(gcap_mem_free(f->ctx, d2));
 }
 
-/* ====================================================== R72: refusals */
+/* ====================================================== refusals (rules.md#update-result) */
 
 /* Exec: memset A (0x11 on d[0..31]) -> memset B (0x22 on d[32..63]); both checked after a refused update. */
 struct two {
@@ -1542,7 +1545,7 @@ static void free_two(gcap_context *ctx, struct two *t) {
   assert_ok(gcap_mem_free(ctx, t->d));
 }
 
-static void test_R72_count_mismatch(void **state) {
+static void test_update_result_count_mismatch(void **state) {
   struct test_fixture *f = *state;
   struct two t;
   make_two(f->ctx, &t);
@@ -1574,7 +1577,7 @@ static void test_R72_count_mismatch(void **state) {
   free_two(f->ctx, &t);
 }
 
-static void test_R72_dependency_count(void **state) {
+static void test_update_result_dependency_count(void **state) {
   struct test_fixture *f = *state;
   /* x: A, B, C (C after A). g: A', B', C' (C' after A' and B'). */
   unsigned char *d = test_dev_alloc(f->ctx, 48);
@@ -1604,7 +1607,7 @@ static void test_R72_dependency_count(void **state) {
   assert_ok(gcap_mem_free(f->ctx, d));
 }
 
-static void test_R72_dependency_mismatch_reports_from_node(void **state) {
+static void test_update_result_dependency_mismatch_reports_from_node(void **state) {
   struct test_fixture *f = *state;
   /* x: A, B, C (C after A). g: A', B', C' (C' after B'). */
   unsigned char *d = test_dev_alloc(f->ctx, 48);
@@ -1631,7 +1634,7 @@ static void test_R72_dependency_mismatch_reports_from_node(void **state) {
   assert_ok(gcap_mem_free(f->ctx, d));
 }
 
-static void test_R72_dependency_order_matters(void **state) {
+static void test_update_result_dependency_order_matters(void **state) {
   struct test_fixture *f = *state;
   /* x: A, B, C after (A, B). g: A', B', C' after (B', A'): same edges, other order. */
   unsigned char *d = test_dev_alloc(f->ctx, 48);
@@ -1659,7 +1662,7 @@ static void test_R72_dependency_order_matters(void **state) {
   assert_ok(gcap_mem_free(f->ctx, d));
 }
 
-static void test_R72_topology_before_type(void **state) {
+static void test_update_result_topology_before_type(void **state) {
   struct test_fixture *f = *state;
   unsigned char *d = test_dev_alloc(f->ctx, 64);
   unsigned char h[64];
@@ -1687,7 +1690,7 @@ static void test_R72_topology_before_type(void **state) {
   assert_ok(gcap_mem_free(f->ctx, d));
 }
 
-static void test_R72_topology_before_type_later_node(void **state) {
+static void test_update_result_topology_before_type_later_node(void **state) {
   struct test_fixture *f = *state;
   unsigned char *d = test_dev_alloc(f->ctx, 64);
   unsigned char h[64];
@@ -1715,7 +1718,7 @@ static void test_R72_topology_before_type_later_node(void **state) {
   assert_ok(gcap_mem_free(f->ctx, d));
 }
 
-static void test_R72_type_changed(void **state) {
+static void test_update_result_type_changed(void **state) {
   struct test_fixture *f = *state;
   struct two t;
   make_two(f->ctx, &t);
@@ -1742,9 +1745,9 @@ static void test_R72_type_changed(void **state) {
   free_two(f->ctx, &t);
 }
 
-/* ====================================================== R73: what may change */
+/* ====================================================== what may change (rules.md#update-allowed) */
 
-static void test_R73_memcpy_direction(void **state) {
+static void test_update_allowed_memcpy_direction(void **state) {
   struct test_fixture *f = *state;
   unsigned char *d = test_dev_alloc(f->ctx, 64);
   unsigned char h[64], h2[64];
@@ -1787,7 +1790,7 @@ static void test_R73_memcpy_direction(void **state) {
   assert_ok(gcap_mem_free(f->ctx, d));
 }
 
-static void test_R73_memset_shape(void **state) {
+static void test_update_allowed_memset_shape(void **state) {
   struct test_fixture *f = *state;
   unsigned char *d = test_dev_alloc(f->ctx, 256);
   gcap_graph *g0 = new_graph(f->ctx);
@@ -1842,7 +1845,7 @@ static void test_R73_memset_shape(void **state) {
   assert_ok(gcap_mem_free(f->ctx, d));
 }
 
-static void test_R73_kernel_function_change_allowed(void **state) {
+static void test_update_allowed_kernel_function_change_allowed(void **state) {
   struct test_fixture *f = *state;
   gcap_module *m = load_kernels(f->ctx);
   float *a = test_dev_alloc(f->ctx, N * sizeof(float));
@@ -1898,7 +1901,7 @@ static void test_R73_kernel_function_change_allowed(void **state) {
   assert_ok(gcap_module_unload(m));
 }
 
-static void test_R73_host_and_event_unrestricted(void **state) {
+static void test_update_allowed_host_and_event_unrestricted(void **state) {
   struct test_fixture *f = *state;
   struct counter c1 = {0, 0}, c2 = {0, 0};
   gcap_event *e1 = NULL, *e2 = NULL;
@@ -1930,7 +1933,7 @@ static void test_R73_host_and_event_unrestricted(void **state) {
   assert_ok(gcap_event_destroy(e1));
 }
 
-static void test_R73_child_graph_compared_recursively(void **state) {
+static void test_update_allowed_child_graph_compared_recursively(void **state) {
   struct test_fixture *f = *state;
   unsigned char *d = test_dev_alloc(f->ctx, 64);
   unsigned char h[32];
@@ -1993,9 +1996,9 @@ static void test_R73_child_graph_compared_recursively(void **state) {
   assert_ok(gcap_mem_free(f->ctx, d));
 }
 
-/* ====================================================== R74: scope */
+/* ====================================================== scope (rules.md#update-scope) */
 
-static void test_R74_info_null(void **state) {
+static void test_update_scope_info_null(void **state) {
   struct test_fixture *f = *state;
   struct two t;
   make_two(f->ctx, &t);
@@ -2014,7 +2017,7 @@ static void test_R74_info_null(void **state) {
   free_two(f->ctx, &t);
 }
 
-static void test_R74_handle_errors(void **state) {
+static void test_update_scope_handle_errors(void **state) {
   struct test_fixture *f = *state;
   struct two t;
   make_two(f->ctx, &t);
@@ -2041,7 +2044,7 @@ static void test_R74_handle_errors(void **state) {
   free_two(f->ctx, &t);
 }
 
-static void test_R74_failed_update_leaves_exec_unchanged(void **state) {
+static void test_update_scope_failed_update_leaves_exec_unchanged(void **state) {
   struct test_fixture *f = *state;
   struct two t;
   make_two(f->ctx, &t);
@@ -2081,7 +2084,7 @@ static void test_R74_failed_update_leaves_exec_unchanged(void **state) {
   free_two(f->ctx, &t);
 }
 
-static void test_R74_success_keeps_disabled_and_graph(void **state) {
+static void test_update_scope_success_keeps_disabled_and_graph(void **state) {
   struct test_fixture *f = *state;
   struct two t;
   make_two(f->ctx, &t);
@@ -2122,7 +2125,7 @@ static void test_R74_success_keeps_disabled_and_graph(void **state) {
 }
 
 /* A child graph takes the update through a full comparison; enable flags and node names survive it too. */
-static void test_R74_child_graph_update_keeps_disabled(void **state) {
+static void test_update_scope_child_graph_update_keeps_disabled(void **state) {
   struct test_fixture *f = *state;
   unsigned char *d = test_dev_alloc(f->ctx, 64);
   gcap_graph *child = new_graph(f->ctx);
@@ -2175,56 +2178,56 @@ static void test_R74_child_graph_update_keeps_disabled(void **state) {
 int main(void) {
   test_require_backend();
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(test_R76_handle_and_params_errors, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R76_node_added_later, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R76_node_of_other_graph_or_clone, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R76_node_or_graph_destroyed, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R76_wrong_node_type, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R76_wrong_node_type_kernel, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R76_only_future_launches_source_unchanged, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R76_capture_finish_exec_has_no_source_nodes, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R76_setter_inside_own_launch_illegal_state, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R77_kernel_all_fields, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R77_kernel_args_copied_at_call, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R77_kernel_launch_checks, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R77_kernel_handle_errors, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R77_kernel_module_unloaded_after_set, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R77_jacobi_ping_pong, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R78_memcpy_new_operands, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R78_memcpy_zero_bytes, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R78_memcpy_range_outside_allocation, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R78_memcpy_kind_change_refused, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R78_memcpy_default_direction_change_refused, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R78_memcpy_d2h_new_operands, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R79_memset_dst_and_value, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R79_memset_2d_shape_fixed, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R79_memset_1d_width_and_element_size, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R79_memset_1d_height_change_refused, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R79_memset_param_checks, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R80_host_unrestricted, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R75_disable_kernel_memcpy_memset_only, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R75_reenable_restores, test_setup, test_teardown),
-      cmocka_unit_test(test_R75_disabled_node_keeps_edges),
-      cmocka_unit_test_setup_teardown(test_R71_clone_pairs, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R71_recaptured_graph_pairs, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R71_original_nodes_still_name_exec_nodes, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R72_count_mismatch, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R72_dependency_count, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R72_dependency_mismatch_reports_from_node, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R72_dependency_order_matters, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R72_topology_before_type, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R72_topology_before_type_later_node, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R72_type_changed, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R73_memcpy_direction, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R73_memset_shape, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R73_kernel_function_change_allowed, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R73_host_and_event_unrestricted, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R73_child_graph_compared_recursively, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R74_info_null, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R74_handle_errors, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R74_failed_update_leaves_exec_unchanged, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R74_success_keeps_disabled_and_graph, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_R74_child_graph_update_keeps_disabled, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_update_setter_handle_and_params_errors, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_update_setter_node_added_later, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_update_setter_node_of_other_graph_or_clone, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_update_setter_node_or_graph_destroyed, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_update_setter_wrong_node_type, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_update_setter_wrong_node_type_kernel, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_update_setter_only_future_launches_source_unchanged, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_update_setter_capture_finish_exec_has_no_source_nodes, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_update_setter_inside_own_launch_illegal_state, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_update_kernel_all_fields, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_update_kernel_args_copied_at_call, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_update_kernel_launch_checks, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_update_kernel_handle_errors, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_update_kernel_module_unloaded_after_set, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_update_kernel_jacobi_ping_pong, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_update_memcpy_new_operands, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_update_memcpy_zero_bytes, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_update_memcpy_range_outside_allocation, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_update_memcpy_kind_change_refused, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_update_memcpy_default_direction_change_refused, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_update_memcpy_d2h_new_operands, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_update_memset_dst_and_value, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_update_memset_2d_shape_fixed, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_update_memset_1d_width_and_element_size, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_update_memset_1d_height_change_refused, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_update_memset_param_checks, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_update_host_unrestricted, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_update_enable_disable_kernel_memcpy_memset_only, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_update_enable_reenable_restores, test_setup, test_teardown),
+      cmocka_unit_test(test_update_enable_disabled_node_keeps_edges),
+      cmocka_unit_test_setup_teardown(test_update_pairing_clone_pairs, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_update_pairing_recaptured_graph_pairs, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_update_pairing_original_nodes_still_name_exec_nodes, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_update_result_count_mismatch, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_update_result_dependency_count, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_update_result_dependency_mismatch_reports_from_node, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_update_result_dependency_order_matters, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_update_result_topology_before_type, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_update_result_topology_before_type_later_node, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_update_result_type_changed, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_update_allowed_memcpy_direction, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_update_allowed_memset_shape, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_update_allowed_kernel_function_change_allowed, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_update_allowed_host_and_event_unrestricted, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_update_allowed_child_graph_compared_recursively, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_update_scope_info_null, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_update_scope_handle_errors, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_update_scope_failed_update_leaves_exec_unchanged, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_update_scope_success_keeps_disabled_and_graph, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_update_scope_child_graph_update_keeps_disabled, test_setup, test_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

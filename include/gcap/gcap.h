@@ -353,13 +353,17 @@ GCAP_API size_t gcap_graph_node_count(const gcap_graph *g);
 /** Edges of @p g; 0 for an invalid handle. */
 GCAP_API size_t gcap_graph_edge_count(const gcap_graph *g);
 /**
- * Enumeration (SEMANTICS R51): @p nodes NULL returns the count in *@p count; otherwise
- * fills min(*count, actual), pads with NULL and sets *count = actual. Creation order.
+ * Enumeration, in creation order: @p nodes NULL returns the count in *@p count; otherwise fills
+ * min(*count, actual) entries; a larger array is padded with NULL and *count set to actual, a
+ * smaller one keeps *count (rules.md#graph-enumerate).
  */
 GCAP_API gcap_status gcap_graph_get_nodes(const gcap_graph *g, gcap_node **nodes, size_t *count);
 /** Nodes without dependencies, as gcap_graph_get_nodes. */
 GCAP_API gcap_status gcap_graph_get_root_nodes(const gcap_graph *g, gcap_node **nodes, size_t *count);
-/** Edges in creation order (R52): both arrays NULL counts; exactly one NULL is INVALID_VALUE. */
+/**
+ * Edges in creation order: both arrays NULL counts; exactly one NULL is INVALID_VALUE; otherwise
+ * filled and padded as gcap_graph_get_nodes (rules.md#graph-edges).
+ */
 GCAP_API gcap_status gcap_graph_get_edges(const gcap_graph *g, gcap_node **from, gcap_node **to, size_t *count);
 /** Adds a kernel node; argument values are copied. */
 GCAP_API gcap_status gcap_graph_add_kernel_node(gcap_graph *g, gcap_node *const *deps, size_t num_deps,
@@ -396,9 +400,9 @@ GCAP_API gcap_status gcap_graph_destroy_node(gcap_node *n);
 
 /** Type of @p n; (gcap_node_type)-1 for an invalid handle. */
 GCAP_API gcap_node_type gcap_node_get_type(const gcap_node *n);
-/** Dependencies of @p n in edge creation order, enumerated as R51. */
+/** Dependencies of @p n in edge creation order, enumerated as gcap_graph_get_nodes. */
 GCAP_API gcap_status gcap_node_get_dependencies(const gcap_node *n, gcap_node **deps, size_t *count);
-/** Dependents of @p n in edge creation order, enumerated as R51. */
+/** Dependents of @p n in edge creation order, enumerated as gcap_graph_get_nodes. */
 GCAP_API gcap_status gcap_node_get_dependents(const gcap_node *n, gcap_node **deps, size_t *count);
 /** Kernel parameters; p->args is borrowed from the node. INVALID_VALUE for another node type. */
 GCAP_API gcap_status gcap_node_get_kernel_params(const gcap_node *n, gcap_kernel_node_params *p);
@@ -420,7 +424,7 @@ typedef struct gcap_race { /* two nodes with no path between them touching overl
   const void *addr;          /* the overlap */
   size_t bytes;
 } gcap_race;
-/** Race analysis; enumeration as R51. */
+/** Race analysis; @p races is filled as gcap_graph_get_nodes fills its array. */
 GCAP_API gcap_status gcap_graph_find_races(const gcap_graph *g, gcap_race *races, size_t *count);
 
 /** Versioned JSON: nodes, params, edges; kernels by name. */
@@ -460,7 +464,12 @@ typedef struct gcap_exec_update_info {
   gcap_node *error_node;
   gcap_node *error_from_node;
 } gcap_exec_update_info;
-/** Updates @p x in place from @p g (SEMANTICS R71-R74). */
+/**
+ * Updates @p x in place from @p g, pairing nodes in creation order; the topology must match
+ * exactly. A mismatch is GCAP_ERROR_GRAPH_EXEC_UPDATE_FAILURE with @p x unchanged and the reason
+ * in *@p info. Only future launches see the change (rules.md#update-pairing through
+ * rules.md#update-scope).
+ */
 GCAP_API gcap_status gcap_exec_update(gcap_exec *x, const gcap_graph *g, gcap_exec_update_info *info);
 /** Per-node setters; @p n names the node of the graph @p x was instantiated from. */
 GCAP_API gcap_status gcap_exec_kernel_node_set_params(gcap_exec *x, gcap_node *n, const gcap_kernel_node_params *p);

@@ -139,7 +139,7 @@ gcap_status gcap__capture_prohibit(const char *kind, const void *obj) {
   pthread_mutex_lock(&capture_lock);
   for (struct gcap__link *l = all_seqs.next; l != &all_seqs; l = l->next) {
     struct gcap__seq *q = seq_of_link(l, true);
-    if (atomic_load(&q->invalidated)) continue; /* only ACTIVE captures prohibit (R7, as ROCm settled it) */
+    if (atomic_load(&q->invalidated)) continue; /* only ACTIVE captures prohibit (rules.md#capture-prohibition) */
     bool own = pthread_equal(q->owner, me);
     bool prohibits = own ? q->mode != GCAP_CAPTURE_MODE_RELAXED
                          : mine == GCAP_CAPTURE_MODE_GLOBAL && q->mode == GCAP_CAPTURE_MODE_GLOBAL;
@@ -301,7 +301,9 @@ gcap_status gcap__capture_stream_wait_event(struct gcap_stream *s, struct gcap_e
   *handled = true;
   if (mine && is_invalidated(mine)) return report_invalidated(mine);
   switch (e->state) {
-  case GCAP__EVENT_NEVER: *handled = mine != NULL; return GCAP_SUCCESS; /* R33: nothing to wait for */
+  case GCAP__EVENT_NEVER: /* nothing to wait for (rules.md#capture-isolation) */
+    *handled = mine != NULL;
+    return GCAP_SUCCESS;
   case GCAP__EVENT_NORMAL:
     *handled = mine != NULL;
     if (!mine) return GCAP_SUCCESS;
@@ -407,8 +409,9 @@ static int by_target(const void *a, const void *b) {
 }
 
 /*
- * R37: the nodes that reach the origin's frontier through capture-made edges are joined; a
- * member whose frontier holds any other node has work that never rejoined the origin.
+ * The nodes that reach the origin's frontier through capture-made edges are joined; a member
+ * whose frontier holds any other node has work that never rejoined the origin
+ * (rules.md#capture-joined).
  */
 static gcap_status check_joined(struct gcap__seq *q, struct gcap_stream **culprit, struct gcap_node **node) {
   struct gcap_graph *g = q->graph;
@@ -462,7 +465,7 @@ static gcap_status check_foreign_work(struct gcap__seq *q) {
   return st;
 }
 
-/* End of capture with API rule 3's order of checks; `graph` already known non-NULL. */
+/* End of capture, checks in the order of rules.md#capture-end-order; `graph` already known non-NULL. */
 static gcap_status end(struct gcap_stream *s, gcap_graph **graph) {
   struct gcap__seq *q = s->seq;
   *graph = NULL;

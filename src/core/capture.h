@@ -1,11 +1,11 @@
 /*
  * Stream capture: capture sequences, the per-stream frontier, fork/join through events, the
- * prohibition predicate and invalidation (SEMANTICS R1-R46).
+ * prohibition predicate and invalidation (rules.md#capture-begin through rules.md#record-mem-alloc).
  *
  * Locking: a sequence's members, frontiers and graph are guarded by its context's lock. Whether
  * a sequence is invalidated (and by what) is guarded by the process-wide capture lock, because a
- * potentially unsafe call on one context may invalidate captures of any context (R24). The
- * context lock is always taken before the capture lock.
+ * potentially unsafe call on one context may invalidate captures of any context
+ * (rules.md#capture-unsafe-invalidates). The context lock is always taken before the capture lock.
  */
 #ifndef GCAP_CORE_CAPTURE_H
 #define GCAP_CORE_CAPTURE_H
@@ -26,7 +26,7 @@ struct gcap__seq {
   struct gcap_graph *graph;
   struct gcap_stream **members;
   size_t member_count, member_cap;
-  struct gcap__edge *shadow; /* edges capture created (R37), whatever graph edits did since */
+  struct gcap__edge *shadow; /* edges capture created (rules.md#capture-joined), whatever graph edits did since */
   size_t shadow_count, shadow_cap;
   size_t recorded; /* nodes capture created, from every member */
   struct gcap_capture *object; /* the capture object that began it, or NULL */
@@ -37,7 +37,7 @@ struct gcap__seq {
 
 /*
  * For a stream-ordered call on `s` whose own argument checks returned `checked`: the status the
- * call returns. A failed check on a capturing stream invalidates its capture (API rule 5); an
+ * call returns. A failed check on a capturing stream invalidates its capture (rules.md#capture-failed-call); an
  * invalidated member gives STREAM_CAPTURE_INVALIDATED. *record is true when the work must be
  * recorded with gcap__capture_append instead of run.
  */
@@ -55,21 +55,24 @@ gcap_status gcap__capture_record_kernel(struct gcap_stream *s, const gcap_kernel
 /* The pool the capture s belongs to draws graph allocations from (NULL: none). */
 struct gcap_pool *gcap__capture_pool(const struct gcap_stream *s);
 
-/* Potentially unsafe calls (R7, R23, R24): SUCCESS, or STREAM_CAPTURE_UNSUPPORTED after invalidating. */
+/* Potentially unsafe calls (rules.md#capture-prohibition, rules.md#capture-unsafe-calls,
+ * rules.md#capture-unsafe-invalidates): SUCCESS, or STREAM_CAPTURE_UNSUPPORTED after invalidating. */
 gcap_status gcap__capture_prohibit(const char *kind, const void *obj);
-/* Synchronize or query of a stream (R21, R23). */
+/* Synchronize or query of a stream (rules.md#capture-conflicts, rules.md#capture-unsafe-calls). */
 gcap_status gcap__capture_check_stream_wait(struct gcap_stream *s);
-/* Synchronize or query of an event (R21, R23, R36). */
+/* Synchronize or query of an event (rules.md#capture-conflicts, rules.md#capture-unsafe-calls,
+ * rules.md#captured-event-after-end). */
 gcap_status gcap__capture_check_event_wait(struct gcap_event *e);
-/* gcap_context_synchronize (R21). */
+/* gcap_context_synchronize (rules.md#capture-conflicts). */
 gcap_status gcap__capture_check_context_sync(struct gcap_context *ctx);
-/* Launching or uploading an executable into a stream (R26). */
+/* Launching or uploading an executable into a stream (rules.md#capture-unsupported-work). */
 gcap_status gcap__capture_check_launch(struct gcap_stream *s);
-/* Event record on s (R29). *handled: the capture took it, the backend must not record. */
+/* Event record on s (rules.md#capture-event-record). *handled: the capture took it, the backend must not record. */
 gcap_status gcap__capture_event_record(struct gcap_event *e, struct gcap_stream *s, bool *handled);
-/* Stream wait on e (R30-R35). *handled: the capture took it. */
+/* Stream wait on e (rules.md#capture-fork through rules.md#capture-wait-invalidated). *handled: the capture took it. */
 gcap_status gcap__capture_stream_wait_event(struct gcap_stream *s, struct gcap_event *e, bool *handled);
-/* Graph edits that a capture forbids on its own graph (R38): destroying it or its nodes, instantiating it. */
+/* Graph edits that a capture forbids on its own graph (rules.md#capture-graph-edits): destroying it or its
+ * nodes, instantiating it. */
 gcap_status gcap__capture_check_graph_edit(const struct gcap_graph *g, const char *what);
 
 /* Context destroy: ends every capture of ctx, discarding graphs, and frees capture objects. */

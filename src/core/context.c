@@ -84,7 +84,7 @@ void gcap_context_options_init(gcap_context_options *o) {
   o->backend = GCAP_BACKEND_AUTO;
 }
 
-/* AUTO resolution, exactly as API.md "Choosing the backend". */
+/* AUTO resolution, exactly as documented (eager.md#contexts-and-the-backend). */
 static gcap_status resolve_auto(gcap_backend_kind *out) {
   const char *env = getenv("GCAP_BACKEND");
   if (env && *env) {

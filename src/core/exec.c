@@ -248,7 +248,7 @@ void gcap__exec_destroy_all(struct gcap_context *ctx) {
   while (ctx->execs.next != &ctx->execs) exec_free(GCAP__CONTAINER(ctx->execs.next, struct gcap_exec, link));
 }
 
-/* Graph memory: one executable at a time (R65), and it holds the allocations' pool. */
+/* Graph memory: one executable at a time (rules.md#exec-one-at-a-time), and it holds the allocations' pool. */
 static void attach_graph_memory(struct gcap_exec *x, struct gcap_graph *g) {
   for (size_t i = 0; i < x->plan.count; i++) {
     struct gcap__plan_node *pn = &x->plan.nodes[i];
@@ -345,7 +345,8 @@ static bool allocated_earlier(const struct gcap__plan *p, size_t before, const s
   return false;
 }
 
-/* R84, R67: an allocation a previous launch left live blocks the next unless AUTO_FREE_ON_LAUNCH. */
+/* An allocation a previous launch left live blocks the next unless AUTO_FREE_ON_LAUNCH
+ * (rules.md#mem-lifetime, rules.md#exec-launch-errors). */
 static gcap_status check_graph_memory(const struct gcap_exec *x) {
   bool auto_free = x->flags & GCAP_INSTANTIATE_AUTO_FREE_ON_LAUNCH;
   for (size_t i = 0; i < x->plan.count && x->mem_entries; i++) {

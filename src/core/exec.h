@@ -14,7 +14,8 @@ struct gcap_exec {
   bool running;           /* a launch is executing it (a host node may call back into gcap) */
   atomic_bool destroy_pending; /* destroyed from a host callback: freed later, outside callbacks */
   size_t mem_entries;     /* MEM_ALLOC and MEM_FREE entries: the launch marks their allocations */
-  struct gcap_graph *mem_graph; /* with mem_entries: the graph it holds the one executable of (R65) */
+  struct gcap_graph *mem_graph; /* with mem_entries: the graph it holds the one executable of
+                                   (rules.md#exec-one-at-a-time) */
   uint64_t mem_graph_serial;
   struct gcap_pool *pool; /* the pool its allocations come from, held while it lives */
 };

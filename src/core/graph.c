@@ -385,7 +385,8 @@ size_t gcap_graph_edge_count(const gcap_graph *g) {
   return n;
 }
 
-/* R51: NULL array counts; a larger buffer is padded with NULL and *count set; a smaller one is filled. */
+/* NULL array counts; a larger buffer is padded with NULL and *count set; a smaller one is filled
+ * (rules.md#graph-enumerate). */
 static void enumerate(struct gcap_node *const *items, size_t actual, gcap_node **out, size_t *count) {
   if (!out) {
     *count = actual;

@@ -56,7 +56,7 @@ struct gcap_graph {
   size_t edge_count, edge_cap;
   size_t visit_mark;
   struct gcap__seq *capturing; /* the capture sequence recording into it, or NULL */
-  uint64_t serial;             /* unique in the process (an executable's link back, R65) */
+  uint64_t serial;             /* unique in the process (an executable's link back, rules.md#exec-one-at-a-time) */
   struct gcap_exec *mem_exec;  /* with MEM_ALLOC/MEM_FREE nodes: its one executable, or NULL */
   bool node_destroyed;         /* one of its nodes was destroyed: whole-graph update refuses it, as CUDA's driver does */
   struct gcap__node_chunk *chunks; /* where its nodes live, newest first */
@@ -83,7 +83,8 @@ struct gcap__node_chunk {
 /* The top-level graph g is part of (g itself unless g belongs to a child-graph node). */
 const struct gcap_graph *gcap__graph_top(const struct gcap_graph *g);
 
-/* R86: graphs holding MEM_ALLOC/MEM_FREE nodes refuse clone, child use and node or edge removal. */
+/* Graphs holding MEM_ALLOC/MEM_FREE nodes refuse clone, child use and node or edge removal
+ * (rules.md#mem-restrictions). */
 bool gcap__graph_has_mem_nodes(const struct gcap_graph *g);
 
 /* Handle checks (set the message, return INVALID_HANDLE). */

@@ -268,7 +268,7 @@ gcap_status gcap_mem_alloc_async(gcap_stream *s, size_t bytes, void **dptr) {
   return st;
 }
 
-/* R85: a free node needs an address an alloc node returned, freed by no other free node. */
+/* A free node needs an address an alloc node returned, freed by no other free node (rules.md#mem-free-node). */
 static gcap_status check_graph_free(struct gcap_context *ctx, const void *p, struct gcap__galloc **out) {
   const struct gcap__allocation *a = gcap__find_allocation(ctx, p);
   if (!a || !a->graph || a->base != (uintptr_t)p)

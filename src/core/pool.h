@@ -1,7 +1,7 @@
 /*
- * Graph-owned memory (SEMANTICS R83-R88) and capture pools. A MEM_ALLOC node's memory is
- * reserved when it is captured and keeps its address for the life of the graph and of every
- * executable made from it; launches only mark it allocated (live) and freed.
+ * Graph-owned memory (rules.md#mem-alloc-node through rules.md#mem-accounting) and capture pools.
+ * A MEM_ALLOC node's memory is reserved when it is captured and keeps its address for the life of
+ * the graph and of every executable made from it; launches only mark it allocated (live) and freed.
  */
 #ifndef GCAP_CORE_POOL_H
 #define GCAP_CORE_POOL_H
@@ -35,7 +35,7 @@ struct gcap__galloc {
                              allocated block outlives them all */
   bool live;              /* allocated by a launch (or the capture) and not freed since */
   bool freed_in_graph;    /* a MEM_FREE node of its own graph names it */
-  bool freed_elsewhere;   /* a MEM_FREE node of another graph names it (R85: one free node in all) */
+  bool freed_elsewhere;   /* a MEM_FREE node of another graph names it (one free node in all: rules.md#mem-free-node) */
 };
 
 /* Reserves memory for a captured allocation (from `pool` when given) and enters it in the allocation table. */

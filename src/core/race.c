@@ -1,4 +1,4 @@
-/* Race analysis: gcap_graph_find_races (API.md) and the simulator's check at instantiation. */
+/* Race analysis: gcap_graph_find_races (simulator.md#race-analysis) and the simulator's check at instantiation. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -458,7 +458,7 @@ gcap_status gcap_graph_find_races(const gcap_graph *g, gcap_race *races, size_t 
   if (st != GCAP_SUCCESS) return st;
   size_t room = races ? *count : 0;
   for (size_t i = 0; i < room; i++) races[i] = i < n ? found[i] : (gcap_race){NULL, NULL, NULL, 0};
-  if (!races || room > n) *count = n; /* R51: a short array keeps its count */
+  if (!races || room > n) *count = n; /* a short array keeps its count (rules.md#graph-enumerate) */
   gcap__free(found);
   return GCAP_SUCCESS;
 }

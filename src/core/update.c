@@ -1,6 +1,7 @@
 /*
  * Changing what an executable does without instantiating again: per-node setters and enable
- * (SEMANTICS R75-R80) and whole-graph update (R71-R74). Only future launches see a change.
+ * (rules.md#update-enable through rules.md#update-host) and whole-graph update
+ * (rules.md#update-pairing through rules.md#update-scope). Only future launches see a change.
  */
 #include <string.h>
 
@@ -12,7 +13,7 @@ static struct gcap_module *module_of(const struct gcap__kernel_info *info) {
   return GCAP__CONTAINER(info, struct gcap_kernel, info)->module;
 }
 
-/* The plan entry made from n, a node of the graph x was instantiated from (R76). */
+/* The plan entry made from n, a node of the graph x was instantiated from (rules.md#update-setter). */
 static gcap_status find_entry(struct gcap_exec *x, const gcap_node *n, struct gcap__plan_node **out) {
   for (size_t i = 0; i < x->plan.count; i++) {
     struct gcap__plan_node *pn = &x->plan.nodes[i];
@@ -89,7 +90,7 @@ gcap_status gcap_exec_memcpy_node_set_params(gcap_exec *x, gcap_node *n, const g
   gcap_status st = begin_set(x, n, p, GCAP_NODE_MEMCPY, &pn);
   if (st != GCAP_SUCCESS) return st;
   struct gcap__copy c = gcap__copy_of(p);
-  if (p->kind != pn->u.copy.kind) /* R78: any change of kind, even to or from DEFAULT */
+  if (p->kind != pn->u.copy.kind) /* any change of kind, even to or from DEFAULT (rules.md#update-memcpy) */
     st = gcap__fail(GCAP_ERROR_INVALID_VALUE, "kind %d differs from the node's kind %d", (int)p->kind,
                     (int)pn->u.copy.kind);
   if (st == GCAP_SUCCESS) st = gcap__check_copy(x->ctx, &c, false);
@@ -103,7 +104,8 @@ gcap_status gcap_exec_memcpy_node_set_params(gcap_exec *x, gcap_node *n, const g
   return st;
 }
 
-/* R79 (and R73 for updates): a 2-D fill keeps its shape; a 1-D fill stays 1-D but may change width and element size. */
+/* A 2-D fill keeps its shape; a 1-D fill stays 1-D but may change width and element size
+ * (rules.md#update-memset, rules.md#update-allowed). */
 static bool fill_shape_ok(const struct gcap__fill *a, const struct gcap__fill *b) {
   if (a->height > 1)
     return a->element_size == b->element_size && a->width == b->width && a->height == b->height && a->pitch == b->pitch;
@@ -179,7 +181,7 @@ static gcap_status refuse(gcap_exec_update_info *info, gcap_exec_update_result w
                     what, gcap__node_type_name(at->source->type), (const void *)at->source);
 }
 
-/* The top-level entries of a plan by creation index (R71 pairs nodes in creation order). */
+/* The top-level entries of a plan by creation index, the order update pairs nodes in (rules.md#update-pairing). */
 static struct gcap__plan_node **top_level(const struct gcap__plan *p, size_t *count) {
   size_t n = 0;
   for (size_t i = 0; i < p->count; i++) n += p->nodes[i].depth == 0 && p->nodes[i].counted;
@@ -211,7 +213,8 @@ static gcap_status compare_top_level(const struct gcap__plan *old, const struct 
   return GCAP_SUCCESS;
 }
 
-/* R72: the topology must match exactly, dependency order included, before types are compared. */
+/* The topology must match exactly, dependency order included, before types are compared
+ * (rules.md#update-pairing, rules.md#update-result). */
 static gcap_status compare_topology(const struct gcap__plan *old, const struct gcap__plan *fresh,
                                     gcap_exec_update_info *info) {
   size_t na = 0, nb = 0;
@@ -240,7 +243,7 @@ static gcap_status compare_topology(const struct gcap__plan *old, const struct g
 }
 
 
-/* R73: what each node type may change. */
+/* What each node type may change (rules.md#update-allowed). */
 static gcap_status compare_nodes(const struct gcap__plan *old, const struct gcap__plan *fresh,
                                  gcap_exec_update_info *info) {
   for (size_t i = 0; i < old->count; i++)
