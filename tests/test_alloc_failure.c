@@ -988,6 +988,230 @@ static void test_races_and_saving_oom(void **state) {
   run_with_faults("find_races, save, load", races_and_saving_once);
 }
 
+/* ------------------------------------------- a realistic pooled fork/join scenario */
+
+/* What the scenario holds, so that cleanup can free whatever a failure left. */
+struct scenario {
+  struct fx f;
+  gcap_stream *s2, *s3;
+  gcap_event *fork, *left, *right;
+  gcap_pool *pool;
+  gcap_capture *cap;
+  gcap_graph *g, *loaded, *plain, *copy;
+  gcap_exec *x;
+  gcap_node *fill_node, *plain_empty, *plain_host;
+  float *tmp; /* graph memory, allocated and freed inside the graph */
+  int launches;
+  float fill_value;     /* what the exec's fill node writes */
+  float launched_value; /* what the last launch wrote */
+};
+
+static void scenario_setup(struct scenario *sc) {
+  memset(sc, 0, sizeof *sc);
+  fx_setup(&sc->f, false);
+  assert_ok(gcap_stream_create(sc->f.ctx, &sc->s2));
+  assert_ok(gcap_stream_create(sc->f.ctx, &sc->s3));
+  sc->fill_value = 3.0f;
+}
+
+/*
+ * s1 allocates tmp from the pool and copies host_in into it; s2 (forked) runs axpb on tmp;
+ * s3 (forked) fills dev_c with 7 and runs fill(dev_b, 3) ; s1 joins both, copies tmp to host_out,
+ * frees tmp and calls a host function.
+ */
+static bool scenario_capture(struct scenario *sc) {
+  struct fx *f = &sc->f;
+  gcap_stream *s1 = f->s;
+  gcap_dim3 grid = GCAP_DIM3(N / 32, 1, 1), block = GCAP_DIM3(32, 1, 1);
+  uint32_t n = N;
+  void *tmp = NULL;
+  gcap_capture_options o;
+  gcap_capture_options_init(&o);
+  o.pool = sc->pool;
+  STEP_OUT(gcap_capture_begin(s1, &o, &sc->cap), "gcap_capture_begin", sc->cap);
+  STEP_OUT(gcap_event_create(f->ctx, &sc->fork), "gcap_event_create", sc->fork);
+  STEP(gcap_mem_alloc_async(s1, N * sizeof(float), &tmp), "gcap_mem_alloc_async");
+  sc->tmp = tmp;
+  STEP(gcap_memcpy_async(s1, sc->tmp, f->host_in, N * sizeof(float), GCAP_MEMCPY_HOST_TO_DEVICE), "gcap_memcpy_async");
+  STEP(gcap_event_record(sc->fork, s1), "gcap_event_record");
+  STEP(gcap_stream_wait_event(sc->s2, sc->fork), "gcap_stream_wait_event");
+  STEP(gcap_stream_wait_event(sc->s3, sc->fork), "gcap_stream_wait_event");
+  void *axpb_args[] = {&sc->tmp, &n};
+  STEP(gcap_launch_kernel(sc->s2, f->axpb, grid, block, 0, axpb_args), "gcap_launch_kernel");
+  STEP(gcap_memset_d32_async(sc->s3, f->dev_c, 7u, N), "gcap_memset_d32_async");
+  float *dev_b = f->dev_b;
+  void *fill_args[] = {&dev_b, &sc->fill_value, &n};
+  STEP(gcap_launch_kernel(sc->s3, f->fill, grid, block, 0, fill_args), "gcap_launch_kernel");
+  STEP_OUT(gcap_event_create(f->ctx, &sc->left), "gcap_event_create", sc->left);
+  STEP_OUT(gcap_event_create(f->ctx, &sc->right), "gcap_event_create", sc->right);
+  STEP(gcap_event_record(sc->left, sc->s2), "gcap_event_record");
+  STEP(gcap_event_record(sc->right, sc->s3), "gcap_event_record");
+  STEP(gcap_stream_wait_event(s1, sc->left), "gcap_stream_wait_event");
+  STEP(gcap_stream_wait_event(s1, sc->right), "gcap_stream_wait_event");
+  STEP(gcap_memcpy_async(s1, f->host_out, sc->tmp, N * sizeof(float), GCAP_MEMCPY_DEVICE_TO_HOST), "gcap_memcpy_async");
+  STEP(gcap_mem_free_async(s1, sc->tmp), "gcap_mem_free_async");
+  STEP(gcap_launch_host_func(s1, count_call, &f->host_calls), "gcap_launch_host_func");
+  STEP_OUT(gcap_capture_end(sc->cap, &sc->g), "gcap_capture_end", sc->g);
+  return true;
+stop:
+  return false;
+}
+
+#define SCENARIO_NODES 8
+/* In capture order; edges: alloc->h2d->{axpb, memset}, memset->fill, {h2d, axpb, fill}->d2h->free->host
+   (the joins add to s1's frontier, which still holds h2d). */
+static const gcap_node_type scenario_types[SCENARIO_NODES] = {
+    GCAP_NODE_MEM_ALLOC, GCAP_NODE_MEMCPY, GCAP_NODE_KERNEL,   GCAP_NODE_MEMSET,
+    GCAP_NODE_KERNEL,    GCAP_NODE_MEMCPY, GCAP_NODE_MEM_FREE, GCAP_NODE_HOST,
+};
+
+/* Checks the captured graph's shape and finds its fill kernel node (dev_b's writer). */
+static bool find_fill_node(struct scenario *sc) {
+  gcap_node *nodes[16];
+  size_t count = 16;
+  STEP(gcap_graph_get_nodes(sc->g, nodes, &count), "gcap_graph_get_nodes");
+  assert_int_equal(count, SCENARIO_NODES);
+  assert_int_equal(gcap_graph_edge_count(sc->g), 9);
+  for (size_t i = 0; i < count; i++) assert_int_equal(gcap_node_get_type(nodes[i]), scenario_types[i]);
+  for (size_t i = 0; i < count; i++) {
+    gcap_kernel_node_params kp;
+    if (gcap_node_get_type(nodes[i]) != GCAP_NODE_KERNEL) continue;
+    STEP(gcap_node_get_kernel_params(nodes[i], &kp), "gcap_node_get_kernel_params");
+    if (kp.kernel == sc->f.fill) sc->fill_node = nodes[i];
+  }
+  assert_non_null(sc->fill_node);
+  return true;
+stop:
+  return false;
+}
+
+static bool scenario_launch(struct scenario *sc) {
+  STEP(gcap_exec_launch(sc->x, sc->f.s), "gcap_exec_launch");
+  sc->launches++; /* the simulator runs the launch before it returns */
+  sc->launched_value = sc->fill_value;
+  STEP(gcap_stream_synchronize(sc->f.s), "gcap_stream_synchronize");
+  return true;
+stop:
+  return false;
+}
+
+/* Update the fill value three ways: exec setter, graph setter + whole-graph update. */
+static bool scenario_update(struct scenario *sc) {
+  float *dev_b = sc->f.dev_b;
+  uint32_t n = N;
+  float five = 5.0f, six = 6.0f;
+  void *args5[] = {&dev_b, &five, &n}, *args6[] = {&dev_b, &six, &n};
+  gcap_kernel_node_params kp = {sc->f.fill, GCAP_DIM3(N / 32, 1, 1), GCAP_DIM3(32, 1, 1), 0, args5};
+  STEP(gcap_exec_kernel_node_set_params(sc->x, sc->fill_node, &kp), "gcap_exec_kernel_node_set_params");
+  sc->fill_value = 5.0f;
+  if (!scenario_launch(sc)) return false;
+  kp.args = args6;
+  STEP(gcap_node_set_kernel_params(sc->fill_node, &kp), "gcap_node_set_kernel_params");
+  gcap_exec_update_info info;
+  STEP(gcap_exec_update(sc->x, sc->g, &info), "gcap_exec_update");
+  assert_int_equal(info.result, GCAP_EXEC_UPDATE_SUCCESS);
+  sc->fill_value = 6.0f;
+  return scenario_launch(sc);
+stop:
+  return false;
+}
+
+/* Race analysis, DOT, save and load of the captured graph; clone of a plain one. */
+static bool scenario_outputs(struct scenario *sc) {
+  size_t races = SIZE_MAX;
+  FILE *dot = tmpfile(), *captured = tmpfile(), *saved = tmpfile();
+  assert_non_null(dot);
+  assert_non_null(captured);
+  assert_non_null(saved);
+  bool ok = false;
+  STEP(gcap_graph_find_races(sc->g, NULL, &races), "gcap_graph_find_races");
+  assert_int_equal(races, 0);
+  STEP(gcap_graph_write_dot(sc->g, dot, GCAP_DOT_VERBOSE), "gcap_graph_write_dot");
+  STEP_OUT(gcap_graph_create(sc->f.ctx, &sc->plain), "gcap_graph_create", sc->plain);
+  STEP_OUT(gcap_graph_add_empty_node(sc->plain, NULL, 0, &sc->plain_empty), "gcap_graph_add_empty_node", sc->plain_empty);
+  gcap_host_node_params hp = {count_call, &sc->f.host_calls};
+  STEP_OUT(gcap_graph_add_host_node(sc->plain, &sc->plain_empty, 1, &hp, &sc->plain_host), "gcap_graph_add_host_node",
+           sc->plain_host);
+  STEP_OUT(gcap_graph_clone(sc->plain, &sc->copy), "gcap_graph_clone", sc->copy);
+  assert_int_equal(gcap_graph_node_count(sc->copy), 2);
+  assert_int_equal(gcap_graph_edge_count(sc->copy), 1);
+  /* A graph that allocates saves, but cannot be loaded (its addresses would change): load the plain one. */
+  gcap_status st = gcap_graph_save(sc->g, captured);
+  if (st != GCAP_ERROR_NOT_SUPPORTED) { /* a build without jansson */
+    STEP(st, "gcap_graph_save");
+    STEP(gcap_graph_save(sc->plain, saved), "gcap_graph_save");
+    rewind(saved);
+    STEP_OUT(gcap_graph_load(sc->f.ctx, saved, &sc->loaded), "gcap_graph_load", sc->loaded);
+    assert_int_equal(gcap_graph_node_count(sc->loaded), 2);
+    assert_int_equal(gcap_graph_edge_count(sc->loaded), 1);
+  }
+  ok = true;
+stop:
+  fclose(dot);
+  fclose(captured);
+  fclose(saved);
+  return ok;
+}
+
+static void check_scenario_memory(struct scenario *sc) {
+  float b[N];
+  uint32_t c[N];
+  assert_ok(gcap_memcpy(sc->f.ctx, b, sc->f.dev_b, sizeof b, GCAP_MEMCPY_DEVICE_TO_HOST));
+  assert_ok(gcap_memcpy(sc->f.ctx, c, sc->f.dev_c, sizeof c, GCAP_MEMCPY_DEVICE_TO_HOST));
+  for (size_t i = 0; i < N; i++) {
+    assert_true(sc->f.host_out[i] == (float)i * 2.0f + 1.0f);
+    assert_true(b[i] == sc->launched_value);
+    assert_int_equal(c[i], 7u);
+  }
+  assert_int_equal(sc->f.host_calls, sc->launches);
+}
+
+static void scenario_teardown(struct scenario *sc) {
+  stop_injecting();
+  gcap_capture_destroy(sc->cap);
+  gcap_exec_destroy(sc->x);
+  gcap_graph_destroy(sc->g);
+  gcap_graph_destroy(sc->loaded);
+  gcap_graph_destroy(sc->plain);
+  gcap_graph_destroy(sc->copy);
+  gcap_pool_release(sc->pool);
+  assert_ok(gcap_event_destroy(sc->fork));
+  assert_ok(gcap_event_destroy(sc->left));
+  assert_ok(gcap_event_destroy(sc->right));
+  assert_ok(gcap_stream_destroy(sc->s2));
+  assert_ok(gcap_stream_destroy(sc->s3));
+  fx_teardown(&sc->f);
+}
+
+static bool pooled_scenario_once(long n) {
+  struct scenario sc;
+  scenario_setup(&sc);
+  bool ok = false;
+  inject_begin(n);
+  STEP_OUT(gcap_pool_create(sc.f.ctx, &sc.pool), "gcap_pool_create", sc.pool);
+  if (!scenario_capture(&sc)) goto stop;
+  if (!find_fill_node(&sc)) goto stop;
+  STEP_OUT(gcap_graph_instantiate(sc.g, 0, &sc.x), "gcap_graph_instantiate", sc.x);
+  STEP(gcap_exec_upload(sc.x, sc.f.s), "gcap_exec_upload");
+  if (!scenario_launch(&sc) || !scenario_update(&sc) || !scenario_outputs(&sc)) goto stop;
+  ok = true;
+stop:
+  inject_end();
+  if (sc.launches > 0) check_scenario_memory(&sc);
+  if (sc.pool) {
+    gcap_pool_stats stats;
+    assert_ok(gcap_pool_get_stats(sc.pool, &stats));
+    assert_int_equal(stats.used_bytes, 0); /* the graph freed tmp at the end of every launch */
+  }
+  scenario_teardown(&sc);
+  return ok;
+}
+
+static void test_pooled_scenario_oom(void **state) {
+  (void)state;
+  run_with_faults("pooled fork/join capture, launch, update, outputs", pooled_scenario_once);
+}
+
 int main(void) {
   test_require_backend();
 #define OOM_TEST(fn) cmocka_unit_test_setup_teardown(fn, reset_injection, reset_injection)
@@ -1005,6 +1229,7 @@ int main(void) {
       OOM_TEST(test_instantiate_launch_shuffled_oom),
       OOM_TEST(test_write_dot_oom),
       OOM_TEST(test_races_and_saving_oom),
+      OOM_TEST(test_pooled_scenario_oom),
       /* The same scenarios with the backend failing instead: those that call it. */
       BACKEND_TEST(test_context_create_oom),
       BACKEND_TEST(test_stream_event_oom),
@@ -1012,6 +1237,7 @@ int main(void) {
       BACKEND_TEST(test_module_load_oom),
       BACKEND_TEST(test_instantiate_launch_oom),
       BACKEND_TEST(test_instantiate_launch_shuffled_oom),
+      BACKEND_TEST(test_pooled_scenario_oom),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
