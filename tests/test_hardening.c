@@ -132,28 +132,38 @@ static void test_default_copy_with_freed_source_is_refused(void **state) {
 
 /* ================================================ graph memory outlives its graph */
 
-struct captured_alloc {
-  gcap_graph *g;
-  gcap_exec *x;
-  void *p;
-};
-
-/* Captures "allocate 256 bytes, fill them with `value`", instantiates and launches it once. */
-static struct captured_alloc capture_fill(gcap_stream *s, gcap_pool *pool, uint8_t value) {
-  struct captured_alloc c = {0};
+/*
+ * Captures "allocate 256 bytes, fill them with `value`", launches it once, then destroys the
+ * executable and the graph: the allocation they leave behind.
+ */
+static void *leave_allocated(gcap_stream *s, gcap_pool *pool, uint8_t value) {
   gcap_capture_options o;
   gcap_capture_options_init(&o);
   o.pool = pool;
   gcap_capture *cap = NULL;
+  void *p = NULL;
+  gcap_graph *g = NULL;
+  gcap_exec *x = NULL;
   assert_ok(gcap_capture_begin(s, &o, &cap));
-  assert_ok(gcap_mem_alloc_async(s, 256, &c.p));
-  assert_ok(gcap_memset_async(s, c.p, value, 256));
-  assert_ok(gcap_capture_end(cap, &c.g));
+  assert_ok(gcap_mem_alloc_async(s, 256, &p));
+  assert_ok(gcap_memset_async(s, p, value, 256));
+  assert_ok(gcap_capture_end(cap, &g));
   gcap_capture_destroy(cap);
-  assert_ok(gcap_graph_instantiate(c.g, 0, &c.x));
-  assert_ok(gcap_exec_launch(c.x, s));
+  assert_ok(gcap_graph_instantiate(g, 0, &x));
+  assert_ok(gcap_exec_launch(x, s));
   assert_ok(gcap_stream_synchronize(s));
-  return c;
+  gcap_exec_destroy(x);
+  gcap_graph_destroy(g);
+  return p;
+}
+
+/* A graph of one free node for p, captured on s. */
+static gcap_graph *capture_free_of(gcap_stream *s, void *p) {
+  gcap_graph *g = NULL;
+  assert_ok(gcap_stream_begin_capture(s, GCAP_CAPTURE_MODE_GLOBAL));
+  assert_ok(gcap_mem_free_async(s, p));
+  assert_ok(gcap_stream_end_capture(s, &g));
+  return g;
 }
 
 static void assert_used(gcap_pool *pool, size_t used, size_t reserved) {
@@ -171,18 +181,16 @@ static void test_graph_memory_outlives_graph_and_executable(void **state) {
   assert_ok(gcap_stream_create(ctx, &s));
   gcap_pool *pool = NULL;
   assert_ok(gcap_pool_create(ctx, &pool));
-  struct captured_alloc c = capture_fill(s, pool, 0x5a);
-  gcap_exec_destroy(c.x);
-  gcap_graph_destroy(c.g);
+  void *p = leave_allocated(s, pool, 0x5a);
   assert_used(pool, 256, 256);
-  assert_device_bytes(ctx, c.p, 0x5a, 256);
-  assert_ok(gcap_memset_async(s, c.p, 0x21, 256)); /* stream work may still use it */
+  assert_device_bytes(ctx, p, 0x5a, 256);
+  assert_ok(gcap_memset_async(s, p, 0x21, 256)); /* stream work may still use it */
   assert_ok(gcap_stream_synchronize(s));
-  assert_device_bytes(ctx, c.p, 0x21, 256);
-  assert_ok(gcap_mem_free(ctx, c.p));
+  assert_device_bytes(ctx, p, 0x21, 256);
+  assert_ok(gcap_mem_free(ctx, p));
   assert_used(pool, 0, 256); /* the block stays in the pool for the next capture */
-  assert_status(gcap_mem_free(ctx, c.p), GCAP_ERROR_INVALID_VALUE);
-  assert_status(gcap_memset_async(s, c.p, 0, 256), GCAP_ERROR_INVALID_VALUE);
+  assert_status(gcap_mem_free(ctx, p), GCAP_ERROR_INVALID_VALUE);
+  assert_status(gcap_memset_async(s, p, 0, 256), GCAP_ERROR_INVALID_VALUE);
   gcap_pool_release(pool);
   gcap_context_destroy(ctx);
 }
@@ -193,23 +201,18 @@ static void test_graph_memory_freed_by_another_graph(void **state) {
   gcap_context *ctx = sim_context();
   gcap_stream *s = NULL;
   assert_ok(gcap_stream_create(ctx, &s));
-  struct captured_alloc c = capture_fill(s, NULL, 0x33);
-  gcap_exec_destroy(c.x);
-  gcap_graph_destroy(c.g);
-  assert_ok(gcap_stream_begin_capture(s, GCAP_CAPTURE_MODE_GLOBAL));
-  assert_ok(gcap_mem_free_async(s, c.p));
-  gcap_graph *g = NULL;
-  assert_ok(gcap_stream_end_capture(s, &g));
-  assert_device_bytes(ctx, c.p, 0x33, 256); /* not freed until the free node runs */
+  void *p = leave_allocated(s, NULL, 0x33);
+  gcap_graph *g = capture_free_of(s, p);
+  assert_device_bytes(ctx, p, 0x33, 256); /* not freed until the free node runs */
   gcap_exec *x = NULL;
   assert_ok(gcap_graph_instantiate(g, 0, &x));
   assert_ok(gcap_exec_launch(x, s));
   assert_ok(gcap_stream_synchronize(s));
-  assert_status(gcap_mem_free(ctx, c.p), GCAP_ERROR_INVALID_VALUE); /* freed already */
+  assert_status(gcap_mem_free(ctx, p), GCAP_ERROR_INVALID_VALUE); /* freed already */
   gcap_exec_destroy(x);
   gcap_graph_destroy(g);
-  assert_null(gcap__find_allocation(ctx, c.p)); /* freed, and no graph holds it any more */
-  assert_status(gcap_memset_async(s, c.p, 0, 256), GCAP_ERROR_INVALID_VALUE);
+  assert_null(gcap__find_allocation(ctx, p)); /* freed, and no graph holds it any more */
+  assert_status(gcap_memset_async(s, p, 0, 256), GCAP_ERROR_INVALID_VALUE);
   gcap_context_destroy(ctx);
 }
 
@@ -221,16 +224,10 @@ static void test_graph_memory_left_allocated_at_context_destroy(void **state) {
   assert_ok(gcap_stream_create(ctx, &s));
   gcap_pool *pool = NULL;
   assert_ok(gcap_pool_create(ctx, &pool));
-  struct captured_alloc c = capture_fill(s, pool, 0x11);
-  gcap_exec_destroy(c.x);
-  gcap_graph_destroy(c.g);
-  assert_ok(gcap_stream_begin_capture(s, GCAP_CAPTURE_MODE_GLOBAL));
-  assert_ok(gcap_mem_free_async(s, c.p));
-  gcap_graph *g = NULL;
-  assert_ok(gcap_stream_end_capture(s, &g));
-  gcap_graph_destroy(g); /* never launched: the memory is still allocated */
+  void *p = leave_allocated(s, pool, 0x11);
+  gcap_graph_destroy(capture_free_of(s, p)); /* never launched: the memory is still allocated */
   assert_used(pool, 256, 256);
-  assert_device_bytes(ctx, c.p, 0x11, 256);
+  assert_device_bytes(ctx, p, 0x11, 256);
   gcap_pool_release(pool); /* the allocation keeps the pool's memory */
   gcap_context_destroy(ctx);
 }
