@@ -5,6 +5,7 @@
 # worker for the given number of seconds over tests/fuzz/corpus-api, then merges what it found
 # back into that corpus.
 #   sh tests/fuzz/run-api.sh [seconds]        (default 600)
+# FUZZ_API_MERGE=0 leaves the kept corpus as it is (CI's short run).
 # A crash or leak stops the run and leaves its input in build-fuzz/artifacts-api/; once fixed,
 # minimize it (build-fuzz/fuzz_api -minimize_crash=1 -runs=10000 FILE) and copy it into
 # tests/fuzz/corpus-api/ (named crash-...) so that the fuzz_api_corpus test replays it.
@@ -24,5 +25,7 @@ mkdir -p $corpus build-fuzz/found-api build-fuzz/artifacts-api
 # New inputs go to build-fuzz/found-api; the kept corpus is only read, then merged into at the end.
 build-fuzz/fuzz_api -max_total_time="$seconds" -max_len=2048 -timeout=10 -rss_limit_mb=2048 \
   -artifact_prefix=build-fuzz/artifacts-api/ -print_final_stats=1 build-fuzz/found-api $corpus
-build-fuzz/fuzz_api -merge=1 -max_len=2048 $corpus build-fuzz/found-api
+if [ "${FUZZ_API_MERGE:-1}" != 0 ]; then
+  build-fuzz/fuzz_api -merge=1 -max_len=2048 $corpus build-fuzz/found-api
+fi
 echo "corpus: $(ls $corpus | wc -l) files"
