@@ -97,6 +97,36 @@ static void test_alloc_async_out_of_memory_releases_the_reservation(void **state
   assert_true(recorded);
 }
 
+/* ====================================================== memory of another context */
+
+/*
+ * Another context's device memory is refused on either side of a copy and as a fill's target:
+ * taken for host memory, it was read past its end.
+ */
+static void test_memory_of_another_context_is_refused_as_host_memory_too(void **state) {
+  (void)state;
+  gcap_context *a = sim_context(), *b = sim_context();
+  gcap_stream *s = NULL;
+  assert_ok(gcap_stream_create(b, &s));
+  uint8_t *foreign = test_dev_alloc(a, 64);
+  static uint8_t host[4096];
+  gcap_sim_stats before, after;
+  assert_ok(gcap_sim_get_stats(b, &before));
+  assert_status(gcap_memcpy_async(s, host, foreign, sizeof host, GCAP_MEMCPY_DEFAULT), GCAP_ERROR_INVALID_VALUE);
+  test_assert_message_contains("src");
+  test_assert_message_contains("is inside an allocation of another context");
+  assert_status(gcap_memcpy_async(s, host, foreign, sizeof host, GCAP_MEMCPY_HOST_TO_HOST), GCAP_ERROR_INVALID_VALUE);
+  assert_status(gcap_memcpy_async(s, foreign, host, 64, GCAP_MEMCPY_HOST_TO_DEVICE), GCAP_ERROR_INVALID_VALUE);
+  test_assert_message_contains("gcap_memcpy_async: dst");
+  assert_status(gcap_memset_async(s, foreign + 8, 0, 8), GCAP_ERROR_INVALID_VALUE);
+  assert_ok(gcap_sim_get_stats(b, &after));
+  assert_int_equal(after.bytes_copied, before.bytes_copied);
+  assert_int_equal(after.bytes_set, before.bytes_set);
+  assert_ok(gcap_mem_free(a, foreign));
+  gcap_context_destroy(a);
+  gcap_context_destroy(b);
+}
+
 /* ===================================================== copies re-checked at relaunch */
 
 /* A DEFAULT copy keeps the direction it was instantiated with: freed device memory is not host memory. */
@@ -479,6 +509,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_free_async_out_of_memory_keeps_the_allocation),
       cmocka_unit_test(test_alloc_async_out_of_memory_releases_the_reservation),
+      cmocka_unit_test(test_memory_of_another_context_is_refused_as_host_memory_too),
       cmocka_unit_test(test_default_copy_with_freed_source_is_refused),
       cmocka_unit_test(test_graph_memory_outlives_graph_and_executable),
       cmocka_unit_test(test_graph_memory_freed_by_another_graph),

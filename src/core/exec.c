@@ -282,7 +282,7 @@ gcap_status gcap__instantiate(struct gcap_graph *g, unsigned flags, gcap_exec **
   x->flags = flags;
   gcap__list_init(&x->link);
   st = gcap__build_plan(ctx, g, &x->plan);
-  x->checked_epoch = ctx->allocs.epoch;
+  x->checked_epoch = gcap__alloc_epoch();
   if (st == GCAP_SUCCESS) st = gcap__backend_exec_create(ctx, &x->plan, &x->impl);
   if (st == GCAP_SUCCESS && gcap__registry_add(x, GCAP__H_EXEC) != 0)
     st = gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to register the executable");
@@ -325,7 +325,7 @@ static gcap_status recheck_copy(const struct gcap_context *ctx, const struct gca
 /* Memory freed since the last check may have been under a copy or fill: check every range again. */
 static gcap_status recheck_ranges(struct gcap_exec *x) {
   struct gcap_context *ctx = x->ctx;
-  if (x->checked_epoch == ctx->allocs.epoch) return GCAP_SUCCESS;
+  if (x->checked_epoch == gcap__alloc_epoch()) return GCAP_SUCCESS;
   for (size_t i = 0; i < x->plan.count; i++) {
     struct gcap__plan_node *pn = &x->plan.nodes[i];
     gcap_status st = GCAP_SUCCESS;
@@ -335,7 +335,7 @@ static gcap_status recheck_ranges(struct gcap_exec *x) {
       return gcap__fail_context(st, "executable %p, entry %zu (%s), no longer valid; nothing was launched", (void *)x,
                                 i, gcap__node_type_name(pn->type));
   }
-  x->checked_epoch = ctx->allocs.epoch;
+  x->checked_epoch = gcap__alloc_epoch();
   return GCAP_SUCCESS;
 }
 

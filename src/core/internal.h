@@ -45,13 +45,13 @@ struct gcap__allocation {
   size_t bytes;
   enum gcap__alloc_kind kind;
   struct gcap__galloc *graph; /* a graph allocation (MEM_ALLOC node), or NULL */
+  const struct gcap_context *owner;
 };
 
 /* Sorted by base; every gcap allocation of a context, device and page-locked host. */
 struct gcap__alloc_table {
   struct gcap__allocation *items;
   size_t count, cap;
-  uint64_t epoch; /* bumped by every free, so executables know when to re-check their ranges */
 };
 
 struct gcap_context {
@@ -133,7 +133,10 @@ size_t gcap__first_above(const void *items, size_t count, size_t stride, uintptr
 const struct gcap__allocation *gcap__find_allocation(const struct gcap_context *ctx, const void *p);
 gcap_status gcap__check_copy(const struct gcap_context *ctx, struct gcap__copy *c, bool allow_empty);
 gcap_status gcap__check_fill(const struct gcap_context *ctx, const struct gcap__fill *f, bool allow_empty);
+/* Forgets every allocation of the table (context destroy). */
 void gcap__alloc_table_free(struct gcap__alloc_table *t);
+/* Changes with every free in any context: executables re-check their ranges when it moved. */
+uint64_t gcap__alloc_epoch(void);
 /* Graph allocations enter and leave the table here (their memory is the pool's, not the user's). */
 int gcap__alloc_table_insert(struct gcap_context *ctx, void *p, size_t bytes, struct gcap__galloc *graph);
 void gcap__alloc_table_erase(struct gcap_context *ctx, const void *p);

@@ -1,3 +1,5 @@
+#include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "dispatch.h"
@@ -23,8 +25,7 @@ static size_t upper_bound(const struct gcap__alloc_table *t, uintptr_t p) {
   return gcap__first_above(t->items, t->count, sizeof *t->items, p);
 }
 
-const struct gcap__allocation *gcap__find_allocation(const struct gcap_context *ctx, const void *p) {
-  const struct gcap__alloc_table *t = &ctx->allocs;
+static const struct gcap__allocation *table_find(const struct gcap__alloc_table *t, const void *p) {
   uintptr_t addr = (uintptr_t)p;
   size_t i = upper_bound(t, addr);
   if (i == 0) return NULL;
@@ -32,24 +33,72 @@ const struct gcap__allocation *gcap__find_allocation(const struct gcap_context *
   return addr - a->base < a->bytes ? a : NULL;
 }
 
-static int table_insert(struct gcap__alloc_table *t, void *p, size_t bytes, enum gcap__alloc_kind kind) {
+const struct gcap__allocation *gcap__find_allocation(const struct gcap_context *ctx, const void *p) {
+  return table_find(&ctx->allocs, p);
+}
+
+/*
+ * Every context's allocations, so that a pointer into another context's memory is refused as
+ * such instead of being taken for ordinary host memory (which a copy would then read past the
+ * end of). Its lock is taken last, after a context lock, and never held while taking another.
+ */
+static struct gcap__alloc_table every_context;
+static pthread_mutex_t every_context_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Bumped by every free in any context, so executables know when to re-check their ranges. */
+static atomic_uint_fast64_t free_epoch;
+
+uint64_t gcap__alloc_epoch(void) { return atomic_load(&free_epoch); }
+
+static int table_insert(struct gcap__alloc_table *t, const struct gcap_context *owner, void *p, size_t bytes,
+                        enum gcap__alloc_kind kind) {
   if (gcap__grow((void **)&t->items, &t->cap, t->count + 1, sizeof *t->items) != 0) return -1;
   size_t i = upper_bound(t, (uintptr_t)p);
   memmove(&t->items[i + 1], &t->items[i], (t->count - i) * sizeof *t->items);
-  t->items[i] = (struct gcap__allocation){(uintptr_t)p, bytes, kind, NULL};
+  t->items[i] = (struct gcap__allocation){(uintptr_t)p, bytes, kind, NULL, owner};
   t->count++;
   return 0;
 }
 
-static void table_remove(struct gcap__alloc_table *t, const struct gcap__allocation *a) {
-  size_t i = (size_t)(a - t->items);
+static void table_remove_at(struct gcap__alloc_table *t, size_t i) {
   memmove(&t->items[i], &t->items[i + 1], (t->count - i - 1) * sizeof *t->items);
   t->count--;
-  t->epoch++;
+}
+
+/* By owner too: another context may already have been given the same address back. */
+static void forget_everywhere(const struct gcap_context *owner, uintptr_t base) {
+  pthread_mutex_lock(&every_context_lock);
+  for (size_t i = upper_bound(&every_context, base); i-- > 0 && every_context.items[i].base == base;) {
+    if (every_context.items[i].owner != owner) continue;
+    table_remove_at(&every_context, i);
+    break;
+  }
+  if (every_context.count == 0) {
+    gcap__free(every_context.items);
+    memset(&every_context, 0, sizeof every_context);
+  }
+  pthread_mutex_unlock(&every_context_lock);
+}
+
+/* An allocation enters its context's table and the table of every context, or neither. */
+static int record_allocation(struct gcap_context *ctx, void *p, size_t bytes, enum gcap__alloc_kind kind) {
+  if (table_insert(&ctx->allocs, ctx, p, bytes, kind) != 0) return -1;
+  pthread_mutex_lock(&every_context_lock);
+  int failed = table_insert(&every_context, ctx, p, bytes, kind);
+  pthread_mutex_unlock(&every_context_lock);
+  if (failed) table_remove_at(&ctx->allocs, (size_t)(gcap__find_allocation(ctx, p) - ctx->allocs.items));
+  return failed;
+}
+
+static void table_remove(struct gcap__alloc_table *t, const struct gcap__allocation *a) {
+  uintptr_t base = a->base;
+  const struct gcap_context *owner = a->owner;
+  table_remove_at(t, (size_t)(a - t->items));
+  forget_everywhere(owner, base);
+  atomic_fetch_add(&free_epoch, 1);
 }
 
 int gcap__alloc_table_insert(struct gcap_context *ctx, void *p, size_t bytes, struct gcap__galloc *graph) {
-  if (table_insert(&ctx->allocs, p, bytes, GCAP__ALLOC_DEVICE) != 0) return -1;
+  if (record_allocation(ctx, p, bytes, GCAP__ALLOC_DEVICE) != 0) return -1;
   ((struct gcap__allocation *)gcap__find_allocation(ctx, p))->graph = graph;
   return 0;
 }
@@ -60,9 +109,31 @@ void gcap__alloc_table_erase(struct gcap_context *ctx, const void *p) {
 }
 
 void gcap__alloc_table_free(struct gcap__alloc_table *t) {
+  for (size_t i = 0; i < t->count; i++) forget_everywhere(t->items[i].owner, t->items[i].base);
+  if (t->count) atomic_fetch_add(&free_epoch, 1);
   gcap__free(t->items);
   memset(t, 0, sizeof *t);
 }
+
+/* The allocation holding p: this context's, else (copied into *other, on the simulator) another context's. */
+static const struct gcap__allocation *find_any(const struct gcap_context *ctx, const void *p,
+                                               struct gcap__allocation *other) {
+  const struct gcap__allocation *a = gcap__find_allocation(ctx, p);
+  if (a || !ctx->ops->knows_all_device_memory) return a; /* on CUDA such a pointer goes to the driver */
+  pthread_mutex_lock(&every_context_lock);
+  const struct gcap__allocation *e = table_find(&every_context, p);
+  if (e) *other = (struct gcap__allocation){e->base, e->bytes, e->kind, NULL, e->owner};
+  pthread_mutex_unlock(&every_context_lock);
+  return e ? other : NULL;
+}
+
+static gcap_status check_own(const struct gcap_context *ctx, const struct gcap__allocation *a, const void *p,
+                             const char *what) {
+  if (!a || a->owner == ctx) return GCAP_SUCCESS;
+  return gcap__fail(GCAP_ERROR_INVALID_VALUE, "%s %p is inside an allocation of another context (%p)", what, p,
+                    (const void *)a->owner);
+}
+
 
 /* --------------------------------------------------------------- range checks */
 
@@ -110,8 +181,12 @@ gcap_status gcap__check_copy(const struct gcap_context *ctx, struct gcap__copy *
   if (!c->src) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "src is NULL");
   if ((uintptr_t)c->dst + c->bytes < (uintptr_t)c->dst || (uintptr_t)c->src + c->bytes < (uintptr_t)c->src)
     return gcap__fail(GCAP_ERROR_INVALID_VALUE, "a range of %zu bytes wraps the address space", c->bytes);
-  const struct gcap__allocation *da = gcap__find_allocation(ctx, c->dst);
-  const struct gcap__allocation *sa = gcap__find_allocation(ctx, c->src);
+  struct gcap__allocation dst_other, src_other;
+  const struct gcap__allocation *da = find_any(ctx, c->dst, &dst_other);
+  const struct gcap__allocation *sa = find_any(ctx, c->src, &src_other);
+  gcap_status st = check_own(ctx, da, c->dst, "dst");
+  if (st == GCAP_SUCCESS) st = check_own(ctx, sa, c->src, "src");
+  if (st != GCAP_SUCCESS) return st;
   gcap_memcpy_kind k = c->kind;
   if (k == GCAP_MEMCPY_DEFAULT) {
     static const gcap_memcpy_kind inferred[2][2] = {
@@ -122,7 +197,7 @@ gcap_status gcap__check_copy(const struct gcap_context *ctx, struct gcap__copy *
   }
   bool dst_device = k == GCAP_MEMCPY_HOST_TO_DEVICE || k == GCAP_MEMCPY_DEVICE_TO_DEVICE;
   bool src_device = k == GCAP_MEMCPY_DEVICE_TO_HOST || k == GCAP_MEMCPY_DEVICE_TO_DEVICE;
-  gcap_status st = check_side(ctx, da, c->dst, dst_device, "dst", kind_name(c->kind));
+  st = check_side(ctx, da, c->dst, dst_device, "dst", kind_name(c->kind));
   if (st == GCAP_SUCCESS) st = check_side(ctx, sa, c->src, src_device, "src", kind_name(c->kind));
   if (st == GCAP_SUCCESS) st = check_fits(da, c->dst, c->bytes, "dst");
   if (st == GCAP_SUCCESS) st = check_fits(sa, c->src, c->bytes, "src");
@@ -155,7 +230,10 @@ gcap_status gcap__check_fill(const struct gcap_context *ctx, const struct gcap__
   }
   if ((uintptr_t)f->dst + extent < (uintptr_t)f->dst)
     return gcap__fail(GCAP_ERROR_INVALID_VALUE, "a range of %zu bytes wraps the address space", extent);
-  const struct gcap__allocation *a = gcap__find_allocation(ctx, f->dst);
+  struct gcap__allocation other;
+  const struct gcap__allocation *a = find_any(ctx, f->dst, &other);
+  gcap_status st = check_own(ctx, a, f->dst, "dst");
+  if (st != GCAP_SUCCESS) return st;
   if (a && a->kind != GCAP__ALLOC_DEVICE)
     return gcap__fail(GCAP_ERROR_INVALID_VALUE, "dst %p is page-locked host memory; fills need device memory", f->dst);
   if (!a && ctx->ops->knows_all_device_memory)
@@ -170,7 +248,7 @@ static gcap_status allocate_locked(gcap_context *ctx, size_t bytes, void **out, 
   void *p = NULL;
   gcap_status st = kind == GCAP__ALLOC_DEVICE ? gcap__backend_mem_alloc(ctx, bytes, &p)
                                   : gcap__backend_host_alloc(ctx, bytes, &p);
-  if (st == GCAP_SUCCESS && table_insert(&ctx->allocs, p, bytes, kind) != 0) {
+  if (st == GCAP_SUCCESS && record_allocation(ctx, p, bytes, kind) != 0) {
     if (kind == GCAP__ALLOC_DEVICE) gcap__backend_mem_free(ctx, p);
     else gcap__backend_host_free(ctx, p);
     st = gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to record the allocation");

@@ -320,7 +320,7 @@ static gcap_status update_in_place(struct gcap_exec *x, const struct gcap_graph 
     default: break;
     }
   }
-  x->checked_epoch = x->ctx->allocs.epoch;
+  x->checked_epoch = gcap__alloc_epoch();
   *info = (gcap_exec_update_info){GCAP_EXEC_UPDATE_SUCCESS, NULL, NULL};
   *done = true;
   return GCAP_SUCCESS;
@@ -381,7 +381,7 @@ gcap_status gcap_exec_update(gcap_exec *x, const gcap_graph *g, gcap_exec_update
       a->first_dep = kept.first_dep, a->num_deps = kept.num_deps;
       *b = kept; /* released with `fresh` below */
     }
-    x->checked_epoch = x->ctx->allocs.epoch;
+    x->checked_epoch = gcap__alloc_epoch();
     *info = (gcap_exec_update_info){GCAP_EXEC_UPDATE_SUCCESS, NULL, NULL};
   }
   gcap__plan_release(x->ctx, &fresh);
