@@ -270,8 +270,8 @@ static void *host_side(struct input *in, size_t *room, enum copy_use use, gcap_m
   size_t off = PICK(in, offsets);
   struct ptr *r = &st.ptrs[sel % NPTR];
   bool allowed = use == USE_EAGER ? r->kind != P_GRAPH : kind == GCAP_MEMCPY_DEFAULT && r->kind == P_DEVICE;
-  /* Another context's allocation is host memory to this one. */
-  if (sel < 160 && r->live && allowed && r->ctx == ctx && ctx >= 0 && off < r->bytes) { /* past its end it would be host memory */
+  /* Another context's allocation is refused on either side; past its end memory would be host memory. */
+  if (sel < 160 && r->live && allowed && ctx >= 0 && off < r->bytes) {
     /* The library checks ranges in device memory only; page-locked memory is host memory. */
     *room = r->kind == P_DEVICE ? SIZE_MAX : r->bytes - off;
     return (uint8_t *)r->p + off;

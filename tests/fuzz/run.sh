@@ -12,7 +12,7 @@ seconds=${1:-600}
 CC=${CC:-clang}
 corpus=tests/fuzz/corpus
 if [ ! -d build-fuzz ]; then
-  CC=$CC meson setup build-fuzz -Dcuda=disabled -Djson=enabled -Dtests=false -Dexamples=false -Dbench=false \
+  CC=$CC meson setup build-fuzz -Dcuda=disabled -Djson=enabled -Dtests=disabled -Dexamples=disabled -Dbench=disabled \
     -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debugoptimized -Dc_args=-fsanitize=fuzzer-no-link
 fi
 ninja -C build-fuzz src/libgcap_objects.a
