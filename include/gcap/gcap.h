@@ -232,7 +232,12 @@ GCAP_API const char *gcap_kernel_name(const gcap_kernel *k);
 GCAP_API gcap_status gcap_launch_kernel(gcap_stream *s, gcap_kernel *k, gcap_dim3 grid, gcap_dim3 block,
                                         uint32_t shared_mem_bytes, void **args);
 typedef void (*gcap_host_fn)(void *user_data);
-/** Runs @p fn(@p user_data) on a host thread in stream order. @p fn must not block on gcap. */
+/**
+ * Runs @p fn(@p user_data) on a host thread in stream order. As in CUDA, @p fn (and a host
+ * node's function) must not use the device: gcap calls made from it that block, allocate, free
+ * or issue work return ILLEGAL_STATE and do nothing; graph building is allowed; gcap_exec_destroy
+ * drops the handle and frees the executable later. A refused call leaves no message behind.
+ */
 GCAP_API gcap_status gcap_launch_host_func(gcap_stream *s, gcap_host_fn fn, void *user_data);
 
 /* ------------------------------------------------------ capture, stream level */
@@ -374,7 +379,7 @@ GCAP_API gcap_status gcap_graph_add_memcpy_node(gcap_graph *g, gcap_node *const 
 /** Adds a fill node (1-D, or 2-D with height > 1 and pitch). */
 GCAP_API gcap_status gcap_graph_add_memset_node(gcap_graph *g, gcap_node *const *deps, size_t num_deps,
                                                 const gcap_memset_node_params *p, gcap_node **out);
-/** Adds a host callback node. */
+/** Adds a host callback node; what its function may call is as for gcap_launch_host_func. */
 GCAP_API gcap_status gcap_graph_add_host_node(gcap_graph *g, gcap_node *const *deps, size_t num_deps,
                                               const gcap_host_node_params *p, gcap_node **out);
 /** Adds a node that does nothing but order. */
@@ -445,7 +450,7 @@ GCAP_API gcap_status gcap_graph_instantiate(gcap_graph *g, unsigned flags, gcap_
 GCAP_API gcap_status gcap_exec_upload(gcap_exec *x, gcap_stream *s);
 /** Replays @p x on @p s; launches of one exec never overlap. */
 GCAP_API gcap_status gcap_exec_launch(gcap_exec *x, gcap_stream *s);
-/** Destroys @p x after its launches; NULL: no-op. */
+/** Destroys @p x after its launches (waiting for them without holding any gcap lock); NULL: no-op. */
 GCAP_API void gcap_exec_destroy(gcap_exec *x);
 /** Nodes a launch of @p x runs: every node, child graphs counted with their contents; 0 if invalid. */
 GCAP_API size_t gcap_exec_node_count(const gcap_exec *x);
