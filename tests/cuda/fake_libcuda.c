@@ -39,6 +39,7 @@ static char **call_log, **violation_log;
 static size_t num_calls, cap_calls, num_violations, cap_violations;
 static _Thread_local bool in_host_function;
 
+__attribute__((format(printf, 4, 0)))
 static void append(char ***lines, size_t *count, size_t *cap, const char *fmt, va_list ap) {
   char line[512];
   vsnprintf(line, sizeof line, fmt, ap);
@@ -50,6 +51,7 @@ static void append(char ***lines, size_t *count, size_t *cap, const char *fmt, v
   (*lines)[(*count)++] = strdup(line);
 }
 
+__attribute__((format(printf, 1, 2)))
 static void record(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
@@ -58,6 +60,7 @@ static void record(const char *fmt, ...) {
   if (getenv("FAKE_CUDA_TRACE")) fprintf(stderr, "fake: %s\n", call_log[num_calls - 1]);
 }
 
+__attribute__((format(printf, 1, 2)))
 static void violation(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
