@@ -280,11 +280,14 @@ static void run_work(struct work *w) {
   }
 }
 
+static bool device_stopping; /* the process exits: the device thread ends once idle */
+
 static void *device_thread(void *unused) {
   (void)unused;
   pthread_mutex_lock(&state_lock);
   for (;;) {
-    while (done >= requested) pthread_cond_wait(&queue_changed, &state_lock);
+    while (done >= requested && !device_stopping) pthread_cond_wait(&queue_changed, &state_lock);
+    if (done >= requested) break;
     struct work w = queue[done];
     pthread_mutex_unlock(&state_lock); /* host functions may call the fake (and are reported) */
     run_work(&w);
@@ -292,6 +295,7 @@ static void *device_thread(void *unused) {
     done++;
     pthread_cond_broadcast(&queue_changed);
   }
+  pthread_mutex_unlock(&state_lock);
   return NULL;
 }
 
@@ -364,9 +368,18 @@ static CUresult CUDAAPI f_cuInit(unsigned flags) {
 }
 
 static pthread_once_t device_once = PTHREAD_ONCE_INIT;
-static void start_device(void) {
-  pthread_t t;
-  if (pthread_create(&t, NULL, device_thread, NULL) == 0) pthread_detach(t);
+static pthread_t device_worker;
+static bool device_started;
+static void start_device(void) { device_started = pthread_create(&device_worker, NULL, device_thread, NULL) == 0; }
+
+/* Joined at exit, so that leak checkers see no thread left behind. */
+__attribute__((destructor)) static void stop_device(void) {
+  if (!device_started) return;
+  pthread_mutex_lock(&state_lock);
+  device_stopping = true;
+  pthread_cond_broadcast(&queue_changed);
+  pthread_mutex_unlock(&state_lock);
+  pthread_join(device_worker, NULL);
 }
 
 static CUresult CUDAAPI f_cuDeviceGetCount(int *count) {
