@@ -112,7 +112,7 @@ static uint64_t next_random(uint64_t *state) { /* splitmix64 */
   return z ^ (z >> 31);
 }
 
-/* What the trace says of the launch a node belongs to; kept per launch, as launches can nest. */
+/* What the trace says of the launch a node belongs to. */
 struct launch_id {
   uint64_t number; /* 1-based, in the order launches start */
   unsigned tid;    /* the launch stream's number */
