@@ -14,12 +14,12 @@
 #include "kernels.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-void fuzz_load_cleanup(void);
+void fuzz_harness_cleanup(void);
 
 static gcap_context *ctx;
 
 /* For the replay driver, so that leak checkers see everything freed. */
-void fuzz_load_cleanup(void) {
+void fuzz_harness_cleanup(void) {
   gcap_context_destroy(ctx);
   ctx = NULL;
 }

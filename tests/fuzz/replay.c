@@ -1,4 +1,7 @@
-/* Feeds files (or every file of directories) to the fuzz harness: the corpus as a regression test. */
+/*
+ * Feeds files (or every file of directories) to a fuzz harness it is linked with (fuzz_load.c or
+ * fuzz_api.c): a kept corpus as a regression test, without libFuzzer.
+ */
 #define _DEFAULT_SOURCE /* DT_REG */
 #include <dirent.h>
 #include <stdint.h>
@@ -7,7 +10,8 @@
 #include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-void fuzz_load_cleanup(void);
+/* The harness frees what it keeps between inputs, so that leak checkers see everything freed. */
+void fuzz_harness_cleanup(void);
 
 static int run_file(const char *path) {
   FILE *f = fopen(path, "rb");
@@ -50,7 +54,7 @@ int main(int argc, char **argv) {
   size_t files = 0;
   for (int i = 1; i < argc; i++)
     if (run_dir(argv[i], &files) != 0) return 1;
-  fuzz_load_cleanup();
-  printf("%zu inputs replayed through the loader\n", files);
+  fuzz_harness_cleanup();
+  printf("%zu inputs replayed\n", files);
   return files > 0 ? 0 : 1;
 }
