@@ -235,7 +235,10 @@ void cuda_exec_destroy(struct gcap__backend_ctx *b, void *exec) {
   struct cuda_exec *x = exec;
   struct cuda_scope scope;
   if (cuda_enter(c, &scope) != GCAP_SUCCESS) {
-    /* From a host function (no driver call allowed): the next instantiation or the context's end destroys it. */
+    /*
+     * The context cannot be entered (the core never destroys from a host function, but
+     * cuCtxSetCurrent may fail): the next instantiation or the context's end destroys it.
+     */
     pthread_mutex_lock(&c->lock);
     x->next_deferred = c->deferred;
     c->deferred = x;

@@ -134,7 +134,6 @@ static gcap_status check_own(const struct gcap_context *ctx, const struct gcap__
                     (const void *)a->owner);
 }
 
-
 /* --------------------------------------------------------------- range checks */
 
 static bool is_device(const struct gcap__allocation *a) { return a && a->kind == GCAP__ALLOC_DEVICE; }

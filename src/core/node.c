@@ -32,9 +32,11 @@ struct gcap_node *gcap__node_alloc(struct gcap_graph *g, gcap_node_type type) {
     g->spare = n->p.next_spare;
   } else {
     struct gcap__node_chunk *c = g->chunks;
-    if ((!c || atomic_load_explicit(&c->used, memory_order_relaxed) == NODES_PER_CHUNK) && !(c = new_chunk(g)))
-      return NULL;
-    size_t used = atomic_load_explicit(&c->used, memory_order_relaxed);
+    size_t used = c ? atomic_load_explicit(&c->used, memory_order_relaxed) : NODES_PER_CHUNK;
+    if (used == NODES_PER_CHUNK) {
+      if (!(c = new_chunk(g))) return NULL;
+      used = 0;
+    }
     n = chunk_node(c, used);
     atomic_store_explicit(&c->used, used + 1, memory_order_relaxed);
   }

@@ -28,13 +28,17 @@ gcap_status gcap_stream_create(gcap_context *ctx, gcap_stream **out) {
   return GCAP_SUCCESS;
 }
 
+/* The handle is gone already; the backend stream and the object go now. */
+static void stream_free(struct gcap_stream *s) {
+  gcap__backend_stream_destroy(s->ctx, s->impl);
+  gcap__free(s);
+}
+
 /* Context destroy: the context was synchronized first. */
 void gcap__stream_destroy_locked(struct gcap_stream *s) {
-  struct gcap_context *ctx = s->ctx;
   gcap__registry_remove(s);
   gcap__list_unlink(&s->link);
-  gcap__backend_stream_destroy(ctx, s->impl);
-  gcap__free(s);
+  stream_free(s);
 }
 
 gcap_status gcap_stream_destroy(gcap_stream *s) {
@@ -45,16 +49,18 @@ gcap_status gcap_stream_destroy(gcap_stream *s) {
   if (st != GCAP_SUCCESS) return st;
   struct gcap_context *ctx = s->ctx;
   gcap__lock(ctx);
-  if (s->seq) /* CUDA would tear the capture down; gcap changes nothing */
+  if (s->seq) { /* CUDA would tear the capture down; gcap changes nothing */
     st = gcap__fail(GCAP_ERROR_ILLEGAL_STATE, "stream %p is part of capture %llu; end the capture first", (void *)s,
                     (unsigned long long)s->seq->id);
-  else
+  } else {
     gcap__registry_remove(s);
+    gcap__list_unlink(&s->link);
+  }
   gcap__unlock(ctx);
   if (st != GCAP_SUCCESS) return st;
   gcap__backend_stream_synchronize(ctx, s->impl); /* without the lock, as every wait */
   gcap__lock(ctx);
-  gcap__stream_destroy_locked(s);
+  stream_free(s);
   gcap__unlock(ctx);
   return GCAP_SUCCESS;
 }
