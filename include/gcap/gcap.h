@@ -190,6 +190,14 @@ typedef struct gcap_sim_thread {
 /** CPU implementation of a kernel, called once per thread; args[i] points at parameter i. */
 typedef void (*gcap_sim_kernel_fn)(const gcap_sim_thread *t, void *const *args);
 
+/** What a per-block CPU implementation sees: it loops over the block's threads itself. */
+typedef struct gcap_sim_block {
+  gcap_dim3 grid_dim, block_dim, block_idx;
+  void *shared_mem; /* dynamic shared memory of this block */
+} gcap_sim_block;
+/** CPU implementation of a kernel, called once per block (the fast form). */
+typedef void (*gcap_sim_block_fn)(const gcap_sim_block *b, void *const *args);
+
 typedef enum gcap_param_access { /* how a kernel uses a pointer parameter (race analysis) */
   GCAP_ACCESS_UNKNOWN = 0,       /* pointer-sized value inside a live allocation: read+write of all of it */
   GCAP_ACCESS_NONE = 1,
@@ -204,6 +212,7 @@ typedef struct gcap_kernel_def {
   size_t num_params;
   const size_t *param_sizes;             /* bytes of each parameter */
   const gcap_param_access *param_access; /* NULL: all UNKNOWN; else num_params entries */
+  gcap_sim_block_fn sim_block_fn;        /* per-block CPU implementation; given, it runs instead of sim_fn */
 } gcap_kernel_def;
 
 typedef struct gcap_module_desc {

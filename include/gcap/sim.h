@@ -13,18 +13,31 @@ typedef enum gcap_sim_order {
   GCAP_SIM_ORDER_SHUFFLE = 1  /* a seeded random topological order per launch */
 } gcap_sim_order;
 
+typedef enum gcap_sim_exec {
+  GCAP_SIM_EXEC_IMMEDIATE = 0, /* stream work runs when it is issued, on the calling thread */
+  GCAP_SIM_EXEC_DEFERRED = 1   /* stream work waits until the host waits for it, then runs interleaved */
+} gcap_sim_exec;
+
 typedef struct gcap_sim_options {
   gcap_sim_order order;
-  uint64_t seed;
-  bool check_races; /* instantiate fails (INVALID_VALUE) when gcap_graph_find_races finds any */
+  uint64_t seed;    /* SHUFFLE's launch orders and DEFERRED's interleavings */
+  bool check_races; /* instantiate fails (INVALID_VALUE) when gcap_graph_find_races finds any, and so
+                       does eager stream work that overlaps unordered work of another stream */
   FILE *trace;      /* NULL, or a stream for a Chrome trace-event JSON of executed work */
+  gcap_sim_exec exec;
+  bool strict_memory; /* device memory faults (SIGSEGV) when host code touches it */
+  unsigned threads;   /* worker threads running a kernel's blocks; 0 or 1: the calling thread only */
 } gcap_sim_options;
 
-/** CAPTURE order, seed 0, no race check, no trace. */
+/** CAPTURE order, seed 0, no race check, no trace, IMMEDIATE, no strict memory, one thread. */
 GCAP_API void gcap_sim_options_init(gcap_sim_options *o);
 
 typedef struct gcap_sim_stats {
   uint64_t graph_launches, nodes_executed, kernels_executed, kernels_stubbed, bytes_copied, bytes_set, host_calls;
+  uint64_t ops_deferred;    /* stream operations queued by DEFERRED (graph launches count one) */
+  uint64_t stream_races;    /* eager operations refused by the stream race check */
+  uint64_t barriers_passed; /* gcap_sim_syncthreads barriers every thread of a block passed */
+  uint64_t blocks_parallel; /* blocks run by worker threads (threads >= 2) */
 } gcap_sim_stats;
 
 /**
@@ -32,6 +45,13 @@ typedef struct gcap_sim_stats {
  * nodes run by launches; the other counters include eager work too. NOT_SUPPORTED on CUDA.
  */
 GCAP_API gcap_status gcap_sim_get_stats(const gcap_context *ctx, gcap_sim_stats *out);
+
+/**
+ * __syncthreads for CPU kernels (gcap_sim_kernel_fn): every thread of t's block reaches it
+ * before any goes on. Threads of a block that calls it run as cooperatively scheduled fibers;
+ * a barrier that only part of the block reaches fails the launch.
+ */
+GCAP_API void gcap_sim_syncthreads(const gcap_sim_thread *t);
 
 #ifdef __cplusplus
 }

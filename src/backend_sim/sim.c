@@ -31,26 +31,67 @@ static bool parse_u64(const char *text, uint64_t *out) {
   return true;
 }
 
-/*
- * Without explicit options, GCAP_SIM_ORDER, GCAP_SIM_SEED, GCAP_SIM_CHECK_RACES and
- * GCAP_SIM_TRACE set them, so that a whole test suite can run shuffled and race-checked.
- */
-static gcap_status options_from_environment(gcap_sim_options *o, const char **trace_path) {
-  const char *order = getenv("GCAP_SIM_ORDER"), *seed = getenv("GCAP_SIM_SEED");
-  const char *races = getenv("GCAP_SIM_CHECK_RACES"), *trace = getenv("GCAP_SIM_TRACE");
-  if (order && *order) {
+/* "0" or "1", as every boolean GCAP_SIM_* variable. */
+static gcap_status parse_flag(const char *name, const char *text, bool *out) {
+  if (strcmp(text, "1") != 0 && strcmp(text, "0") != 0)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "%s=\"%s\" is not 0 or 1", name, text);
+  *out = text[0] == '1';
+  return GCAP_SUCCESS;
+}
+
+static const char *env(const char *name) {
+  const char *v = getenv(name);
+  return v && *v ? v : NULL;
+}
+
+static gcap_status order_from_environment(gcap_sim_options *o) {
+  const char *order = env("GCAP_SIM_ORDER"), *seed = env("GCAP_SIM_SEED");
+  if (order) {
     if (strcmp(order, "shuffle") == 0) o->order = GCAP_SIM_ORDER_SHUFFLE;
     else if (strcmp(order, "capture") != 0)
       return gcap__fail(GCAP_ERROR_INVALID_VALUE, "GCAP_SIM_ORDER=\"%s\" is not capture or shuffle", order);
   }
-  if (seed && *seed && !parse_u64(seed, &o->seed))
+  if (seed && !parse_u64(seed, &o->seed))
     return gcap__fail(GCAP_ERROR_INVALID_VALUE, "GCAP_SIM_SEED=\"%s\" is not a decimal number below 2^64", seed);
-  if (races && *races) {
-    if (strcmp(races, "1") != 0 && strcmp(races, "0") != 0)
-      return gcap__fail(GCAP_ERROR_INVALID_VALUE, "GCAP_SIM_CHECK_RACES=\"%s\" is not 0 or 1", races);
-    o->check_races = races[0] == '1';
+  return GCAP_SUCCESS;
+}
+
+static gcap_status execution_from_environment(gcap_sim_options *o) {
+  const char *exec = env("GCAP_SIM_EXEC"), *threads = env("GCAP_SIM_THREADS");
+  if (exec) {
+    if (strcmp(exec, "deferred") == 0) o->exec = GCAP_SIM_EXEC_DEFERRED;
+    else if (strcmp(exec, "immediate") != 0)
+      return gcap__fail(GCAP_ERROR_INVALID_VALUE, "GCAP_SIM_EXEC=\"%s\" is not immediate or deferred", exec);
   }
-  *trace_path = trace && *trace ? trace : NULL;
+  uint64_t n = 0;
+  if (threads && (!parse_u64(threads, &n) || n > SIM_MAX_THREADS))
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "GCAP_SIM_THREADS=\"%s\" is not a number from 0 to %u", threads,
+                      SIM_MAX_THREADS);
+  if (threads) o->threads = (unsigned)n;
+  return GCAP_SUCCESS;
+}
+
+/*
+ * Without explicit options, the GCAP_SIM_* variables set them, so that a whole test suite can
+ * run shuffled, deferred, race-checked and with strict memory.
+ */
+static gcap_status options_from_environment(gcap_sim_options *o, const char **trace_path) {
+  const char *races = env("GCAP_SIM_CHECK_RACES"), *strict = env("GCAP_SIM_STRICT_MEMORY");
+  gcap_status st = order_from_environment(o);
+  if (st == GCAP_SUCCESS) st = execution_from_environment(o);
+  if (st == GCAP_SUCCESS && races) st = parse_flag("GCAP_SIM_CHECK_RACES", races, &o->check_races);
+  if (st == GCAP_SUCCESS && strict) st = parse_flag("GCAP_SIM_STRICT_MEMORY", strict, &o->strict_memory);
+  *trace_path = env("GCAP_SIM_TRACE");
+  return st;
+}
+
+static gcap_status check_options(const gcap_sim_options *so) {
+  if (so->order != GCAP_SIM_ORDER_CAPTURE && so->order != GCAP_SIM_ORDER_SHUFFLE)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "options->sim->order %d is not CAPTURE or SHUFFLE", (int)so->order);
+  if (so->exec != GCAP_SIM_EXEC_IMMEDIATE && so->exec != GCAP_SIM_EXEC_DEFERRED)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "options->sim->exec %d is not IMMEDIATE or DEFERRED", (int)so->exec);
+  if (so->threads > SIM_MAX_THREADS)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "options->sim->threads %u is above %u", so->threads, SIM_MAX_THREADS);
   return GCAP_SUCCESS;
 }
 
@@ -60,8 +101,7 @@ static gcap_status sim_context_create(const gcap_context_options *o, struct gcap
   gcap_sim_options_init(&so);
   if (o->sim) so = *o->sim;
   else if (options_from_environment(&so, &trace_path) != GCAP_SUCCESS) return GCAP_ERROR_INVALID_VALUE;
-  if (so.order != GCAP_SIM_ORDER_CAPTURE && so.order != GCAP_SIM_ORDER_SHUFFLE)
-    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "options->sim->order %d is not CAPTURE or SHUFFLE", (int)so.order);
+  if (check_options(&so) != GCAP_SUCCESS) return GCAP_ERROR_INVALID_VALUE;
   FILE *owned = trace_path ? fopen(trace_path, "w") : NULL;
   if (trace_path && !owned)
     return gcap__fail(GCAP_ERROR_INVALID_VALUE, "GCAP_SIM_TRACE=\"%s\": cannot open it for writing (%s)", trace_path,

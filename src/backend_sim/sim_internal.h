@@ -7,6 +7,7 @@
 #include "backend.h"
 
 #define SIM_SHARED_MEM_BYTES 49152u
+#define SIM_MAX_THREADS 256u
 
 struct sim_context {
   struct gcap__backend_ctx base; /* first: the core holds a pointer to it */

@@ -18,6 +18,7 @@ struct gcap__backend_ctx {
 struct gcap__kernel_info {
   const char *name;
   gcap_sim_kernel_fn sim_fn;
+  gcap_sim_block_fn sim_block_fn;
   size_t num_params;
   const size_t *param_sizes;
   void *impl; /* backend function handle, NULL on the simulator */

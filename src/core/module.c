@@ -59,7 +59,7 @@ static int copy_def(struct gcap_kernel *k, const gcap_kernel_def *def) {
     offset += size;
   }
   k->args_bytes = offset;
-  k->info = (struct gcap__kernel_info){k->name, def->sim_fn, n, k->param_sizes, NULL};
+  k->info = (struct gcap__kernel_info){k->name, def->sim_fn, def->sim_block_fn, n, k->param_sizes, NULL};
   return 0;
 }
 
