@@ -182,13 +182,14 @@ struct eager_op {
   void *user_data;
 };
 
-static void perform(struct sim_context *sc, const struct eager_op *op) {
+static gcap_status perform(struct sim_context *sc, const struct eager_op *op) {
   switch (op->kind) {
   case EAGER_COPY: sim_run_copy(sc, op->copy); break;
   case EAGER_FILL: sim_run_fill(sc, op->fill); break;
-  case EAGER_KERNEL: sim_run_kernel(sc, op->launch); break;
+  case EAGER_KERNEL: return sim_run_kernel(sc, op->launch);
   case EAGER_HOST: sim_run_host(sc, op->fn, op->user_data); break;
   }
+  return GCAP_SUCCESS;
 }
 
 static const char *op_name(const struct eager_op *op) {
@@ -197,20 +198,20 @@ static const char *op_name(const struct eager_op *op) {
 }
 
 /* Numbered when issued: a host function's own stream work finishes, and is written, first. */
-static void perform_traced(struct sim_context *sc, struct sim_stream *s, const struct eager_op *op) {
+static gcap_status perform_traced(struct sim_context *sc, struct sim_stream *s, const struct eager_op *op) {
   uint64_t number = sim_trace_next_op(sc);
   double start = sim_trace_now(sc);
-  perform(sc, op);
+  gcap_status st = perform(sc, op);
   sim_trace_stream_op(sc, op_name(op), s ? s->number : 0, number, start);
+  return st;
 }
 
 /* stream NULL: a synchronous copy, on the trace's thread 0. */
 static gcap_status issue(struct gcap__backend_ctx *b, struct sim_stream *s, const struct eager_op *op) {
   struct sim_context *sc = sim_context_from(b);
-  if (sc->trace) perform_traced(sc, s, op);
-  else perform(sc, op);
+  gcap_status st = sc->trace ? perform_traced(sc, s, op) : perform(sc, op);
   if (s) s->issued++;
-  return GCAP_SUCCESS;
+  return st;
 }
 
 static gcap_status sim_memcpy(struct gcap__backend_ctx *b, void *stream, const struct gcap__copy *c) {

@@ -100,33 +100,34 @@ struct launch_id {
   unsigned tid;    /* the launch stream's number */
 };
 
-static void run_entry(struct sim_context *sc, const struct gcap__plan_node *pn) {
-  if (pn->disabled) return;
+static gcap_status run_entry(struct sim_context *sc, const struct gcap__plan_node *pn) {
+  if (pn->disabled) return GCAP_SUCCESS;
   switch (pn->type) {
-  case GCAP_NODE_KERNEL: sim_run_kernel(sc, &pn->u.kernel); break;
+  case GCAP_NODE_KERNEL: return sim_run_kernel(sc, &pn->u.kernel);
   case GCAP_NODE_MEMCPY: sim_run_copy(sc, &pn->u.copy); break;
   case GCAP_NODE_MEMSET: sim_run_fill(sc, &pn->u.fill); break;
   case GCAP_NODE_HOST: sim_run_host(sc, pn->u.host.fn, pn->u.host.user_data); break;
   case GCAP_NODE_EVENT_RECORD: ((struct sim_event *)pn->u.event.impl)->records++; break;
   default: break; /* empty, child-graph entry and exit, event wait: ordering only */
   }
+  return GCAP_SUCCESS;
 }
 
 /* Child-graph entries and exits only order; every node the launch counts is one trace event. */
-static void run_traced(struct sim_context *sc, const struct gcap__plan_node *pn, const struct launch_id *id) {
+static gcap_status run_traced(struct sim_context *sc, const struct gcap__plan_node *pn, const struct launch_id *id) {
   double start = sim_trace_now(sc);
-  run_entry(sc, pn);
+  gcap_status st = run_entry(sc, pn);
   if (pn->counted && pn->type != GCAP_NODE_GRAPH) sim_trace_graph_entry(sc, pn, id->number, id->tid, start);
+  return st;
 }
 
-static void run(struct sim_context *sc, const struct gcap__plan_node *pn, const struct launch_id *id) {
-  if (sc->trace) run_traced(sc, pn, id);
-  else run_entry(sc, pn);
+static gcap_status run(struct sim_context *sc, const struct gcap__plan_node *pn, const struct launch_id *id) {
+  return sc->trace ? run_traced(sc, pn, id) : run_entry(sc, pn);
 }
 
 /* Kahn's algorithm taking a random ready entry each step: any topological order may come out. */
-static void run_shuffled(struct sim_context *sc, struct sim_exec *x, const struct gcap__plan *plan,
-                         const struct launch_id *id) {
+static gcap_status run_shuffled(struct sim_context *sc, struct sim_exec *x, const struct gcap__plan *plan,
+                                const struct launch_id *id) {
   size_t ready = 0;
   for (size_t i = 0; i < plan->count; i++) {
     x->waiting[i] = plan->nodes[i].num_deps;
@@ -136,20 +137,23 @@ static void run_shuffled(struct sim_context *sc, struct sim_exec *x, const struc
     size_t pick = (size_t)(next_random(&sc->rng) % ready);
     size_t e = x->ready[pick];
     x->ready[pick] = x->ready[--ready];
-    run(sc, &plan->nodes[e], id);
+    gcap_status st = run(sc, &plan->nodes[e], id);
+    if (st != GCAP_SUCCESS) return st;
     for (size_t d = x->first_dependent[e]; d < x->first_dependent[e + 1]; d++)
       if (--x->waiting[x->dependents[d]] == 0) x->ready[ready++] = x->dependents[d];
   }
+  return GCAP_SUCCESS;
 }
 
 gcap_status sim_exec_launch(struct gcap__backend_ctx *b, void *exec, const struct gcap__plan *plan, void *stream) {
   struct sim_context *sc = sim_context_from(b);
   struct sim_stream *s = stream;
   const struct launch_id id = {++sc->launches_begun, s->number};
-  if (exec) run_shuffled(sc, exec, plan, &id);
-  else for (size_t i = 0; i < plan->count; i++) run(sc, &plan->nodes[i], &id);
+  gcap_status st = GCAP_SUCCESS;
+  if (exec) st = run_shuffled(sc, exec, plan, &id);
+  else for (size_t i = 0; st == GCAP_SUCCESS && i < plan->count; i++) st = run(sc, &plan->nodes[i], &id);
   sc->stats.graph_launches++;
   sc->stats.nodes_executed += plan->counted;
   s->issued++;
-  return GCAP_SUCCESS;
+  return st;
 }

@@ -52,7 +52,8 @@ struct sim_context *sim_context_from(struct gcap__backend_ctx *b);
 
 void sim_run_copy(struct sim_context *sc, const struct gcap__copy *c);
 void sim_run_fill(struct sim_context *sc, const struct gcap__fill *f);
-void sim_run_kernel(struct sim_context *sc, const struct gcap__launch *l);
+/* A kernel's blocks; fails (message set) when a block misuses gcap_sim_syncthreads. */
+gcap_status sim_run_kernel(struct sim_context *sc, const struct gcap__launch *l);
 void sim_run_host(struct sim_context *sc, gcap_host_fn fn, void *user_data);
 
 gcap_status sim_exec_create(struct gcap__backend_ctx *b, const struct gcap__plan *plan, void **out);

@@ -2,11 +2,11 @@
 #include "sim_internal.h"
 
 /* Runs every thread of every block, one block after another, each block with its shared memory. */
-void sim_run_kernel(struct sim_context *sc, const struct gcap__launch *l) {
+gcap_status sim_run_kernel(struct sim_context *sc, const struct gcap__launch *l) {
   gcap_sim_kernel_fn fn = l->kernel->sim_fn;
   if (!fn) {
     sc->stats.kernels_stubbed++;
-    return;
+    return GCAP_SUCCESS;
   }
   sc->stats.kernels_executed++;
   gcap_sim_thread t = {.grid_dim = l->grid, .block_dim = l->block};
@@ -17,6 +17,7 @@ void sim_run_kernel(struct sim_context *sc, const struct gcap__launch *l) {
         for (t.thread_idx.z = 0; t.thread_idx.z < l->block.z; t.thread_idx.z++)
           for (t.thread_idx.y = 0; t.thread_idx.y < l->block.y; t.thread_idx.y++)
             for (t.thread_idx.x = 0; t.thread_idx.x < l->block.x; t.thread_idx.x++) fn(&t, l->args);
+  return GCAP_SUCCESS;
 }
 
 void gcap_sim_syncthreads(const gcap_sim_thread *t) { (void)t; }
