@@ -119,6 +119,7 @@ static void record_orders_on(gcap_context *ctx, int orders[LAUNCHES][MAX_NODES])
   for (int l = 0; l < LAUNCHES; l++) {
     lg->log.count = 0;
     assert_ok(gcap_exec_launch(x, s));
+    assert_ok(gcap_stream_synchronize(s));
     assert_edges_respected(lg);
     memcpy(orders[l], lg->log.ids, sizeof orders[l]);
   }

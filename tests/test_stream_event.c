@@ -131,19 +131,25 @@ static void test_event_lifecycle(void **state) {
 }
 
 static void test_event_query_after_work_on_sim(void **state) {
-  struct test_fixture *f = *state;
+  (void)state;
   test_require_sim();
-  /* The simulator runs work when issued: no NOT_READY after work. */
+  /* IMMEDIATE runs work when issued: no NOT_READY after work (DEFERRED has its own tests). */
+  gcap_sim_options so;
+  gcap_sim_options_init(&so);
+  gcap_context *ctx = test_sim_context_create(&so);
+  gcap_stream *s = NULL;
   gcap_event *e = NULL;
   void *d = NULL;
-  assert_ok(gcap_event_create(f->ctx, &e));
-  assert_ok(gcap_mem_alloc(f->ctx, 4096, &d));
-  assert_ok(gcap_memset_async(f->s, d, 1, 4096));
-  assert_ok(gcap_stream_query(f->s));
-  assert_ok(gcap_event_record(e, f->s));
+  assert_ok(gcap_stream_create(ctx, &s));
+  assert_ok(gcap_event_create(ctx, &e));
+  assert_ok(gcap_mem_alloc(ctx, 4096, &d));
+  assert_ok(gcap_memset_async(s, d, 1, 4096));
+  assert_ok(gcap_stream_query(s));
+  assert_ok(gcap_event_record(e, s));
   assert_ok(gcap_event_query(e));
-  assert_ok(gcap_mem_free(f->ctx, d));
+  assert_ok(gcap_mem_free(ctx, d));
   assert_ok(gcap_event_destroy(e));
+  gcap_context_destroy(ctx);
 }
 
 static void test_event_errors(void **state) {

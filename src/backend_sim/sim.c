@@ -117,6 +117,7 @@ static gcap_status sim_context_create(const gcap_context_options *o, struct gcap
   sc->base.ops = &gcap__sim_ops;
   sc->options = so;
   sc->rng = so.seed;
+  sc->interleave_rng = so.seed ^ 0x243f6a8885a308d3ULL;
   sc->shared_mem = shared;
   sc->trace = owned ? owned : so.trace;
   sc->trace_owned = owned != NULL;
@@ -129,12 +130,21 @@ static void sim_context_destroy(struct gcap__backend_ctx *b) {
   struct sim_context *sc = sim_context_from(b);
   if (sc->trace) sim_trace_close(sc);
   if (sc->trace_owned) fclose(sc->trace);
+  gcap__free(sc->ready);
   gcap__free(sc->shared_mem);
   gcap__free(sc);
 }
 
-/* Every stream's work already ran when it was issued. */
-static gcap_status sim_context_synchronize(struct gcap__backend_ctx *b) { return GCAP_SUCCESS; }
+/* IMMEDIATE: every stream's work already ran when it was issued. */
+static gcap_status sim_context_synchronize(struct gcap__backend_ctx *b) {
+  struct sim_context *sc = sim_context_from(b);
+  return sim_deferred(sc) ? sim_drain_all(sc) : GCAP_SUCCESS;
+}
+
+/* DEFERRED: as cudaFree, freeing waits for all work first (a failure there goes to the next wait). */
+static void wait_before_free(struct sim_context *sc) {
+  if (sim_deferred(sc) && !sc->draining) sim_keep_unreported(sc, sim_drain_all(sc));
+}
 
 static gcap_status aligned(size_t alignment, size_t bytes, void **out) {
   void *p = NULL;
@@ -149,8 +159,21 @@ static gcap_status sim_mem_alloc(struct gcap__backend_ctx *b, size_t bytes, void
   return aligned(256, bytes, out);
 }
 
+void sim_free_now(struct sim_context *sc, void *p) { free(p); }
+
 static gcap_status sim_mem_free(struct gcap__backend_ctx *b, void *p) {
-  free(p);
+  struct sim_context *sc = sim_context_from(b);
+  wait_before_free(sc);
+  sim_free_now(sc, p);
+  return GCAP_SUCCESS;
+}
+
+/* DEFERRED: the memory goes when the stream reaches the free. */
+static gcap_status sim_mem_free_async(struct gcap__backend_ctx *b, void *stream, void *p) {
+  struct sim_context *sc = sim_context_from(b);
+  if (sim_deferred(sc)) return sim_enqueue(sc, stream, &(struct sim_work){.kind = SIM_WORK_FREE, .ptr = p});
+  sim_free_now(sc, p);
+  ((struct sim_stream *)stream)->issued++;
   return GCAP_SUCCESS;
 }
 
@@ -158,19 +181,61 @@ static gcap_status sim_host_alloc(struct gcap__backend_ctx *b, size_t bytes, voi
   return aligned(4096, bytes, out);
 }
 
+static size_t count_streams(const struct sim_context *sc) {
+  size_t n = 0;
+  for (const struct sim_stream *s = sc->streams; s; s = s->next) n++;
+  return n;
+}
+
+/* DEFERRED: a timeline, a place among the streams a drain looks at, and room in its scratch. */
+static gcap_status join_queue(struct sim_context *sc, struct sim_stream *s) {
+  size_t want = count_streams(sc) + 1;
+  if (want > sc->ready_cap) {
+    struct sim_stream **grown = gcap__realloc(sc->ready, 2 * want * sizeof *grown);
+    if (!grown) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the stream");
+    sc->ready = grown;
+    sc->ready_cap = 2 * want;
+  }
+  s->tl = sim_timeline_new(s);
+  if (!s->tl) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the stream");
+  s->next = sc->streams;
+  sc->streams = s;
+  return GCAP_SUCCESS;
+}
+
 static gcap_status sim_stream_create(struct gcap__backend_ctx *b, void **out) {
   struct sim_context *sc = sim_context_from(b);
   struct sim_stream *s = gcap__calloc(1, sizeof *s);
   if (!s) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the stream");
+  if (sim_deferred(sc) && join_queue(sc, s) != GCAP_SUCCESS) {
+    gcap__free(s);
+    return GCAP_ERROR_OUT_OF_MEMORY;
+  }
   s->number = ++sc->streams_made;
   if (sc->trace) sim_trace_stream_created(sc, s->number);
   *out = s;
   return GCAP_SUCCESS;
 }
 
-static void sim_stream_destroy(struct gcap__backend_ctx *b, void *stream) { gcap__free(stream); }
+static void sim_stream_destroy(struct gcap__backend_ctx *b, void *stream) {
+  struct sim_context *sc = sim_context_from(b);
+  if (sim_deferred(sc)) sim_queue_stream_gone(sc, stream);
+  gcap__free(stream);
+}
 
-static gcap_status sim_stream_done(struct gcap__backend_ctx *b, void *stream) { return GCAP_SUCCESS; }
+static gcap_status sim_stream_synchronize(struct gcap__backend_ctx *b, void *stream) {
+  struct sim_context *sc = sim_context_from(b);
+  if (!sim_deferred(sc)) return GCAP_SUCCESS;
+  struct sim_mark end = sim_stream_end(stream);
+  return sim_drain(sc, &end, 1);
+}
+
+static gcap_status sim_stream_query(struct gcap__backend_ctx *b, void *stream) {
+  struct sim_context *sc = sim_context_from(b);
+  if (!sim_deferred(sc)) return GCAP_SUCCESS;
+  struct sim_mark end = sim_stream_end(stream);
+  return sim_advance(sc, &end);
+}
 
 /* One stream operation, described so that a single check decides whether it is timed for the trace. */
 struct eager_op {
@@ -206,10 +271,24 @@ static gcap_status perform_traced(struct sim_context *sc, struct sim_stream *s, 
   return st;
 }
 
-/* stream NULL: a synchronous copy, on the trace's thread 0. */
+static gcap_status enqueue(struct sim_context *sc, struct sim_stream *s, const struct eager_op *op) {
+  static const int kinds[] = {[EAGER_COPY] = SIM_WORK_COPY, [EAGER_FILL] = SIM_WORK_FILL,
+                              [EAGER_KERNEL] = SIM_WORK_KERNEL, [EAGER_HOST] = SIM_WORK_HOST};
+  struct sim_work w = {.copy = op->copy, .fill = op->fill, .launch = op->launch, .fn = op->fn, .user_data = op->user_data};
+  w.kind = kinds[op->kind];
+  return sim_enqueue(sc, s, &w);
+}
+
+/*
+ * stream NULL: a synchronous copy, on the trace's thread 0. DEFERRED, it first waits for every
+ * stream, as a copy on CUDA's legacy default stream does.
+ */
 static gcap_status issue(struct gcap__backend_ctx *b, struct sim_stream *s, const struct eager_op *op) {
   struct sim_context *sc = sim_context_from(b);
-  gcap_status st = sc->trace ? perform_traced(sc, s, op) : perform(sc, op);
+  if (sim_deferred(sc) && s) return enqueue(sc, s, op);
+  gcap_status st = sim_deferred(sc) ? sim_drain_all(sc) : GCAP_SUCCESS;
+  if (st != GCAP_SUCCESS) return st;
+  st = sc->trace ? perform_traced(sc, s, op) : perform(sc, op);
   if (s) s->issued++;
   return st;
 }
@@ -237,7 +316,10 @@ static gcap_status sim_event_create(struct gcap__backend_ctx *b, void **out) {
   return GCAP_SUCCESS;
 }
 
-static void sim_event_destroy(struct gcap__backend_ctx *b, void *event) { gcap__free(event); }
+static void sim_event_destroy(struct gcap__backend_ctx *b, void *event) {
+  sim_record_release(((struct sim_event *)event)->latest);
+  gcap__free(event);
+}
 
 /* Recording and waiting take no time here: their trace events mark the moment. */
 static void trace_instant(struct sim_context *sc, const char *name, const struct sim_stream *s) {
@@ -246,6 +328,7 @@ static void trace_instant(struct sim_context *sc, const char *name, const struct
 
 static gcap_status sim_event_record(struct gcap__backend_ctx *b, void *event, void *stream) {
   struct sim_context *sc = sim_context_from(b);
+  if (sim_deferred(sc)) return sim_enqueue(sc, stream, &(struct sim_work){.kind = SIM_WORK_RECORD, .event = event});
   ((struct sim_event *)event)->records++;
   if (sc->trace) trace_instant(sc, "event record", stream);
   return GCAP_SUCCESS;
@@ -254,11 +337,24 @@ static gcap_status sim_event_record(struct gcap__backend_ctx *b, void *event, vo
 /* The recorded work is complete, so waiting orders nothing further. */
 static gcap_status sim_stream_wait_event(struct gcap__backend_ctx *b, void *stream, void *event) {
   struct sim_context *sc = sim_context_from(b);
+  if (sim_deferred(sc)) return sim_enqueue(sc, stream, &(struct sim_work){.kind = SIM_WORK_WAIT, .event = event});
   if (sc->trace) trace_instant(sc, "event wait", stream);
   return GCAP_SUCCESS;
 }
 
-static gcap_status sim_event_done(struct gcap__backend_ctx *b, void *event) { return GCAP_SUCCESS; }
+static gcap_status sim_event_synchronize(struct gcap__backend_ctx *b, void *event) {
+  struct sim_context *sc = sim_context_from(b);
+  const struct sim_record *r = ((struct sim_event *)event)->latest;
+  if (!sim_deferred(sc) || !r) return GCAP_SUCCESS;
+  return sim_drain(sc, &r->at, 1);
+}
+
+static gcap_status sim_event_query(struct gcap__backend_ctx *b, void *event) {
+  struct sim_context *sc = sim_context_from(b);
+  const struct sim_record *r = ((struct sim_event *)event)->latest;
+  if (!sim_deferred(sc) || !r) return GCAP_SUCCESS;
+  return sim_advance(sc, &r->at);
+}
 
 static gcap_status sim_module_load(struct gcap__backend_ctx *b, const gcap_module_desc *d, void **out) {
   if (d->num_kernels == 0)
@@ -268,7 +364,8 @@ static gcap_status sim_module_load(struct gcap__backend_ctx *b, const gcap_modul
   return GCAP_SUCCESS;
 }
 
-static void sim_module_unload(struct gcap__backend_ctx *b, void *module) {}
+/* DEFERRED: queued launches of its kernels run first (a failure there goes to the next wait). */
+static void sim_module_unload(struct gcap__backend_ctx *b, void *module) { wait_before_free(sim_context_from(b)); }
 
 static gcap_status sim_get_stats(const struct gcap__backend_ctx *b, gcap_sim_stats *out) {
   *out = ((const struct sim_context *)b)->stats;
@@ -289,18 +386,20 @@ static void sim_describe_next_launch(const struct gcap__backend_ctx *b, char *bu
 const struct gcap_backend_ops gcap__sim_ops = {
     .name = "sim",
     .knows_all_device_memory = true,
+    .waits_run_work = true,
     .available = sim_available,
     .context_create = sim_context_create,
     .context_destroy = sim_context_destroy,
     .context_synchronize = sim_context_synchronize,
     .mem_alloc = sim_mem_alloc,
     .mem_free = sim_mem_free,
+    .mem_free_async = sim_mem_free_async,
     .host_alloc = sim_host_alloc,
     .host_free = sim_mem_free,
     .stream_create = sim_stream_create,
     .stream_destroy = sim_stream_destroy,
-    .stream_synchronize = sim_stream_done,
-    .stream_query = sim_stream_done,
+    .stream_synchronize = sim_stream_synchronize,
+    .stream_query = sim_stream_query,
     .memcpy = sim_memcpy,
     .memset = sim_memset,
     .launch_kernel = sim_launch_kernel,
@@ -309,14 +408,17 @@ const struct gcap_backend_ops gcap__sim_ops = {
     .event_destroy = sim_event_destroy,
     .event_record = sim_event_record,
     .stream_wait_event = sim_stream_wait_event,
-    .event_synchronize = sim_event_done,
-    .event_query = sim_event_done,
+    .event_synchronize = sim_event_synchronize,
+    .event_query = sim_event_query,
     .module_load = sim_module_load,
     .module_unload = sim_module_unload,
     .exec_create = sim_exec_create,
     .exec_destroy = sim_exec_destroy,
     .exec_upload = sim_exec_upload,
     .exec_launch = sim_exec_launch,
+    .exec_wait = sim_exec_wait,
+    .exec_set_entry = sim_exec_set_entry,
+    .exec_update = sim_exec_update,
     .sim_get_stats = sim_get_stats,
     .wants_race_check = sim_wants_race_check,
     .describe_next_launch = sim_describe_next_launch,

@@ -32,18 +32,25 @@ void sim_run_host(struct sim_context *sc, gcap_host_fn fn, void *user_data) {
 }
 
 /*
- * Per-executable scratch for shuffled replay, made once so a launch allocates nothing: the
- * dependents of every entry (CSR), how many dependencies each still waits for, the ready set.
+ * Per-executable state, made once so a launch allocates nothing. SHUFFLE: the dependents of
+ * every entry (CSR), how many dependencies each still waits for, the ready set. DEFERRED: the
+ * mark of its latest launch (launches of one executable run one after another, as on CUDA) and
+ * how far the running launch has got.
  */
 struct sim_exec {
   size_t *first_dependent; /* count + 1 offsets into dependents */
   size_t *dependents;
   size_t *waiting;
   size_t *ready;
+  size_t ready_count; /* SHUFFLE: entries in ready */
+  size_t next;        /* CAPTURE: the next entry to run */
+  size_t remaining;   /* entries of the running launch not run yet */
+  struct sim_mark last;
 };
 
 static void sim_exec_free(struct sim_exec *x) {
   if (!x) return;
+  sim_mark_clear(&x->last);
   gcap__free(x->first_dependent);
   gcap__free(x->dependents);
   gcap__free(x->waiting);
@@ -64,21 +71,29 @@ static void build_dependents(struct sim_exec *x, const struct gcap__plan *plan) 
   }
 }
 
-gcap_status sim_exec_create(struct gcap__backend_ctx *b, const struct gcap__plan *plan, void **out) {
-  *out = NULL;
-  if (sim_context_from(b)->options.order != GCAP_SIM_ORDER_SHUFFLE) return GCAP_SUCCESS;
-  struct sim_exec *x = gcap__calloc(1, sizeof *x);
-  if (x) {
-    x->first_dependent = gcap__calloc(plan->count + 1, sizeof *x->first_dependent);
-    x->dependents = gcap__calloc(plan->num_deps, sizeof *x->dependents);
-    x->waiting = gcap__calloc(plan->count, sizeof *x->waiting);
-    x->ready = gcap__calloc(plan->count, sizeof *x->ready);
-  }
-  if (!x || !x->first_dependent || !x->dependents || !x->waiting || !x->ready) {
-    sim_exec_free(x);
+static gcap_status make_shuffle_scratch(struct sim_exec *x, const struct gcap__plan *plan) {
+  x->first_dependent = gcap__calloc(plan->count + 1, sizeof *x->first_dependent);
+  x->dependents = gcap__calloc(plan->num_deps, sizeof *x->dependents);
+  x->waiting = gcap__calloc(plan->count, sizeof *x->waiting);
+  x->ready = gcap__calloc(plan->count, sizeof *x->ready);
+  if (!x->first_dependent || !x->dependents || !x->waiting || !x->ready)
     return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the simulator's shuffled replay");
-  }
   build_dependents(x, plan);
+  return GCAP_SUCCESS;
+}
+
+gcap_status sim_exec_create(struct gcap__backend_ctx *b, const struct gcap__plan *plan, void **out) {
+  struct sim_context *sc = sim_context_from(b);
+  bool shuffle = sc->options.order == GCAP_SIM_ORDER_SHUFFLE;
+  *out = NULL;
+  if (!shuffle && !sim_deferred(sc)) return GCAP_SUCCESS;
+  struct sim_exec *x = gcap__calloc(1, sizeof *x);
+  if (!x) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the simulator's executable");
+  gcap_status st = shuffle ? make_shuffle_scratch(x, plan) : GCAP_SUCCESS;
+  if (st != GCAP_SUCCESS) {
+    sim_exec_free(x);
+    return st;
+  }
   *out = x;
   return GCAP_SUCCESS;
 }
@@ -87,18 +102,41 @@ void sim_exec_destroy(struct gcap__backend_ctx *b, void *exec) { sim_exec_free(e
 
 gcap_status sim_exec_upload(struct gcap__backend_ctx *b, void *exec, void *stream) { return GCAP_SUCCESS; }
 
+const struct sim_mark *sim_exec_last(void *exec) { return &((struct sim_exec *)exec)->last; }
+
+void sim_exec_set_last(void *exec, struct sim_timeline *tl, uint64_t seq) {
+  sim_mark_set(&((struct sim_exec *)exec)->last, tl, seq);
+}
+
+/* DEFERRED: launches queued before an executable changes or goes run first (they use its plan). */
+static gcap_status run_queued_launches(struct gcap__backend_ctx *b, void *exec) {
+  struct sim_context *sc = sim_context_from(b);
+  if (!exec || !sim_deferred(sc)) return GCAP_SUCCESS;
+  return sim_drain(sc, sim_exec_last(exec), 1);
+}
+
+/* Before a destroy, which reports nothing: a failure goes to the next wait. */
+gcap_status sim_exec_wait(struct gcap__backend_ctx *b, void *exec) {
+  sim_keep_unreported(sim_context_from(b), run_queued_launches(b, exec));
+  return GCAP_SUCCESS;
+}
+
+gcap_status sim_exec_set_entry(struct gcap__backend_ctx *b, void *exec, const struct gcap__plan *plan, size_t index,
+                               const struct gcap__plan_node *entry) {
+  return run_queued_launches(b, exec);
+}
+
+gcap_status sim_exec_update(struct gcap__backend_ctx *b, void *exec, const struct gcap__plan *current,
+                            const struct gcap__plan *fresh) {
+  return run_queued_launches(b, exec);
+}
+
 static uint64_t next_random(uint64_t *state) { /* splitmix64 */
   uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
   return z ^ (z >> 31);
 }
-
-/* What the trace says of the launch a node belongs to. */
-struct launch_id {
-  uint64_t number; /* 1-based, in the order launches start */
-  unsigned tid;    /* the launch stream's number */
-};
 
 static gcap_status run_entry(struct sim_context *sc, const struct gcap__plan_node *pn) {
   if (pn->disabled) return GCAP_SUCCESS;
@@ -107,53 +145,92 @@ static gcap_status run_entry(struct sim_context *sc, const struct gcap__plan_nod
   case GCAP_NODE_MEMCPY: sim_run_copy(sc, &pn->u.copy); break;
   case GCAP_NODE_MEMSET: sim_run_fill(sc, &pn->u.fill); break;
   case GCAP_NODE_HOST: sim_run_host(sc, pn->u.host.fn, pn->u.host.user_data); break;
-  case GCAP_NODE_EVENT_RECORD: ((struct sim_event *)pn->u.event.impl)->records++; break;
+  case GCAP_NODE_EVENT_RECORD:
+    if (!sim_deferred(sc)) ((struct sim_event *)pn->u.event.impl)->records++; /* DEFERRED counts it when queued */
+    break;
   default: break; /* empty, child-graph entry and exit, event wait: ordering only */
   }
   return GCAP_SUCCESS;
 }
 
 /* Child-graph entries and exits only order; every node the launch counts is one trace event. */
-static gcap_status run_traced(struct sim_context *sc, const struct gcap__plan_node *pn, const struct launch_id *id) {
+static gcap_status run(struct sim_context *sc, const struct sim_launch_ctx *lc, const struct gcap__plan_node *pn) {
+  if (!sc->trace) return run_entry(sc, pn);
   double start = sim_trace_now(sc);
   gcap_status st = run_entry(sc, pn);
-  if (pn->counted && pn->type != GCAP_NODE_GRAPH) sim_trace_graph_entry(sc, pn, id->number, id->tid, start);
+  if (pn->counted && pn->type != GCAP_NODE_GRAPH) sim_trace_graph_entry(sc, pn, lc->number, lc->tid, start);
   return st;
 }
 
-static gcap_status run(struct sim_context *sc, const struct gcap__plan_node *pn, const struct launch_id *id) {
-  return sc->trace ? run_traced(sc, pn, id) : run_entry(sc, pn);
-}
-
-/* Kahn's algorithm taking a random ready entry each step: any topological order may come out. */
-static gcap_status run_shuffled(struct sim_context *sc, struct sim_exec *x, const struct gcap__plan *plan,
-                                const struct launch_id *id) {
-  size_t ready = 0;
+void sim_launch_start(struct sim_context *sc, const struct sim_launch_ctx *lc) {
+  struct sim_exec *x = lc->exec;
+  const struct gcap__plan *plan = lc->plan;
+  x->next = 0;
+  x->remaining = plan->count;
+  x->ready_count = 0;
+  if (sc->options.order != GCAP_SIM_ORDER_SHUFFLE) return;
   for (size_t i = 0; i < plan->count; i++) {
     x->waiting[i] = plan->nodes[i].num_deps;
-    if (x->waiting[i] == 0) x->ready[ready++] = i;
+    if (x->waiting[i] == 0) x->ready[x->ready_count++] = i;
   }
-  while (ready) {
-    size_t pick = (size_t)(next_random(&sc->rng) % ready);
-    size_t e = x->ready[pick];
-    x->ready[pick] = x->ready[--ready];
-    gcap_status st = run(sc, &plan->nodes[e], id);
-    if (st != GCAP_SUCCESS) return st;
-    for (size_t d = x->first_dependent[e]; d < x->first_dependent[e + 1]; d++)
-      if (--x->waiting[x->dependents[d]] == 0) x->ready[ready++] = x->dependents[d];
+}
+
+/* SHUFFLE: Kahn's algorithm taking a random ready entry each step, so any topological order may come out. */
+static size_t pick_shuffled(struct sim_context *sc, struct sim_exec *x) {
+  size_t pick = (size_t)(next_random(&sc->rng) % x->ready_count);
+  size_t e = x->ready[pick];
+  x->ready[pick] = x->ready[--x->ready_count];
+  return e;
+}
+
+static void release_dependents(struct sim_exec *x, size_t e) {
+  for (size_t d = x->first_dependent[e]; d < x->first_dependent[e + 1]; d++)
+    if (--x->waiting[x->dependents[d]] == 0) x->ready[x->ready_count++] = x->dependents[d];
+}
+
+static void count_launch(struct sim_context *sc, const struct gcap__plan *plan) {
+  sc->stats.graph_launches++;
+  sc->stats.nodes_executed += plan->counted;
+}
+
+gcap_status sim_launch_step(struct sim_context *sc, const struct sim_launch_ctx *lc, bool *finished) {
+  struct sim_exec *x = lc->exec;
+  bool shuffle = sc->options.order == GCAP_SIM_ORDER_SHUFFLE;
+  gcap_status st = GCAP_SUCCESS;
+  if (x->remaining > 0) {
+    size_t e = shuffle ? pick_shuffled(sc, x) : x->next++;
+    st = run(sc, lc, &lc->plan->nodes[e]);
+    if (shuffle) release_dependents(x, e);
+    x->remaining--;
   }
-  return GCAP_SUCCESS;
+  *finished = x->remaining == 0;
+  if (*finished && st == GCAP_SUCCESS) count_launch(sc, lc->plan);
+  return st;
+}
+
+void sim_launch_abandon(struct sim_context *sc, const struct sim_launch_ctx *lc) {
+  struct sim_exec *x = lc->exec;
+  x->remaining = 0;
+  x->ready_count = 0;
+  count_launch(sc, lc->plan);
 }
 
 gcap_status sim_exec_launch(struct gcap__backend_ctx *b, void *exec, const struct gcap__plan *plan, void *stream) {
   struct sim_context *sc = sim_context_from(b);
   struct sim_stream *s = stream;
-  const struct launch_id id = {++sc->launches_begun, s->number};
+  if (sim_deferred(sc))
+    return sim_enqueue(sc, s, &(struct sim_work){.kind = SIM_WORK_LAUNCH, .exec = exec, .plan = plan});
+  const struct sim_launch_ctx lc = {exec, plan, ++sc->launches_begun, s->number};
   gcap_status st = GCAP_SUCCESS;
-  if (exec) st = run_shuffled(sc, exec, plan, &id);
-  else for (size_t i = 0; st == GCAP_SUCCESS && i < plan->count; i++) st = run(sc, &plan->nodes[i], &id);
-  sc->stats.graph_launches++;
-  sc->stats.nodes_executed += plan->counted;
   s->issued++;
+  if (!exec) {
+    for (size_t i = 0; st == GCAP_SUCCESS && i < plan->count; i++) st = run(sc, &lc, &plan->nodes[i]);
+    count_launch(sc, plan);
+    return st;
+  }
+  sim_launch_start(sc, &lc);
+  bool finished = false;
+  while (!finished && st == GCAP_SUCCESS) st = sim_launch_step(sc, &lc, &finished);
+  if (st != GCAP_SUCCESS) sim_launch_abandon(sc, &lc);
   return st;
 }

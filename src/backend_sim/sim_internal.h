@@ -15,6 +15,7 @@ struct sim_context {
   gcap_sim_stats stats;
   unsigned char *shared_mem; /* one block's dynamic shared memory; blocks run one at a time */
   uint64_t rng;              /* SHUFFLE: advances across launches, so a seed fixes the whole sequence */
+  uint64_t interleave_rng;   /* DEFERRED: which stream runs next; apart, so launches shuffle as in IMMEDIATE */
   FILE *trace;               /* options.trace, or the file GCAP_SIM_TRACE names (then owned) */
   bool trace_owned;
   bool trace_started;        /* an event was written: the next one needs a comma */
@@ -22,11 +23,38 @@ struct sim_context {
   uint64_t eager_ops;        /* stream operations issued, for the trace */
   uint64_t launches_begun;   /* graph launches started; a host node may start one inside another */
   unsigned streams_made;     /* streams are numbered 1, 2, ... in the trace */
+  struct sim_stream *streams; /* DEFERRED: every live stream, newest first */
+  struct sim_stream **ready;  /* DEFERRED: scratch for the streams a step may pick from */
+  size_t ready_cap;
+  bool draining;              /* DEFERRED: work is running; a free inside it must not start another drain */
+  gcap_status unreported;     /* DEFERRED: a failure of work run by a call that could not report it */
+  char unreported_message[512];
 };
 
+/* How far a stream has run. It outlives the stream while waits and events still refer to it. */
+struct sim_timeline {
+  uint64_t done;             /* operations of the stream that have run */
+  unsigned refs;
+  struct sim_stream *owner;  /* NULL once the stream is gone (all its work had run) */
+};
+
+/* A point in a stream's order: reached once the stream has run `seq` operations. */
+struct sim_mark {
+  struct sim_timeline *tl; /* NULL: nothing to wait for */
+  uint64_t seq;
+};
+
+struct sim_op;
+struct sim_record;
+
 struct sim_stream {
-  uint64_t issued; /* operations executed on it */
+  uint64_t issued; /* operations issued on it (IMMEDIATE: they have all run) */
   unsigned number; /* 1, 2, ... in creation order: the trace's thread id */
+  /* DEFERRED */
+  struct sim_timeline *tl;
+  struct sim_op *head, *tail; /* queued operations, oldest first */
+  uint64_t need;              /* while draining: run at least this many of its operations */
+  struct sim_stream *next;    /* sc->streams */
 };
 
 /* The timeline (sim_trace.c): Chrome trace-event JSON, written only when sc->trace is set. */
@@ -41,11 +69,23 @@ void sim_trace_stream_created(struct sim_context *sc, unsigned number);
 uint64_t sim_trace_next_op(struct sim_context *sc);
 void sim_trace_stream_op(struct sim_context *sc, const char *name, unsigned tid, uint64_t op, double start);
 /* One graph entry of launch number `launch` (1-based), issued on stream `tid`, that started at `start`. */
+/* An arrow from the record a wait waited for to the wait, which ran on stream `tid` as operation `op`. */
+void sim_trace_arrow(struct sim_context *sc, const struct sim_record *r, unsigned tid, uint64_t op);
 void sim_trace_graph_entry(struct sim_context *sc, const struct gcap__plan_node *pn, uint64_t launch, unsigned tid,
                            double start);
 
+/* DEFERRED: one gcap_event_record (or a launch of a graph with an event record node). */
+struct sim_record {
+  unsigned refs;        /* the event while it is the latest record, its RECORD operation, waits on it */
+  struct sim_mark at;   /* the recorded work is complete when this is reached */
+  uint64_t op;          /* the recording operation's number, for the trace's arrows */
+  unsigned tid;
+  double ran_at;        /* when it ran (trace), negative before */
+};
+
 struct sim_event {
-  uint64_t records; /* how often it was recorded; the recorded work is always complete */
+  uint64_t records;           /* how often it was recorded */
+  struct sim_record *latest;  /* DEFERRED: the most recent record, NULL if never recorded */
 };
 
 struct sim_context *sim_context_from(struct gcap__backend_ctx *b);
@@ -56,9 +96,70 @@ void sim_run_fill(struct sim_context *sc, const struct gcap__fill *f);
 gcap_status sim_run_kernel(struct sim_context *sc, const struct gcap__launch *l);
 void sim_run_host(struct sim_context *sc, gcap_host_fn fn, void *user_data);
 
+/* Deferred execution (sim_queue.c). */
+static inline bool sim_deferred(const struct sim_context *sc) { return sc->options.exec == GCAP_SIM_EXEC_DEFERRED; }
+struct sim_timeline *sim_timeline_new(struct sim_stream *owner);
+void sim_timeline_release(struct sim_timeline *tl);
+void sim_mark_set(struct sim_mark *m, struct sim_timeline *tl, uint64_t seq); /* takes a reference */
+void sim_mark_clear(struct sim_mark *m);
+static inline bool sim_mark_reached(const struct sim_mark *m) { return !m->tl || m->tl->done >= m->seq; }
+void sim_record_release(struct sim_record *r);
+
+/* One stream operation as a caller describes it; the queue copies what it needs. */
+struct sim_work {
+  enum { SIM_WORK_COPY, SIM_WORK_FILL, SIM_WORK_KERNEL, SIM_WORK_HOST, SIM_WORK_RECORD, SIM_WORK_WAIT,
+         SIM_WORK_FREE, SIM_WORK_LAUNCH } kind;
+  const struct gcap__copy *copy;
+  const struct gcap__fill *fill;
+  const struct gcap__launch *launch;
+  gcap_host_fn fn;
+  void *user_data;
+  struct sim_event *event; /* RECORD, WAIT */
+  void *ptr;               /* FREE */
+  void *exec;              /* LAUNCH: the sim_exec */
+  const struct gcap__plan *plan;
+};
+/* Queues `w` on s (DEFERRED). */
+gcap_status sim_enqueue(struct sim_context *sc, struct sim_stream *s, const struct sim_work *w);
+/* Runs queued work until every mark is reached (interleaving streams by the seed); the first failure is returned. */
+gcap_status sim_drain(struct sim_context *sc, const struct sim_mark *marks, size_t count);
+/* Runs until every queued operation has run. */
+gcap_status sim_drain_all(struct sim_context *sc);
+/* NOT_READY after running one step toward `m`, SUCCESS when it is reached already. */
+gcap_status sim_advance(struct sim_context *sc, const struct sim_mark *m);
+/* For calls that drain but cannot report (frees, unloads, waits before a destroy): kept for the next wait. */
+void sim_keep_unreported(struct sim_context *sc, gcap_status st);
+void sim_queue_stream_gone(struct sim_context *sc, struct sim_stream *s);
+/* The mark of everything queued on s so far. */
+struct sim_mark sim_stream_end(const struct sim_stream *s);
+
+/* Runs a queued gcap_mem_free_async (sim.c). */
+void sim_free_now(struct sim_context *sc, void *p);
+
+/* Executables (sim_exec.c). */
+/* The mark of the executable's latest launch: the next one starts after it. */
+const struct sim_mark *sim_exec_last(void *exec);
+void sim_exec_set_last(void *exec, struct sim_timeline *tl, uint64_t seq);
+/* One queued launch while it runs, node by node (an executable runs one launch at a time). */
+struct sim_launch_ctx {
+  void *exec;
+  const struct gcap__plan *plan;
+  uint64_t number;
+  unsigned tid;
+};
+void sim_launch_start(struct sim_context *sc, const struct sim_launch_ctx *lc);
+/* Runs one ready node; *finished when it was the last. */
+gcap_status sim_launch_step(struct sim_context *sc, const struct sim_launch_ctx *lc, bool *finished);
+/* A node failed: the launch ends here (its counters say what ran). */
+void sim_launch_abandon(struct sim_context *sc, const struct sim_launch_ctx *lc);
 gcap_status sim_exec_create(struct gcap__backend_ctx *b, const struct gcap__plan *plan, void **out);
 void sim_exec_destroy(struct gcap__backend_ctx *b, void *exec);
 gcap_status sim_exec_upload(struct gcap__backend_ctx *b, void *exec, void *stream);
 gcap_status sim_exec_launch(struct gcap__backend_ctx *b, void *exec, const struct gcap__plan *plan, void *stream);
+gcap_status sim_exec_wait(struct gcap__backend_ctx *b, void *exec);
+gcap_status sim_exec_set_entry(struct gcap__backend_ctx *b, void *exec, const struct gcap__plan *plan, size_t index,
+                               const struct gcap__plan_node *entry);
+gcap_status sim_exec_update(struct gcap__backend_ctx *b, void *exec, const struct gcap__plan *current,
+                            const struct gcap__plan *fresh);
 
 #endif

@@ -77,3 +77,19 @@ void sim_trace_graph_entry(struct sim_context *sc, const struct gcap__plan_node 
   fprintf(sc->trace, "\"node\":%zu,\"depth\":%u,\"launch\":%llu%s}}", pn->source_index, pn->depth,
           (unsigned long long)launch, pn->disabled ? ",\"disabled\":true" : "");
 }
+
+/* Flow events: Perfetto and chrome://tracing draw an arrow from the record's slice to the wait's. */
+void sim_trace_arrow(struct sim_context *sc, const struct sim_record *r, unsigned tid, uint64_t op) {
+  double now = sim_trace_now(sc), from = r->ran_at >= 0 ? r->ran_at : now;
+  put_event(sc, "event wait", "stream", tid, now);
+  fprintf(sc->trace, "\"op\":%llu,\"waits_for_op\":%llu}}", (unsigned long long)op, (unsigned long long)r->op);
+  separate(sc);
+  fprintf(sc->trace,
+          "{\"name\":\"event\",\"cat\":\"event\",\"ph\":\"s\",\"id\":%llu,\"ts\":%.3f,\"pid\":1,\"tid\":%u}",
+          (unsigned long long)op, from / 1e3, r->tid);
+  separate(sc);
+  fprintf(sc->trace,
+          "{\"name\":\"event\",\"cat\":\"event\",\"ph\":\"f\",\"bp\":\"e\",\"id\":%llu,\"ts\":%.3f,"
+          "\"pid\":1,\"tid\":%u}",
+          (unsigned long long)op, now / 1e3, tid);
+}

@@ -101,6 +101,12 @@ struct gcap_backend_ops {
   const char *name;
   /* True when every valid device pointer is a gcap allocation (the simulator). */
   bool knows_all_device_memory;
+  /*
+   * True when waiting runs the pending work on the waiting thread (the simulator's DEFERRED
+   * mode): the core then holds the context lock through every wait, so that the work's host
+   * functions, which may call back into gcap, and other threads' calls never overlap it.
+   */
+  bool waits_run_work;
 
   gcap_status (*available)(void);
   gcap_status (*context_create)(const gcap_context_options *o, struct gcap__backend_ctx **out);
@@ -109,6 +115,8 @@ struct gcap_backend_ops {
 
   gcap_status (*mem_alloc)(struct gcap__backend_ctx *b, size_t bytes, void **out);
   gcap_status (*mem_free)(struct gcap__backend_ctx *b, void *p);
+  /* Optional (NULL: mem_free at once): frees p when `stream` reaches this point. */
+  gcap_status (*mem_free_async)(struct gcap__backend_ctx *b, void *stream, void *p);
   gcap_status (*host_alloc)(struct gcap__backend_ctx *b, size_t bytes, void **out);
   gcap_status (*host_free)(struct gcap__backend_ctx *b, void *p);
 

@@ -33,10 +33,21 @@ void gcap__backend_context_destroy(struct gcap_context *ctx) {
   ctx->ops->context_destroy(ctx->backend);
 }
 
+/* Waits run with the context lock held when the backend runs the work on this thread (backend.h). */
+static void wait_begins(struct gcap_context *ctx) {
+  if (ctx->ops->waits_run_work) gcap__lock(ctx);
+}
+
+static gcap_status wait_ends(struct gcap_context *ctx, gcap_status st) {
+  if (ctx->ops->waits_run_work) gcap__unlock(ctx);
+  return st;
+}
+
 gcap_status gcap__backend_context_synchronize(struct gcap_context *ctx) {
   assert(ctx && ctx->backend);
   if (injected(ctx->ops->name, "context_synchronize")) return GCAP_ERROR_BACKEND;
-  return ctx->ops->context_synchronize(ctx->backend);
+  wait_begins(ctx);
+  return wait_ends(ctx, ctx->ops->context_synchronize(ctx->backend));
 }
 
 gcap_status gcap__backend_mem_alloc(struct gcap_context *ctx, size_t bytes, void **out) {
@@ -50,6 +61,13 @@ gcap_status gcap__backend_mem_free(struct gcap_context *ctx, void *p) {
   assert(ctx && ctx->backend);
   if (injected(ctx->ops->name, "mem_free")) return GCAP_ERROR_BACKEND;
   return ctx->ops->mem_free(ctx->backend, p);
+}
+
+gcap_status gcap__backend_mem_free_async(struct gcap_context *ctx, void *stream, void *p) {
+  assert(ctx && ctx->backend);
+  if (!ctx->ops->mem_free_async) return gcap__backend_mem_free(ctx, p);
+  if (injected(ctx->ops->name, "mem_free_async")) return GCAP_ERROR_BACKEND;
+  return ctx->ops->mem_free_async(ctx->backend, stream, p);
 }
 
 gcap_status gcap__backend_host_alloc(struct gcap_context *ctx, size_t bytes, void **out) {
@@ -80,7 +98,8 @@ void gcap__backend_stream_destroy(struct gcap_context *ctx, void *stream) {
 gcap_status gcap__backend_stream_synchronize(struct gcap_context *ctx, void *stream) {
   assert(ctx && ctx->backend);
   if (injected(ctx->ops->name, "stream_synchronize")) return GCAP_ERROR_BACKEND;
-  return ctx->ops->stream_synchronize(ctx->backend, stream);
+  wait_begins(ctx);
+  return wait_ends(ctx, ctx->ops->stream_synchronize(ctx->backend, stream));
 }
 
 gcap_status gcap__backend_stream_query(struct gcap_context *ctx, void *stream) {
@@ -143,7 +162,8 @@ gcap_status gcap__backend_stream_wait_event(struct gcap_context *ctx, void *stre
 gcap_status gcap__backend_event_synchronize(struct gcap_context *ctx, void *event) {
   assert(ctx && ctx->backend);
   if (injected(ctx->ops->name, "event_synchronize")) return GCAP_ERROR_BACKEND;
-  return ctx->ops->event_synchronize(ctx->backend, event);
+  wait_begins(ctx);
+  return wait_ends(ctx, ctx->ops->event_synchronize(ctx->backend, event));
 }
 
 gcap_status gcap__backend_event_query(struct gcap_context *ctx, void *event) {
@@ -185,7 +205,9 @@ gcap_status gcap__backend_exec_create(struct gcap_context *ctx, const struct gca
 /* Not fallible from the core's side: a destroy goes ahead whatever the wait reports. */
 void gcap__backend_exec_wait(struct gcap_context *ctx, void *exec) {
   assert(ctx && ctx->backend);
-  if (ctx->ops->exec_wait) ctx->ops->exec_wait(ctx->backend, exec);
+  if (!ctx->ops->exec_wait) return;
+  wait_begins(ctx);
+  wait_ends(ctx, ctx->ops->exec_wait(ctx->backend, exec));
 }
 
 void gcap__backend_exec_destroy(struct gcap_context *ctx, void *exec) {

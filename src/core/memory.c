@@ -288,14 +288,19 @@ static gcap_status check_free(gcap_context *ctx, const void *p, enum gcap__alloc
   return GCAP_SUCCESS;
 }
 
-/* Context lock held, checks passed. A graph allocation held by a graph is only marked freed: its memory stays the graph's. */
-static gcap_status free_locked(gcap_context *ctx, const struct gcap__allocation *a) {
+/*
+ * Context lock held, checks passed. A graph allocation held by a graph is only marked freed: its
+ * memory stays the graph's. `stream`: the backend stream of gcap_mem_free_async, else NULL.
+ */
+static gcap_status free_locked(gcap_context *ctx, const struct gcap__allocation *a, void *stream) {
   if (a->graph) {
     gcap__galloc_free_outside(a->graph);
     return GCAP_SUCCESS;
   }
   void *p = (void *)a->base;
-  gcap_status st = a->kind == GCAP__ALLOC_DEVICE ? gcap__backend_mem_free(ctx, p) : gcap__backend_host_free(ctx, p);
+  gcap_status st = a->kind == GCAP__ALLOC_HOST ? gcap__backend_host_free(ctx, p)
+                   : stream                     ? gcap__backend_mem_free_async(ctx, stream, p)
+                                                : gcap__backend_mem_free(ctx, p);
   if (st == GCAP_SUCCESS) table_remove(&ctx->allocs, a);
   return st;
 }
@@ -308,7 +313,7 @@ static gcap_status release(gcap_context *ctx, void *p, enum gcap__alloc_kind kin
   const struct gcap__allocation *a = NULL;
   if (p) st = check_free(ctx, p, kind, &a);
   if (st == GCAP_SUCCESS) st = gcap__capture_prohibit("ctx", ctx); /* freeing NULL does nothing, but is still a free */
-  if (st == GCAP_SUCCESS && a) st = free_locked(ctx, a);
+  if (st == GCAP_SUCCESS && a) st = free_locked(ctx, a, NULL);
   gcap__unlock(ctx);
   return st;
 }
@@ -378,7 +383,7 @@ gcap_status gcap_mem_free_async(gcap_stream *s, void *dptr) {
   else st = check_free(ctx, dptr, GCAP__ALLOC_DEVICE, &a);
   bool record = false;
   st = gcap__capture_route(s, st, &record);
-  if (st == GCAP_SUCCESS) st = record ? capture_free(s, g) : free_locked(ctx, a);
+  if (st == GCAP_SUCCESS) st = record ? capture_free(s, g) : free_locked(ctx, a, s->impl);
   gcap__unlock(ctx);
   return st;
 }

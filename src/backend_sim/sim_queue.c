@@ -1,0 +1,427 @@
+/*
+ * DEFERRED execution: stream work is queued per stream and runs only when the host waits for
+ * it. Then the streams' ready operations run interleaved in an order drawn from the seed, bound
+ * only by stream order, event waits and the order of an executable's launches, so that a
+ * program missing a synchronize or an event finds it out every time, not by luck. Only the work
+ * the waited-for point depends on runs: a stream nobody waited for keeps its work queued.
+ *
+ * Every backend call reaches here with the core's context lock held (the simulator's waits
+ * take it too), so the queues need no lock of their own.
+ */
+#include <string.h>
+
+#include "alloc.h"
+#include "error.h"
+#include "sim_internal.h"
+
+struct sim_op {
+  struct sim_op *next;
+  int kind;             /* enum of struct sim_work */
+  uint64_t number;      /* in issue order across the context: the trace's "op" */
+  const char *issuer;   /* the public call that issued it */
+  union {
+    struct gcap__copy copy;
+    struct gcap__fill fill;
+    struct {
+      struct gcap__launch launch;
+      struct gcap__kernel_info info; /* a copy: the kernel's module may go before the launch runs */
+      void **args;                   /* with the values after the pointers, one allocation */
+    } kernel;
+    struct {
+      gcap_host_fn fn;
+      void *user_data;
+    } host;
+    struct sim_record *record; /* RECORD: the record it completes; WAIT: the record it waits for */
+    void *ptr;                 /* FREE */
+    struct {
+      struct sim_exec *exec;
+      const struct gcap__plan *plan;
+      struct sim_mark after;   /* the executable's previous launch */
+      struct sim_record **waits; /* the records its event wait nodes wait for */
+      size_t num_waits;
+      uint64_t launch;          /* its launch number (trace, messages) */
+      bool started;
+    } launch;
+  } u;
+};
+
+/* ------------------------------------------------------------------ marks */
+
+struct sim_timeline *sim_timeline_new(struct sim_stream *owner) {
+  struct sim_timeline *tl = gcap__calloc(1, sizeof *tl);
+  if (!tl) return NULL;
+  tl->refs = 1;
+  tl->owner = owner;
+  return tl;
+}
+
+void sim_timeline_release(struct sim_timeline *tl) {
+  if (tl && --tl->refs == 0) gcap__free(tl);
+}
+
+void sim_mark_set(struct sim_mark *m, struct sim_timeline *tl, uint64_t seq) {
+  if (tl) tl->refs++;
+  sim_timeline_release(m->tl);
+  m->tl = tl;
+  m->seq = seq;
+}
+
+void sim_mark_clear(struct sim_mark *m) { sim_mark_set(m, NULL, 0); }
+
+void sim_record_release(struct sim_record *r) {
+  if (!r || --r->refs > 0) return;
+  sim_mark_clear(&r->at);
+  gcap__free(r);
+}
+
+struct sim_mark sim_stream_end(const struct sim_stream *s) { return (struct sim_mark){s->tl, s->issued}; }
+
+/* ------------------------------------------------------------------ issuing */
+
+static void op_free(struct sim_op *op) {
+  switch (op->kind) {
+  case SIM_WORK_KERNEL: gcap__free(op->u.kernel.args); break;
+  case SIM_WORK_RECORD:
+  case SIM_WORK_WAIT: sim_record_release(op->u.record); break;
+  case SIM_WORK_LAUNCH:
+    sim_mark_clear(&op->u.launch.after);
+    for (size_t i = 0; i < op->u.launch.num_waits; i++) sim_record_release(op->u.launch.waits[i]);
+    gcap__free(op->u.launch.waits);
+    break;
+  default: break;
+  }
+  gcap__free(op);
+}
+
+/* The argument values are copied: the caller's may change as soon as the launch call returns. */
+static gcap_status copy_kernel(struct sim_op *op, const struct gcap__launch *l) {
+  const struct gcap__kernel_info *k = l->kernel;
+  size_t n = k->num_params, bytes = n * sizeof(void *);
+  for (size_t i = 0; i < n; i++) bytes += (k->param_sizes[i] + 15) / 16 * 16;
+  void **args = n ? gcap__malloc(bytes) : NULL;
+  if (n && !args) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to queue the kernel's arguments");
+  unsigned char *value = (unsigned char *)(args + n);
+  for (size_t i = 0; i < n; i++) {
+    memcpy(value, l->args[i], k->param_sizes[i]);
+    args[i] = value;
+    value += (k->param_sizes[i] + 15) / 16 * 16;
+  }
+  op->u.kernel.info = *k;
+  op->u.kernel.info.param_sizes = NULL; /* not needed to run it */
+  op->u.kernel.launch = *l;
+  op->u.kernel.launch.kernel = &op->u.kernel.info;
+  op->u.kernel.launch.args = args;
+  op->u.kernel.args = args;
+  return GCAP_SUCCESS;
+}
+
+/* A record made by the event's latest gcap_event_record, or by a launch recording it. */
+static struct sim_record *record_new(struct sim_stream *s, uint64_t seq, uint64_t op) {
+  struct sim_record *r = gcap__calloc(1, sizeof *r);
+  if (!r) return NULL;
+  r->refs = 1;
+  sim_mark_set(&r->at, s->tl, seq);
+  r->op = op;
+  r->tid = s->number;
+  r->ran_at = -1;
+  return r;
+}
+
+static void event_takes(struct sim_event *e, struct sim_record *r) {
+  r->refs++;
+  sim_record_release(e->latest);
+  e->latest = r;
+}
+
+static gcap_status prepare_record(struct sim_op *op, struct sim_stream *s, struct sim_event *e) {
+  op->u.record = record_new(s, s->issued + 1, op->number);
+  if (!op->u.record) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to queue the event record");
+  event_takes(e, op->u.record);
+  e->records++;
+  return GCAP_SUCCESS;
+}
+
+static void prepare_wait(struct sim_op *op, struct sim_event *e) {
+  op->u.record = e->latest; /* NULL: never recorded, nothing to wait for */
+  if (op->u.record) op->u.record->refs++;
+}
+
+/* Its event wait nodes wait for the records current now; its record nodes become the latest. */
+static gcap_status prepare_launch(struct sim_op *op, struct sim_stream *s, const struct sim_work *w) {
+  const struct gcap__plan *plan = w->plan;
+  size_t waits = 0;
+  for (size_t i = 0; i < plan->count; i++) waits += plan->nodes[i].type == GCAP_NODE_EVENT_WAIT;
+  op->u.launch.exec = w->exec;
+  op->u.launch.plan = plan;
+  op->u.launch.waits = waits ? gcap__calloc(waits, sizeof *op->u.launch.waits) : NULL;
+  if (waits && !op->u.launch.waits) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to queue the launch");
+  for (size_t i = 0; i < plan->count; i++) { /* first the waits: a record of this launch must not count */
+    const struct gcap__plan_node *pn = &plan->nodes[i];
+    struct sim_event *e = pn->type == GCAP_NODE_EVENT_WAIT && !pn->disabled ? pn->u.event.impl : NULL;
+    if (e && e->latest) {
+      op->u.launch.waits[op->u.launch.num_waits++] = e->latest;
+      e->latest->refs++;
+    }
+  }
+  struct sim_record *done = NULL;
+  for (size_t i = 0; i < plan->count; i++) {
+    const struct gcap__plan_node *pn = &plan->nodes[i];
+    if (pn->type != GCAP_NODE_EVENT_RECORD || pn->disabled) continue;
+    if (!done && !(done = record_new(s, s->issued + 1, op->number)))
+      return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to queue the launch");
+    event_takes(pn->u.event.impl, done); /* waiting for it waits for the whole launch: a little more than CUDA */
+    ((struct sim_event *)pn->u.event.impl)->records++;
+  }
+  sim_record_release(done);
+  sim_mark_set(&op->u.launch.after, sim_exec_last(w->exec)->tl, sim_exec_last(w->exec)->seq);
+  sim_exec_set_last(w->exec, s->tl, s->issued + 1);
+  return GCAP_SUCCESS;
+}
+
+static gcap_status prepare(struct sim_context *sc, struct sim_op *op, struct sim_stream *s, const struct sim_work *w) {
+  switch (w->kind) {
+  case SIM_WORK_COPY: op->u.copy = *w->copy; return GCAP_SUCCESS;
+  case SIM_WORK_FILL: op->u.fill = *w->fill; return GCAP_SUCCESS;
+  case SIM_WORK_KERNEL: return copy_kernel(op, w->launch);
+  case SIM_WORK_HOST: op->u.host.fn = w->fn, op->u.host.user_data = w->user_data; return GCAP_SUCCESS;
+  case SIM_WORK_RECORD: return prepare_record(op, s, w->event);
+  case SIM_WORK_WAIT: prepare_wait(op, w->event); return GCAP_SUCCESS;
+  case SIM_WORK_FREE: op->u.ptr = w->ptr; return GCAP_SUCCESS;
+  case SIM_WORK_LAUNCH: op->u.launch.launch = ++sc->launches_begun; return prepare_launch(op, s, w);
+  }
+  return GCAP_SUCCESS;
+}
+
+gcap_status sim_enqueue(struct sim_context *sc, struct sim_stream *s, const struct sim_work *w) {
+  struct sim_op *op = gcap__calloc(1, sizeof *op);
+  if (!op) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to queue the operation");
+  op->kind = (int)w->kind;
+  op->number = sim_trace_next_op(sc);
+  op->issuer = gcap__api_function();
+  gcap_status st = prepare(sc, op, s, w);
+  if (st != GCAP_SUCCESS) {
+    op_free(op);
+    return st;
+  }
+  if (s->tail) s->tail->next = op;
+  else s->head = op;
+  s->tail = op;
+  s->issued++;
+  sc->stats.ops_deferred++;
+  return GCAP_SUCCESS;
+}
+
+/* ------------------------------------------------------------------ running */
+
+static const char *op_name(const struct sim_op *op) {
+  static const char *const names[] = {
+      [SIM_WORK_COPY] = "memcpy", [SIM_WORK_FILL] = "memset", [SIM_WORK_HOST] = "host",
+      [SIM_WORK_RECORD] = "event record", [SIM_WORK_WAIT] = "event wait", [SIM_WORK_FREE] = "free",
+      [SIM_WORK_LAUNCH] = "graph launch"};
+  return op->kind == SIM_WORK_KERNEL ? op->u.kernel.info.name : names[op->kind];
+}
+
+/* What must be reached before s's first operation may start. */
+static const struct sim_mark *blocker(const struct sim_stream *s) {
+  const struct sim_op *op = s->head;
+  if (op->kind == SIM_WORK_WAIT && op->u.record && !sim_mark_reached(&op->u.record->at)) return &op->u.record->at;
+  if (op->kind != SIM_WORK_LAUNCH || op->u.launch.started) return NULL;
+  if (!sim_mark_reached(&op->u.launch.after)) return &op->u.launch.after;
+  for (size_t i = 0; i < op->u.launch.num_waits; i++)
+    if (!sim_mark_reached(&op->u.launch.waits[i]->at)) return &op->u.launch.waits[i]->at;
+  return NULL;
+}
+
+static void want(const struct sim_mark *m) {
+  if (sim_mark_reached(m)) return;
+  struct sim_stream *s = m->tl->owner; /* a stream with work left is alive */
+  if (s->need < m->seq) s->need = m->seq;
+}
+
+static bool wanted(const struct sim_stream *s) { return s->head && s->tl->done < s->need; }
+
+/*
+ * The streams whose first operation may run now and is needed; raises the needs of the
+ * streams those operations wait for until nothing changes.
+ */
+static size_t gather_ready(struct sim_context *sc) {
+  for (;;) {
+    size_t n = 0;
+    bool raised = false;
+    for (struct sim_stream *s = sc->streams; s; s = s->next) {
+      if (!wanted(s)) continue;
+      const struct sim_mark *b = blocker(s);
+      if (!b) {
+        sc->ready[n++] = s;
+      } else if (b->tl->owner->need < b->seq) {
+        want(b);
+        raised = true;
+      }
+    }
+    if (!raised) return n;
+  }
+}
+
+static uint64_t next_random(uint64_t *state) { /* splitmix64 */
+  uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+static gcap_status run_op(struct sim_context *sc, struct sim_stream *s, struct sim_op *op) {
+  switch (op->kind) {
+  case SIM_WORK_COPY: sim_run_copy(sc, &op->u.copy); return GCAP_SUCCESS;
+  case SIM_WORK_FILL: sim_run_fill(sc, &op->u.fill); return GCAP_SUCCESS;
+  case SIM_WORK_KERNEL: return sim_run_kernel(sc, &op->u.kernel.launch);
+  case SIM_WORK_HOST: sim_run_host(sc, op->u.host.fn, op->u.host.user_data); return GCAP_SUCCESS;
+  case SIM_WORK_RECORD: op->u.record->ran_at = sc->trace ? sim_trace_now(sc) : 0; return GCAP_SUCCESS;
+  case SIM_WORK_WAIT:
+    if (sc->trace && op->u.record) sim_trace_arrow(sc, op->u.record, s->number, op->number);
+    return GCAP_SUCCESS;
+  case SIM_WORK_FREE: sim_free_now(sc, op->u.ptr); return GCAP_SUCCESS;
+  default: return GCAP_SUCCESS;
+  }
+}
+
+static void complete(struct sim_stream *s) {
+  struct sim_op *op = s->head;
+  s->head = op->next;
+  if (!s->head) s->tail = NULL;
+  s->tl->done++;
+  op_free(op);
+}
+
+/* Names the failed operation and the call that issued it, keeping the detail. */
+static gcap_status failed(const struct sim_stream *s, const struct sim_op *op, gcap_status st) {
+  if (op->kind == SIM_WORK_LAUNCH)
+    return gcap__fail_context(st, "graph launch %llu (operation %llu, issued by %s on stream %u) failed when it ran",
+                              (unsigned long long)op->u.launch.launch, (unsigned long long)op->number, op->issuer,
+                              s->number);
+  return gcap__fail_context(st, "operation %llu (%s, issued by %s on stream %u) failed when it ran",
+                            (unsigned long long)op->number, op_name(op), op->issuer, s->number);
+}
+
+/* One step of a launch: one of its nodes; the launch completes with its last node. */
+static gcap_status step_launch(struct sim_context *sc, struct sim_stream *s, struct sim_op *op) {
+  struct sim_launch_ctx lc = {op->u.launch.exec, op->u.launch.plan, op->u.launch.launch, s->number};
+  if (!op->u.launch.started) {
+    op->u.launch.started = true;
+    sim_launch_start(sc, &lc);
+  }
+  bool finished = false;
+  gcap_status st = sim_launch_step(sc, &lc, &finished);
+  if (st != GCAP_SUCCESS) {
+    st = failed(s, op, st);
+    sim_launch_abandon(sc, &lc);
+    finished = true;
+  }
+  if (finished) complete(s);
+  return st;
+}
+
+static gcap_status step(struct sim_context *sc, struct sim_stream *s) {
+  struct sim_op *op = s->head;
+  if (op->kind == SIM_WORK_LAUNCH) return step_launch(sc, s, op);
+  double start = sc->trace ? sim_trace_now(sc) : 0;
+  gcap_status st = run_op(sc, s, op);
+  if (sc->trace && op->kind != SIM_WORK_WAIT) sim_trace_stream_op(sc, op_name(op), s->number, op->number, start);
+  if (st != GCAP_SUCCESS) st = failed(s, op, st);
+  complete(s);
+  return st;
+}
+
+static bool all_reached(const struct sim_mark *marks, size_t count) {
+  for (size_t i = 0; i < count; i++)
+    if (!sim_mark_reached(&marks[i])) return false;
+  return true;
+}
+
+static void forget_needs(struct sim_context *sc) {
+  for (struct sim_stream *s = sc->streams; s; s = s->next) s->need = 0;
+}
+
+/* Hands over a failure kept by a call that could not report it. */
+static gcap_status take_unreported(struct sim_context *sc) {
+  gcap_status st = sc->unreported;
+  if (st == GCAP_SUCCESS) return st;
+  sc->unreported = GCAP_SUCCESS;
+  return gcap__fail(st, "%s", sc->unreported_message);
+}
+
+/*
+ * Runs steps toward the marks; max_steps 0: until they are reached. A failing operation is
+ * consumed and the rest goes on, so a wait always ends; the first failure is returned.
+ */
+static gcap_status run_until(struct sim_context *sc, const struct sim_mark *marks, size_t count, size_t max_steps) {
+  gcap_status first = GCAP_SUCCESS;
+  char message[sizeof sc->unreported_message] = "";
+  sc->draining = true;
+  for (size_t steps = 0; !all_reached(marks, count) && (max_steps == 0 || steps < max_steps); steps++) {
+    for (size_t i = 0; i < count; i++) want(&marks[i]);
+    size_t n = gather_ready(sc);
+    if (n == 0) { /* cannot happen: waits only ever wait for work issued before them */
+      if (first == GCAP_SUCCESS)
+        first = gcap__fail(GCAP_ERROR_ILLEGAL_STATE, "the simulator's queued work waits for itself");
+      snprintf(message, sizeof message, "%s", gcap_last_error_message());
+      break;
+    }
+    gcap_status st = step(sc, sc->ready[next_random(&sc->interleave_rng) % n]);
+    if (st != GCAP_SUCCESS && first == GCAP_SUCCESS) {
+      first = st;
+      snprintf(message, sizeof message, "%s", gcap_last_error_message());
+    }
+  }
+  sc->draining = false;
+  forget_needs(sc);
+  if (first != GCAP_SUCCESS) gcap__restore_message(message);
+  return first;
+}
+
+gcap_status sim_drain(struct sim_context *sc, const struct sim_mark *marks, size_t count) {
+  gcap_status st = sc->draining ? GCAP_SUCCESS : run_until(sc, marks, count, 0);
+  gcap_status kept = take_unreported(sc);
+  return st != GCAP_SUCCESS ? st : kept;
+}
+
+gcap_status sim_advance(struct sim_context *sc, const struct sim_mark *m) {
+  gcap_status kept = take_unreported(sc);
+  if (kept != GCAP_SUCCESS) return kept;
+  if (sim_mark_reached(m)) return GCAP_SUCCESS;
+  if (sc->draining) return GCAP_ERROR_NOT_READY;
+  gcap_status st = run_until(sc, m, 1, 1);
+  return st != GCAP_SUCCESS ? st : GCAP_ERROR_NOT_READY;
+}
+
+gcap_status sim_drain_all(struct sim_context *sc) {
+  size_t count = 0;
+  for (struct sim_stream *s = sc->streams; s; s = s->next) count++;
+  struct sim_mark *marks = count ? gcap__calloc(count, sizeof *marks) : NULL;
+  if (count && !marks) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to wait for the streams");
+  size_t i = 0;
+  for (struct sim_stream *s = sc->streams; s; s = s->next) marks[i++] = sim_stream_end(s);
+  gcap_status st = sim_drain(sc, marks, count);
+  gcap__free(marks);
+  return st;
+}
+
+void sim_keep_unreported(struct sim_context *sc, gcap_status st) {
+  if (st == GCAP_SUCCESS || sc->unreported != GCAP_SUCCESS) return;
+  sc->unreported = st;
+  const char *m = gcap_last_error_message();
+  const char *colon = strstr(m, ": "); /* drop the name of the call that ran it: the reporter names itself */
+  snprintf(sc->unreported_message, sizeof sc->unreported_message, "work run by an earlier call failed: %s",
+           colon ? colon + 2 : m);
+}
+
+/* The stream's work has all run (the core waits first); waits on it may still hold its timeline. */
+void sim_queue_stream_gone(struct sim_context *sc, struct sim_stream *s) {
+  for (struct sim_stream **p = &sc->streams; *p; p = &(*p)->next)
+    if (*p == s) {
+      *p = s->next;
+      break;
+    }
+  while (s->head) complete(s);
+  s->tl->owner = NULL;
+  sim_timeline_release(s->tl);
+}
