@@ -46,6 +46,9 @@ static void test_options_init_defaults(void **state) {
   assert_true(o.seed == 0);
   assert_false(o.check_races);
   assert_null(o.trace);
+  assert_int_equal(o.exec, GCAP_SIM_EXEC_IMMEDIATE);
+  assert_false(o.strict_memory);
+  assert_int_equal(o.threads, 0);
   assert_int_equal(GCAP_SIM_ORDER_CAPTURE, 0);
   assert_int_equal(GCAP_SIM_ORDER_SHUFFLE, 1);
 }
