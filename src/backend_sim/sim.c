@@ -130,6 +130,7 @@ static void sim_context_destroy(struct gcap__backend_ctx *b) {
   struct sim_context *sc = sim_context_from(b);
   if (sc->trace) sim_trace_close(sc);
   if (sc->trace_owned) fclose(sc->trace);
+  sim_queue_destroy(sc);
   gcap__free(sc->ready);
   gcap__free(sc->shared_mem);
   gcap__free(sc);

@@ -24,6 +24,8 @@ struct sim_context {
   uint64_t launches_begun;   /* graph launches started; a host node may start one inside another */
   unsigned streams_made;     /* streams are numbered 1, 2, ... in the trace */
   struct sim_stream *streams; /* DEFERRED: every live stream, newest first */
+  struct sim_op *free_ops;    /* DEFERRED: operations to reuse, from op_chunks */
+  struct sim_op_chunk *op_chunks;
   struct sim_stream **ready;  /* DEFERRED: scratch for the streams a step may pick from */
   size_t ready_cap;
   bool draining;              /* DEFERRED: work is running; a free inside it must not start another drain */
@@ -45,6 +47,7 @@ struct sim_mark {
 };
 
 struct sim_op;
+struct sim_op_chunk;
 struct sim_record;
 
 struct sim_stream {
@@ -130,6 +133,8 @@ gcap_status sim_advance(struct sim_context *sc, const struct sim_mark *m);
 /* For calls that drain but cannot report (frees, unloads, waits before a destroy): kept for the next wait. */
 void sim_keep_unreported(struct sim_context *sc, gcap_status st);
 void sim_queue_stream_gone(struct sim_context *sc, struct sim_stream *s);
+/* Context destroy: the operations' memory. */
+void sim_queue_destroy(struct sim_context *sc);
 /* The mark of everything queued on s so far. */
 struct sim_mark sim_stream_end(const struct sim_stream *s);
 

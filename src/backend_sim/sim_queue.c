@@ -14,35 +14,48 @@
 #include "error.h"
 #include "sim_internal.h"
 
+/* A queued kernel launch, in one allocation with its argument values. */
+struct sim_kernel_op {
+  struct gcap__launch launch;
+  struct gcap__kernel_info info; /* a copy: the kernel's module may go before the launch runs */
+  void *args[];                  /* one pointer per parameter, then the values */
+};
+
+/* A queued graph launch. */
+struct sim_launch_op {
+  void *exec;
+  const struct gcap__plan *plan;
+  struct sim_mark after; /* the executable's previous launch */
+  uint64_t launch;       /* its launch number (trace, messages) */
+  bool started;
+  size_t num_waits;
+  struct sim_record *waits[]; /* the records its event wait nodes wait for */
+};
+
+/* Kept small: a program may queue a million of them before it waits. */
 struct sim_op {
   struct sim_op *next;
-  int kind;             /* enum of struct sim_work */
-  uint64_t number;      /* in issue order across the context: the trace's "op" */
-  const char *issuer;   /* the public call that issued it */
+  int kind;           /* enum of struct sim_work */
+  uint64_t number;    /* in issue order across the context: the trace's "op" */
+  const char *issuer; /* the public call that issued it */
   union {
     struct gcap__copy copy;
     struct gcap__fill fill;
-    struct {
-      struct gcap__launch launch;
-      struct gcap__kernel_info info; /* a copy: the kernel's module may go before the launch runs */
-      void **args;                   /* with the values after the pointers, one allocation */
-    } kernel;
+    struct sim_kernel_op *kernel;
     struct {
       gcap_host_fn fn;
       void *user_data;
     } host;
     struct sim_record *record; /* RECORD: the record it completes; WAIT: the record it waits for */
     void *ptr;                 /* FREE */
-    struct {
-      struct sim_exec *exec;
-      const struct gcap__plan *plan;
-      struct sim_mark after;   /* the executable's previous launch */
-      struct sim_record **waits; /* the records its event wait nodes wait for */
-      size_t num_waits;
-      uint64_t launch;          /* its launch number (trace, messages) */
-      bool started;
-    } launch;
+    struct sim_launch_op *launch;
   } u;
+};
+
+#define OPS_PER_CHUNK 1024
+struct sim_op_chunk {
+  struct sim_op_chunk *next;
+  struct sim_op ops[OPS_PER_CHUNK];
 };
 
 /* ------------------------------------------------------------------ marks */
@@ -78,40 +91,73 @@ struct sim_mark sim_stream_end(const struct sim_stream *s) { return (struct sim_
 
 /* ------------------------------------------------------------------ issuing */
 
-static void op_free(struct sim_op *op) {
+/* Operations come from chunks that stay with the context, so a steady program allocates nothing. */
+static struct sim_op *op_new(struct sim_context *sc) {
+  if (!sc->free_ops) {
+    struct sim_op_chunk *c = gcap__malloc(sizeof *c);
+    if (!c) return NULL;
+    c->next = sc->op_chunks;
+    sc->op_chunks = c;
+    for (size_t i = OPS_PER_CHUNK; i-- > 0;) {
+      c->ops[i].next = sc->free_ops;
+      sc->free_ops = &c->ops[i];
+    }
+  }
+  struct sim_op *op = sc->free_ops;
+  sc->free_ops = op->next;
+  op->next = NULL;
+  return op;
+}
+
+static void launch_op_free(struct sim_launch_op *l) {
+  if (!l) return;
+  sim_mark_clear(&l->after);
+  for (size_t i = 0; i < l->num_waits; i++) sim_record_release(l->waits[i]);
+  gcap__free(l);
+}
+
+static void op_free(struct sim_context *sc, struct sim_op *op) {
   switch (op->kind) {
-  case SIM_WORK_KERNEL: gcap__free(op->u.kernel.args); break;
+  case SIM_WORK_KERNEL: gcap__free(op->u.kernel); break;
   case SIM_WORK_RECORD:
   case SIM_WORK_WAIT: sim_record_release(op->u.record); break;
-  case SIM_WORK_LAUNCH:
-    sim_mark_clear(&op->u.launch.after);
-    for (size_t i = 0; i < op->u.launch.num_waits; i++) sim_record_release(op->u.launch.waits[i]);
-    gcap__free(op->u.launch.waits);
-    break;
+  case SIM_WORK_LAUNCH: launch_op_free(op->u.launch); break;
   default: break;
   }
-  gcap__free(op);
+  op->next = sc->free_ops;
+  sc->free_ops = op;
+}
+
+void sim_queue_destroy(struct sim_context *sc) {
+  while (sc->op_chunks) {
+    struct sim_op_chunk *c = sc->op_chunks;
+    sc->op_chunks = c->next;
+    gcap__free(c);
+  }
+  sc->free_ops = NULL;
 }
 
 /* The argument values are copied: the caller's may change as soon as the launch call returns. */
+static size_t value_room(size_t bytes) { return (bytes + 15) / 16 * 16; }
+
 static gcap_status copy_kernel(struct sim_op *op, const struct gcap__launch *l) {
   const struct gcap__kernel_info *k = l->kernel;
-  size_t n = k->num_params, bytes = n * sizeof(void *);
-  for (size_t i = 0; i < n; i++) bytes += (k->param_sizes[i] + 15) / 16 * 16;
-  void **args = n ? gcap__malloc(bytes) : NULL;
-  if (n && !args) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to queue the kernel's arguments");
-  unsigned char *value = (unsigned char *)(args + n);
+  size_t n = k->num_params, bytes = sizeof(struct sim_kernel_op) + value_room(n * sizeof(void *));
+  for (size_t i = 0; i < n; i++) bytes += value_room(k->param_sizes[i]);
+  struct sim_kernel_op *ko = gcap__malloc(bytes);
+  if (!ko) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to queue the kernel launch");
+  unsigned char *value = (unsigned char *)ko->args + value_room(n * sizeof(void *));
   for (size_t i = 0; i < n; i++) {
     memcpy(value, l->args[i], k->param_sizes[i]);
-    args[i] = value;
-    value += (k->param_sizes[i] + 15) / 16 * 16;
+    ko->args[i] = value;
+    value += value_room(k->param_sizes[i]);
   }
-  op->u.kernel.info = *k;
-  op->u.kernel.info.param_sizes = NULL; /* not needed to run it */
-  op->u.kernel.launch = *l;
-  op->u.kernel.launch.kernel = &op->u.kernel.info;
-  op->u.kernel.launch.args = args;
-  op->u.kernel.args = args;
+  ko->info = *k;
+  ko->info.param_sizes = NULL; /* not needed to run it */
+  ko->launch = *l;
+  ko->launch.kernel = &ko->info;
+  ko->launch.args = ko->args;
+  op->u.kernel = ko;
   return GCAP_SUCCESS;
 }
 
@@ -147,19 +193,22 @@ static void prepare_wait(struct sim_op *op, struct sim_event *e) {
 }
 
 /* Its event wait nodes wait for the records current now; its record nodes become the latest. */
-static gcap_status prepare_launch(struct sim_op *op, struct sim_stream *s, const struct sim_work *w) {
+static gcap_status prepare_launch(struct sim_context *sc, struct sim_op *op, struct sim_stream *s,
+                                  const struct sim_work *w) {
   const struct gcap__plan *plan = w->plan;
   size_t waits = 0;
   for (size_t i = 0; i < plan->count; i++) waits += plan->nodes[i].type == GCAP_NODE_EVENT_WAIT;
-  op->u.launch.exec = w->exec;
-  op->u.launch.plan = plan;
-  op->u.launch.waits = waits ? gcap__calloc(waits, sizeof *op->u.launch.waits) : NULL;
-  if (waits && !op->u.launch.waits) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to queue the launch");
+  struct sim_launch_op *lo = gcap__calloc(1, sizeof *lo + waits * sizeof lo->waits[0]);
+  if (!lo) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to queue the launch");
+  op->u.launch = lo;
+  lo->exec = w->exec;
+  lo->plan = plan;
+  lo->launch = ++sc->launches_begun;
   for (size_t i = 0; i < plan->count; i++) { /* first the waits: a record of this launch must not count */
     const struct gcap__plan_node *pn = &plan->nodes[i];
     struct sim_event *e = pn->type == GCAP_NODE_EVENT_WAIT && !pn->disabled ? pn->u.event.impl : NULL;
     if (e && e->latest) {
-      op->u.launch.waits[op->u.launch.num_waits++] = e->latest;
+      lo->waits[lo->num_waits++] = e->latest;
       e->latest->refs++;
     }
   }
@@ -173,7 +222,7 @@ static gcap_status prepare_launch(struct sim_op *op, struct sim_stream *s, const
     ((struct sim_event *)pn->u.event.impl)->records++;
   }
   sim_record_release(done);
-  sim_mark_set(&op->u.launch.after, sim_exec_last(w->exec)->tl, sim_exec_last(w->exec)->seq);
+  sim_mark_set(&lo->after, sim_exec_last(w->exec)->tl, sim_exec_last(w->exec)->seq);
   sim_exec_set_last(w->exec, s->tl, s->issued + 1);
   return GCAP_SUCCESS;
 }
@@ -187,20 +236,21 @@ static gcap_status prepare(struct sim_context *sc, struct sim_op *op, struct sim
   case SIM_WORK_RECORD: return prepare_record(op, s, w->event);
   case SIM_WORK_WAIT: prepare_wait(op, w->event); return GCAP_SUCCESS;
   case SIM_WORK_FREE: op->u.ptr = w->ptr; return GCAP_SUCCESS;
-  case SIM_WORK_LAUNCH: op->u.launch.launch = ++sc->launches_begun; return prepare_launch(op, s, w);
+  case SIM_WORK_LAUNCH: return prepare_launch(sc, op, s, w);
   }
   return GCAP_SUCCESS;
 }
 
 gcap_status sim_enqueue(struct sim_context *sc, struct sim_stream *s, const struct sim_work *w) {
-  struct sim_op *op = gcap__calloc(1, sizeof *op);
+  struct sim_op *op = op_new(sc);
   if (!op) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to queue the operation");
   op->kind = (int)w->kind;
+  op->u.ptr = NULL; /* what op_free releases, until prepare sets it */
   op->number = sim_trace_next_op(sc);
   op->issuer = gcap__api_function();
   gcap_status st = prepare(sc, op, s, w);
   if (st != GCAP_SUCCESS) {
-    op_free(op);
+    op_free(sc, op);
     return st;
   }
   if (s->tail) s->tail->next = op;
@@ -218,17 +268,18 @@ static const char *op_name(const struct sim_op *op) {
       [SIM_WORK_COPY] = "memcpy", [SIM_WORK_FILL] = "memset", [SIM_WORK_HOST] = "host",
       [SIM_WORK_RECORD] = "event record", [SIM_WORK_WAIT] = "event wait", [SIM_WORK_FREE] = "free",
       [SIM_WORK_LAUNCH] = "graph launch"};
-  return op->kind == SIM_WORK_KERNEL ? op->u.kernel.info.name : names[op->kind];
+  return op->kind == SIM_WORK_KERNEL ? op->u.kernel->info.name : names[op->kind];
 }
 
 /* What must be reached before s's first operation may start. */
 static const struct sim_mark *blocker(const struct sim_stream *s) {
   const struct sim_op *op = s->head;
   if (op->kind == SIM_WORK_WAIT && op->u.record && !sim_mark_reached(&op->u.record->at)) return &op->u.record->at;
-  if (op->kind != SIM_WORK_LAUNCH || op->u.launch.started) return NULL;
-  if (!sim_mark_reached(&op->u.launch.after)) return &op->u.launch.after;
-  for (size_t i = 0; i < op->u.launch.num_waits; i++)
-    if (!sim_mark_reached(&op->u.launch.waits[i]->at)) return &op->u.launch.waits[i]->at;
+  if (op->kind != SIM_WORK_LAUNCH || op->u.launch->started) return NULL;
+  const struct sim_launch_op *lo = op->u.launch;
+  if (!sim_mark_reached(&lo->after)) return &lo->after;
+  for (size_t i = 0; i < lo->num_waits; i++)
+    if (!sim_mark_reached(&lo->waits[i]->at)) return &lo->waits[i]->at;
   return NULL;
 }
 
@@ -273,7 +324,7 @@ static gcap_status run_op(struct sim_context *sc, struct sim_stream *s, struct s
   switch (op->kind) {
   case SIM_WORK_COPY: sim_run_copy(sc, &op->u.copy); return GCAP_SUCCESS;
   case SIM_WORK_FILL: sim_run_fill(sc, &op->u.fill); return GCAP_SUCCESS;
-  case SIM_WORK_KERNEL: return sim_run_kernel(sc, &op->u.kernel.launch);
+  case SIM_WORK_KERNEL: return sim_run_kernel(sc, &op->u.kernel->launch);
   case SIM_WORK_HOST: sim_run_host(sc, op->u.host.fn, op->u.host.user_data); return GCAP_SUCCESS;
   case SIM_WORK_RECORD: op->u.record->ran_at = sc->trace ? sim_trace_now(sc) : 0; return GCAP_SUCCESS;
   case SIM_WORK_WAIT:
@@ -284,19 +335,19 @@ static gcap_status run_op(struct sim_context *sc, struct sim_stream *s, struct s
   }
 }
 
-static void complete(struct sim_stream *s) {
+static void complete(struct sim_context *sc, struct sim_stream *s) {
   struct sim_op *op = s->head;
   s->head = op->next;
   if (!s->head) s->tail = NULL;
   s->tl->done++;
-  op_free(op);
+  op_free(sc, op);
 }
 
 /* Names the failed operation and the call that issued it, keeping the detail. */
 static gcap_status failed(const struct sim_stream *s, const struct sim_op *op, gcap_status st) {
   if (op->kind == SIM_WORK_LAUNCH)
     return gcap__fail_context(st, "graph launch %llu (operation %llu, issued by %s on stream %u) failed when it ran",
-                              (unsigned long long)op->u.launch.launch, (unsigned long long)op->number, op->issuer,
+                              (unsigned long long)op->u.launch->launch, (unsigned long long)op->number, op->issuer,
                               s->number);
   return gcap__fail_context(st, "operation %llu (%s, issued by %s on stream %u) failed when it ran",
                             (unsigned long long)op->number, op_name(op), op->issuer, s->number);
@@ -304,9 +355,10 @@ static gcap_status failed(const struct sim_stream *s, const struct sim_op *op, g
 
 /* One step of a launch: one of its nodes; the launch completes with its last node. */
 static gcap_status step_launch(struct sim_context *sc, struct sim_stream *s, struct sim_op *op) {
-  struct sim_launch_ctx lc = {op->u.launch.exec, op->u.launch.plan, op->u.launch.launch, s->number};
-  if (!op->u.launch.started) {
-    op->u.launch.started = true;
+  struct sim_launch_op *lo = op->u.launch;
+  struct sim_launch_ctx lc = {lo->exec, lo->plan, lo->launch, s->number};
+  if (!lo->started) {
+    lo->started = true;
     sim_launch_start(sc, &lc);
   }
   bool finished = false;
@@ -316,7 +368,7 @@ static gcap_status step_launch(struct sim_context *sc, struct sim_stream *s, str
     sim_launch_abandon(sc, &lc);
     finished = true;
   }
-  if (finished) complete(s);
+  if (finished) complete(sc, s);
   return st;
 }
 
@@ -327,7 +379,7 @@ static gcap_status step(struct sim_context *sc, struct sim_stream *s) {
   gcap_status st = run_op(sc, s, op);
   if (sc->trace && op->kind != SIM_WORK_WAIT) sim_trace_stream_op(sc, op_name(op), s->number, op->number, start);
   if (st != GCAP_SUCCESS) st = failed(s, op, st);
-  complete(s);
+  complete(sc, s);
   return st;
 }
 
@@ -421,7 +473,7 @@ void sim_queue_stream_gone(struct sim_context *sc, struct sim_stream *s) {
       *p = s->next;
       break;
     }
-  while (s->head) complete(s);
+  while (s->head) complete(sc, s);
   s->tl->owner = NULL;
   sim_timeline_release(s->tl);
 }
