@@ -329,6 +329,51 @@ static void test_frees_wait_for_queued_work(void **state) {
   gcap_context_destroy(ctx);
 }
 
+/*
+ * A free on another stream with nothing ordering it after the work: on a GPU the work may find
+ * its memory gone. Under the seeds where the free runs first, the wait reports it and the work
+ * does not run; with an event it never happens.
+ */
+static gcap_status free_races_fill(uint64_t seed, bool with_event) {
+  gcap_context *ctx = deferred_context(seed, GCAP_SIM_ORDER_CAPTURE, NULL);
+  gcap_stream *a = new_stream(ctx), *b = new_stream(ctx);
+  gcap_event *e = new_event(ctx);
+  void *d = test_dev_alloc(ctx, 64);
+  assert_ok(gcap_memset_async(a, d, 1, 64));
+  if (with_event) {
+    assert_ok(gcap_event_record(e, a));
+    assert_ok(gcap_stream_wait_event(b, e));
+  }
+  assert_ok(gcap_mem_free_async(b, d));
+  gcap_status st = gcap_context_synchronize(ctx);
+  if (st != GCAP_SUCCESS) {
+    char expected[256];
+    snprintf(expected, sizeof expected,
+             "gcap_context_synchronize: operation 1 (memset, issued by gcap_memset_async on stream 1) failed when it "
+             "ran: it writes [%p, +64 bytes), which gcap_mem_free_async freed on stream 2 (operation 2) before it ran",
+             d);
+    test_assert_message_contains(expected);
+    gcap_sim_stats stats;
+    assert_ok(gcap_sim_get_stats(ctx, &stats));
+    assert_int_equal(stats.bytes_set, 0); /* the fill did not run */
+  }
+  assert_ok(gcap_context_synchronize(ctx)); /* reported once */
+  gcap_context_destroy(ctx);
+  return st;
+}
+
+static void test_free_on_another_stream_before_the_work_is_reported(void **state) {
+  (void)state;
+  int failed = 0;
+  for (uint64_t seed = 0; seed < 16; seed++) {
+    gcap_status st = free_races_fill(seed, false);
+    assert_true(st == GCAP_SUCCESS || st == GCAP_ERROR_INVALID_VALUE);
+    failed += st != GCAP_SUCCESS;
+    assert_ok(free_races_fill(seed, true));
+  }
+  assert_true(failed > 0 && failed < 16);
+}
+
 /* A synchronous copy waits for every stream first, as a copy on CUDA's legacy default stream. */
 static void test_synchronous_copy_waits_for_all_streams(void **state) {
   (void)state;
@@ -435,6 +480,7 @@ int main(void) {
       cmocka_unit_test(test_launches_of_one_executable_are_ordered),
       cmocka_unit_test(test_destroy_runs_or_outlives_queued_work),
       cmocka_unit_test(test_frees_wait_for_queued_work),
+      cmocka_unit_test(test_free_on_another_stream_before_the_work_is_reported),
       cmocka_unit_test(test_synchronous_copy_waits_for_all_streams),
       cmocka_unit_test(test_host_functions_keep_the_callback_rules),
       cmocka_unit_test(test_capture_then_deferred_launch),

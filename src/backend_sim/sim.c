@@ -130,6 +130,7 @@ static void sim_context_destroy(struct gcap__backend_ctx *b) {
   struct sim_context *sc = sim_context_from(b);
   if (sc->trace) sim_trace_close(sc);
   if (sc->trace_owned) fclose(sc->trace);
+  sim_queue_release_freed(sc);
   sim_queue_destroy(sc);
   gcap__free(sc->ready);
   gcap__free(sc->shared_mem);
@@ -170,9 +171,10 @@ static gcap_status sim_mem_free(struct gcap__backend_ctx *b, void *p) {
 }
 
 /* DEFERRED: the memory goes when the stream reaches the free. */
-static gcap_status sim_mem_free_async(struct gcap__backend_ctx *b, void *stream, void *p) {
+static gcap_status sim_mem_free_async(struct gcap__backend_ctx *b, void *stream, void *p, size_t bytes) {
   struct sim_context *sc = sim_context_from(b);
-  if (sim_deferred(sc)) return sim_enqueue(sc, stream, &(struct sim_work){.kind = SIM_WORK_FREE, .ptr = p});
+  if (sim_deferred(sc))
+    return sim_enqueue(sc, stream, &(struct sim_work){.kind = SIM_WORK_FREE, .ptr = p, .bytes = bytes});
   sim_free_now(sc, p);
   ((struct sim_stream *)stream)->issued++;
   return GCAP_SUCCESS;

@@ -26,6 +26,23 @@ void sim_run_fill(struct sim_context *sc, const struct gcap__fill *f) {
   sc->stats.bytes_set += (uint64_t)f->width * f->element_size * f->height;
 }
 
+gcap_status sim_run_checked_copy(struct sim_context *sc, const struct gcap__copy *c) {
+  gcap_status st = sim_check_copy_alive(sc, c);
+  if (st == GCAP_SUCCESS) sim_run_copy(sc, c);
+  return st;
+}
+
+gcap_status sim_run_checked_fill(struct sim_context *sc, const struct gcap__fill *f) {
+  gcap_status st = sim_check_fill_alive(sc, f);
+  if (st == GCAP_SUCCESS) sim_run_fill(sc, f);
+  return st;
+}
+
+gcap_status sim_run_checked_kernel(struct sim_context *sc, const struct gcap__launch *l) {
+  gcap_status st = sim_check_kernel_alive(sc, l);
+  return st == GCAP_SUCCESS ? sim_run_kernel(sc, l) : st;
+}
+
 void sim_run_host(struct sim_context *sc, gcap_host_fn fn, void *user_data) {
   sc->stats.host_calls++;
   gcap__run_host_fn(fn, user_data);
@@ -141,9 +158,9 @@ static uint64_t next_random(uint64_t *state) { /* splitmix64 */
 static gcap_status run_entry(struct sim_context *sc, const struct gcap__plan_node *pn) {
   if (pn->disabled) return GCAP_SUCCESS;
   switch (pn->type) {
-  case GCAP_NODE_KERNEL: return sim_run_kernel(sc, &pn->u.kernel);
-  case GCAP_NODE_MEMCPY: sim_run_copy(sc, &pn->u.copy); break;
-  case GCAP_NODE_MEMSET: sim_run_fill(sc, &pn->u.fill); break;
+  case GCAP_NODE_KERNEL: return sim_run_checked_kernel(sc, &pn->u.kernel);
+  case GCAP_NODE_MEMCPY: return sim_run_checked_copy(sc, &pn->u.copy);
+  case GCAP_NODE_MEMSET: return sim_run_checked_fill(sc, &pn->u.fill);
   case GCAP_NODE_HOST: sim_run_host(sc, pn->u.host.fn, pn->u.host.user_data); break;
   case GCAP_NODE_EVENT_RECORD:
     if (!sim_deferred(sc)) ((struct sim_event *)pn->u.event.impl)->records++; /* DEFERRED counts it when queued */

@@ -29,6 +29,8 @@ struct sim_context {
   struct sim_stream **ready;  /* DEFERRED: scratch for the streams a step may pick from */
   size_t ready_cap;
   bool draining;              /* DEFERRED: work is running; a free inside it must not start another drain */
+  struct sim_freed *freed;    /* DEFERRED: memory queued frees released while other work was still queued */
+  size_t freed_count, freed_cap;
   gcap_status unreported;     /* DEFERRED: a failure of work run by a call that could not report it */
   char unreported_message[512];
 };
@@ -47,6 +49,7 @@ struct sim_mark {
 };
 
 struct sim_op;
+struct sim_freed;
 struct sim_op_chunk;
 struct sim_record;
 
@@ -98,6 +101,10 @@ void sim_run_fill(struct sim_context *sc, const struct gcap__fill *f);
 /* A kernel's blocks; fails (message set) when a block misuses gcap_sim_syncthreads. */
 gcap_status sim_run_kernel(struct sim_context *sc, const struct gcap__launch *l);
 void sim_run_host(struct sim_context *sc, gcap_host_fn fn, void *user_data);
+/* The same after the check that no queued free released their memory first (DEFERRED). */
+gcap_status sim_run_checked_copy(struct sim_context *sc, const struct gcap__copy *c);
+gcap_status sim_run_checked_fill(struct sim_context *sc, const struct gcap__fill *f);
+gcap_status sim_run_checked_kernel(struct sim_context *sc, const struct gcap__launch *l);
 
 /* Deferred execution (sim_queue.c). */
 static inline bool sim_deferred(const struct sim_context *sc) { return sc->options.exec == GCAP_SIM_EXEC_DEFERRED; }
@@ -119,6 +126,7 @@ struct sim_work {
   void *user_data;
   struct sim_event *event; /* RECORD, WAIT */
   void *ptr;               /* FREE */
+  size_t bytes;
   void *exec;              /* LAUNCH: the sim_exec */
   const struct gcap__plan *plan;
 };
@@ -135,8 +143,18 @@ void sim_keep_unreported(struct sim_context *sc, gcap_status st);
 void sim_queue_stream_gone(struct sim_context *sc, struct sim_stream *s);
 /* Context destroy: the operations' memory. */
 void sim_queue_destroy(struct sim_context *sc);
+/* Frees the memory queued frees released (nothing is queued any more). */
+void sim_queue_release_freed(struct sim_context *sc);
 /* The mark of everything queued on s so far. */
 struct sim_mark sim_stream_end(const struct sim_stream *s);
+
+/*
+ * DEFERRED: SUCCESS unless the work touches memory a queued free released before it ran (the
+ * message says which free); such work is not run. Cheap while no such memory is held.
+ */
+gcap_status sim_check_copy_alive(const struct sim_context *sc, const struct gcap__copy *c);
+gcap_status sim_check_fill_alive(const struct sim_context *sc, const struct gcap__fill *f);
+gcap_status sim_check_kernel_alive(const struct sim_context *sc, const struct gcap__launch *l);
 
 /* Runs a queued gcap_mem_free_async (sim.c). */
 void sim_free_now(struct sim_context *sc, void *p);

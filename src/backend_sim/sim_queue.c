@@ -47,7 +47,10 @@ struct sim_op {
       void *user_data;
     } host;
     struct sim_record *record; /* RECORD: the record it completes; WAIT: the record it waits for */
-    void *ptr;                 /* FREE */
+    struct {
+      void *ptr;
+      size_t bytes;
+    } free;
     struct sim_launch_op *launch;
   } u;
 };
@@ -142,18 +145,21 @@ static size_t value_room(size_t bytes) { return (bytes + 15) / 16 * 16; }
 
 static gcap_status copy_kernel(struct sim_op *op, const struct gcap__launch *l) {
   const struct gcap__kernel_info *k = l->kernel;
-  size_t n = k->num_params, bytes = sizeof(struct sim_kernel_op) + value_room(n * sizeof(void *));
+  size_t n = k->num_params, pointers = value_room(n * sizeof(void *)), sizes = value_room(n * sizeof(size_t));
+  size_t bytes = sizeof(struct sim_kernel_op) + pointers + sizes;
   for (size_t i = 0; i < n; i++) bytes += value_room(k->param_sizes[i]);
   struct sim_kernel_op *ko = gcap__malloc(bytes);
   if (!ko) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to queue the kernel launch");
-  unsigned char *value = (unsigned char *)ko->args + value_room(n * sizeof(void *));
+  size_t *param_sizes = (size_t *)((unsigned char *)ko->args + pointers);
+  unsigned char *value = (unsigned char *)param_sizes + sizes;
+  if (n) memcpy(param_sizes, k->param_sizes, n * sizeof *param_sizes);
   for (size_t i = 0; i < n; i++) {
     memcpy(value, l->args[i], k->param_sizes[i]);
     ko->args[i] = value;
     value += value_room(k->param_sizes[i]);
   }
   ko->info = *k;
-  ko->info.param_sizes = NULL; /* not needed to run it */
+  ko->info.param_sizes = param_sizes;
   ko->launch = *l;
   ko->launch.kernel = &ko->info;
   ko->launch.args = ko->args;
@@ -235,7 +241,7 @@ static gcap_status prepare(struct sim_context *sc, struct sim_op *op, struct sim
   case SIM_WORK_HOST: op->u.host.fn = w->fn, op->u.host.user_data = w->user_data; return GCAP_SUCCESS;
   case SIM_WORK_RECORD: return prepare_record(op, s, w->event);
   case SIM_WORK_WAIT: prepare_wait(op, w->event); return GCAP_SUCCESS;
-  case SIM_WORK_FREE: op->u.ptr = w->ptr; return GCAP_SUCCESS;
+  case SIM_WORK_FREE: op->u.free.ptr = w->ptr, op->u.free.bytes = w->bytes; return GCAP_SUCCESS;
   case SIM_WORK_LAUNCH: return prepare_launch(sc, op, s, w);
   }
   return GCAP_SUCCESS;
@@ -245,7 +251,7 @@ gcap_status sim_enqueue(struct sim_context *sc, struct sim_stream *s, const stru
   struct sim_op *op = op_new(sc);
   if (!op) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to queue the operation");
   op->kind = (int)w->kind;
-  op->u.ptr = NULL; /* what op_free releases, until prepare sets it */
+  op->u.kernel = NULL; /* what op_free releases, until prepare sets it */
   op->number = sim_trace_next_op(sc);
   op->issuer = gcap__api_function();
   gcap_status st = prepare(sc, op, s, w);
@@ -258,6 +264,88 @@ gcap_status sim_enqueue(struct sim_context *sc, struct sim_stream *s, const stru
   s->tail = op;
   s->issued++;
   sc->stats.ops_deferred++;
+  return GCAP_SUCCESS;
+}
+
+/* ------------------------------------------------------------------ freed memory */
+
+/* Memory a queued free released while other work was still queued: kept until no work is left. */
+struct sim_freed {
+  uintptr_t base;
+  size_t bytes;
+  uint64_t op; /* the free's operation number */
+  unsigned tid;
+};
+
+static void run_free(struct sim_context *sc, const struct sim_op *op, unsigned tid) {
+  if (sc->freed_count == sc->freed_cap) {
+    size_t cap = sc->freed_cap ? 2 * sc->freed_cap : 8;
+    struct sim_freed *grown = gcap__realloc(sc->freed, cap * sizeof *grown);
+    if (!grown) { /* no room to keep it: freed at once, unchecked */
+      sim_free_now(sc, op->u.free.ptr);
+      return;
+    }
+    sc->freed = grown;
+    sc->freed_cap = cap;
+  }
+  sc->freed[sc->freed_count++] = (struct sim_freed){(uintptr_t)op->u.free.ptr, op->u.free.bytes, op->number, tid};
+}
+
+static bool queues_empty(const struct sim_context *sc) {
+  for (const struct sim_stream *s = sc->streams; s; s = s->next)
+    if (s->head) return false;
+  return true;
+}
+
+/* Once nothing is queued, nothing can touch the freed memory any more. */
+static void release_freed(struct sim_context *sc) {
+  for (size_t i = 0; i < sc->freed_count; i++) sim_free_now(sc, (void *)sc->freed[i].base);
+  sc->freed_count = 0;
+}
+
+void sim_queue_release_freed(struct sim_context *sc) {
+  release_freed(sc);
+  gcap__free(sc->freed);
+  sc->freed = NULL;
+  sc->freed_cap = 0;
+}
+
+static const struct sim_freed *freed_at(const struct sim_context *sc, uintptr_t first, uintptr_t last) {
+  for (size_t i = 0; i < sc->freed_count; i++)
+    if (first < sc->freed[i].base + sc->freed[i].bytes && sc->freed[i].base <= last) return &sc->freed[i];
+  return NULL;
+}
+
+static gcap_status check_alive(const struct sim_context *sc, const void *p, size_t bytes, const char *how) {
+  if (sc->freed_count == 0 || bytes == 0) return GCAP_SUCCESS;
+  const struct sim_freed *f = freed_at(sc, (uintptr_t)p, (uintptr_t)p + bytes - 1);
+  if (!f) return GCAP_SUCCESS;
+  return gcap__fail(GCAP_ERROR_INVALID_VALUE,
+                    "it %s [%p, +%zu bytes), which gcap_mem_free_async freed on stream %u (operation %llu) before it "
+                    "ran: nothing ordered that free after this work (an event, or the same stream, would)",
+                    how, p, bytes, f->tid, (unsigned long long)f->op);
+}
+
+gcap_status sim_check_copy_alive(const struct sim_context *sc, const struct gcap__copy *c) {
+  gcap_status st = check_alive(sc, c->src, c->bytes, "reads");
+  return st != GCAP_SUCCESS ? st : check_alive(sc, c->dst, c->bytes, "writes");
+}
+
+gcap_status sim_check_fill_alive(const struct sim_context *sc, const struct gcap__fill *f) {
+  if (f->height == 0) return GCAP_SUCCESS;
+  return check_alive(sc, f->dst, (f->height - 1) * f->pitch + f->width * f->element_size, "writes");
+}
+
+/* A kernel touches what its pointer-sized arguments point into, as race analysis takes it. */
+gcap_status sim_check_kernel_alive(const struct sim_context *sc, const struct gcap__launch *l) {
+  if (sc->freed_count == 0) return GCAP_SUCCESS;
+  for (size_t i = 0; i < l->kernel->num_params; i++) {
+    void *p = NULL;
+    if (l->kernel->param_sizes && l->kernel->param_sizes[i] != sizeof p) continue;
+    memcpy(&p, l->args[i], sizeof p);
+    gcap_status st = check_alive(sc, p, 1, "points into");
+    if (st != GCAP_SUCCESS) return st;
+  }
   return GCAP_SUCCESS;
 }
 
@@ -322,15 +410,15 @@ static uint64_t next_random(uint64_t *state) { /* splitmix64 */
 
 static gcap_status run_op(struct sim_context *sc, struct sim_stream *s, struct sim_op *op) {
   switch (op->kind) {
-  case SIM_WORK_COPY: sim_run_copy(sc, &op->u.copy); return GCAP_SUCCESS;
-  case SIM_WORK_FILL: sim_run_fill(sc, &op->u.fill); return GCAP_SUCCESS;
-  case SIM_WORK_KERNEL: return sim_run_kernel(sc, &op->u.kernel->launch);
+  case SIM_WORK_COPY: return sim_run_checked_copy(sc, &op->u.copy);
+  case SIM_WORK_FILL: return sim_run_checked_fill(sc, &op->u.fill);
+  case SIM_WORK_KERNEL: return sim_run_checked_kernel(sc, &op->u.kernel->launch);
   case SIM_WORK_HOST: sim_run_host(sc, op->u.host.fn, op->u.host.user_data); return GCAP_SUCCESS;
   case SIM_WORK_RECORD: op->u.record->ran_at = sc->trace ? sim_trace_now(sc) : 0; return GCAP_SUCCESS;
   case SIM_WORK_WAIT:
     if (sc->trace && op->u.record) sim_trace_arrow(sc, op->u.record, s->number, op->number);
     return GCAP_SUCCESS;
-  case SIM_WORK_FREE: sim_free_now(sc, op->u.ptr); return GCAP_SUCCESS;
+  case SIM_WORK_FREE: run_free(sc, op, s->number); return GCAP_SUCCESS;
   default: return GCAP_SUCCESS;
   }
 }
@@ -426,6 +514,7 @@ static gcap_status run_until(struct sim_context *sc, const struct sim_mark *mark
   }
   sc->draining = false;
   forget_needs(sc);
+  if (sc->freed_count && queues_empty(sc)) release_freed(sc);
   if (first != GCAP_SUCCESS) gcap__restore_message(message);
   return first;
 }

@@ -63,11 +63,11 @@ gcap_status gcap__backend_mem_free(struct gcap_context *ctx, void *p) {
   return ctx->ops->mem_free(ctx->backend, p);
 }
 
-gcap_status gcap__backend_mem_free_async(struct gcap_context *ctx, void *stream, void *p) {
+gcap_status gcap__backend_mem_free_async(struct gcap_context *ctx, void *stream, void *p, size_t bytes) {
   assert(ctx && ctx->backend);
   if (!ctx->ops->mem_free_async) return gcap__backend_mem_free(ctx, p);
   if (injected(ctx->ops->name, "mem_free_async")) return GCAP_ERROR_BACKEND;
-  return ctx->ops->mem_free_async(ctx->backend, stream, p);
+  return ctx->ops->mem_free_async(ctx->backend, stream, p, bytes);
 }
 
 gcap_status gcap__backend_host_alloc(struct gcap_context *ctx, size_t bytes, void **out) {

@@ -299,7 +299,7 @@ static gcap_status free_locked(gcap_context *ctx, const struct gcap__allocation 
   }
   void *p = (void *)a->base;
   gcap_status st = a->kind == GCAP__ALLOC_HOST ? gcap__backend_host_free(ctx, p)
-                   : stream                     ? gcap__backend_mem_free_async(ctx, stream, p)
+                   : stream                     ? gcap__backend_mem_free_async(ctx, stream, p, a->bytes)
                                                 : gcap__backend_mem_free(ctx, p);
   if (st == GCAP_SUCCESS) table_remove(&ctx->allocs, a);
   return st;
