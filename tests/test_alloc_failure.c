@@ -441,6 +441,7 @@ static void check_built(const struct built *b) {
 static void check_launch_results(struct fx *f, int launches) {
   float b[N];
   uint32_t c[N];
+  assert_ok(gcap_context_synchronize(f->ctx)); /* the scenario may have stopped before its own synchronize */
   assert_ok(gcap_memcpy(f->ctx, b, f->dev_b, sizeof b, GCAP_MEMCPY_DEVICE_TO_HOST));
   assert_ok(gcap_memcpy(f->ctx, c, f->dev_c, sizeof c, GCAP_MEMCPY_DEVICE_TO_HOST));
   for (size_t i = 0; i < N; i++) {
@@ -1156,6 +1157,7 @@ stop:
 static void check_scenario_memory(struct scenario *sc) {
   float b[N];
   uint32_t c[N];
+  assert_ok(gcap_context_synchronize(sc->f.ctx)); /* the scenario may have stopped before its own synchronize */
   assert_ok(gcap_memcpy(sc->f.ctx, b, sc->f.dev_b, sizeof b, GCAP_MEMCPY_DEVICE_TO_HOST));
   assert_ok(gcap_memcpy(sc->f.ctx, c, sc->f.dev_c, sizeof c, GCAP_MEMCPY_DEVICE_TO_HOST));
   for (size_t i = 0; i < N; i++) {
