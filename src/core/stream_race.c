@@ -8,13 +8,13 @@
  * it; waiting on an event joins its clock into the waiting stream; every wait of the host
  * (synchronize, a successful query, a blocking free) joins into the host clock.
  *
- * Each operation leaves records (byte range, read or write, tick) on its slot, oldest first.
- * New work on S is compared, for every other slot T, with T's records newer than what S (with
- * the host and the events a graph waits on) is ordered after: a suffix of T's list. Records the
- * host clock has passed are ordered before all future work and are dropped, so programs that
- * synchronize keep few; work on S never looks at S's own records. A record that a newer one of
- * the same slot covers (same bytes, at least the same access) is dropped too, so repeating the
- * same work without synchronizing does not pile records up.
+ * Each operation leaves records (byte range, read or write, tick) in its slot's log, oldest
+ * first (stream_race_log.c). New work on S is compared, for every other slot T, with T's records
+ * newer than what S (with the host, the events a graph waits on and the executable's previous
+ * launch) is ordered after: a suffix of T's log. Records the host clock has passed are ordered
+ * before all future work and are dropped, so programs that synchronize keep few; work on S never
+ * looks at S's own records. A record replaces the slot's previous one of the same bytes and
+ * access, so repeating work on the same buffers without synchronizing does not pile records up.
  *
  * A slot freed by a destroyed stream is given to the next new stream with its tick count kept,
  * so ticks the clocks still hold keep meaning the old stream's work. Nothing here holds a
@@ -29,29 +29,14 @@
 #include "graph.h"
 #include "pool.h"
 #include "stream_race.h"
+#include "stream_race_log.h"
 
-#define SR_READ 1u
-#define SR_WRITE 2u
-/* How far back a new record looks for an older one it covers. */
-#define COVER_WINDOW 8u
+#define SR_READ GCAP__SR_READ
+#define SR_WRITE GCAP__SR_WRITE
 
 struct sr_access {
   uintptr_t lo, hi; /* [lo, hi) */
   unsigned mode;    /* SR_READ, SR_WRITE or both */
-};
-
-/* What an operation was, for messages. */
-struct sr_op {
-  const char *func;                 /* its public function (__func__ of the entry point) */
-  const struct gcap_kernel *kernel; /* gcap_launch_kernel: its module is held while a record names it */
-  const void *exec;                 /* gcap_exec_launch: printed, never followed */
-};
-
-struct sr_record {
-  uintptr_t lo, hi;
-  uint64_t tick;
-  struct sr_op op;
-  unsigned mode;
 };
 
 struct sr_slot {
@@ -59,10 +44,7 @@ struct sr_slot {
   uint64_t *clock;                  /* races->cap entries */
   uint64_t last;                    /* the newest tick issued on this slot, by any stream that had it */
   uint64_t host_seen;               /* races->host_version when the host clock was last joined in */
-  struct sr_record *rec;            /* rec[head, end), by tick */
-  size_t head, end, rec_cap;
-  uint64_t group_key;  /* the executable access list whose last launch the records from group_start are */
-  size_t group_start;
+  struct gcap__sr_log log;
 };
 
 /*
@@ -74,7 +56,6 @@ struct gcap__sr_exec {
   struct gcap__sr_clock *after; /* its last launch's stream clock, with that launch */
   bool valid;     /* the access list is made */
   uint64_t epoch; /* gcap__alloc_epoch() when made: kernel arguments map to allocations */
-  uint64_t key;   /* unique: a repeated launch replaces the previous one's records */
   struct sr_access *acc;
   size_t count;
   struct gcap_event **waits, **records; /* held by the executable's plan */
@@ -88,7 +69,7 @@ struct sr_issue {
   struct gcap_event *const *waits;  /* graph wait entries */
   size_t num_waits;
   const struct gcap__sr_clock *after; /* a graph launch: the executable's previous launch */
-  struct sr_op op;
+  struct gcap__sr_op op;
   const struct sr_access *acc;
   size_t count;
 };
@@ -99,7 +80,7 @@ struct gcap__stream_races {
   uint64_t *host;
   uint64_t host_version; /* moves whenever the host clock does */
   uint64_t refused;
-  uint64_t next_key;
+  struct sr_access small[2]; /* a copy's or fill's accesses */
   struct sr_access *scratch; /* an eager kernel's accesses */
   size_t scratch_cap;
   bool pending; /* checked, not yet done: `issue` waits for the work's outcome */
@@ -119,23 +100,12 @@ gcap_status gcap__sr_context_init(struct gcap_context *ctx) {
   return ctx->races ? GCAP_SUCCESS : no_memory();
 }
 
-static void drop_record(struct sr_record *r) {
-  if (r->op.kernel) gcap__module_release(r->op.kernel->module);
-}
-
-static void drop_records(struct sr_slot *sl) {
-  for (size_t i = sl->head; i < sl->end; i++) drop_record(&sl->rec[i]);
-  sl->head = sl->end = 0;
-  sl->group_key = 0;
-}
-
 void gcap__sr_context_free(struct gcap_context *ctx) {
   struct gcap__stream_races *r = ctx->races;
   if (!r) return;
-  /* No records are left: every stream dropped its own when it went (its module references with them). */
   for (size_t i = 0; i < r->count; i++) {
     gcap__free(r->slots[i].clock);
-    gcap__free(r->slots[i].rec);
+    gcap__sr_log_free(&r->slots[i].log);
   }
   gcap__free(r->slots);
   gcap__free(r->host);
@@ -169,10 +139,9 @@ static int grow_clocks(struct gcap__stream_races *r) {
   return 0;
 }
 
-/* s's slot, given to it now when it has none: a free one, else a new one. */
-static gcap_status slot_of(struct gcap_stream *s, size_t *out) {
+/* A slot for s, which has none: a free one, else a new one. */
+static gcap_status new_slot(struct gcap_stream *s, size_t *out) {
   struct gcap__stream_races *r = s->ctx->races;
-  if (s->race_slot) return *out = s->race_slot - 1, GCAP_SUCCESS;
   size_t i = 0;
   while (i < r->count && r->slots[i].stream) i++;
   if (i == r->cap && grow_clocks(r) != 0) return no_memory();
@@ -184,6 +153,13 @@ static gcap_status slot_of(struct gcap_stream *s, size_t *out) {
   if (i == r->count) r->count++;
   s->race_slot = i + 1;
   *out = i;
+  return GCAP_SUCCESS;
+}
+
+/* s's slot, given to it at its first use. */
+static inline gcap_status slot_of(struct gcap_stream *s, size_t *out) {
+  if (!s->race_slot) return new_slot(s, out);
+  *out = s->race_slot - 1;
   return GCAP_SUCCESS;
 }
 
@@ -208,16 +184,11 @@ static size_t clock_len(const struct gcap__stream_races *r, const struct gcap__s
   return c->n < r->count ? c->n : r->count;
 }
 
-/* Records every future operation is ordered after (the host has passed them) go. */
-static void prune(struct sr_slot *sl, uint64_t upto) {
-  while (sl->head < sl->end && sl->rec[sl->head].tick <= upto) drop_record(&sl->rec[sl->head++]);
-  if (sl->head == sl->end) sl->head = sl->end = 0, sl->group_key = 0;
-}
-
+/* The host waited for what `clock` covers: records every future operation is ordered after go. */
 static void host_join(struct gcap__stream_races *r, const uint64_t *clock, size_t n) {
   if (!join(r->host, clock, n)) return;
   r->host_version++;
-  for (size_t i = 0; i < r->count; i++) prune(&r->slots[i], r->host[i]);
+  for (size_t i = 0; i < r->count; i++) gcap__sr_log_prune(&r->slots[i].log, r->host[i]);
 }
 
 /* A stream's clock catches up with the host's before it issues anything. */
@@ -248,14 +219,15 @@ static const char *verb(unsigned mode, bool past) {
 }
 
 /* "gcap_memset_async", "gcap_launch_kernel (kernel \"scale\")", "gcap_exec_launch (executable 0x...)". */
-static void describe(const struct sr_op *op, char *buf, size_t size) {
-  if (op->kernel) snprintf(buf, size, "%s (kernel \"%s\")", op->func, op->kernel->name);
-  else if (op->exec) snprintf(buf, size, "%s (executable %p)", op->func, op->exec);
+static void describe(const struct gcap__sr_op *op, char *buf, size_t size) {
+  const struct gcap_kernel *k = op->what;
+  if (op->kernel) snprintf(buf, size, "%s (kernel \"%s\")", op->func, k->name);
+  else if (op->what) snprintf(buf, size, "%s (executable %p)", op->func, op->what);
   else snprintf(buf, size, "%s", op->func);
 }
 
 static gcap_status refuse(struct gcap__stream_races *r, const struct sr_issue *is, const struct sr_access *a,
-                          const struct sr_slot *other, const struct sr_record *rec) {
+                          const struct sr_slot *other, const struct gcap__sr_record *rec) {
   char mine[200], theirs[200];
   describe(&is->op, mine, sizeof mine);
   describe(&rec->op, theirs, sizeof theirs);
@@ -278,59 +250,57 @@ static gcap_status refuse(struct gcap__stream_races *r, const struct sr_issue *i
 
 /* ------------------------------------------------------------ the check */
 
-static bool conflicts(const struct sr_record *rec, const struct sr_access *a) {
-  return rec->lo < a->hi && a->lo < rec->hi && ((rec->mode | a->mode) & SR_WRITE);
+/* Dead records (mode 0) conflict with nothing. */
+static bool conflicts(const struct gcap__sr_record *rec, const struct sr_access *a) {
+  return rec->mode && rec->lo < a->hi && a->lo < rec->hi && ((rec->mode | a->mode) & SR_WRITE);
 }
 
-/* The newest record of sl that is not ordered before the operation and conflicts with one of its accesses. */
-static const struct sr_record *find_conflict(const struct sr_slot *sl, uint64_t upto, const struct sr_issue *is,
-                                             const struct sr_access **with) {
-  for (size_t i = sl->end; i-- > sl->head && sl->rec[i].tick > upto;)
+/* The newest record of l that is not ordered before the operation and conflicts with one of its accesses. */
+static const struct gcap__sr_record *find_conflict(const struct gcap__sr_log *l, uint64_t upto,
+                                                   const struct sr_issue *is, const struct sr_access **with) {
+  for (size_t i = l->end; i-- > l->head && l->rec[i].tick > upto;)
     for (size_t j = 0; j < is->count; j++)
-      if (conflicts(&sl->rec[i], &is->acc[j])) return *with = &is->acc[j], &sl->rec[i];
+      if (conflicts(&l->rec[i], &is->acc[j])) return *with = &is->acc[j], &l->rec[i];
   return NULL;
 }
 
 static gcap_status check(struct gcap__stream_races *r, const struct sr_issue *is) {
-  for (size_t t = 0; t < r->count && is->count; t++) {
+  for (size_t t = 0; t < r->count; t++) {
     const struct sr_slot *sl = &r->slots[t];
-    if (t == is->slot || sl->head == sl->end) continue;
+    if (gcap__sr_log_empty(&sl->log) || t == is->slot) continue;
     uint64_t upto = ordered_upto(r, is, t);
-    if (sl->rec[sl->end - 1].tick <= upto) continue;
+    if (gcap__sr_log_newest_tick(&sl->log) <= upto) continue;
     const struct sr_access *with = NULL;
-    const struct sr_record *rec = find_conflict(sl, upto, is, &with);
+    const struct gcap__sr_record *rec = find_conflict(&sl->log, upto, is, &with);
     if (rec) return refuse(r, is, with, sl, rec);
   }
   return GCAP_SUCCESS;
 }
 
-/* Room for n more records on sl (capacity only: nothing anyone can observe changes). */
-static gcap_status reserve(struct sr_slot *sl, size_t n) {
-  if (sl->rec_cap - sl->end >= n) return GCAP_SUCCESS;
-  if (sl->head > 0) {
-    memmove(sl->rec, sl->rec + sl->head, (sl->end - sl->head) * sizeof *sl->rec);
-    sl->end -= sl->head;
-    sl->head = 0;
-    sl->group_key = 0;
-  }
-  if (gcap__grow((void **)&sl->rec, &sl->rec_cap, sl->end + n, sizeof *sl->rec) != 0) return no_memory();
-  return GCAP_SUCCESS;
-}
-
-/* Checks an operation on s; on success it is pending until gcap__sr_commit. */
-static gcap_status check_and_hold(struct gcap_stream *s, struct sr_issue *is) {
+/* Checks the operation on s described in r->issue; on success it is pending until gcap__sr_commit. */
+static gcap_status check_and_hold(struct gcap_stream *s) {
   struct gcap__stream_races *r = s->ctx->races;
+  struct sr_issue *is = &r->issue;
   gcap_status st = slot_of(s, &is->slot);
-  if (st == GCAP_SUCCESS) st = reserve(&r->slots[is->slot], is->count);
+  if (st == GCAP_SUCCESS && gcap__sr_log_reserve(&r->slots[is->slot].log, is->count) != 0) st = no_memory();
   if (st == GCAP_SUCCESS) st = check(r, is);
-  if (st != GCAP_SUCCESS) return st;
-  r->issue = *is;
-  r->pending = true;
-  return GCAP_SUCCESS;
+  r->pending = st == GCAP_SUCCESS;
+  return st;
 }
 
-static struct sr_issue issue_on(const struct gcap_stream *s, const struct sr_access *acc, size_t count) {
-  return (struct sr_issue){SIZE_MAX, s, NULL, 0, NULL, {gcap__api_function(), NULL, NULL}, acc, count};
+/* r->issue describes an operation of `func` on s (NULL: the host) touching acc[0, count). */
+static struct sr_issue *issue_on(struct gcap__stream_races *r, const struct gcap_stream *s, const char *func,
+                                 const struct sr_access *acc, size_t count) {
+  struct sr_issue *is = &r->issue;
+  is->slot = SIZE_MAX;
+  is->stream = s;
+  is->waits = NULL;
+  is->num_waits = 0;
+  is->after = NULL;
+  is->op = (struct gcap__sr_op){func, NULL, false};
+  is->acc = acc;
+  is->count = count;
+  return is;
 }
 
 static void copy_accesses(const struct gcap__copy *c, struct sr_access acc[2]) {
@@ -340,33 +310,32 @@ static void copy_accesses(const struct gcap__copy *c, struct sr_access acc[2]) {
 
 gcap_status gcap__sr_check_copy(struct gcap_stream *s, const struct gcap__copy *c) {
   struct gcap__stream_races *r = s->ctx->races;
-  if (gcap__grow((void **)&r->scratch, &r->scratch_cap, 2, sizeof *r->scratch) != 0) return no_memory();
-  copy_accesses(c, r->scratch);
-  struct sr_issue is = issue_on(s, r->scratch, 2);
-  return check_and_hold(s, &is);
+  copy_accesses(c, r->small);
+  issue_on(r, s, "gcap_memcpy_async", r->small, 2);
+  return check_and_hold(s);
 }
 
 gcap_status gcap__sr_check_host_copy(struct gcap_context *ctx, const struct gcap__copy *c) {
-  struct sr_access acc[2];
-  copy_accesses(c, acc);
-  struct sr_issue is = issue_on(NULL, acc, 2);
-  return check(ctx->races, &is);
+  struct gcap__stream_races *r = ctx->races;
+  copy_accesses(c, r->small);
+  return check(r, issue_on(r, NULL, "gcap_memcpy", r->small, 2));
 }
 
 gcap_status gcap__sr_check_fill(struct gcap_stream *s, const struct gcap__fill *f) {
+  static const char *const names[] = {"gcap_memset_async", "gcap_memset_d16_async", "gcap_memset_d32_async"};
   struct gcap__stream_races *r = s->ctx->races;
-  if (gcap__grow((void **)&r->scratch, &r->scratch_cap, 1, sizeof *r->scratch) != 0) return no_memory();
   size_t row = f->width * f->element_size; /* eager fills are one row */
-  r->scratch[0] = (struct sr_access){(uintptr_t)f->dst, (uintptr_t)f->dst + row, SR_WRITE};
-  struct sr_issue is = issue_on(s, r->scratch, 1);
-  return check_and_hold(s, &is);
+  r->small[0] = (struct sr_access){(uintptr_t)f->dst, (uintptr_t)f->dst + row, SR_WRITE};
+  issue_on(r, s, names[f->element_size / 2], r->small, 1);
+  return check_and_hold(s);
 }
 
 gcap_status gcap__sr_check_free(struct gcap_stream *s, const struct gcap__allocation *a) {
-  struct sr_access acc = {a->base, a->base + a->bytes, SR_WRITE};
-  struct sr_issue is = issue_on(s, &acc, 1);
-  is.slot = s->race_slot ? s->race_slot - 1 : SIZE_MAX; /* a stream without a slot is ordered after the host only */
-  return check(s->ctx->races, &is);
+  struct gcap__stream_races *r = s->ctx->races;
+  r->small[0] = (struct sr_access){a->base, a->base + a->bytes, SR_WRITE};
+  struct sr_issue *is = issue_on(r, s, "gcap_mem_free_async", r->small, 1);
+  is->slot = s->race_slot ? s->race_slot - 1 : SIZE_MAX; /* a stream without a slot is ordered after the host only */
+  return check(r, is);
 }
 
 /* As race analysis reads kernels (race.c): each pointer-sized argument not NONE, the whole allocation it points into. */
@@ -400,9 +369,9 @@ gcap_status gcap__sr_check_kernel(struct gcap_stream *s, const struct gcap_kerne
   size_t count = 0;
   gcap_status st = kernel_accesses(s->ctx, k, args, &r->scratch, &count, &r->scratch_cap);
   if (st != GCAP_SUCCESS) return st;
-  struct sr_issue is = issue_on(s, r->scratch, count);
-  is.op.kernel = k;
-  return check_and_hold(s, &is);
+  struct sr_issue *is = issue_on(r, s, "gcap_launch_kernel", r->scratch, count);
+  is->op = (struct gcap__sr_op){"gcap_launch_kernel", k, true};
+  return check_and_hold(s);
 }
 
 /* ------------------------------------------------------------ graph launches */
@@ -525,7 +494,6 @@ static gcap_status exec_accesses(struct gcap_exec *x, struct gcap__sr_exec **out
   merge_accesses(c);
   c->valid = true;
   c->epoch = gcap__alloc_epoch();
-  c->key = ++x->ctx->races->next_key;
   *out = c;
   return GCAP_SUCCESS;
 }
@@ -538,51 +506,23 @@ gcap_status gcap__sr_check_launch(struct gcap_exec *x, struct gcap_stream *s) {
   if (st == GCAP_SUCCESS) st = exec_accesses(x, &c);
   for (size_t i = 0; st == GCAP_SUCCESS && i < c->num_records; i++) st = reserve_clock(r, &c->records[i]->race_clock);
   if (st != GCAP_SUCCESS) return st;
-  struct sr_issue is = issue_on(s, c->acc, c->count);
-  is.waits = c->waits;
-  is.num_waits = c->num_waits;
-  is.after = c->after;
-  is.op.exec = x;
-  st = check_and_hold(s, &is);
+  struct sr_issue *is = issue_on(r, s, "gcap_exec_launch", c->acc, c->count);
+  is->waits = c->waits;
+  is->num_waits = c->num_waits;
+  is->after = c->after;
+  is->op.what = x;
+  st = check_and_hold(s);
   if (st == GCAP_SUCCESS) r->pending_exec = c;
   return st;
 }
 
 /* ------------------------------------------------------------ recording */
 
-/* A new record: older ones of the same bytes it covers (no more access than it) go first. */
-static void append_record(struct sr_slot *sl, const struct sr_record *rec) {
-  size_t stop = sl->end - sl->head > COVER_WINDOW ? sl->end - COVER_WINDOW : sl->head;
-  for (size_t i = sl->end; i-- > stop;) {
-    struct sr_record *old = &sl->rec[i];
-    if (old->lo != rec->lo || old->hi != rec->hi || (old->mode & ~rec->mode)) continue;
-    drop_record(old);
-    memmove(old, old + 1, (sl->end - i - 1) * sizeof *old);
-    sl->end--;
-  }
-  if (rec->op.kernel) gcap__module_retain(rec->op.kernel->module);
-  sl->rec[sl->end++] = *rec;
-}
-
-/* A launch of the executable that launched last on sl gets that launch's records, with the new tick. */
-static bool renew_group(struct sr_slot *sl, const struct gcap__sr_exec *c, uint64_t tick) {
-  if (!c || sl->group_key != c->key || sl->group_start < sl->head || sl->end - sl->group_start != c->count)
-    return false;
-  for (size_t i = sl->group_start; i < sl->end; i++) sl->rec[i].tick = tick;
-  return true;
-}
-
-static void add_records(struct sr_slot *sl, const struct sr_issue *is, const struct gcap__sr_exec *c, uint64_t tick) {
-  if (renew_group(sl, c, tick)) return;
-  size_t start = sl->end;
+static void add_records(struct sr_slot *sl, const struct sr_issue *is, uint64_t tick) {
   for (size_t i = 0; i < is->count; i++) {
     const struct sr_access *a = &is->acc[i];
-    struct sr_record rec = {a->lo, a->hi, tick, is->op, a->mode};
-    if (c) sl->rec[sl->end++] = rec; /* its own accesses are disjoint per mode: nothing to cover */
-    else append_record(sl, &rec);
+    gcap__sr_log_append(&sl->log, &(struct gcap__sr_record){a->lo, a->hi, tick, is->op, a->mode});
   }
-  sl->group_key = c ? c->key : 0;
-  sl->group_start = start;
 }
 
 /* *c = clock (its room was reserved). */
@@ -608,7 +548,7 @@ void gcap__sr_commit(struct gcap_context *ctx, gcap_status st) {
   if (is->after) join(sl->clock, is->after->v, clock_len(r, is->after));
   uint64_t tick = ++sl->last;
   sl->clock[is->slot] = tick;
-  add_records(sl, is, c, tick);
+  add_records(sl, is, tick);
   if (!c) return;
   for (size_t i = 0; i < c->num_records; i++) set_clock(r, c->records[i]->race_clock, sl->clock);
   set_clock(r, c->after, sl->clock);
@@ -669,26 +609,13 @@ void gcap__sr_stream_gone(struct gcap_stream *s) {
   struct gcap__stream_races *r = s->ctx->races;
   struct sr_slot *sl = &r->slots[s->race_slot - 1];
   host_join(r, sl->clock, r->count);
-  drop_records(sl);
+  gcap__sr_log_clear(&sl->log);
   sl->stream = NULL;
   s->race_slot = 0;
   gcap__unlock(s->ctx);
 }
 
-/* Keeps the records of sl that do not touch [lo, hi), in order. */
-static void forget_in(struct sr_slot *sl, uintptr_t lo, uintptr_t hi) {
-  size_t kept = sl->head;
-  for (size_t i = sl->head; i < sl->end; i++) {
-    struct sr_record *rec = &sl->rec[i];
-    if (rec->lo < hi && lo < rec->hi) drop_record(rec);
-    else sl->rec[kept++] = *rec;
-  }
-  if (kept != sl->end) sl->group_key = 0;
-  sl->end = kept;
-  if (sl->head == sl->end) sl->head = sl->end = 0;
-}
-
 void gcap__sr_forget(const struct gcap_context *ctx, uintptr_t base, size_t bytes) {
   struct gcap__stream_races *r = ctx->races;
-  for (size_t i = 0; i < r->count; i++) forget_in(&r->slots[i], base, base + bytes);
+  for (size_t i = 0; i < r->count; i++) gcap__sr_log_forget(&r->slots[i].log, base, base + bytes);
 }
