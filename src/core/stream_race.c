@@ -450,7 +450,7 @@ static int by_mode_then_address(const void *x, const void *y) {
 static void merge_accesses(struct gcap__sr_exec *c) {
   for (size_t i = 0; i < c->count; i++)
     if (c->acc[i].mode & SR_WRITE) c->acc[i].mode = SR_WRITE;
-  qsort(c->acc, c->count, sizeof *c->acc, by_mode_then_address);
+  if (c->count > 1) qsort(c->acc, c->count, sizeof *c->acc, by_mode_then_address); /* acc is NULL when empty */
   size_t n = 0;
   for (size_t i = 0; i < c->count; i++) {
     struct sr_access *last = n ? &c->acc[n - 1] : NULL;
