@@ -15,6 +15,8 @@ struct gcap__sr_key {
 };
 
 #define MIN_INDEX 16u
+/* Records a log may hold before dead ones are compacted away: compacting a few at a time costs more. */
+#define MIN_COMPACT 256u
 
 static const struct gcap_kernel *kernel_of(const struct gcap__sr_record *r) { return r->op.what; }
 
@@ -124,7 +126,7 @@ static int reserve_index(struct gcap__sr_log *l, size_t n) {
 }
 
 int gcap__sr_log_make_room(struct gcap__sr_log *l, size_t n) {
-  if (l->cap - l->end < n && l->dead * 2 > l->end - l->head) {
+  if (l->cap - l->end < n && l->cap >= MIN_COMPACT && l->dead * 2 > l->end - l->head) {
     compact(l, keep_all, 0, 0);
   } else if (l->cap - l->end < n && l->head > 0) {
     memmove(l->rec, l->rec + l->head, (l->end - l->head) * sizeof *l->rec);
