@@ -160,6 +160,9 @@ static void test_kernel_copy(void **state) {
   test_require_sim();
   struct fx *f = *state;
   unsigned char host[64];
+  assert_ok(gcap_memset_async(f->s3, f->a, 0x5a, BYTES));
+  assert_ok(gcap_memset_async(f->s3, f->b, 0x77, BYTES));
+  assert_ok(gcap_stream_synchronize(f->s3));
   launch_rw(f->s1, f->rw, f->a, f->b, GCAP_SUCCESS);
   /* reading what the kernel reads: fine */
   assert_ok(gcap_memcpy_async(f->s2, host, f->a + 8, sizeof host, GCAP_MEMCPY_DEVICE_TO_HOST));
@@ -168,6 +171,7 @@ static void test_kernel_copy(void **state) {
                 GCAP_ERROR_INVALID_VALUE);
   assert_message("gcap_memcpy_async", "gcap_memcpy_async", f->s2, "reads", f->b + 8, sizeof host,
                  "gcap_launch_kernel (kernel \"rw\")", "gcap_launch_kernel", f->s1, "wrote", f->b, BYTES);
+  memset(host, 0xee, sizeof host);
   assert_status(gcap_memcpy_async(f->s2, f->a + 8, host, 8, GCAP_MEMCPY_HOST_TO_DEVICE), GCAP_ERROR_INVALID_VALUE);
   assert_message("gcap_memcpy_async", "gcap_memcpy_async", f->s2, "writes", f->a + 8, 8,
                  "gcap_launch_kernel (kernel \"rw\")", "gcap_launch_kernel", f->s1, "read", f->a, BYTES);
@@ -181,6 +185,9 @@ static void test_kernel_copy(void **state) {
   assert_message("gcap_launch_kernel", "gcap_launch_kernel (kernel \"rw\")", f->s2, "writes", f->a, BYTES,
                  "gcap_memset_async", "gcap_memset_async", f->s3, "wrote", f->a + BYTES - 1, 1);
   assert_int_equal(refused(f), 4);
+  unsigned char got[BYTES];
+  read_back(f, f->a, got, BYTES - 1); /* neither the refused copy nor the refused kernels wrote a */
+  assert_bytes(got, BYTES - 1, 0x5a);
 }
 
 static gcap_exec *fill_graph(struct fx *f, void *dst, size_t bytes) {
@@ -226,8 +233,10 @@ static void test_host_copy(void **state) {
   test_require_sim();
   struct fx *f = *state;
   unsigned char host[32];
+  memset(host, 0xcc, sizeof host);
   assert_ok(gcap_memset_async(f->s1, f->a, 0x77, 64));
   assert_status(gcap_memcpy(f->ctx, host, f->a + 32, sizeof host, GCAP_MEMCPY_DEVICE_TO_HOST), GCAP_ERROR_INVALID_VALUE);
+  assert_bytes(host, sizeof host, 0xcc); /* not copied */
   char want[600];
   snprintf(want, sizeof want,
            "gcap_memcpy: gcap_memcpy reads [%p, %p) while gcap_memset_async on stream %p wrote [%p, %p) with nothing "
