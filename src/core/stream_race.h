@@ -13,9 +13,8 @@
 #ifndef GCAP_CORE_STREAM_RACE_H
 #define GCAP_CORE_STREAM_RACE_H
 
-#include "internal.h"
+#include "exec.h"
 
-struct gcap_exec;
 struct gcap__stream_races;
 struct gcap__sr_exec;
 
@@ -111,10 +110,16 @@ static inline void gcap__sr_host_waited_all(struct gcap_context *ctx) {
 static inline void gcap__sr_stream_end(struct gcap_stream *s) {
   if (s->ctx->races && s->race_slot) gcap__sr_stream_gone(s);
 }
-static inline void gcap__sr_event_end(struct gcap_event *e) { gcap__free(e->race_clock); }
-static inline void gcap__sr_exec_end(struct gcap_exec *x) { gcap__sr_exec_free(x, true); }
+static inline void gcap__sr_event_end(struct gcap_event *e) {
+  if (e->race_clock) gcap__free(e->race_clock);
+}
+static inline void gcap__sr_exec_end(struct gcap_exec *x) {
+  if (x->race_acc) gcap__sr_exec_free(x, true);
+}
 /* An executable's entries changed (setters, update): its access list is made again. */
-static inline void gcap__sr_exec_changed(struct gcap_exec *x) { gcap__sr_exec_free(x, false); }
+static inline void gcap__sr_exec_changed(struct gcap_exec *x) {
+  if (x->race_acc) gcap__sr_exec_free(x, false);
+}
 
 /* An allocation left the table: records of its bytes can go. */
 static inline void gcap__sr_allocation_gone(const struct gcap_context *ctx, uintptr_t base, size_t bytes) {
