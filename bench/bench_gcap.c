@@ -5,11 +5,12 @@
  * stderr, progress on stderr for long runs.
  *
  * usage: bench_gcap [--quick] [--max N] [metric ...]
- *   metrics: record instantiate replay eager bandwidth memory update (default: all)
+ *   metrics: record instantiate replay eager bandwidth memory update races stream_check (default: all)
  *   --quick  3 repetitions, N up to 1e4 (a smoke run); --max N caps the graph sizes (default 1e6)
  */
 #define _GNU_SOURCE
 #include <gcap/gcap.h>
+#include <gcap/sim.h>
 
 #include <malloc.h>
 #include <stdbool.h>
@@ -553,6 +554,61 @@ static void bench_races(struct bench *b) {
   }
 }
 
+/* ------------------------------------------------------------ stream race check */
+
+#define FILLS 100000
+
+/* One stream on a simulator context with or without check_races, and `buffers` pieces of 64 bytes. */
+struct fills {
+  gcap_context *ctx;
+  gcap_stream *s;
+  unsigned char *dev;
+  size_t buffers;
+};
+
+static void fills_open(struct fills *f, bool check, size_t buffers) {
+  gcap_sim_options so;
+  gcap_sim_options_init(&so);
+  so.check_races = check;
+  gcap_context_options o;
+  gcap_context_options_init(&o);
+  o.backend = GCAP_BACKEND_SIM;
+  o.sim = &so;
+  void *dev = NULL;
+  CHECK(gcap_context_create(&o, &f->ctx));
+  CHECK(gcap_stream_create(f->ctx, &f->s));
+  CHECK(gcap_mem_alloc(f->ctx, buffers * 64, &dev));
+  f->dev = dev;
+  f->buffers = buffers;
+}
+
+/* FILLS fills of 64 bytes on one stream, synchronized once at the end. */
+static void issue_fills(const struct fills *f) {
+  for (size_t i = 0; i < FILLS; i++) CHECK(gcap_memset_async(f->s, f->dev + (i % f->buffers) * 64, (int)i, 64));
+  CHECK(gcap_stream_synchronize(f->s));
+}
+
+static void do_fills_checked(void *arg) { issue_fills(&((struct fills *)arg)[0]); }
+static void do_fills_unchecked(void *arg) { issue_fills(&((struct fills *)arg)[1]); }
+
+static void bench_stream_check(void) {
+  static const size_t buffers[] = {1, 8, 1024};
+  for (size_t i = 0; i < 3; i++) {
+    struct fills f[2];
+    fills_open(&f[0], true, buffers[i]);
+    fills_open(&f[1], false, buffers[i]);
+    char shape[32], what[64];
+    snprintf(shape, sizeof shape, "%zubuf", buffers[i]);
+    snprintf(what, sizeof what, "stream_check %s", shape);
+    double checked = 0, unchecked = 0;
+    median_pair_ns(do_fills_checked, do_fills_unchecked, f, what, &checked, &unchecked);
+    report("stream_check", shape, FILLS, "ns/op", checked / FILLS, "no check", unchecked / FILLS, 0, true);
+    report("stream_check_ratio", shape, FILLS, "x", checked / unchecked, "no check", 1, 2, true);
+    gcap_context_destroy(f[0].ctx);
+    gcap_context_destroy(f[1].ctx);
+  }
+}
+
 int main(int argc, char **argv) {
   int first = 1;
   while (first < argc && strncmp(argv[first], "--", 2) == 0) {
@@ -561,7 +617,9 @@ int main(int argc, char **argv) {
     } else if (strcmp(argv[first], "--max") == 0 && first + 1 < argc) {
       max_nodes = strtoul(argv[++first], NULL, 10);
     } else {
-      fprintf(stderr, "usage: %s [--quick] [--max N] [record instantiate replay eager bandwidth memory update races]\n",
+      fprintf(stderr,
+              "usage: %s [--quick] [--max N] [record instantiate replay eager bandwidth memory update races "
+              "stream_check]\n",
               argv[0]);
       return 2;
     }
@@ -579,6 +637,7 @@ int main(int argc, char **argv) {
   if (wanted(argc, argv, first, "memory")) bench_memory(&b);
   if (wanted(argc, argv, first, "update")) bench_update(&b);
   if (wanted(argc, argv, first, "races")) bench_races(&b);
+  if (wanted(argc, argv, first, "stream_check")) bench_stream_check();
   bench_close(&b);
   return 0;
 }

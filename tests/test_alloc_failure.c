@@ -441,6 +441,7 @@ static void check_built(const struct built *b) {
 static void check_launch_results(struct fx *f, int launches) {
   float b[N];
   uint32_t c[N];
+  assert_ok(gcap_context_synchronize(f->ctx)); /* the scenario may have stopped before its own synchronize */
   assert_ok(gcap_memcpy(f->ctx, b, f->dev_b, sizeof b, GCAP_MEMCPY_DEVICE_TO_HOST));
   assert_ok(gcap_memcpy(f->ctx, c, f->dev_c, sizeof c, GCAP_MEMCPY_DEVICE_TO_HOST));
   for (size_t i = 0; i < N; i++) {
@@ -1156,6 +1157,7 @@ stop:
 static void check_scenario_memory(struct scenario *sc) {
   float b[N];
   uint32_t c[N];
+  assert_ok(gcap_context_synchronize(sc->f.ctx)); /* the scenario may have stopped before its own synchronize */
   assert_ok(gcap_memcpy(sc->f.ctx, b, sc->f.dev_b, sizeof b, GCAP_MEMCPY_DEVICE_TO_HOST));
   assert_ok(gcap_memcpy(sc->f.ctx, c, sc->f.dev_c, sizeof c, GCAP_MEMCPY_DEVICE_TO_HOST));
   for (size_t i = 0; i < N; i++) {
@@ -1212,6 +1214,89 @@ static void test_pooled_scenario_oom(void **state) {
   run_with_faults("pooled fork/join capture, launch, update, outputs", pooled_scenario_once);
 }
 
+/* ------------------------------------------------------- stream race check */
+
+#define RACE_STREAMS 10 /* more than the check's first clocks hold */
+
+struct race_fx {
+  gcap_context *ctx;
+  gcap_kernel *fill;
+  unsigned char *a, *b, *c; /* a: the kernel's; c: one piece per stream */
+  gcap_exec *x;             /* a memset node on b */
+};
+
+static void race_fx_setup(struct race_fx *r) {
+  gcap_sim_options so;
+  gcap_sim_options_init(&so);
+  so.check_races = true;
+  r->ctx = test_sim_context_create(&so);
+  gcap_module *m = NULL;
+  assert_ok(gcap_module_load(r->ctx, &module_desc, &m));
+  assert_ok(gcap_module_get_kernel(m, "fill", &r->fill));
+  r->a = test_dev_alloc(r->ctx, N * sizeof(float));
+  r->b = test_dev_alloc(r->ctx, 1024);
+  r->c = test_dev_alloc(r->ctx, RACE_STREAMS * 8);
+  gcap_graph *g = NULL;
+  gcap_node *n = NULL;
+  gcap_memset_node_params p = {r->b, 0, 1, 64, 1, 64};
+  assert_ok(gcap_graph_create(r->ctx, &g));
+  assert_ok(gcap_graph_add_memset_node(g, NULL, 0, &p, &n));
+  assert_ok(gcap_graph_instantiate(g, 0, &r->x));
+  gcap_graph_destroy(g);
+}
+
+/* Whatever failed, the check works on: after a synchronize, unordered work on a is refused, ordered work is not. */
+static void check_race_state(struct race_fx *r, gcap_stream *s) {
+  gcap_stream *mine = NULL, *t = NULL;
+  if (!s) assert_ok(gcap_stream_create(r->ctx, &mine));
+  assert_ok(gcap_stream_create(r->ctx, &t));
+  assert_ok(gcap_context_synchronize(r->ctx));
+  assert_ok(gcap_memset_async(s ? s : mine, r->a, 1, 8));
+  assert_status(gcap_memset_async(t, r->a + 4, 2, 8), GCAP_ERROR_INVALID_VALUE);
+  assert_ok(gcap_memset_async(t, r->a + 8, 2, 8));
+  assert_ok(gcap_stream_destroy(t));
+  assert_ok(gcap_stream_destroy(mine));
+}
+
+static bool stream_race_once(long n) {
+  struct race_fx r;
+  race_fx_setup(&r);
+  gcap_stream *s[RACE_STREAMS] = {0};
+  gcap_event *e = NULL;
+  float *dev_a = (float *)(void *)r.a, three = 3.0f;
+  uint32_t count = N;
+  void *fill_args[] = {&dev_a, &three, &count};
+  bool ok = false;
+  inject_begin(n);
+  for (size_t i = 0; i < RACE_STREAMS; i++) STEP_OUT(gcap_stream_create(r.ctx, &s[i]), "gcap_stream_create", s[i]);
+  for (size_t i = 0; i < RACE_STREAMS; i++) STEP(gcap_memset_async(s[i], r.c + i * 8, 0, 8), "gcap_memset_async");
+  STEP_OUT(gcap_event_create(r.ctx, &e), "gcap_event_create", e);
+  STEP(gcap_launch_kernel(s[0], r.fill, GCAP_DIM3(1, 1, 1), GCAP_DIM3(N, 1, 1), 0, fill_args), "gcap_launch_kernel");
+  STEP(gcap_event_record(e, s[0]), "gcap_event_record");
+  STEP(gcap_stream_wait_event(s[1], e), "gcap_stream_wait_event");
+  STEP(gcap_memcpy_async(s[1], r.b + 128, r.a, 64, GCAP_MEMCPY_DEVICE_TO_DEVICE), "gcap_memcpy_async");
+  for (size_t i = 0; i < 40; i++) STEP(gcap_memset_async(s[2], r.b + 256 + (i % 12) * 8, 0, 8), "gcap_memset_async");
+  STEP(gcap_exec_launch(r.x, s[3]), "gcap_exec_launch");
+  STEP(gcap_exec_launch(r.x, s[4]), "gcap_exec_launch");
+  STEP(gcap_stream_synchronize(s[2]), "gcap_stream_synchronize");
+  ok = true;
+stop:
+  inject_end();
+  check_race_state(&r, s[0]);
+  for (size_t i = 0; i < RACE_STREAMS; i++)
+    if (s[i]) assert_ok(gcap_stream_destroy(s[i]));
+  if (e) assert_ok(gcap_event_destroy(e));
+  gcap_exec_destroy(r.x);
+  gcap_context_destroy(r.ctx);
+  return ok;
+}
+
+static void test_stream_race_check_oom(void **state) {
+  (void)state;
+  if (!test_on_sim()) skip();
+  run_with_faults("stream race check: ten streams, events, kernels, launches", stream_race_once);
+}
+
 int main(void) {
   test_require_backend();
 #define OOM_TEST(fn) cmocka_unit_test_setup_teardown(fn, reset_injection, reset_injection)
@@ -1230,6 +1315,7 @@ int main(void) {
       OOM_TEST(test_write_dot_oom),
       OOM_TEST(test_races_and_saving_oom),
       OOM_TEST(test_pooled_scenario_oom),
+      OOM_TEST(test_stream_race_check_oom),
       /* The same scenarios with the backend failing instead: those that call it. */
       BACKEND_TEST(test_context_create_oom),
       BACKEND_TEST(test_stream_event_oom),
@@ -1238,6 +1324,7 @@ int main(void) {
       BACKEND_TEST(test_instantiate_launch_oom),
       BACKEND_TEST(test_instantiate_launch_shuffled_oom),
       BACKEND_TEST(test_pooled_scenario_oom),
+      BACKEND_TEST(test_stream_race_check_oom),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -281,8 +281,9 @@ static void test_kernel_declared_reads_share(void **state) {
   struct fx *f = *state;
   static const gcap_param_access ro[] = {GCAP_ACCESS_READ, GCAP_ACCESS_WRITE, GCAP_ACCESS_NONE};
   gcap_kernel *k = kernel(f, "reader", ro);
-  launch(f, k, f->a, NULL, NULL, 0);
-  launch(f, k, f->a, NULL, NULL, 0);
+  /* A WRITE parameter must point into memory of the context: each reader writes its own output. */
+  launch(f, k, f->a, test_dev_alloc(f->ctx, BYTES), NULL, 0);
+  launch(f, k, f->a, test_dev_alloc(f->ctx, BYTES), NULL, 0);
   assert_int_equal(race_count(f->g), 0);
   gcap_node *x = launch(f, k, f->b, f->a, NULL, 0); /* writes a: races with both readers */
   gcap_node *nodes[3];

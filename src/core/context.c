@@ -5,6 +5,7 @@
 #include "capture.h"
 #include "exec.h"
 #include "pool.h"
+#include "stream_race.h"
 
 void gcap__list_init(struct gcap__link *head) { head->prev = head->next = head; }
 
@@ -138,6 +139,7 @@ static struct gcap_context *context_new(void) {
 }
 
 static void context_free(struct gcap_context *ctx) {
+  gcap__sr_context_free(ctx);
   pthread_mutex_destroy(&ctx->lock);
   gcap__free(ctx);
 }
@@ -165,6 +167,7 @@ gcap_status gcap_context_create(const gcap_context_options *o, gcap_context **ou
   ctx->ops = ops;
   ctx->kind = kind;
   st = gcap__backend_context_create(ops, o, &ctx->backend);
+  if (st == GCAP_SUCCESS && (st = gcap__sr_context_init(ctx)) != GCAP_SUCCESS) gcap__backend_context_destroy(ctx);
   if (st == GCAP_SUCCESS && gcap__registry_add(ctx, GCAP__H_CONTEXT) != 0) {
     gcap__backend_context_destroy(ctx);
     st = gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to register the context");
@@ -228,6 +231,7 @@ gcap_status gcap_context_synchronize(gcap_context *ctx) {
   gcap__unlock(ctx);
   /* Without the lock: on CUDA host nodes may call gcap meanwhile. */
   if (st == GCAP_SUCCESS) st = gcap__backend_context_synchronize(ctx);
+  if (st == GCAP_SUCCESS) gcap__sr_host_waited_all(ctx);
   if (st == GCAP_SUCCESS) gcap__exec_reap(ctx);
   return st;
 }
@@ -241,6 +245,7 @@ gcap_status gcap_sim_get_stats(const gcap_context *ctx, gcap_sim_stats *out) {
     return gcap__fail(GCAP_ERROR_NOT_SUPPORTED, "simulator statistics exist only on the simulator backend");
   gcap__lock((gcap_context *)ctx);
   st = gcap__backend_sim_get_stats((gcap_context *)ctx, out);
+  if (st == GCAP_SUCCESS) out->stream_races += gcap__sr_refused_count(ctx); /* the core's own count */
   gcap__unlock((gcap_context *)ctx);
   return st;
 }

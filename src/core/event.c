@@ -1,6 +1,7 @@
 #include "dispatch.h"
 #include "capture.h"
 #include "exec.h"
+#include "stream_race.h"
 
 gcap_status gcap_event_create(gcap_context *ctx, gcap_event **out) {
   GCAP_ENTER();
@@ -40,6 +41,7 @@ void gcap__event_release(struct gcap_event *e) {
   if (--e->refs > 0) return;
   gcap__list_unlink(&e->link);
   gcap__node_vec_free(&e->captured);
+  gcap__sr_event_end(e);
   gcap__backend_event_destroy(e->ctx, e->impl);
   gcap__free(e);
 }
@@ -75,10 +77,12 @@ gcap_status gcap_event_record(gcap_event *e, gcap_stream *s) {
   gcap__lock(e->ctx);
   bool handled = false;
   st = gcap__capture_event_record(e, s, &handled);
+  if (st == GCAP_SUCCESS && !handled) st = gcap__sr_record_prepare(e, s);
   if (st == GCAP_SUCCESS && !handled) st = gcap__backend_event_record(e->ctx, e->impl, s->impl);
   if (st == GCAP_SUCCESS && !handled) {
     e->state = GCAP__EVENT_NORMAL;
     gcap__node_vec_free(&e->captured);
+    gcap__sr_record_done(e, s);
   }
   gcap__unlock(e->ctx);
   return st;
@@ -95,6 +99,7 @@ gcap_status gcap_event_synchronize(gcap_event *e) {
   gcap__unlock(ctx);
   /* Without the lock: on CUDA a host node may call gcap meanwhile. */
   if (st == GCAP_SUCCESS) st = gcap__backend_event_synchronize(ctx, e->impl);
+  if (st == GCAP_SUCCESS) gcap__sr_host_waited_event(e);
   if (st == GCAP_SUCCESS) gcap__exec_reap(ctx);
   return st;
 }
@@ -108,6 +113,7 @@ gcap_status gcap_event_query(gcap_event *e) {
   st = gcap__capture_check_event_wait(e);
   if (st == GCAP_SUCCESS) st = gcap__backend_event_query(e->ctx, e->impl);
   gcap__unlock(e->ctx);
+  if (st == GCAP_SUCCESS) gcap__sr_host_waited_event(e); /* complete: the host is after its work */
   if (st == GCAP_ERROR_NOT_READY) gcap__fail(st, "event %p: its recorded work is still pending", (void *)e);
   return st;
 }

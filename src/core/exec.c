@@ -5,6 +5,7 @@
 #include "exec.h"
 #include "pool.h"
 #include "race.h"
+#include "stream_race.h"
 
 gcap_status gcap__check_exec(const gcap_exec *x, const char *what) {
   if (!x) return gcap__fail(GCAP_ERROR_INVALID_HANDLE, "%s is NULL", what);
@@ -75,7 +76,8 @@ static gcap_status snapshot_params(struct builder *b, struct gcap__plan_node *pn
   case GCAP_NODE_KERNEL: {
     const struct gcap__kernel_params *k = &n->p.kernel;
     void **args = NULL;
-    gcap_status st = gcap__kernel_args_copy(k->kernel, k->args, &args);
+    gcap_status st = gcap__check_kernel_pointers(b->ctx, k->kernel, k->args); /* memory freed since the node was made */
+    if (st == GCAP_SUCCESS) st = gcap__kernel_args_copy(k->kernel, k->args, &args);
     if (st != GCAP_SUCCESS) return st;
     gcap__module_retain(k->kernel->module);
     pn->u.kernel = (struct gcap__launch){&k->kernel->info, k->grid, k->block, k->shared_mem_bytes, args};
@@ -215,6 +217,7 @@ static void exec_free(struct gcap_exec *x) {
   }
   gcap__registry_remove(x);
   gcap__list_unlink(&x->link);
+  gcap__sr_exec_end(x);
   if (x->impl) gcap__backend_exec_destroy(x->ctx, x->impl);
   gcap__plan_release(x->ctx, &x->plan);
   gcap__free(x);
@@ -322,7 +325,11 @@ static gcap_status recheck_copy(const struct gcap_context *ctx, const struct gca
   return gcap__check_copy(ctx, &as_resolved, false);
 }
 
-/* Memory freed since the last check may have been under a copy or fill: check every range again. */
+static gcap_status recheck_kernel(const struct gcap_context *ctx, const struct gcap__launch *l) {
+  return gcap__check_kernel_pointers(ctx, GCAP__CONTAINER(l->kernel, struct gcap_kernel, info), l->args);
+}
+
+/* Memory freed since the last check may have been under a copy, fill or kernel: check every range again. */
 static gcap_status recheck_ranges(struct gcap_exec *x) {
   struct gcap_context *ctx = x->ctx;
   if (x->checked_epoch == gcap__alloc_epoch()) return GCAP_SUCCESS;
@@ -331,6 +338,7 @@ static gcap_status recheck_ranges(struct gcap_exec *x) {
     gcap_status st = GCAP_SUCCESS;
     if (pn->type == GCAP_NODE_MEMCPY) st = recheck_copy(ctx, &pn->u.copy);
     else if (pn->type == GCAP_NODE_MEMSET) st = gcap__check_fill(ctx, &pn->u.fill, false);
+    else if (pn->type == GCAP_NODE_KERNEL) st = recheck_kernel(ctx, &pn->u.kernel);
     if (st != GCAP_SUCCESS)
       return gcap__fail_context(st, "executable %p, entry %zu (%s), no longer valid; nothing was launched", (void *)x,
                                 i, gcap__node_type_name(pn->type));
@@ -405,11 +413,13 @@ gcap_status gcap_exec_launch(gcap_exec *x, gcap_stream *s) {
   if (st == GCAP_SUCCESS) st = gcap__capture_check_launch(s);
   if (st == GCAP_SUCCESS) st = recheck_ranges(x);
   if (st == GCAP_SUCCESS) st = check_graph_memory(x);
+  if (st == GCAP_SUCCESS) st = gcap__sr_launch(x, s);
   if (st == GCAP_SUCCESS) {
     run_graph_memory(x);
     x->running = true;
     st = gcap__backend_exec_launch(ctx, x->impl, &x->plan, s->impl);
     x->running = false;
+    gcap__sr_done(ctx, st);
     if (atomic_load(&x->destroy_pending)) exec_free(x);
   }
   if (st != GCAP_SUCCESS) st = name_launch_order(ctx, st);

@@ -18,6 +18,7 @@ struct gcap_exec {
                                    (rules.md#exec-one-at-a-time) */
   uint64_t mem_graph_serial;
   struct gcap_pool *pool; /* the pool its allocations come from, held while it lives */
+  struct gcap__sr_exec *race_acc; /* stream race check: what a launch touches, made at the first launch */
 };
 
 gcap_status gcap__check_exec(const gcap_exec *x, const char *what);

@@ -61,6 +61,7 @@ struct gcap_context {
   pthread_mutex_t lock; /* recursive: host callbacks may call back into gcap */
   struct gcap__link streams, events, modules, graphs, execs, seqs, captures, pools;
   struct gcap__alloc_table allocs;
+  struct gcap__stream_races *races; /* the stream race check's state (stream_race.c), or NULL without it */
 };
 
 struct gcap_stream {
@@ -70,6 +71,7 @@ struct gcap_stream {
   struct gcap__seq *seq;          /* the capture sequence it is a member of, or NULL */
   struct gcap__node_vec frontier; /* while capturing: the next captured node's dependencies */
   bool native_watch;              /* the backend watches its native stream for foreign work */
+  size_t race_slot;               /* stream race check: 1 + its index in the clocks, 0 before its first use */
 };
 
 enum gcap__event_state {
@@ -87,6 +89,7 @@ struct gcap_event {
   enum gcap__event_state state;
   uint64_t captured_id;           /* CAPTURED: the sequence's id (it may have ended since) */
   struct gcap__node_vec captured; /* CAPTURED: the frontier it remembers */
+  struct gcap__sr_clock *race_clock; /* stream race check: what it was recorded after, or NULL */
 };
 
 struct gcap_kernel {
@@ -152,6 +155,12 @@ static inline struct gcap__fill gcap__fill_of(const gcap_memset_node_params *p) 
 /* Kernel launch checks (module.c). */
 gcap_status gcap__check_launch(const struct gcap_kernel *k, gcap_dim3 grid, gcap_dim3 block, uint32_t shared_mem_bytes,
                                void *const *args);
+/*
+ * Pointer arguments (kernel_pointers.c): a READ, WRITE or READ_WRITE parameter must point into an
+ * allocation of ctx, where the backend knows all device memory. After gcap__check_launch.
+ */
+gcap_status gcap__check_kernel_pointers(const struct gcap_context *ctx, const struct gcap_kernel *k,
+                                        void *const *args);
 
 /* Internal forms of public calls, for the capture object (no GCAP_ENTER; context lock held or not). */
 gcap_status gcap__memcpy_async(struct gcap_stream *s, void *dst, const void *src, size_t bytes, gcap_memcpy_kind kind);

@@ -5,6 +5,7 @@
 #include "dispatch.h"
 #include "capture.h"
 #include "pool.h"
+#include "stream_race.h"
 
 /* ------------------------------------------------------------ allocation table */
 
@@ -92,6 +93,7 @@ static int record_allocation(struct gcap_context *ctx, void *p, size_t bytes, en
 static void table_remove(struct gcap__alloc_table *t, const struct gcap__allocation *a) {
   uintptr_t base = a->base;
   const struct gcap_context *owner = a->owner;
+  gcap__sr_allocation_gone(owner, base, a->bytes);
   table_remove_at(t, (size_t)(a - t->items));
   forget_everywhere(owner, base);
   atomic_fetch_add(&free_epoch, 1);
@@ -314,6 +316,7 @@ static gcap_status release(gcap_context *ctx, void *p, enum gcap__alloc_kind kin
   if (p) st = check_free(ctx, p, kind, &a);
   if (st == GCAP_SUCCESS) st = gcap__capture_prohibit("ctx", ctx); /* freeing NULL does nothing, but is still a free */
   if (st == GCAP_SUCCESS && a) st = free_locked(ctx, a, NULL);
+  if (st == GCAP_SUCCESS && a) gcap__sr_host_waited_all(ctx); /* a blocking free waits for the device (CUDA) */
   gcap__unlock(ctx);
   return st;
 }
@@ -369,6 +372,12 @@ static gcap_status capture_free(struct gcap_stream *s, struct gcap__galloc *a) {
   return GCAP_SUCCESS;
 }
 
+/* An eager free writes the whole allocation, in stream order. */
+static gcap_status free_eager(struct gcap_stream *s, const struct gcap__allocation *a) {
+  gcap_status st = gcap__sr_free(s, a);
+  return st == GCAP_SUCCESS ? free_locked(s->ctx, a, s->impl) : st;
+}
+
 gcap_status gcap_mem_free_async(gcap_stream *s, void *dptr) {
   GCAP_ENTER();
   gcap_status st = gcap__check_stream(s, "stream");
@@ -383,7 +392,7 @@ gcap_status gcap_mem_free_async(gcap_stream *s, void *dptr) {
   else st = check_free(ctx, dptr, GCAP__ALLOC_DEVICE, &a);
   bool record = false;
   st = gcap__capture_route(s, st, &record);
-  if (st == GCAP_SUCCESS) st = record ? capture_free(s, g) : free_locked(ctx, a, s->impl);
+  if (st == GCAP_SUCCESS) st = record ? capture_free(s, g) : free_eager(s, a);
   gcap__unlock(ctx);
   return st;
 }
@@ -417,12 +426,28 @@ gcap_status gcap_memcpy(gcap_context *ctx, void *dst, const void *src, size_t by
   gcap__lock(ctx);
   st = gcap__check_copy(ctx, &c, true);
   if (st == GCAP_SUCCESS) st = gcap__capture_prohibit("ctx", ctx);
+  if (st == GCAP_SUCCESS && bytes > 0) st = gcap__sr_host_copy(ctx, &c);
   if (st == GCAP_SUCCESS && bytes > 0) st = gcap__backend_memcpy(ctx, NULL, &c);
   gcap__unlock(ctx);
   return st;
 }
 
 /* ------------------------------------------------------------ stream-ordered */
+
+/* Eager work goes through the stream race check (a no-op without check_races). */
+static gcap_status copy_eager(struct gcap_stream *s, const struct gcap__copy *c) {
+  gcap_status st = gcap__sr_copy(s, c);
+  if (st == GCAP_SUCCESS) st = gcap__backend_memcpy(s->ctx, s->impl, c);
+  gcap__sr_done(s->ctx, st);
+  return st;
+}
+
+static gcap_status fill_eager(struct gcap_stream *s, const struct gcap__fill *f) {
+  gcap_status st = gcap__sr_fill(s, f);
+  if (st == GCAP_SUCCESS) st = gcap__backend_memset(s->ctx, s->impl, f);
+  gcap__sr_done(s->ctx, st);
+  return st;
+}
 
 gcap_status gcap__memcpy_async(struct gcap_stream *s, void *dst, const void *src, size_t bytes, gcap_memcpy_kind kind) {
   gcap_status st = gcap__check_stream(s, "stream");
@@ -435,8 +460,7 @@ gcap_status gcap__memcpy_async(struct gcap_stream *s, void *dst, const void *src
   st = gcap__capture_route(s, gcap__check_copy(ctx, &c, true), &record);
   if (st == GCAP_SUCCESS && bytes > 0) {
     gcap_memcpy_node_params p = {dst, src, bytes, kind};
-    st = record ? gcap__capture_record_value(s, GCAP_NODE_MEMCPY, &p, sizeof p)
-                : gcap__backend_memcpy(ctx, s->impl, &c);
+    st = record ? gcap__capture_record_value(s, GCAP_NODE_MEMCPY, &p, sizeof p) : copy_eager(s, &c);
   }
   gcap__unlock(ctx);
   return st;
@@ -458,8 +482,7 @@ gcap_status gcap__fill_async(struct gcap_stream *s, void *dst, uint32_t value, u
   st = gcap__capture_route(s, gcap__check_fill(ctx, &f, true), &record);
   if (st == GCAP_SUCCESS && count > 0) {
     gcap_memset_node_params p = {dst, value, element_size, count, 1, count * element_size};
-    st = record ? gcap__capture_record_value(s, GCAP_NODE_MEMSET, &p, sizeof p)
-                : gcap__backend_memset(ctx, s->impl, &f);
+    st = record ? gcap__capture_record_value(s, GCAP_NODE_MEMSET, &p, sizeof p) : fill_eager(s, &f);
   }
   gcap__unlock(ctx);
   return st;

@@ -2,6 +2,7 @@
 
 #include "dispatch.h"
 #include "capture.h"
+#include "stream_race.h"
 
 #define MAX_DYNAMIC_SHARED_MEM 49152u /* CUDA's default limit without an opt-in attribute */
 
@@ -326,6 +327,7 @@ gcap_status gcap__launch_kernel(struct gcap_stream *s, struct gcap_kernel *k, gc
   st = gcap__check_kernel(k, "kernel");
   if (st == GCAP_SUCCESS) st = gcap__check_same_context(s->ctx, k->module->ctx, "kernel");
   if (st == GCAP_SUCCESS) st = gcap__check_launch(k, grid, block, shared_mem_bytes, args);
+  if (st == GCAP_SUCCESS) st = gcap__check_kernel_pointers(s->ctx, k, args);
   bool record = false;
   st = gcap__capture_route(s, st, &record);
   if (st == GCAP_SUCCESS && record) {
@@ -333,7 +335,9 @@ gcap_status gcap__launch_kernel(struct gcap_stream *s, struct gcap_kernel *k, gc
     st = gcap__capture_record_kernel(s, &p);
   } else if (st == GCAP_SUCCESS) {
     struct gcap__launch l = {&k->info, grid, block, shared_mem_bytes, args};
-    st = gcap__backend_launch_kernel(s->ctx, s->impl, &l);
+    st = gcap__sr_kernel(s, k, args);
+    if (st == GCAP_SUCCESS) st = gcap__backend_launch_kernel(s->ctx, s->impl, &l);
+    gcap__sr_done(s->ctx, st);
   }
   gcap__unlock(s->ctx);
   return st;

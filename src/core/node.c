@@ -192,6 +192,7 @@ static gcap_status check_kernel_params(const struct gcap_graph *g, const gcap_ke
   gcap_status st = gcap__check_kernel(p->kernel, "params->kernel");
   if (st == GCAP_SUCCESS) st = gcap__check_same_context(g->ctx, p->kernel->module->ctx, "params->kernel");
   if (st == GCAP_SUCCESS) st = gcap__check_launch(p->kernel, p->grid, p->block, p->shared_mem_bytes, p->args);
+  if (st == GCAP_SUCCESS) st = gcap__check_kernel_pointers(g->ctx, p->kernel, p->args);
   return st;
 }
 

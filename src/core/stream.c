@@ -1,6 +1,7 @@
 #include "dispatch.h"
 #include "capture.h"
 #include "exec.h"
+#include "stream_race.h"
 
 gcap_status gcap_stream_create(gcap_context *ctx, gcap_stream **out) {
   GCAP_ENTER();
@@ -30,6 +31,7 @@ gcap_status gcap_stream_create(gcap_context *ctx, gcap_stream **out) {
 
 /* The handle is gone already; the backend stream and the object go now. */
 static void stream_free(struct gcap_stream *s) {
+  gcap__sr_stream_end(s);
   gcap__backend_stream_destroy(s->ctx, s->impl);
   gcap__free(s);
 }
@@ -76,6 +78,7 @@ gcap_status gcap_stream_synchronize(gcap_stream *s) {
   gcap__unlock(ctx);
   /* Without the lock: on CUDA a host node of this stream may call gcap meanwhile. */
   if (st == GCAP_SUCCESS) st = gcap__backend_stream_synchronize(ctx, s->impl);
+  if (st == GCAP_SUCCESS) gcap__sr_host_waited_stream(s);
   if (st == GCAP_SUCCESS) gcap__exec_reap(ctx);
   return st;
 }
@@ -89,6 +92,7 @@ gcap_status gcap_stream_query(gcap_stream *s) {
   st = gcap__capture_check_stream_wait(s);
   if (st == GCAP_SUCCESS) st = gcap__backend_stream_query(s->ctx, s->impl);
   gcap__unlock(s->ctx);
+  if (st == GCAP_SUCCESS) gcap__sr_host_waited_stream(s); /* done: the host is after its work */
   if (st == GCAP_ERROR_NOT_READY) gcap__fail(st, "stream %p still has pending work", (void *)s);
   return st;
 }
@@ -103,7 +107,9 @@ gcap_status gcap_stream_wait_event(gcap_stream *s, gcap_event *e) {
   gcap__lock(s->ctx);
   bool handled = false;
   st = gcap__capture_stream_wait_event(s, e, &handled);
+  if (st == GCAP_SUCCESS && !handled) st = gcap__sr_wait_prepare(s);
   if (st == GCAP_SUCCESS && !handled) st = gcap__backend_stream_wait_event(s->ctx, s->impl, e->impl);
+  if (st == GCAP_SUCCESS && !handled) gcap__sr_wait_done(s, e);
   gcap__unlock(s->ctx);
   return st;
 }

@@ -8,6 +8,7 @@
 #include "dispatch.h"
 #include "capture.h"
 #include "exec.h"
+#include "stream_race.h"
 
 static struct gcap_module *module_of(const struct gcap__kernel_info *info) {
   return GCAP__CONTAINER(info, struct gcap_kernel, info)->module;
@@ -60,6 +61,7 @@ static gcap_status begin_set(gcap_exec *x, gcap_node *n, const void *p, gcap_nod
 
 /* The backend sees the new values of entry pn first: a refusal there leaves everything as it was. */
 static gcap_status offer(struct gcap_exec *x, const struct gcap__plan_node *pn, const struct gcap__plan_node *fresh) {
+  gcap__sr_exec_changed(x);
   return gcap__backend_exec_set_entry(x->ctx, x->impl, &x->plan, (size_t)(pn - x->plan.nodes), fresh);
 }
 
@@ -69,6 +71,7 @@ gcap_status gcap_exec_kernel_node_set_params(gcap_exec *x, gcap_node *n, const g
   gcap_status st = begin_set(x, n, p, GCAP_NODE_KERNEL, &pn);
   if (st != GCAP_SUCCESS) return st;
   st = gcap__check_launch(p->kernel, p->grid, p->block, p->shared_mem_bytes, p->args);
+  if (st == GCAP_SUCCESS) st = gcap__check_kernel_pointers(x->ctx, p->kernel, p->args);
   void **args = NULL;
   if (st == GCAP_SUCCESS) st = gcap__kernel_args_copy(p->kernel, p->args, &args);
   struct gcap__plan_node fresh = *pn;
@@ -287,6 +290,8 @@ static gcap_status update_in_place(struct gcap_exec *x, const struct gcap_graph 
     } else if (n->type == GCAP_NODE_MEMSET) {
       probe.u.fill = gcap__fill_of(&n->p.memset);
       st = gcap__check_fill(x->ctx, &probe.u.fill, false);
+    } else if (n->type == GCAP_NODE_KERNEL) {
+      st = gcap__check_kernel_pointers(x->ctx, n->p.kernel.kernel, n->p.kernel.args);
     }
     if (st != GCAP_SUCCESS) return GCAP_SUCCESS; /* the general path reports it */
     if (n->type == GCAP_NODE_MEMCPY &&
@@ -352,6 +357,7 @@ gcap_status gcap_exec_update(gcap_exec *x, const gcap_graph *g, gcap_exec_update
   gcap__lock(x->ctx);
   st = x->running ? gcap__fail(GCAP_ERROR_ILLEGAL_STATE, "executable %p is running", (void *)x)
                   : gcap__capture_check_graph_edit(g, "updating from it");
+  if (st == GCAP_SUCCESS) gcap__sr_exec_changed(x);
   if (st == GCAP_SUCCESS) st = check_no_destroyed_nodes(g, info);
   bool done = false;
   /* A backend that keeps its own copy (CUDA) must see the new values first: the general path. */

@@ -626,6 +626,43 @@ static void test_kernel_sizes_from_the_driver(void **state) {
   finish(ctx);
 }
 
+/*
+ * Kernel pointer arguments declared READ or WRITE that gcap does not know (another library's
+ * cudaMalloc, say) are the driver's business on CUDA, as for copies: nothing refuses them.
+ */
+static void test_unknown_kernel_pointers_reach_the_driver(void **state) {
+  (void)state;
+  gcap_context *ctx = cuda_context();
+  static const char ptx[] = ".version 7.0\n.target sm_52\n.address_size 64\n";
+  static const size_t sizes[] = {8, 8};
+  static const gcap_param_access access[] = {GCAP_ACCESS_READ, GCAP_ACCESS_WRITE};
+  gcap_kernel_def def = {.name = "k_8_8", .num_params = 2, .param_sizes = sizes, .param_access = access};
+  gcap_module_desc d = {ptx, sizeof ptx, &def, 1};
+  gcap_module *m = NULL;
+  gcap_kernel *k = NULL;
+  gcap_stream *s = NULL;
+  gcap_graph *g = NULL;
+  gcap_node *n = NULL;
+  gcap_exec *x = NULL;
+  assert_ok(gcap_module_load(ctx, &d, &m));
+  assert_ok(gcap_module_get_kernel(m, "k_8_8", &k));
+  assert_ok(gcap_stream_create(ctx, &s));
+  void *elsewhere = (void *)(uintptr_t)0x7f0000001000u, *null = NULL;
+  void *args[] = {&elsewhere, &null};
+  assert_ok(gcap_launch_kernel(s, k, GCAP_DIM3(1, 1, 1), GCAP_DIM3(1, 1, 1), 0, args));
+  gcap_kernel_node_params p = {k, GCAP_DIM3(1, 1, 1), GCAP_DIM3(1, 1, 1), 0, args};
+  assert_ok(gcap_graph_create(ctx, &g));
+  assert_ok(gcap_graph_add_kernel_node(g, NULL, 0, &p, &n));
+  assert_ok(gcap_graph_instantiate(g, 0, &x));
+  assert_ok(gcap_exec_launch(x, s));
+  assert_ok(gcap_stream_synchronize(s));
+  assert_int_equal(fake_cuda_calls("cuLaunchKernel("), 1);
+  gcap_exec_destroy(x);
+  gcap_graph_destroy(g);
+  assert_ok(gcap_stream_destroy(s));
+  finish(ctx);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup(test_every_node_type_becomes_the_same_driver_graph, count_live_handles),
@@ -638,6 +675,7 @@ int main(void) {
       cmocka_unit_test_setup(test_callers_current_context_is_restored, count_live_handles),
       cmocka_unit_test_setup(test_fill_pitch_alignment, count_live_handles),
       cmocka_unit_test_setup(test_kernel_sizes_from_the_driver, count_live_handles),
+      cmocka_unit_test_setup(test_unknown_kernel_pointers_reach_the_driver, count_live_handles),
   };
   return cmocka_run_group_tests_name("CUDA backend on the recording fake driver", tests, NULL, NULL);
 }
