@@ -5,7 +5,7 @@
  * stderr, progress on stderr for long runs.
  *
  * usage: bench_gcap [--quick] [--max N] [metric ...]
- *   metrics: record instantiate replay eager bandwidth memory update races stream_check (default: all)
+ *   metrics: record instantiate replay eager bandwidth memory update races stream_check deferred (default: all)
  *   --quick  3 repetitions, N up to 1e4 (a smoke run); --max N caps the graph sizes (default 1e6)
  */
 #define _GNU_SOURCE
@@ -566,10 +566,11 @@ struct fills {
   size_t buffers;
 };
 
-static void fills_open(struct fills *f, bool check, size_t buffers) {
+static void fills_open_as(struct fills *f, bool check, gcap_sim_exec exec, size_t buffers) {
   gcap_sim_options so;
   gcap_sim_options_init(&so);
   so.check_races = check;
+  so.exec = exec;
   gcap_context_options o;
   gcap_context_options_init(&o);
   o.backend = GCAP_BACKEND_SIM;
@@ -582,14 +583,18 @@ static void fills_open(struct fills *f, bool check, size_t buffers) {
   f->buffers = buffers;
 }
 
+static void fills_open(struct fills *f, bool check, size_t buffers) {
+  fills_open_as(f, check, GCAP_SIM_EXEC_IMMEDIATE, buffers);
+}
+
 /* FILLS fills of 64 bytes on one stream, synchronized once at the end. */
 static void issue_fills(const struct fills *f) {
   for (size_t i = 0; i < FILLS; i++) CHECK(gcap_memset_async(f->s, f->dev + (i % f->buffers) * 64, (int)i, 64));
   CHECK(gcap_stream_synchronize(f->s));
 }
 
-static void do_fills_checked(void *arg) { issue_fills(&((struct fills *)arg)[0]); }
-static void do_fills_unchecked(void *arg) { issue_fills(&((struct fills *)arg)[1]); }
+static void do_fills_subject(void *arg) { issue_fills(&((struct fills *)arg)[0]); }
+static void do_fills_baseline(void *arg) { issue_fills(&((struct fills *)arg)[1]); }
 
 static void bench_stream_check(void) {
   static const size_t buffers[] = {1, 8, 1024};
@@ -601,12 +606,29 @@ static void bench_stream_check(void) {
     snprintf(shape, sizeof shape, "%zubuf", buffers[i]);
     snprintf(what, sizeof what, "stream_check %s", shape);
     double checked = 0, unchecked = 0;
-    median_pair_ns(do_fills_checked, do_fills_unchecked, f, what, &checked, &unchecked);
+    median_pair_ns(do_fills_subject, do_fills_baseline, f, what, &checked, &unchecked);
     report("stream_check", shape, FILLS, "ns/op", checked / FILLS, "no check", unchecked / FILLS, 0, true);
     report("stream_check_ratio", shape, FILLS, "x", checked / unchecked, "no check", 1, 2, true);
     gcap_context_destroy(f[0].ctx);
     gcap_context_destroy(f[1].ctx);
   }
+}
+
+/*
+ * DEFERRED against IMMEDIATE on the same workload: every fill is queued, then the synchronize
+ * runs them all. The first round warms the queue's memory, which a context keeps and reuses.
+ */
+static void bench_deferred(void) {
+  struct fills f[2];
+  fills_open_as(&f[0], false, GCAP_SIM_EXEC_DEFERRED, 1);
+  fills_open_as(&f[1], false, GCAP_SIM_EXEC_IMMEDIATE, 1);
+  issue_fills(&f[0]);
+  double deferred = 0, immediate = 0;
+  median_pair_ns(do_fills_subject, do_fills_baseline, f, "deferred", &deferred, &immediate);
+  report("deferred", "1stream", FILLS, "ns/op", deferred / FILLS, "immediate", immediate / FILLS, 0, true);
+  report("deferred_ratio", "1stream", FILLS, "x", deferred / immediate, "immediate", 1, 1.5, true);
+  gcap_context_destroy(f[0].ctx);
+  gcap_context_destroy(f[1].ctx);
 }
 
 int main(int argc, char **argv) {
@@ -619,7 +641,7 @@ int main(int argc, char **argv) {
     } else {
       fprintf(stderr,
               "usage: %s [--quick] [--max N] [record instantiate replay eager bandwidth memory update races "
-              "stream_check]\n",
+              "stream_check deferred]\n",
               argv[0]);
       return 2;
     }
@@ -638,6 +660,7 @@ int main(int argc, char **argv) {
   if (wanted(argc, argv, first, "update")) bench_update(&b);
   if (wanted(argc, argv, first, "races")) bench_races(&b);
   if (wanted(argc, argv, first, "stream_check")) bench_stream_check();
+  if (wanted(argc, argv, first, "deferred")) bench_deferred();
   bench_close(&b);
   return 0;
 }
