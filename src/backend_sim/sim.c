@@ -283,15 +283,13 @@ static gcap_status enqueue(struct sim_context *sc, struct sim_stream *s, const s
 }
 
 /*
- * stream NULL: a synchronous copy, on the trace's thread 0. DEFERRED, it first waits for every
- * stream, as a copy on CUDA's legacy default stream does.
+ * stream NULL: a synchronous copy, on the trace's thread 0. It runs at once in both modes and
+ * waits for no stream: gcap's streams are non-blocking, so on CUDA it does not either.
  */
 static gcap_status issue(struct gcap__backend_ctx *b, struct sim_stream *s, const struct eager_op *op) {
   struct sim_context *sc = sim_context_from(b);
   if (sim_deferred(sc) && s) return enqueue(sc, s, op);
-  gcap_status st = sim_deferred(sc) ? sim_drain_all(sc) : GCAP_SUCCESS;
-  if (st != GCAP_SUCCESS) return st;
-  st = sc->trace ? perform_traced(sc, s, op) : perform(sc, op);
+  gcap_status st = sc->trace ? perform_traced(sc, s, op) : perform(sc, op);
   if (s) s->issued++;
   return st;
 }
