@@ -211,8 +211,10 @@ void sim_fiber_switch(struct sim_fiber *from, struct sim_fiber *to) {
   __tsan_switch_to_fiber(to->tsan, 0);
 #endif
 #if SIM_ASAN
-  /* Not swapcontext: AddressSanitizer's interceptor of it warns once per process that fibers may
-   * give false reports, which fibers annotated as these are do not. */
+  /*
+   * Not swapcontext: AddressSanitizer's interceptor of it warns, once per process, of false
+   * reports that fibers annotated as these are do not cause.
+   */
   volatile bool resumed = false;
   getcontext(&from->uc);
   if (!resumed) {

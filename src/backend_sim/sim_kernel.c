@@ -30,6 +30,7 @@ struct sim_job {
   const struct gcap__launch *l;
   enum sim_form form;
   unsigned threads;            /* per block */
+  unsigned fibers;             /* made by a worker before its first block, when the form is FIBERS */
   uint64_t end, chunk;         /* blocks [next, end) are left, handed out `chunk` at a time */
   atomic_uint_fast64_t next;
   atomic_bool failed;          /* a block failed: the others stop */
@@ -177,8 +178,9 @@ static void note_misuse(struct sim_worker *w) {
 }
 
 static void report_misuse(struct sim_worker *w, struct sim_job *job, gcap_dim3 b) {
-  w->misused = false;
   const char *name = job->l->kernel->name;
+  gcap_dim3 t = w->misuse_thread;
+  w->misused = false;
   if (job->form == FORM_BLOCK) {
     job_fail(job, GCAP_ERROR_BACKEND,
              "kernel \"%s\" block (%u,%u,%u): its per-block function (sim_block_fn) called gcap_sim_syncthreads, "
@@ -187,7 +189,6 @@ static void report_misuse(struct sim_worker *w, struct sim_job *job, gcap_dim3 b
     return;
   }
   atomic_store(&job->barrier_in_plain, true);
-  gcap_dim3 t = w->misuse_thread;
   job_fail(job, GCAP_ERROR_BACKEND,
            "kernel \"%s\" block (%u,%u,%u): thread (%u,%u,%u) called gcap_sim_syncthreads where the block's threads "
            "run one after another (no thread of the kernel's first block on this context called it); its next "
@@ -371,16 +372,17 @@ static void run_range(struct sim_worker *w, struct sim_job *job, uint64_t begin,
 }
 
 void sim_worker_run(struct sim_worker *w, struct sim_job *job) {
-  if (job->form == FORM_FIBERS && !fibers_ready(w, job->threads, job->threads)) {
+  if (job->form == FORM_FIBERS && !fibers_ready(w, job->threads, job->fibers)) {
     job_fail(job, GCAP_ERROR_OUT_OF_MEMORY, "kernel \"%s\": no memory to run its %u threads per block as fibers",
              job->l->kernel->name, job->threads);
     return;
   }
+  struct sim_worker *outer = running; /* a kernel may launch one on another context */
   w->job = job;
   running = w;
   uint64_t begin, end;
   while (claim(job, &begin, &end)) run_range(w, job, begin, end);
-  running = NULL;
+  running = outer;
   w->job = NULL;
 }
 
@@ -452,7 +454,7 @@ void sim_kernels_destroy(struct sim_kernels *ks) {
 static void job_init(struct sim_job *job, const struct gcap__launch *l) {
   job->l = l;
   job->form = l->kernel->sim_block_fn ? FORM_BLOCK : FORM_PLAIN;
-  job->threads = l->block.x * l->block.y * l->block.z;
+  job->threads = job->fibers = l->block.x * l->block.y * l->block.z;
   job->end = (uint64_t)l->grid.x * l->grid.y * l->grid.z;
   job->chunk = job->end;
   atomic_init(&job->next, 0);
@@ -470,8 +472,10 @@ static void probe(struct sim_kernels *ks, struct sim_job *job) {
   uint64_t blocks = job->end;
   job->form = FORM_FIBERS;
   job->end = job->chunk = 1;
+  job->fibers = 2; /* all a block takes when no thread waits; more are made if one does */
   ks->caller->reached_barrier = false;
   sim_worker_run(ks->caller, job);
+  job->fibers = job->threads;
   bool calls = ks->caller->reached_barrier;
   if (calls || !atomic_load(&job->failed)) remember(ks, job->l->kernel->sim_fn, calls);
   job->form = calls ? FORM_FIBERS : FORM_PLAIN;
