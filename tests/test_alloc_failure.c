@@ -437,7 +437,16 @@ static void check_built(const struct built *b) {
   check_graph_invariants(b->child);
 }
 
-/* What a launch of the built graph computes (host_calls counts the two host nodes per launch). */
+/*
+ * DEFERRED runs work at the wait: an allocation failing then fails the work, not the launch
+ * call, and leaves that launch unfinished. Call right after the scenario stopped.
+ */
+static bool stopped_in_work_that_ran(void) { return strstr(gcap_last_error_message(), "failed when it ran") != NULL; }
+
+/*
+ * What a launch of the built graph computes (host_calls counts the two host nodes per launch;
+ * launches < 0: a launch was left unfinished, so only the values are known).
+ */
 static void check_launch_results(struct fx *f, int launches) {
   float b[N];
   uint32_t c[N];
@@ -449,7 +458,7 @@ static void check_launch_results(struct fx *f, int launches) {
     assert_true(b[i] == 3.0f);
     assert_int_equal(c[i], 7u);
   }
-  assert_int_equal(f->host_calls, 2 * launches);
+  if (launches >= 0) assert_int_equal(f->host_calls, 2 * launches);
 }
 
 /* -------------------------------------------------------------- the driver */
@@ -863,15 +872,21 @@ static bool instantiate_once(long n, bool shuffle) {
   launches++;
   STEP(gcap_stream_synchronize(f.s), "gcap_stream_synchronize");
   ok = true;
-stop:
+stop:;
+  bool unfinished = !ok && stopped_in_work_that_ran();
   inject_end();
+  if (unfinished) { /* a complete launch writes every result again */
+    assert_ok(gcap_exec_launch(x, f.s));
+    assert_ok(gcap_stream_synchronize(f.s));
+    launches = -1;
+  }
   if (x == NULL) {
     assert_int_equal(f.host_calls, 0);
     assert_int_equal(f.m->refs, module_refs);
     assert_int_equal(f.e->refs, event_refs);
   } else {
     assert_int_equal(gcap_exec_node_count(x), BUILT_EXEC_NODES);
-    if (launches > 0) check_launch_results(&f, launches);
+    if (launches != 0) check_launch_results(&f, launches);
   }
   gcap_exec_destroy(x);
   if (b.g) {
@@ -1088,7 +1103,7 @@ stop:
 
 static bool scenario_launch(struct scenario *sc) {
   STEP(gcap_exec_launch(sc->x, sc->f.s), "gcap_exec_launch");
-  sc->launches++; /* the simulator runs the launch before it returns */
+  sc->launches++; /* IMMEDIATE runs the launch before it returns, DEFERRED at the synchronize */
   sc->launched_value = sc->fill_value;
   STEP(gcap_stream_synchronize(sc->f.s), "gcap_stream_synchronize");
   return true;
@@ -1197,8 +1212,13 @@ static bool pooled_scenario_once(long n) {
   STEP(gcap_exec_upload(sc.x, sc.f.s), "gcap_exec_upload");
   if (!scenario_launch(&sc) || !scenario_update(&sc) || !scenario_outputs(&sc)) goto stop;
   ok = true;
-stop:
+stop:;
+  bool unfinished = !ok && stopped_in_work_that_ran();
   inject_end();
+  if (unfinished) { /* a complete launch writes every result again */
+    assert_ok(gcap_exec_launch(sc.x, sc.f.s));
+    assert_ok(gcap_stream_synchronize(sc.f.s));
+  }
   if (sc.launches > 0) check_scenario_memory(&sc);
   if (sc.pool) {
     gcap_pool_stats stats;

@@ -26,7 +26,8 @@ typedef struct gcap_sim_options {
   FILE *trace;      /* NULL, or a stream for a Chrome trace-event JSON of executed work */
   gcap_sim_exec exec;
   bool strict_memory; /* device memory faults (SIGSEGV) when host code touches it */
-  unsigned threads;   /* worker threads running a kernel's blocks; 0 or 1: the calling thread only */
+  unsigned threads;   /* threads running a kernel's blocks (the caller and threads - 1 workers), at
+                         most 256; 0 or 1: the calling thread only */
 } gcap_sim_options;
 
 /** CAPTURE order, seed 0, no race check, no trace, IMMEDIATE, no strict memory, one thread. */
@@ -37,7 +38,7 @@ typedef struct gcap_sim_stats {
   uint64_t ops_deferred;    /* stream operations queued by DEFERRED (graph launches count one) */
   uint64_t stream_races;    /* eager operations refused by the stream race check */
   uint64_t barriers_passed; /* gcap_sim_syncthreads barriers every thread of a block passed */
-  uint64_t blocks_parallel; /* blocks run by worker threads (threads >= 2) */
+  uint64_t blocks_parallel; /* blocks of launches spread over threads (threads >= 2, more than one block) */
 } gcap_sim_stats;
 
 /**
@@ -47,9 +48,13 @@ typedef struct gcap_sim_stats {
 GCAP_API gcap_status gcap_sim_get_stats(const gcap_context *ctx, gcap_sim_stats *out);
 
 /**
- * __syncthreads for CPU kernels (gcap_sim_kernel_fn): every thread of t's block reaches it
- * before any goes on. Threads of a block that calls it run as cooperatively scheduled fibers;
- * a barrier that only part of the block reaches fails the launch.
+ * __syncthreads for per-thread CPU kernels (gcap_sim_kernel_fn): every thread of t's block
+ * reaches it before any goes on. Threads of a kernel that calls it run as cooperatively
+ * scheduled fibers (the first launch of each sim_fn on a context finds out whether it does). The
+ * launch fails with GCAP_ERROR_BACKEND when some threads of a block wait at it while others
+ * have returned, when a per-block function (gcap_sim_block_fn) calls it, and when a sim_fn whose
+ * first block never called it does so later (its next launches run as fibers). Called from
+ * outside a simulated kernel (a host thread), it does nothing.
  */
 GCAP_API void gcap_sim_syncthreads(const gcap_sim_thread *t);
 

@@ -107,10 +107,9 @@ static gcap_status sim_context_create(const gcap_context_options *o, struct gcap
     return gcap__fail(GCAP_ERROR_INVALID_VALUE, "GCAP_SIM_TRACE=\"%s\": cannot open it for writing (%s)", trace_path,
                       strerror(errno));
   struct sim_context *sc = gcap__calloc(1, sizeof *sc);
-  unsigned char *shared = gcap__malloc(SIM_SHARED_MEM_BYTES);
-  if (!sc || !shared) {
+  struct sim_kernels *kernels = sc ? sim_kernels_create() : NULL;
+  if (!kernels) {
     gcap__free(sc);
-    gcap__free(shared);
     if (owned) fclose(owned);
     return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the simulator");
   }
@@ -118,7 +117,7 @@ static gcap_status sim_context_create(const gcap_context_options *o, struct gcap
   sc->options = so;
   sc->rng = so.seed;
   sc->interleave_rng = so.seed ^ 0x243f6a8885a308d3ULL;
-  sc->shared_mem = shared;
+  sc->kernels = kernels;
   sc->trace = owned ? owned : so.trace;
   sc->trace_owned = owned != NULL;
   if (sc->trace) sim_trace_open(sc);
@@ -133,7 +132,7 @@ static void sim_context_destroy(struct gcap__backend_ctx *b) {
   sim_queue_release_freed(sc);
   sim_queue_destroy(sc);
   gcap__free(sc->ready);
-  gcap__free(sc->shared_mem);
+  sim_kernels_destroy(sc->kernels); /* joins the worker threads */
   gcap__free(sc);
 }
 

@@ -1,0 +1,366 @@
+/*
+ * How fast the simulator runs kernels, each figure against a baseline measured in the same run
+ * (these machines are shared and noisy): per-block functions against a plain C loop, worker
+ * threads against one thread, barriers, and per-thread dispatch. Every figure is the median of
+ * REPS repetitions of a region of at least 20 ms, subject and baseline alternating. JSON lines
+ * on stdout, a table on stderr.
+ *
+ * usage: bench_sim [--quick] [benchmark ...]
+ *   benchmarks: the names in `benchmarks` below (default: all)
+ *   --quick  3 repetitions (a smoke run)
+ */
+#define _GNU_SOURCE
+#include <gcap/gcap.h>
+#include <gcap/sim.h>
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MIN_REGION_NS 20e6
+
+static int reps = 7;
+
+#define CHECK(call)                                                                                        \
+  do {                                                                                                     \
+    gcap_status st_ = (call);                                                                              \
+    if (st_ != GCAP_SUCCESS) {                                                                             \
+      fprintf(stderr, "bench_sim: %s: %s: %s\n", #call, gcap_status_name(st_), gcap_last_error_message()); \
+      exit(1);                                                                                             \
+    }                                                                                                      \
+  } while (0)
+
+static double now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static int by_value(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* ------------------------------------------------------------- timing */
+
+typedef void (*work_fn)(void *arg);
+
+/* ns per call of fn over one region that repeats it until MIN_REGION_NS has passed. */
+static double region_ns(work_fn fn, void *arg) {
+  long calls = 0;
+  double start = now_ns(), elapsed;
+  do {
+    fn(arg);
+    calls++;
+    elapsed = now_ns() - start;
+  } while (elapsed < MIN_REGION_NS);
+  return elapsed / (double)calls;
+}
+
+static double median_of(double *samples) {
+  qsort(samples, (size_t)reps, sizeof *samples, by_value);
+  return samples[reps / 2];
+}
+
+/* Medians of a subject and its baseline, their regions alternating so that a neighbour's load falls on both. */
+static void median_pair_ns(work_fn subject, void *subject_arg, work_fn baseline, void *baseline_arg,
+                           double *subject_ns, double *baseline_ns) {
+  double a[16], b[16];
+  for (int r = 0; r < reps; r++) {
+    a[r] = region_ns(subject, subject_arg);
+    b[r] = region_ns(baseline, baseline_arg);
+  }
+  *subject_ns = median_of(a);
+  *baseline_ns = median_of(b);
+}
+
+/*
+ * One figure: JSON on stdout, a table row on stderr. ratio = value / baseline_value; a target
+ * (> 0) is met when the ratio is at most it (lower_is_better) or at least it.
+ */
+static void report(const char *metric, size_t n, const char *unit, double value, const char *baseline,
+                   double baseline_value, double target, bool lower_is_better) {
+  double ratio = baseline_value > 0 ? value / baseline_value : 0;
+  printf("{\"metric\":\"%s\",\"n\":%zu,\"unit\":\"%s\",\"value\":%.3f,\"baseline\":\"%s\",\"baseline_value\":%.3f,"
+         "\"ratio\":%.3f",
+         metric, n, unit, value, baseline, baseline_value, ratio);
+  const char *verdict = "";
+  if (target > 0) {
+    bool met = lower_is_better ? ratio <= target : ratio >= target;
+    printf(",\"target\":%.3f,\"met\":%s", target, met ? "true" : "false");
+    verdict = met ? "met" : "MISSED";
+  }
+  printf("}\n");
+  fflush(stdout);
+  fprintf(stderr, "%-18s %9zu %10.3f %-12s %-14s %10.3f %7.3f %6s\n", metric, n, value, unit, baseline,
+          baseline_value, ratio, verdict);
+}
+
+/* ------------------------------------------------------------- kernels */
+
+static void *arg_ptr(void *const *args, int i) {
+  void *v;
+  memcpy(&v, args[i], sizeof v);
+  return v;
+}
+
+static uint32_t arg_u32(void *const *args, int i) {
+  uint32_t v;
+  memcpy(&v, args[i], sizeof v);
+  return v;
+}
+
+/* y[i] = a * x[i] + y[i] for i in [begin, end): the work of the kernels and of the plain loop alike. */
+__attribute__((noinline)) static void saxpy_range(float a, const float *x, float *y, size_t begin, size_t end) {
+  for (size_t i = begin; i < end; i++) y[i] = a * x[i] + y[i];
+}
+
+/* saxpy(float a, const float *x, float *y, uint32_t n, uint32_t per_thread), one call per block. */
+static void saxpy_block(const gcap_sim_block *b, void *const *args) {
+  float a;
+  memcpy(&a, args[0], sizeof a);
+  uint32_t n = arg_u32(args, 3), per_block = b->block_dim.x * arg_u32(args, 4);
+  size_t begin = (size_t)b->block_idx.x * per_block, end = begin + per_block < n ? begin + per_block : n;
+  saxpy_range(a, arg_ptr(args, 1), arg_ptr(args, 2), begin, end);
+}
+static const size_t saxpy_sizes[] = {sizeof(float), sizeof(void *), sizeof(void *), sizeof(uint32_t),
+                                     sizeof(uint32_t)};
+
+/* y[i] = p(x[i]), p of degree POLY_DEGREE by Horner's rule: arithmetic, where saxpy moves memory. */
+#define POLY_DEGREE 32
+__attribute__((noinline)) static void poly_range(const float *x, float *y, size_t begin, size_t end) {
+  for (size_t i = begin; i < end; i++) {
+    float v = 0.0f, xi = x[i];
+    for (int d = 0; d < POLY_DEGREE; d++) v = v * xi + 1.0f / (float)(d + 1);
+    y[i] = v;
+  }
+}
+
+/* poly(float unused, const float *x, float *y, uint32_t n, uint32_t per_thread): saxpy's parameters. */
+static void poly_block(const gcap_sim_block *b, void *const *args) {
+  uint32_t n = arg_u32(args, 3), per_block = b->block_dim.x * arg_u32(args, 4);
+  size_t begin = (size_t)b->block_idx.x * per_block, end = begin + per_block < n ? begin + per_block : n;
+  poly_range(arg_ptr(args, 1), arg_ptr(args, 2), begin, end);
+}
+
+/* out[i] = i: next to nothing, so what is measured is the call of each thread. */
+static void index_thread(const gcap_sim_thread *t, void *const *args) {
+  uint32_t *out = arg_ptr(args, 0);
+  uint32_t i = t->block_idx.x * t->block_dim.x + t->thread_idx.x;
+  out[i] = i;
+}
+static const size_t one_ptr[] = {sizeof(void *)};
+
+#define BARRIERS 64 /* per thread of the barrier kernel */
+
+/* BARRIERS barriers, each after a write to shared memory, as a reduction's steps are. */
+static void barriers_thread(const gcap_sim_thread *t, void *const *args) {
+  (void)args;
+  uint32_t *sh = t->shared_mem;
+  for (uint32_t i = 0; i < BARRIERS; i++) {
+    sh[t->thread_idx.x] = i;
+    gcap_sim_syncthreads(t);
+  }
+}
+
+static const gcap_kernel_def kernel_defs[] = {
+    {.name = "saxpy", .sim_block_fn = saxpy_block, .num_params = 5, .param_sizes = saxpy_sizes},
+    {.name = "poly", .sim_block_fn = poly_block, .num_params = 5, .param_sizes = saxpy_sizes},
+    {.name = "index", .sim_fn = index_thread, .num_params = 1, .param_sizes = one_ptr},
+    {.name = "barriers", .sim_fn = barriers_thread},
+};
+
+/* ------------------------------------------------------------- fixture */
+
+struct sim {
+  gcap_context *ctx;
+  gcap_stream *s;
+  gcap_module *m;
+};
+
+static void sim_open(struct sim *sm, unsigned threads) {
+  gcap_sim_options so;
+  gcap_sim_options_init(&so);
+  so.threads = threads;
+  gcap_context_options o;
+  gcap_context_options_init(&o);
+  o.backend = GCAP_BACKEND_SIM;
+  o.sim = &so;
+  CHECK(gcap_context_create(&o, &sm->ctx));
+  CHECK(gcap_stream_create(sm->ctx, &sm->s));
+  gcap_module_desc d = {.kernels = kernel_defs, .num_kernels = sizeof kernel_defs / sizeof kernel_defs[0]};
+  CHECK(gcap_module_load(sm->ctx, &d, &sm->m));
+}
+
+static void sim_close(struct sim *sm) { gcap_context_destroy(sm->ctx); }
+
+static void *dev_floats(struct sim *sm, size_t n, float value) {
+  float *p;
+  CHECK(gcap_mem_alloc(sm->ctx, n * sizeof *p, (void **)&p));
+  for (size_t i = 0; i < n; i++) p[i] = value;
+  return p;
+}
+
+static void launch(struct sim *sm, const char *name, uint32_t grid, uint32_t block, uint32_t shared, void **args) {
+  gcap_kernel *k;
+  CHECK(gcap_module_get_kernel(sm->m, name, &k));
+  CHECK(gcap_launch_kernel(sm->s, k, GCAP_DIM3(grid, 1, 1), GCAP_DIM3(block, 1, 1), shared, args));
+  CHECK(gcap_stream_synchronize(sm->s));
+}
+
+/* ------------------------------------------------------------- saxpy: per-block form, threads */
+
+struct saxpy_run {
+  struct sim *sm;
+  const char *kernel; /* saxpy or poly */
+  float a, *x, *y;
+  uint32_t n, block, per_thread, grid;
+};
+
+static void saxpy_setup(struct saxpy_run *r, struct sim *sm, const char *kernel, uint32_t n, uint32_t grid,
+                        uint32_t block) {
+  *r = (struct saxpy_run){sm, kernel, 0.5f, dev_floats(sm, n, 1.0f), dev_floats(sm, n, 2.0f), n, block, 0, grid};
+  r->per_thread = (n + grid * block - 1) / (grid * block);
+}
+
+static void do_saxpy_kernel(void *arg) {
+  struct saxpy_run *r = arg;
+  void *args[] = {&r->a, &r->x, &r->y, &r->n, &r->per_thread};
+  launch(r->sm, r->kernel, r->grid, r->block, 0, args);
+}
+
+static void do_saxpy_loop(void *arg) {
+  struct saxpy_run *r = arg;
+  saxpy_range(r->a, r->x, r->y, 0, r->n);
+}
+
+/* A per-block function over 1e6 elements against the same loop in plain C. */
+static void bench_block_form(void) {
+  struct sim sm;
+  sim_open(&sm, 1);
+  struct saxpy_run r;
+  saxpy_setup(&r, &sm, "saxpy", 1000000, (1000000 + 255) / 256, 256);
+  double kernel = 0, loop = 0;
+  median_pair_ns(do_saxpy_kernel, &r, do_saxpy_loop, &r, &kernel, &loop);
+  report("block_form_saxpy", r.n, "ns/elem", kernel / r.n, "C loop", loop / r.n, 1.2, true);
+  sim_close(&sm);
+}
+
+/* 1000 blocks over 1e7 elements on two worker threads against one; the figure is the speedup. */
+static void threads_speedup(const char *kernel) {
+  struct sim one, two;
+  sim_open(&one, 1);
+  sim_open(&two, 2);
+  struct saxpy_run r1, r2;
+  saxpy_setup(&r1, &one, kernel, 10000000, 1000, 1000);
+  saxpy_setup(&r2, &two, kernel, 10000000, 1000, 1000);
+  double t1 = 0, t2 = 0;
+  median_pair_ns(do_saxpy_kernel, &r1, do_saxpy_kernel, &r2, &t1, &t2);
+  char metric[32];
+  snprintf(metric, sizeof metric, "threads2_%s", kernel);
+  report(metric, r1.n, "x faster", t1 / t2, "threads=1", 1.0, 1.6, false);
+  sim_close(&one);
+  sim_close(&two);
+}
+
+/* The arithmetic kernel shows the threads; saxpy, bound by memory bandwidth, what two cores share. */
+static void bench_threads(void) {
+  threads_speedup("poly");
+  threads_speedup("saxpy");
+}
+
+/* ------------------------------------------------------------- barriers, dispatch */
+
+struct plain_run {
+  struct sim *sm;
+  uint32_t *out;
+  uint32_t grid, block;
+};
+
+static void do_barriers(void *arg) {
+  struct plain_run *r = arg;
+  launch(r->sm, "barriers", r->grid, r->block, r->block * 4, NULL);
+}
+
+static void do_index(void *arg) {
+  struct plain_run *r = arg;
+  void *args[] = {&r->out};
+  launch(r->sm, "index", r->grid, r->block, 0, args);
+}
+
+static void do_index_loop(void *arg) {
+  struct plain_run *r = arg;
+  uint32_t n = r->grid * r->block;
+  for (uint32_t i = 0; i < n; i++) r->out[i] = i;
+  __asm__ volatile("" ::: "memory");
+}
+
+/* ns per barrier per thread, against a per-thread dispatch (a thread's call with no barrier). */
+static void bench_barrier(void) {
+  struct sim sm;
+  sim_open(&sm, 1);
+  struct plain_run r = {&sm, NULL, 64, 256};
+  CHECK(gcap_mem_alloc(sm.ctx, 64 * 256 * sizeof *r.out, (void **)&r.out));
+  double barriers = 0, index = 0;
+  median_pair_ns(do_barriers, &r, do_index, &r, &barriers, &index);
+  double threads = 64.0 * 256;
+  report("barrier", BARRIERS, "ns/barrier/thread", barriers / (threads * BARRIERS), "dispatch/thread",
+         index / threads, 0, true);
+  sim_close(&sm);
+}
+
+/* A per-thread function's call, over 1e6 threads, against a C loop writing the same values. */
+static void bench_dispatch(void) {
+  struct sim sm;
+  sim_open(&sm, 1);
+  struct plain_run r = {&sm, NULL, 3907, 256};
+  CHECK(gcap_mem_alloc(sm.ctx, (size_t)r.grid * r.block * sizeof *r.out, (void **)&r.out));
+  double kernel = 0, loop = 0;
+  median_pair_ns(do_index, &r, do_index_loop, &r, &kernel, &loop);
+  double threads = (double)r.grid * r.block;
+  report("dispatch_thread", (size_t)threads, "ns/thread", kernel / threads, "C loop", loop / threads, 0, true);
+  sim_close(&sm);
+}
+
+/* ------------------------------------------------------------- main */
+
+static const struct benchmark {
+  const char *name;
+  void (*run)(void);
+} benchmarks[] = {
+    {"block_form", bench_block_form},
+    {"threads", bench_threads},
+    {"barrier", bench_barrier},
+    {"dispatch", bench_dispatch},
+};
+
+static bool wanted(int argc, char **argv, int first, const char *name) {
+  for (int i = first; i < argc; i++)
+    if (strcmp(argv[i], name) == 0 || strcmp(argv[i], "all") == 0) return true;
+  return first >= argc;
+}
+
+int main(int argc, char **argv) {
+  int first = 1;
+  if (first < argc && strcmp(argv[first], "--quick") == 0) {
+    reps = 3;
+    first++;
+  }
+  size_t count = sizeof benchmarks / sizeof benchmarks[0];
+  for (int i = first; i < argc; i++) {
+    bool known = strcmp(argv[i], "all") == 0;
+    for (size_t b = 0; b < count; b++) known = known || strcmp(argv[i], benchmarks[b].name) == 0;
+    if (!known) {
+      fprintf(stderr, "usage: %s [--quick] [block_form threads barrier dispatch | all]\n", argv[0]);
+      return 2;
+    }
+  }
+  fprintf(stderr, "%-18s %9s %10s %-12s %-14s %10s %7s %6s\n", "metric", "n", "value", "unit", "baseline",
+          "base value", "ratio", "target");
+  for (size_t b = 0; b < count; b++)
+    if (wanted(argc, argv, first, benchmarks[b].name)) benchmarks[b].run();
+  return 0;
+}
