@@ -393,6 +393,35 @@ static void test_synchronous_copy_does_not_wait_for_streams(void **state) {
   gcap_context_destroy(ctx);
 }
 
+/* Half the block reaches the barrier, half returns: the launch fails, when it runs. */
+static void half_barrier(const gcap_sim_thread *t, void *const *args) {
+  (void)args;
+  if (t->thread_idx.x < t->block_dim.x / 2) gcap_sim_syncthreads(t);
+}
+
+static void test_kernel_failing_when_it_runs_is_reported_by_the_wait(void **state) {
+  (void)state;
+  gcap_context *ctx = deferred_context(0, GCAP_SIM_ORDER_CAPTURE, NULL);
+  gcap_stream *s = new_stream(ctx);
+  static const gcap_kernel_def defs[] = {{.name = "half", .sim_fn = half_barrier}};
+  gcap_module_desc desc = {.kernels = defs, .num_kernels = 1};
+  gcap_module *m = NULL;
+  assert_ok(gcap_module_load(ctx, &desc, &m));
+  gcap_kernel *k = test_kernel_of(m, "half");
+  struct log log = {{0}, 0};
+  struct entry after = {&log, 1};
+  assert_ok(gcap_launch_kernel(s, k, GCAP_DIM3(2, 1, 1), GCAP_DIM3(8, 1, 1), 0, NULL));
+  assert_ok(gcap_launch_host_func(s, append, &after));
+  assert_status(gcap_stream_synchronize(s), GCAP_ERROR_BACKEND); /* the kernel failed, as a driver error would */
+  test_assert_message_contains("gcap_stream_synchronize: operation 1 (half, issued by gcap_launch_kernel on stream 1) "
+                               "failed when it ran: ");
+  test_assert_message_contains("kernel \"half\" block (0,0,0)");
+  assert_int_equal(log.count, 1); /* the wait still ran what followed */
+  assert_ok(gcap_stream_synchronize(s));
+  assert_ok(gcap_module_unload(m));
+  gcap_context_destroy(ctx);
+}
+
 /* Host functions run on the thread that waits, still under the callback rules. */
 struct refusal {
   gcap_stream *s;
@@ -488,6 +517,7 @@ int main(void) {
       cmocka_unit_test(test_frees_wait_for_queued_work),
       cmocka_unit_test(test_free_on_another_stream_before_the_work_is_reported),
       cmocka_unit_test(test_synchronous_copy_does_not_wait_for_streams),
+      cmocka_unit_test(test_kernel_failing_when_it_runs_is_reported_by_the_wait),
       cmocka_unit_test(test_host_functions_keep_the_callback_rules),
       cmocka_unit_test(test_capture_then_deferred_launch),
       cmocka_unit_test(test_trace_shows_rows_and_arrows),
