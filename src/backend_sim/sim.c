@@ -129,6 +129,7 @@ static void sim_context_destroy(struct gcap__backend_ctx *b) {
   struct sim_context *sc = sim_context_from(b);
   if (sc->trace) sim_trace_close(sc);
   if (sc->trace_owned) fclose(sc->trace);
+  sim_memory_destroy(sc);
   gcap__free(sc->shared_mem);
   gcap__free(sc);
 }
@@ -146,16 +147,26 @@ static gcap_status aligned(size_t alignment, size_t bytes, void **out) {
 
 /* 256-byte alignment, as cuMemAlloc guarantees. */
 static gcap_status sim_mem_alloc(struct gcap__backend_ctx *b, size_t bytes, void **out) {
+  struct sim_context *sc = sim_context_from(b);
+  if (sc->options.strict_memory) return sim_device_alloc(sc, bytes, out);
   return aligned(256, bytes, out);
 }
 
 static gcap_status sim_mem_free(struct gcap__backend_ctx *b, void *p) {
-  free(p);
+  struct sim_context *sc = sim_context_from(b);
+  if (sc->options.strict_memory) sim_device_free(sc, p);
+  else free(p);
   return GCAP_SUCCESS;
 }
 
+/* Page-locked host memory stays ordinary memory, strict or not. */
 static gcap_status sim_host_alloc(struct gcap__backend_ctx *b, size_t bytes, void **out) {
   return aligned(4096, bytes, out);
+}
+
+static gcap_status sim_host_free(struct gcap__backend_ctx *b, void *p) {
+  free(p);
+  return GCAP_SUCCESS;
 }
 
 static gcap_status sim_stream_create(struct gcap__backend_ctx *b, void **out) {
@@ -209,7 +220,9 @@ static gcap_status perform_traced(struct sim_context *sc, struct sim_stream *s, 
 /* stream NULL: a synchronous copy, on the trace's thread 0. */
 static gcap_status issue(struct gcap__backend_ctx *b, struct sim_stream *s, const struct eager_op *op) {
   struct sim_context *sc = sim_context_from(b);
+  sim_work_begin(sc);
   gcap_status st = sc->trace ? perform_traced(sc, s, op) : perform(sc, op);
+  sim_work_end(sc);
   if (s) s->issued++;
   return st;
 }
@@ -296,7 +309,7 @@ const struct gcap_backend_ops gcap__sim_ops = {
     .mem_alloc = sim_mem_alloc,
     .mem_free = sim_mem_free,
     .host_alloc = sim_host_alloc,
-    .host_free = sim_mem_free,
+    .host_free = sim_host_free,
     .stream_create = sim_stream_create,
     .stream_destroy = sim_stream_destroy,
     .stream_synchronize = sim_stream_done,

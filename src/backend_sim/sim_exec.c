@@ -28,7 +28,9 @@ void sim_run_fill(struct sim_context *sc, const struct gcap__fill *f) {
 
 void sim_run_host(struct sim_context *sc, gcap_host_fn fn, void *user_data) {
   sc->stats.host_calls++;
+  unsigned open = sim_work_pause(sc);
   gcap__run_host_fn(fn, user_data);
+  sim_work_resume(sc, open);
 }
 
 /*
@@ -150,8 +152,10 @@ gcap_status sim_exec_launch(struct gcap__backend_ctx *b, void *exec, const struc
   struct sim_stream *s = stream;
   const struct launch_id id = {++sc->launches_begun, s->number};
   gcap_status st = GCAP_SUCCESS;
+  sim_work_begin(sc);
   if (exec) st = run_shuffled(sc, exec, plan, &id);
   else for (size_t i = 0; st == GCAP_SUCCESS && i < plan->count; i++) st = run(sc, &plan->nodes[i], &id);
+  sim_work_end(sc);
   sc->stats.graph_launches++;
   sc->stats.nodes_executed += plan->counted;
   s->issued++;

@@ -9,6 +9,15 @@
 #define SIM_SHARED_MEM_BYTES 49152u
 #define SIM_MAX_THREADS 256u
 
+struct sim_region;
+
+/* Strict memory's device memory (sim_memory.c): empty, and never opened, without strict_memory. */
+struct sim_memory {
+  struct sim_region *regions;
+  size_t chunks;  /* shared regions alive; each new one is twice as large as the last, up to a maximum */
+  unsigned depth; /* sim_work_begin calls not yet ended: the regions are open while it is above 0 */
+};
+
 struct sim_context {
   struct gcap__backend_ctx base; /* first: the core holds a pointer to it */
   gcap_sim_options options;
@@ -22,6 +31,7 @@ struct sim_context {
   uint64_t eager_ops;        /* stream operations issued, for the trace */
   uint64_t launches_begun;   /* graph launches started; a host node may start one inside another */
   unsigned streams_made;     /* streams are numbered 1, 2, ... in the trace */
+  struct sim_memory mem;
 };
 
 struct sim_stream {
@@ -49,6 +59,21 @@ struct sim_event {
 };
 
 struct sim_context *sim_context_from(struct gcap__backend_ctx *b);
+
+/*
+ * Strict memory (sim_memory.c). With options.strict_memory, device allocations come from
+ * mappings that host code cannot touch (PROT_NONE) except between sim_work_begin and
+ * sim_work_end, which bracket every unit of simulated work and nest. A host function runs
+ * between sim_work_pause and sim_work_resume (given what pause returned): its code is host code.
+ * Without strict_memory the four are no-ops.
+ */
+gcap_status sim_device_alloc(struct sim_context *sc, size_t bytes, void **out);
+void sim_device_free(struct sim_context *sc, void *p);
+void sim_memory_destroy(struct sim_context *sc);
+void sim_work_begin(struct sim_context *sc);
+void sim_work_end(struct sim_context *sc);
+unsigned sim_work_pause(struct sim_context *sc);
+void sim_work_resume(struct sim_context *sc, unsigned depth);
 
 void sim_run_copy(struct sim_context *sc, const struct gcap__copy *c);
 void sim_run_fill(struct sim_context *sc, const struct gcap__fill *f);
