@@ -220,7 +220,7 @@ static gcap_status perform_traced(struct sim_context *sc, struct sim_stream *s, 
 /* stream NULL: a synchronous copy, on the trace's thread 0. */
 static gcap_status issue(struct gcap__backend_ctx *b, struct sim_stream *s, const struct eager_op *op) {
   struct sim_context *sc = sim_context_from(b);
-  sim_work_begin(sc);
+  sim_work_begin_for(sc, op->copy, op->fill);
   gcap_status st = sc->trace ? perform_traced(sc, s, op) : perform(sc, op);
   sim_work_end(sc);
   if (s) s->issued++;

@@ -3,7 +3,8 @@
  *
  * Device allocations come from reserved mappings, regions, that stay PROT_NONE except while the
  * simulator runs work (sim_work_begin .. sim_work_end), so that a host dereference of a device
- * pointer faults as it does on a GPU. A region is either a chunk that many allocations share or,
+ * pointer faults as it does on a GPU. A unit of work opens the used part of every region, or,
+ * for an eager copy or fill, only the memory it touches. A region is either a chunk that many allocations share or,
  * for an allocation larger than a chunk, a mapping of its own. Inside a chunk, extents tile the
  * mapping in address order: allocation takes the first free extent large enough (first fit),
  * freeing merges an extent with its free neighbours and gives whole free pages back to the
@@ -12,6 +13,7 @@
  *
  * Every call comes with the core's context lock held, and each context has its own regions.
  */
+#include <assert.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -25,6 +27,8 @@
 #include "sim_internal.h"
 
 #define SIM_ALIGN ((size_t)256) /* as cuMemAlloc */
+/* A transparent huge page. Protection changes cover whole ones, so that they never split one. */
+#define SIM_HUGE ((size_t)2 << 20)
 /* Chunks start small, so that tests with many contexts reserve little, and double up to a maximum. */
 #define SIM_CHUNK_MIN ((size_t)64 << 20)
 #define SIM_CHUNK_MAX ((size_t)1 << 30)
@@ -40,6 +44,7 @@ struct sim_region {
   size_t bytes;
   bool dedicated;             /* one allocation's own mapping: unmapped when it is freed */
   size_t free_bytes;          /* lets a search skip a full chunk at once */
+  size_t opened;              /* [base, base + opened) is readable and writable now */
   struct sim_extent *extents; /* tile [0, bytes) in address order; no two free ones are neighbours */
   size_t count, cap;
 };
@@ -49,18 +54,34 @@ static size_t page_bytes(void) { return (size_t)sysconf(_SC_PAGESIZE); }
 static size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
 /*
- * A whole mapping with one protection can only fail to change it when the kernel runs out of
- * memory for its own structures; the work would then fault or the check silently lapse, so stop.
+ * Changing the protection of whole pages of a mapping we made fails only when the kernel runs
+ * out of memory for its own structures; the work would then fault, or the check silently lapse,
+ * so stop.
  */
-static void protect(const struct sim_region *r, bool open) {
-  if (mprotect(r->base, r->bytes, open ? PROT_READ | PROT_WRITE : PROT_NONE) == 0) return;
-  fprintf(stderr, "gcap simulator: strict memory: mprotect of %zu bytes of device memory failed (%s)\n", r->bytes,
+static void protect(unsigned char *p, size_t bytes, bool open) {
+  if (bytes == 0 || mprotect(p, bytes, open ? PROT_READ | PROT_WRITE : PROT_NONE) == 0) return;
+  fprintf(stderr, "gcap simulator: strict memory: mprotect of %zu bytes of device memory failed (%s)\n", bytes,
           strerror(errno));
   abort();
 }
 
-static void protect_all(const struct sim_memory *m, bool open) {
-  for (const struct sim_region *r = m->regions; r; r = r->next) protect(r, open);
+/* Where the last allocation of r ends, rounded up to a huge page: what opening r opens. */
+static size_t used_end(const struct sim_region *r) {
+  const struct sim_extent *last = &r->extents[r->count - 1];
+  size_t end = round_up(last->used ? r->bytes : last->offset, SIM_HUGE);
+  return end < r->bytes ? end : r->bytes;
+}
+
+static void open_region(struct sim_region *r) {
+  size_t end = used_end(r);
+  if (end <= r->opened) return;
+  protect(r->base + r->opened, end - r->opened, true);
+  r->opened = end;
+}
+
+static void close_region(struct sim_region *r) {
+  protect(r->base, r->opened, false);
+  r->opened = 0;
 }
 
 /* The size of the next chunk: twice the last one while chunks are alive, up to SIM_CHUNK_MAX. */
@@ -102,8 +123,8 @@ static void region_free(struct sim_region *r) {
   gcap__free(r);
 }
 
-/* A region that is one free extent, protected as the others are now. */
-static gcap_status region_new(const struct sim_memory *m, size_t bytes, bool dedicated, struct sim_region **out) {
+/* A closed region that is one free extent. */
+static gcap_status region_new(size_t bytes, bool dedicated, struct sim_region **out) {
   struct sim_region *r = gcap__calloc(1, sizeof *r);
   struct sim_extent *e = gcap__calloc(4, sizeof *e);
   if (!r || !e) {
@@ -122,7 +143,6 @@ static gcap_status region_new(const struct sim_memory *m, size_t bytes, bool ded
   *r = (struct sim_region){.base = base, .bytes = bytes, .dedicated = dedicated, .free_bytes = bytes,
                            .extents = e, .count = 1, .cap = 4};
   e[0] = (struct sim_extent){0, bytes, false};
-  if (m->depth > 0) protect(r, true);
   *out = r;
   return GCAP_SUCCESS;
 }
@@ -158,16 +178,18 @@ static void remove_extent(struct sim_region *r, size_t i) {
 }
 
 /*
- * Gives back the pages that freeing [offset, offset + bytes) left wholly free inside the merged
- * free extent m. Pages away from the freed range were given back when they became free.
+ * Gives back the whole pages of the merged free extent m that lie in the huge pages the freed
+ * block [offset, offset + bytes) overlapped. Other free pages went back when they became free;
+ * a huge page may since have brought free neighbours of a live block back in, which its free
+ * gives back.
  */
 static void release_pages(const struct sim_region *r, const struct sim_extent *m, size_t offset, size_t bytes) {
-  size_t page = page_bytes();
-  size_t lo = round_up(m->offset, page), hi = (m->offset + m->bytes) / page * page;
-  size_t near_lo = offset / page * page, near_hi = round_up(offset + bytes, page);
+  uintptr_t base = (uintptr_t)r->base, page = page_bytes();
+  uintptr_t lo = round_up(base + m->offset, page), hi = (base + m->offset + m->bytes) & ~(page - 1);
+  uintptr_t near_lo = (base + offset) & ~(SIM_HUGE - 1), near_hi = round_up(base + offset + bytes, SIM_HUGE);
   if (near_lo > lo) lo = near_lo;
   if (near_hi < hi) hi = near_hi;
-  if (hi > lo) madvise(r->base + lo, hi - lo, MADV_DONTNEED);
+  if (hi > lo) madvise(r->base + (lo - base), hi - lo, MADV_DONTNEED);
 }
 
 /* Frees extent i and merges it with its free neighbours. */
@@ -202,7 +224,7 @@ static gcap_status alloc_in_new_region(struct sim_memory *m, size_t bytes, void 
   size_t chunk = chunk_bytes(m);
   bool dedicated = bytes > chunk;
   struct sim_region *r = NULL;
-  gcap_status st = region_new(m, dedicated ? round_up(bytes, page_bytes()) : chunk, dedicated, &r);
+  gcap_status st = region_new(dedicated ? round_up(bytes, page_bytes()) : chunk, dedicated, &r);
   if (st == GCAP_SUCCESS) st = take(r, 0, bytes, out);
   if (st != GCAP_SUCCESS) {
     if (r) region_free(r);
@@ -214,8 +236,10 @@ static gcap_status alloc_in_new_region(struct sim_memory *m, size_t bytes, void 
   return GCAP_SUCCESS;
 }
 
+/* Allocations and frees never happen while work runs (the core refuses them in host functions). */
 gcap_status sim_device_alloc(struct sim_context *sc, size_t bytes, void **out) {
   struct sim_memory *m = &sc->mem;
+  assert(m->depth == 0);
   if (bytes > SIZE_MAX / 2)
     return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "the simulator could not reserve %zu bytes of device memory", bytes);
   size_t need = round_up(bytes ? bytes : 1, SIM_ALIGN);
@@ -238,6 +262,7 @@ static void drop_if_empty(struct sim_memory *m, struct sim_region **link) {
 
 void sim_device_free(struct sim_context *sc, void *p) {
   struct sim_memory *m = &sc->mem;
+  assert(m->depth == 0);
   struct sim_region **link = &m->regions;
   while (*link && (uintptr_t)p - (uintptr_t)(*link)->base >= (*link)->bytes) link = &(*link)->next;
   if (!*link) return; /* the core frees only what it was given */
@@ -256,24 +281,89 @@ void sim_memory_destroy(struct sim_context *sc) {
   sc->mem.chunks = 0;
 }
 
-void sim_work_begin(struct sim_context *sc) {
-  if (sc->options.strict_memory && sc->mem.depth++ == 0) protect_all(&sc->mem, true);
+/* ------------------------------------------------------------ opening and closing */
+
+static struct sim_region *region_of(const struct sim_memory *m, const void *p) {
+  struct sim_region *r = m->regions;
+  while (r && (uintptr_t)p - (uintptr_t)r->base >= r->bytes) r = r->next;
+  return r;
 }
 
+/* Opens the huge pages of [p, p + bytes) that are in a region (none when p is host memory). */
+static void open_span(struct sim_memory *m, const void *p, size_t bytes) {
+  struct sim_region *r = region_of(m, p);
+  if (!r) return;
+  uintptr_t base = (uintptr_t)r->base, end = base + r->bytes;
+  uintptr_t lo = (uintptr_t)p & ~(uintptr_t)(SIM_HUGE - 1);
+  uintptr_t hi = ((uintptr_t)p + bytes + SIM_HUGE - 1) & ~(uintptr_t)(SIM_HUGE - 1);
+  if (lo < base) lo = base;
+  if (hi > end) hi = end;
+  protect(r->base + (lo - base), hi - lo, true);
+  m->spans[m->span_count++] = (struct sim_span){r->base + (lo - base), hi - lo};
+}
+
+static void open_all(struct sim_memory *m) {
+  for (struct sim_region *r = m->regions; r; r = r->next) open_region(r);
+  m->narrow = false;
+}
+
+static void close_open(struct sim_memory *m) {
+  if (!m->narrow) {
+    for (struct sim_region *r = m->regions; r; r = r->next) close_region(r);
+    return;
+  }
+  for (unsigned i = 0; i < m->span_count; i++) protect(m->spans[i].base, m->spans[i].bytes, false);
+  m->span_count = 0;
+  m->narrow = false;
+}
+
+/* The bytes a fill writes, from its first to its last. */
+static size_t fill_extent(const struct gcap__fill *f) {
+  return (f->height - 1) * f->pitch + f->width * f->element_size;
+}
+
+/*
+ * An eager copy or fill touches only its own ranges: opening those alone costs two small
+ * mprotect calls whatever the context holds. Anything else may touch any device memory.
+ */
+void sim_work_begin_for(struct sim_context *sc, const struct gcap__copy *c, const struct gcap__fill *f) {
+  struct sim_memory *m = &sc->mem;
+  if (!sc->options.strict_memory) return;
+  if (m->depth++ > 0) { /* work inside work: everything must be open */
+    if (m->narrow) {
+      close_open(m);
+      open_all(m);
+    }
+    return;
+  }
+  m->narrow = c || f;
+  if (c) {
+    open_span(m, c->dst, c->bytes);
+    open_span(m, c->src, c->bytes);
+  } else if (f) {
+    open_span(m, f->dst, fill_extent(f));
+  } else {
+    open_all(m);
+  }
+}
+
+void sim_work_begin(struct sim_context *sc) { sim_work_begin_for(sc, NULL, NULL); }
+
 void sim_work_end(struct sim_context *sc) {
-  if (sc->options.strict_memory && --sc->mem.depth == 0) protect_all(&sc->mem, false);
+  if (sc->options.strict_memory && --sc->mem.depth == 0) close_open(&sc->mem);
 }
 
 unsigned sim_work_pause(struct sim_context *sc) {
   unsigned depth = sc->mem.depth;
   if (depth == 0) return 0;
+  close_open(&sc->mem);
   sc->mem.depth = 0;
-  protect_all(&sc->mem, false);
   return depth;
 }
 
+/* Host functions run inside work that opened everything, so everything opens again. */
 void sim_work_resume(struct sim_context *sc, unsigned depth) {
   if (depth == 0) return;
   sc->mem.depth = depth;
-  protect_all(&sc->mem, true);
+  open_all(&sc->mem);
 }
