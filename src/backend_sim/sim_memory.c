@@ -4,12 +4,12 @@
  * Device allocations come from reserved mappings, regions, that stay PROT_NONE except while the
  * simulator runs work (sim_work_begin .. sim_work_end), so that a host dereference of a device
  * pointer faults as it does on a GPU. A unit of work opens the used part of every region, or,
- * for an eager copy or fill, only the memory it touches. A region is either a chunk that many allocations share or,
- * for an allocation larger than a chunk, a mapping of its own. Inside a chunk, extents tile the
- * mapping in address order: allocation takes the first free extent large enough (first fit),
- * freeing merges an extent with its free neighbours and gives whole free pages back to the
- * kernel (MADV_DONTNEED), so memory does not grow with churn. The bookkeeping lives outside the
- * regions, in ordinary memory, where the host may read it at any time.
+ * for an eager copy or fill, only the memory it touches. A region is either a chunk that many
+ * allocations share or, for an allocation larger than a chunk, a mapping of its own. Inside a
+ * chunk, extents tile the mapping in address order: allocation takes the first free extent large
+ * enough (first fit), freeing merges an extent with its free neighbours and gives whole free
+ * pages back to the kernel (MADV_DONTNEED), so memory does not grow with churn. The bookkeeping
+ * lives outside the regions, in ordinary memory, where the host may read it at any time.
  *
  * Every call comes with the core's context lock held, and each context has its own regions.
  */
@@ -92,11 +92,12 @@ static size_t chunk_bytes(const struct sim_memory *m) {
 }
 
 /*
- * Reserves the mapping and makes it writable once, which is when the kernel charges a mapping
- * without MAP_NORESERVE (or any mapping under strict overcommit) against its commit limit: an
- * allocation the system cannot back fails here, as a too large cuMemAlloc does, and never later
- * in sim_work_begin. A chunk is mostly unused, so it reserves address space only; a dedicated
- * region is all one allocation, so it is charged like malloc'd memory.
+ * A chunk is mostly unused, so it reserves address space only (MAP_NORESERVE). A dedicated
+ * region is all one allocation, so it is charged against the commit limit like malloc'd memory;
+ * the kernel does that when a mapping first becomes writable, so it is made writable once here:
+ * an allocation the system cannot back fails now, as a too large cuMemAlloc does, and never in
+ * sim_work_begin. (Under strict overcommit, which ignores MAP_NORESERVE, a chunk is charged as
+ * it is opened, and an open the system refuses stops the process in protect.)
  */
 static void *map_region(size_t bytes, bool dedicated) {
   int flags = MAP_PRIVATE | MAP_ANONYMOUS | (dedicated ? 0 : MAP_NORESERVE);
@@ -110,6 +111,7 @@ static void *map_region(size_t bytes, bool dedicated) {
    */
   madvise(base, bytes, MADV_HUGEPAGE);
 #endif
+  if (!dedicated) return base;
   if (mprotect(base, bytes, PROT_READ | PROT_WRITE) == 0 && mprotect(base, bytes, PROT_NONE) == 0) return base;
   int saved = errno;
   munmap(base, bytes);
