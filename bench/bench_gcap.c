@@ -5,7 +5,8 @@
  * stderr, progress on stderr for long runs.
  *
  * usage: bench_gcap [--quick] [--max N] [metric ...]
- *   metrics: record instantiate replay eager bandwidth memory update races stream_check deferred (default: all)
+ *   metrics: record instantiate replay eager bandwidth memory update races stream_check deferred strict
+ *   (default: all)
  *   --quick  3 repetitions, N up to 1e4 (a smoke run); --max N caps the graph sizes (default 1e6)
  */
 #define _GNU_SOURCE
@@ -131,7 +132,7 @@ struct bench {
   gcap_event *fork, *join[WIDTH];
   gcap_kernel *stub;
   unsigned char *dev_a, *dev_b; /* 64 MiB each */
-  unsigned char *host_a, *host_b;
+  unsigned char *host_a, *host_b; /* the libc baselines' buffers: host code may not touch device memory */
 };
 
 #define BUFFER (64u << 20)
@@ -157,7 +158,8 @@ static void bench_open(struct bench *b) {
   CHECK(gcap_mem_alloc(b->ctx, BUFFER, (void **)&b->dev_b));
   CHECK(gcap_host_alloc(b->ctx, BUFFER, (void **)&b->host_a));
   CHECK(gcap_host_alloc(b->ctx, BUFFER, (void **)&b->host_b));
-  memset(b->dev_a, 1, BUFFER);
+  CHECK(gcap_memset_async(b->s[0], b->dev_a, 1, BUFFER));
+  CHECK(gcap_stream_synchronize(b->s[0]));
   memset(b->host_a, 2, BUFFER);
 }
 
@@ -300,7 +302,7 @@ static gcap_exec *copy_chain(struct bench *b, size_t n, size_t bytes) {
 
 static void do_direct_copies(void *arg) {
   struct copies *c = arg;
-  for (size_t i = 0; i < c->n; i++) memcpy(c->b->dev_b, c->b->dev_a, c->bytes);
+  for (size_t i = 0; i < c->n; i++) memcpy(c->b->host_b, c->b->host_a, c->bytes);
   __asm__ volatile("" ::: "memory");
 }
 
@@ -373,13 +375,13 @@ static void do_launch_one(void *arg) {
 
 static void do_libc_memcpy(void *arg) {
   struct one_node *o = arg;
-  memcpy(o->b->dev_b, o->b->host_a, o->bytes);
+  memcpy(o->b->host_b, o->b->host_a, o->bytes);
   __asm__ volatile("" ::: "memory");
 }
 
 static void do_libc_memset(void *arg) {
   struct one_node *o = arg;
-  memset(o->b->dev_b, 7, o->bytes);
+  memset(o->b->host_b, 7, o->bytes);
   __asm__ volatile("" ::: "memory");
 }
 
@@ -472,6 +474,66 @@ static void bench_update(struct bench *b) {
     gcap_exec_destroy(u.x);
     gcap_graph_destroy(u.g);
     gcap_graph_destroy(u.other);
+  }
+}
+
+/* ------------------------------------------------------------ strict memory */
+
+/* The same work on a context with strict_memory ([1]) and one without ([0]). */
+struct strict_run {
+  gcap_context *ctx[2];
+  gcap_stream *s[2];
+  unsigned char *dev[2];
+  gcap_exec *x[2];
+};
+
+static void strict_open(struct strict_run *r, int strict, size_t resident) {
+  gcap_sim_options so;
+  gcap_sim_options_init(&so);
+  so.strict_memory = strict;
+  gcap_context_options o;
+  gcap_context_options_init(&o);
+  o.backend = GCAP_BACKEND_SIM;
+  o.sim = &so;
+  CHECK(gcap_context_create(&o, &r->ctx[strict]));
+  CHECK(gcap_stream_create(r->ctx[strict], &r->s[strict]));
+  CHECK(gcap_mem_alloc(r->ctx[strict], resident, (void **)&r->dev[strict]));
+  CHECK(gcap_memset_async(r->s[strict], r->dev[strict], 1, resident)); /* every page resident */
+  CHECK(gcap_stream_synchronize(r->s[strict]));
+  gcap_graph *g;
+  gcap_node *n;
+  gcap_memset_node_params p = {r->dev[strict], 7, 1, 64, 1, 0};
+  CHECK(gcap_graph_create(r->ctx[strict], &g));
+  CHECK(gcap_graph_add_memset_node(g, NULL, 0, &p, &n));
+  CHECK(gcap_graph_instantiate(g, 0, &r->x[strict]));
+  gcap_graph_destroy(g);
+}
+
+static void do_fill(struct strict_run *r, int strict) { CHECK(gcap_memset_async(r->s[strict], r->dev[strict], 0, 64)); }
+static void do_strict_fill(void *arg) { do_fill(arg, 1); }
+static void do_plain_fill(void *arg) { do_fill(arg, 0); }
+static void do_strict_launch(void *arg) {
+  struct strict_run *r = arg;
+  CHECK(gcap_exec_launch(r->x[1], r->s[1]));
+}
+static void do_plain_launch(void *arg) {
+  struct strict_run *r = arg;
+  CHECK(gcap_exec_launch(r->x[0], r->s[0]));
+}
+
+/* What strict memory adds to a unit of work (an eager 64-byte fill, a launch of one fill node), by memory in use. */
+static void bench_strict(void) {
+  static const size_t sizes[] = {4096, 16u << 20, 256u << 20};
+  for (size_t i = 0; i < 3 && (i < 2 || max_nodes >= 100000); i++) {
+    struct strict_run r;
+    strict_open(&r, 0, sizes[i]);
+    strict_open(&r, 1, sizes[i]);
+    double strict = 0, plain = 0;
+    median_pair_ns(do_strict_fill, do_plain_fill, &r, "strict", &strict, &plain);
+    report("strict_eager_op", "resident", sizes[i], "ns/op", strict, "without strict", plain, 0, true);
+    median_pair_ns(do_strict_launch, do_plain_launch, &r, "strict", &strict, &plain);
+    report("strict_launch", "resident", sizes[i], "ns/op", strict, "without strict", plain, 0, true);
+    for (int k = 0; k < 2; k++) gcap_context_destroy(r.ctx[k]);
   }
 }
 
@@ -641,7 +703,7 @@ int main(int argc, char **argv) {
     } else {
       fprintf(stderr,
               "usage: %s [--quick] [--max N] [record instantiate replay eager bandwidth memory update races "
-              "stream_check deferred]\n",
+              "stream_check deferred strict]\n",
               argv[0]);
       return 2;
     }
@@ -661,6 +723,7 @@ int main(int argc, char **argv) {
   if (wanted(argc, argv, first, "races")) bench_races(&b);
   if (wanted(argc, argv, first, "stream_check")) bench_stream_check();
   if (wanted(argc, argv, first, "deferred")) bench_deferred();
+  if (wanted(argc, argv, first, "strict")) bench_strict();
   bench_close(&b);
   return 0;
 }

@@ -592,6 +592,59 @@ static void test_memory_oom(void **state) {
   run_with_faults("mem_alloc + host_alloc", memory_once);
 }
 
+/* ------------------------------------------------ strict memory's allocator */
+
+#define NUM_STRICT 12
+
+/*
+ * Strict memory keeps its own books of the mappings device memory comes from (one per region,
+ * plus an extent list that grows as blocks split): a failure there fails the allocation it was
+ * for and leaves every earlier block, and its contents, as they were.
+ */
+static bool strict_memory_once(long n) {
+  gcap_sim_options so;
+  gcap_sim_options_init(&so);
+  so.strict_memory = true;
+  gcap_context *ctx = test_sim_context_create(&so);
+  void *dev[NUM_STRICT] = {0};
+  unsigned char host[512], back[512];
+  memset(host, 0x5a, sizeof host);
+  bool ok = false, written = false;
+  inject_begin(n);
+  for (size_t i = 0; i < NUM_STRICT; i++) { /* block 5 is larger than a chunk: a region of its own */
+    size_t bytes = i == 5 ? ((size_t)65 << 20) : 100 + 1000 * i;
+    STEP_OUT(gcap_mem_alloc(ctx, bytes, &dev[i]), "gcap_mem_alloc", dev[i]);
+  }
+  STEP(gcap_memcpy(ctx, dev[4], host, sizeof host, GCAP_MEMCPY_HOST_TO_DEVICE), "gcap_memcpy");
+  written = true;
+  STEP(gcap_mem_free(ctx, dev[3]), "gcap_mem_free");
+  dev[3] = NULL;
+  STEP(gcap_mem_free(ctx, dev[5]), "gcap_mem_free");
+  dev[5] = NULL;
+  STEP_OUT(gcap_mem_alloc(ctx, 300, &dev[3]), "gcap_mem_alloc", dev[3]); /* splits the hole dev[3] left */
+  STEP(gcap_memcpy(ctx, dev[3], dev[4], 300, GCAP_MEMCPY_DEVICE_TO_DEVICE), "gcap_memcpy");
+  STEP(gcap_memcpy(ctx, back, dev[3], 300, GCAP_MEMCPY_DEVICE_TO_HOST), "gcap_memcpy");
+  assert_memory_equal(back, host, 300);
+  ok = true;
+stop:
+  inject_end();
+  if (written) { /* whatever failed later left it alone */
+    memset(back, 0, sizeof back);
+    assert_ok(gcap_memcpy(ctx, back, dev[4], sizeof back, GCAP_MEMCPY_DEVICE_TO_HOST));
+    assert_memory_equal(back, host, sizeof back);
+  }
+  for (size_t i = 0; i < NUM_STRICT; i++)
+    if (dev[i]) assert_ok(gcap_mem_free(ctx, dev[i]));
+  gcap_context_destroy(ctx);
+  return ok;
+}
+
+static void test_strict_memory_oom(void **state) {
+  (void)state;
+  if (!test_on_sim()) skip();
+  run_with_faults("strict memory alloc + free", strict_memory_once);
+}
+
 static size_t list_length(const struct gcap__link *head) {
   size_t n = 0;
   for (const struct gcap__link *l = head->next; l != head; l = l->next) n++;
@@ -1325,6 +1378,7 @@ int main(void) {
       OOM_TEST(test_context_create_oom),
       OOM_TEST(test_stream_event_oom),
       OOM_TEST(test_memory_oom),
+      OOM_TEST(test_strict_memory_oom),
       OOM_TEST(test_module_load_oom),
       OOM_TEST(test_build_graph_oom),
       OOM_TEST(test_add_dependencies_oom),
@@ -1340,6 +1394,7 @@ int main(void) {
       BACKEND_TEST(test_context_create_oom),
       BACKEND_TEST(test_stream_event_oom),
       BACKEND_TEST(test_memory_oom),
+      BACKEND_TEST(test_strict_memory_oom),
       BACKEND_TEST(test_module_load_oom),
       BACKEND_TEST(test_instantiate_launch_oom),
       BACKEND_TEST(test_instantiate_launch_shuffled_oom),

@@ -139,16 +139,20 @@ struct shared_exec {
   gcap_graph *g; /* the graph x came from: the updater edits it */
   gcap_node *set;
   gcap_kernel *kernel;
-  uint32_t *buf; /* device memory, ELEMS words */
+  uint32_t *buf;  /* device memory, ELEMS words */
+  uint32_t *seen; /* page-locked: what a launch copied back from buf, for its host node to read */
   _Atomic int host_calls, torn, launchers_left;
 };
 
-/* The host node after the kernel: a launch sees one value everywhere, never a mix of two updates. */
+/*
+ * The host node after the kernel and the copy back: a launch sees one value everywhere, never a
+ * mix of two updates. It reads the copy, as host code on a GPU must.
+ */
 static void after_set(void *p) {
   struct shared_exec *sh = p;
   atomic_fetch_add(&sh->host_calls, 1);
   for (uint32_t i = 1; i < ELEMS; i++)
-    if (sh->buf[i] != sh->buf[0] || (sh->buf[0] != 1u && sh->buf[0] != 2u)) {
+    if (sh->seen[i] != sh->seen[0] || (sh->seen[0] != 1u && sh->seen[0] != 2u)) {
       atomic_fetch_add(&sh->torn, 1);
       return;
     }
@@ -204,14 +208,18 @@ static void test_stress_launch_while_updating(void **state) {
   void *mem = NULL;
   assert_ok(gcap_mem_alloc(sh.ctx, ELEMS * sizeof(uint32_t), &mem));
   sh.buf = mem;
+  assert_ok(gcap_host_alloc(sh.ctx, ELEMS * sizeof(uint32_t), &mem));
+  sh.seen = mem;
   uint32_t n = ELEMS, one = 1;
   void *args[] = {&sh.buf, &one, &n};
   gcap_kernel_node_params kp = {sh.kernel, GCAP_DIM3(2, 1, 1), GCAP_DIM3(32, 1, 1), 0, args};
+  gcap_memcpy_node_params cp = {sh.seen, sh.buf, ELEMS * sizeof(uint32_t), GCAP_MEMCPY_DEVICE_TO_HOST};
   gcap_host_node_params hp = {after_set, &sh};
-  gcap_node *check = NULL;
+  gcap_node *copy = NULL, *check = NULL;
   assert_ok(gcap_graph_create(sh.ctx, &sh.g));
   assert_ok(gcap_graph_add_kernel_node(sh.g, NULL, 0, &kp, &sh.set));
-  assert_ok(gcap_graph_add_host_node(sh.g, &sh.set, 1, &hp, &check));
+  assert_ok(gcap_graph_add_memcpy_node(sh.g, &sh.set, 1, &cp, &copy));
+  assert_ok(gcap_graph_add_host_node(sh.g, &copy, 1, &hp, &check));
   assert_ok(gcap_graph_instantiate(sh.g, 0, &sh.x));
   atomic_init(&sh.launchers_left, 2);
 
@@ -226,7 +234,8 @@ static void test_stress_launch_while_updating(void **state) {
 
   gcap_exec_destroy(sh.x);
   gcap_graph_destroy(sh.g);
-  assert_ok(gcap_mem_free(sh.ctx, mem));
+  assert_ok(gcap_mem_free(sh.ctx, sh.buf));
+  assert_ok(gcap_host_free(sh.ctx, sh.seen));
   assert_ok(gcap_module_unload(m));
   gcap_context_destroy(sh.ctx);
 }

@@ -133,6 +133,7 @@ static void sim_context_destroy(struct gcap__backend_ctx *b) {
   sim_queue_destroy(sc);
   gcap__free(sc->ready);
   sim_kernels_destroy(sc->kernels); /* joins the worker threads */
+  sim_memory_destroy(sc); /* after the held frees above went back to it */
   gcap__free(sc);
 }
 
@@ -157,10 +158,15 @@ static gcap_status aligned(size_t alignment, size_t bytes, void **out) {
 
 /* 256-byte alignment, as cuMemAlloc guarantees. */
 static gcap_status sim_mem_alloc(struct gcap__backend_ctx *b, size_t bytes, void **out) {
+  struct sim_context *sc = sim_context_from(b);
+  if (sc->options.strict_memory) return sim_device_alloc(sc, bytes, out);
   return aligned(256, bytes, out);
 }
 
-void sim_free_now(struct sim_context *sc, void *p) { free(p); }
+void sim_free_now(struct sim_context *sc, void *p) {
+  if (sc->options.strict_memory) sim_device_free(sc, p);
+  else free(p);
+}
 
 static gcap_status sim_mem_free(struct gcap__backend_ctx *b, void *p) {
   struct sim_context *sc = sim_context_from(b);
@@ -179,6 +185,7 @@ static gcap_status sim_mem_free_async(struct gcap__backend_ctx *b, void *stream,
   return GCAP_SUCCESS;
 }
 
+/* Page-locked host memory stays ordinary memory, strict or not. */
 static gcap_status sim_host_alloc(struct gcap__backend_ctx *b, size_t bytes, void **out) {
   return aligned(4096, bytes, out);
 }
@@ -202,6 +209,12 @@ static gcap_status join_queue(struct sim_context *sc, struct sim_stream *s) {
   if (!s->tl) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the stream");
   s->next = sc->streams;
   sc->streams = s;
+  return GCAP_SUCCESS;
+}
+
+static gcap_status sim_host_free(struct gcap__backend_ctx *b, void *p) {
+  wait_before_free(sim_context_from(b));
+  free(p);
   return GCAP_SUCCESS;
 }
 
@@ -288,7 +301,9 @@ static gcap_status enqueue(struct sim_context *sc, struct sim_stream *s, const s
 static gcap_status issue(struct gcap__backend_ctx *b, struct sim_stream *s, const struct eager_op *op) {
   struct sim_context *sc = sim_context_from(b);
   if (sim_deferred(sc) && s) return enqueue(sc, s, op);
+  sim_work_begin_for(sc, op->copy, op->fill);
   gcap_status st = sc->trace ? perform_traced(sc, s, op) : perform(sc, op);
+  sim_work_end(sc);
   if (s) s->issued++;
   return st;
 }
@@ -395,7 +410,7 @@ const struct gcap_backend_ops gcap__sim_ops = {
     .mem_free = sim_mem_free,
     .mem_free_async = sim_mem_free_async,
     .host_alloc = sim_host_alloc,
-    .host_free = sim_mem_free,
+    .host_free = sim_host_free,
     .stream_create = sim_stream_create,
     .stream_destroy = sim_stream_destroy,
     .stream_synchronize = sim_stream_synchronize,

@@ -45,7 +45,9 @@ gcap_status sim_run_checked_kernel(struct sim_context *sc, const struct gcap__la
 
 void sim_run_host(struct sim_context *sc, gcap_host_fn fn, void *user_data) {
   sc->stats.host_calls++;
+  unsigned open = sim_work_pause(sc);
   gcap__run_host_fn(fn, user_data);
+  sim_work_resume(sc, open);
 }
 
 /*
@@ -240,14 +242,16 @@ gcap_status sim_exec_launch(struct gcap__backend_ctx *b, void *exec, const struc
   const struct sim_launch_ctx lc = {exec, plan, ++sc->launches_begun, s->number};
   gcap_status st = GCAP_SUCCESS;
   s->issued++;
+  sim_work_begin(sc);
   if (!exec) {
     for (size_t i = 0; st == GCAP_SUCCESS && i < plan->count; i++) st = run(sc, &lc, &plan->nodes[i]);
     count_launch(sc, plan);
-    return st;
+  } else {
+    sim_launch_start(sc, &lc);
+    bool finished = false;
+    while (!finished && st == GCAP_SUCCESS) st = sim_launch_step(sc, &lc, &finished);
+    if (st != GCAP_SUCCESS) sim_launch_abandon(sc, &lc);
   }
-  sim_launch_start(sc, &lc);
-  bool finished = false;
-  while (!finished && st == GCAP_SUCCESS) st = sim_launch_step(sc, &lc, &finished);
-  if (st != GCAP_SUCCESS) sim_launch_abandon(sc, &lc);
+  sim_work_end(sc);
   return st;
 }

@@ -12,6 +12,23 @@
 #define SIM_SHARED_MEM_BYTES 49152u
 #define SIM_MAX_THREADS 256u
 
+struct sim_region;
+
+struct sim_span {
+  unsigned char *base;
+  size_t bytes;
+};
+
+/* Strict memory's device memory (sim_memory.c): empty, and never opened, without strict_memory. */
+struct sim_memory {
+  struct sim_region *regions;
+  size_t chunks;             /* shared regions alive; each new one is twice as large as the last, up to a maximum */
+  unsigned depth;            /* sim_work_begin calls not yet ended: memory is open while it is above 0 */
+  bool narrow;               /* the open work opened only spans[] (an eager copy or fill), not every region */
+  struct sim_span spans[2];
+  unsigned span_count;
+};
+
 struct sim_context {
   struct gcap__backend_ctx base; /* first: the core holds a pointer to it */
   gcap_sim_options options;
@@ -33,9 +50,10 @@ struct sim_context {
   size_t ready_cap;
   bool draining;              /* DEFERRED: work is running; a free inside it must not start another drain */
   struct sim_freed *freed;    /* DEFERRED: memory queued frees released while other work was still queued */
-  size_t freed_count, freed_cap;
+  size_t freed_count, freed_cap, frees_queued;
   gcap_status unreported;     /* DEFERRED: a failure of work run by a call that could not report it */
   char unreported_message[512];
+  struct sim_memory mem;
 };
 
 /* How far a stream has run. It outlives the stream while waits and events still refer to it. */
@@ -98,6 +116,23 @@ struct sim_event {
 };
 
 struct sim_context *sim_context_from(struct gcap__backend_ctx *b);
+
+/*
+ * Strict memory (sim_memory.c). With options.strict_memory, device allocations come from
+ * mappings that host code cannot touch (PROT_NONE) except between sim_work_begin and
+ * sim_work_end, which bracket every unit of simulated work and nest; sim_work_begin_for(sc,
+ * copy, fill) begins an eager copy or fill (one of them given), which opens only the memory it
+ * touches. A host function runs between sim_work_pause and sim_work_resume (given what pause
+ * returned): its code is host code. Without strict_memory all of these are no-ops.
+ */
+gcap_status sim_device_alloc(struct sim_context *sc, size_t bytes, void **out);
+void sim_device_free(struct sim_context *sc, void *p);
+void sim_memory_destroy(struct sim_context *sc);
+void sim_work_begin(struct sim_context *sc);
+void sim_work_begin_for(struct sim_context *sc, const struct gcap__copy *c, const struct gcap__fill *f);
+void sim_work_end(struct sim_context *sc);
+unsigned sim_work_pause(struct sim_context *sc);
+void sim_work_resume(struct sim_context *sc, unsigned depth);
 
 void sim_run_copy(struct sim_context *sc, const struct gcap__copy *c);
 void sim_run_fill(struct sim_context *sc, const struct gcap__fill *f);

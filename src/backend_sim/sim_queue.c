@@ -92,6 +92,89 @@ void sim_record_release(struct sim_record *r) {
 
 struct sim_mark sim_stream_end(const struct sim_stream *s) { return (struct sim_mark){s->tl, s->issued}; }
 
+/* ------------------------------------------------------------------ freed memory */
+
+/* Memory a queued free released while other work was still queued: kept until no work is left. */
+struct sim_freed {
+  uintptr_t base;
+  size_t bytes;
+  uint64_t op; /* the free's operation number */
+  unsigned tid;
+};
+
+/* Room is made when the free is queued, so running it allocates nothing (memory is open then). */
+static gcap_status reserve_freed(struct sim_context *sc) {
+  size_t want = sc->freed_count + sc->frees_queued + 1;
+  if (want <= sc->freed_cap) return GCAP_SUCCESS;
+  struct sim_freed *grown = gcap__realloc(sc->freed, 2 * want * sizeof *grown);
+  if (!grown) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to queue the free");
+  sc->freed = grown;
+  sc->freed_cap = 2 * want;
+  return GCAP_SUCCESS;
+}
+
+static void run_free(struct sim_context *sc, const struct sim_op *op, unsigned tid) {
+  sc->freed[sc->freed_count++] = (struct sim_freed){(uintptr_t)op->u.free.ptr, op->u.free.bytes, op->number, tid};
+}
+
+static bool queues_empty(const struct sim_context *sc) {
+  for (const struct sim_stream *s = sc->streams; s; s = s->next)
+    if (s->head) return false;
+  return true;
+}
+
+/* Once nothing is queued, nothing can touch the freed memory any more. */
+static void release_freed(struct sim_context *sc) {
+  for (size_t i = 0; i < sc->freed_count; i++) sim_free_now(sc, (void *)sc->freed[i].base);
+  sc->freed_count = 0;
+}
+
+void sim_queue_release_freed(struct sim_context *sc) {
+  release_freed(sc);
+  gcap__free(sc->freed);
+  sc->freed = NULL;
+  sc->freed_cap = 0;
+}
+
+static const struct sim_freed *freed_at(const struct sim_context *sc, uintptr_t first, uintptr_t last) {
+  for (size_t i = 0; i < sc->freed_count; i++)
+    if (first < sc->freed[i].base + sc->freed[i].bytes && sc->freed[i].base <= last) return &sc->freed[i];
+  return NULL;
+}
+
+static gcap_status check_alive(const struct sim_context *sc, const void *p, size_t bytes, const char *how) {
+  if (sc->freed_count == 0 || bytes == 0) return GCAP_SUCCESS;
+  const struct sim_freed *f = freed_at(sc, (uintptr_t)p, (uintptr_t)p + bytes - 1);
+  if (!f) return GCAP_SUCCESS;
+  return gcap__fail(GCAP_ERROR_INVALID_VALUE,
+                    "it %s [%p, +%zu bytes), which gcap_mem_free_async freed on stream %u (operation %llu) before it "
+                    "ran: nothing ordered that free after this work (an event, or the same stream, would)",
+                    how, p, bytes, f->tid, (unsigned long long)f->op);
+}
+
+gcap_status sim_check_copy_alive(const struct sim_context *sc, const struct gcap__copy *c) {
+  gcap_status st = check_alive(sc, c->src, c->bytes, "reads");
+  return st != GCAP_SUCCESS ? st : check_alive(sc, c->dst, c->bytes, "writes");
+}
+
+gcap_status sim_check_fill_alive(const struct sim_context *sc, const struct gcap__fill *f) {
+  if (f->height == 0) return GCAP_SUCCESS;
+  return check_alive(sc, f->dst, (f->height - 1) * f->pitch + f->width * f->element_size, "writes");
+}
+
+/* A kernel touches what its pointer-sized arguments point into, as race analysis takes it. */
+gcap_status sim_check_kernel_alive(const struct sim_context *sc, const struct gcap__launch *l) {
+  if (sc->freed_count == 0) return GCAP_SUCCESS;
+  for (size_t i = 0; i < l->kernel->num_params; i++) {
+    void *p = NULL;
+    if (l->kernel->param_sizes && l->kernel->param_sizes[i] != sizeof p) continue;
+    memcpy(&p, l->args[i], sizeof p);
+    gcap_status st = check_alive(sc, p, 1, "points into");
+    if (st != GCAP_SUCCESS) return st;
+  }
+  return GCAP_SUCCESS;
+}
+
 /* ------------------------------------------------------------------ issuing */
 
 /* Operations come from chunks that stay with the context, so a steady program allocates nothing. */
@@ -121,6 +204,7 @@ static void launch_op_free(struct sim_launch_op *l) {
 
 static void op_free(struct sim_context *sc, struct sim_op *op) {
   switch (op->kind) {
+  case SIM_WORK_FREE: sc->frees_queued -= op->u.free.ptr != NULL; break;
   case SIM_WORK_KERNEL: gcap__free(op->u.kernel); break;
   case SIM_WORK_RECORD:
   case SIM_WORK_WAIT: sim_record_release(op->u.record); break;
@@ -241,7 +325,11 @@ static gcap_status prepare(struct sim_context *sc, struct sim_op *op, struct sim
   case SIM_WORK_HOST: op->u.host.fn = w->fn, op->u.host.user_data = w->user_data; return GCAP_SUCCESS;
   case SIM_WORK_RECORD: return prepare_record(op, s, w->event);
   case SIM_WORK_WAIT: prepare_wait(op, w->event); return GCAP_SUCCESS;
-  case SIM_WORK_FREE: op->u.free.ptr = w->ptr, op->u.free.bytes = w->bytes; return GCAP_SUCCESS;
+  case SIM_WORK_FREE: {
+    gcap_status st = reserve_freed(sc);
+    if (st == GCAP_SUCCESS) op->u.free.ptr = w->ptr, op->u.free.bytes = w->bytes, sc->frees_queued++;
+    return st;
+  }
   case SIM_WORK_LAUNCH: return prepare_launch(sc, op, s, w);
   }
   return GCAP_SUCCESS;
@@ -264,88 +352,6 @@ gcap_status sim_enqueue(struct sim_context *sc, struct sim_stream *s, const stru
   s->tail = op;
   s->issued++;
   sc->stats.ops_deferred++;
-  return GCAP_SUCCESS;
-}
-
-/* ------------------------------------------------------------------ freed memory */
-
-/* Memory a queued free released while other work was still queued: kept until no work is left. */
-struct sim_freed {
-  uintptr_t base;
-  size_t bytes;
-  uint64_t op; /* the free's operation number */
-  unsigned tid;
-};
-
-static void run_free(struct sim_context *sc, const struct sim_op *op, unsigned tid) {
-  if (sc->freed_count == sc->freed_cap) {
-    size_t cap = sc->freed_cap ? 2 * sc->freed_cap : 8;
-    struct sim_freed *grown = gcap__realloc(sc->freed, cap * sizeof *grown);
-    if (!grown) { /* no room to keep it: freed at once, unchecked */
-      sim_free_now(sc, op->u.free.ptr);
-      return;
-    }
-    sc->freed = grown;
-    sc->freed_cap = cap;
-  }
-  sc->freed[sc->freed_count++] = (struct sim_freed){(uintptr_t)op->u.free.ptr, op->u.free.bytes, op->number, tid};
-}
-
-static bool queues_empty(const struct sim_context *sc) {
-  for (const struct sim_stream *s = sc->streams; s; s = s->next)
-    if (s->head) return false;
-  return true;
-}
-
-/* Once nothing is queued, nothing can touch the freed memory any more. */
-static void release_freed(struct sim_context *sc) {
-  for (size_t i = 0; i < sc->freed_count; i++) sim_free_now(sc, (void *)sc->freed[i].base);
-  sc->freed_count = 0;
-}
-
-void sim_queue_release_freed(struct sim_context *sc) {
-  release_freed(sc);
-  gcap__free(sc->freed);
-  sc->freed = NULL;
-  sc->freed_cap = 0;
-}
-
-static const struct sim_freed *freed_at(const struct sim_context *sc, uintptr_t first, uintptr_t last) {
-  for (size_t i = 0; i < sc->freed_count; i++)
-    if (first < sc->freed[i].base + sc->freed[i].bytes && sc->freed[i].base <= last) return &sc->freed[i];
-  return NULL;
-}
-
-static gcap_status check_alive(const struct sim_context *sc, const void *p, size_t bytes, const char *how) {
-  if (sc->freed_count == 0 || bytes == 0) return GCAP_SUCCESS;
-  const struct sim_freed *f = freed_at(sc, (uintptr_t)p, (uintptr_t)p + bytes - 1);
-  if (!f) return GCAP_SUCCESS;
-  return gcap__fail(GCAP_ERROR_INVALID_VALUE,
-                    "it %s [%p, +%zu bytes), which gcap_mem_free_async freed on stream %u (operation %llu) before it "
-                    "ran: nothing ordered that free after this work (an event, or the same stream, would)",
-                    how, p, bytes, f->tid, (unsigned long long)f->op);
-}
-
-gcap_status sim_check_copy_alive(const struct sim_context *sc, const struct gcap__copy *c) {
-  gcap_status st = check_alive(sc, c->src, c->bytes, "reads");
-  return st != GCAP_SUCCESS ? st : check_alive(sc, c->dst, c->bytes, "writes");
-}
-
-gcap_status sim_check_fill_alive(const struct sim_context *sc, const struct gcap__fill *f) {
-  if (f->height == 0) return GCAP_SUCCESS;
-  return check_alive(sc, f->dst, (f->height - 1) * f->pitch + f->width * f->element_size, "writes");
-}
-
-/* A kernel touches what its pointer-sized arguments point into, as race analysis takes it. */
-gcap_status sim_check_kernel_alive(const struct sim_context *sc, const struct gcap__launch *l) {
-  if (sc->freed_count == 0) return GCAP_SUCCESS;
-  for (size_t i = 0; i < l->kernel->num_params; i++) {
-    void *p = NULL;
-    if (l->kernel->param_sizes && l->kernel->param_sizes[i] != sizeof p) continue;
-    memcpy(&p, l->args[i], sizeof p);
-    gcap_status st = check_alive(sc, p, 1, "points into");
-    if (st != GCAP_SUCCESS) return st;
-  }
   return GCAP_SUCCESS;
 }
 
@@ -497,6 +503,7 @@ static gcap_status run_until(struct sim_context *sc, const struct sim_mark *mark
   gcap_status first = GCAP_SUCCESS;
   char message[sizeof sc->unreported_message] = "";
   sc->draining = true;
+  sim_work_begin(sc);
   for (size_t steps = 0; !all_reached(marks, count) && (max_steps == 0 || steps < max_steps); steps++) {
     for (size_t i = 0; i < count; i++) want(&marks[i]);
     size_t n = gather_ready(sc);
@@ -512,6 +519,7 @@ static gcap_status run_until(struct sim_context *sc, const struct sim_mark *mark
       snprintf(message, sizeof message, "%s", gcap_last_error_message());
     }
   }
+  sim_work_end(sc);
   sc->draining = false;
   forget_needs(sc);
   if (sc->freed_count && queues_empty(sc)) release_freed(sc);
@@ -562,7 +570,10 @@ void sim_queue_stream_gone(struct sim_context *sc, struct sim_stream *s) {
       *p = s->next;
       break;
     }
-  while (s->head) complete(sc, s);
+  while (s->head) { /* none after a wait, which runs everything; a queued free still frees */
+    if (s->head->kind == SIM_WORK_FREE && s->head->u.free.ptr) sim_free_now(sc, s->head->u.free.ptr);
+    complete(sc, s);
+  }
   s->tl->owner = NULL;
   sim_timeline_release(s->tl);
 }
