@@ -499,32 +499,53 @@ static gcap_status take_unreported(struct sim_context *sc) {
  * Runs steps toward the marks; max_steps 0: until they are reached. A failing operation is
  * consumed and the rest goes on, so a wait always ends; the first failure is returned.
  */
+/* The first failure of a drain, with its message, kept while later work runs. */
+struct first_failure {
+  gcap_status status;
+  char message[sizeof(((struct sim_context *)0)->unreported_message)];
+};
+
+static void note(struct first_failure *f, gcap_status st) {
+  if (st == GCAP_SUCCESS || f->status != GCAP_SUCCESS) return;
+  f->status = st;
+  snprintf(f->message, sizeof f->message, "%s", gcap_last_error_message());
+}
+
+/*
+ * Whether s's next operation may run with no new choice to make: s is the only stream that may
+ * run, and only a completed record or launch can let another stream run (every wait is for one).
+ */
+static bool runs_alone_next(const struct sim_stream *s) {
+  const struct sim_op *op = s->head;
+  return op && s->tl->done < s->need && op->kind != SIM_WORK_WAIT && op->kind != SIM_WORK_RECORD &&
+         op->kind != SIM_WORK_LAUNCH;
+}
+
+/*
+ * Runs steps toward the marks; max_steps 0: until they are reached. A failing operation is
+ * consumed and the rest goes on, so a wait always ends; the first failure is returned.
+ */
 static gcap_status run_until(struct sim_context *sc, const struct sim_mark *marks, size_t count, size_t max_steps) {
-  gcap_status first = GCAP_SUCCESS;
-  char message[sizeof sc->unreported_message] = "";
+  struct first_failure first = {GCAP_SUCCESS, ""};
   sc->draining = true;
   sim_work_begin(sc);
   for (size_t steps = 0; !all_reached(marks, count) && (max_steps == 0 || steps < max_steps); steps++) {
     for (size_t i = 0; i < count; i++) want(&marks[i]);
     size_t n = gather_ready(sc);
     if (n == 0) { /* cannot happen: waits only ever wait for work issued before them */
-      if (first == GCAP_SUCCESS)
-        first = gcap__fail(GCAP_ERROR_ILLEGAL_STATE, "the simulator's queued work waits for itself");
-      snprintf(message, sizeof message, "%s", gcap_last_error_message());
+      note(&first, gcap__fail(GCAP_ERROR_ILLEGAL_STATE, "the simulator's queued work waits for itself"));
       break;
     }
-    gcap_status st = step(sc, sc->ready[next_random(&sc->interleave_rng) % n]);
-    if (st != GCAP_SUCCESS && first == GCAP_SUCCESS) {
-      first = st;
-      snprintf(message, sizeof message, "%s", gcap_last_error_message());
-    }
+    struct sim_stream *s = sc->ready[n == 1 ? 0 : next_random(&sc->interleave_rng) % n];
+    note(&first, step(sc, s));
+    while (n == 1 && max_steps == 0 && runs_alone_next(s)) note(&first, step(sc, s));
   }
   sim_work_end(sc);
   sc->draining = false;
   forget_needs(sc);
   if (sc->freed_count && queues_empty(sc)) release_freed(sc);
-  if (first != GCAP_SUCCESS) gcap__restore_message(message);
-  return first;
+  if (first.status != GCAP_SUCCESS) gcap__restore_message(first.message);
+  return first.status;
 }
 
 gcap_status sim_drain(struct sim_context *sc, const struct sim_mark *marks, size_t count) {
