@@ -234,7 +234,7 @@ static gcap_status copy_kernel(struct sim_op *op, const struct gcap__launch *l) 
   for (size_t i = 0; i < n; i++) bytes += value_room(k->param_sizes[i]);
   struct sim_kernel_op *ko = gcap__malloc(bytes);
   if (!ko) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to queue the kernel launch");
-  size_t *param_sizes = (size_t *)((unsigned char *)ko->args + pointers);
+  size_t *param_sizes = (size_t *)(void *)((unsigned char *)ko->args + pointers); /* 16-byte aligned */
   unsigned char *value = (unsigned char *)param_sizes + sizes;
   if (n) memcpy(param_sizes, k->param_sizes, n * sizeof *param_sizes);
   for (size_t i = 0; i < n; i++) {
