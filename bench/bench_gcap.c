@@ -21,7 +21,8 @@
 #include <string.h>
 #include <time.h>
 
-#define MIN_REGION_NS 20e6
+#include "timing.h"
+
 #define WIDTH 4 /* streams of the fork/join shape */
 
 static int reps = 7;
@@ -36,37 +37,7 @@ static size_t max_nodes = 1000000;
     }                                                                                                       \
   } while (0)
 
-static double now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int by_value(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-/* ------------------------------------------------------------- timing */
-
-typedef void (*work_fn)(void *arg);
-
-/* ns per call of fn over one region that repeats it until MIN_REGION_NS has passed. */
-static double region_ns(work_fn fn, void *arg) {
-  long calls = 0;
-  double start = now_ns(), elapsed;
-  do {
-    fn(arg);
-    calls++;
-    elapsed = now_ns() - start;
-  } while (elapsed < MIN_REGION_NS);
-  return elapsed / (double)calls;
-}
-
-static double median_of(double *samples) {
-  qsort(samples, (size_t)reps, sizeof *samples, by_value);
-  return samples[reps / 2];
-}
+static double median_of(double *samples) { return median_of_n(samples, reps); }
 
 static void progress(double started, const char *what, int r) {
   if (now_ns() - started > 2e9) fprintf(stderr, "\r  %s: repetition %d/%d ", what, r + 1, reps);
@@ -88,22 +59,17 @@ static double median_ns(work_fn fn, void *arg, const char *what) {
   return median_of(samples);
 }
 
-/*
- * Medians of a subject and its baseline, their regions alternating, so that a neighbour's load
- * on this shared machine falls on both alike and their ratio stays meaningful.
- */
+static const char *pair_what; /* what median_pair_ns is measuring, for its progress line */
+
+static void pair_progress(double started, int r) { progress(started, pair_what, r); }
+
+/* median_pair_of with one argument for both, and a progress line on long runs. */
 static void median_pair_ns(work_fn subject, work_fn baseline, void *arg, const char *what, double *subject_ns,
                            double *baseline_ns) {
-  double a[16], b[16];
   double started = now_ns();
-  for (int r = 0; r < reps; r++) {
-    a[r] = region_ns(subject, arg);
-    b[r] = region_ns(baseline, arg);
-    progress(started, what, r);
-  }
+  pair_what = what;
+  median_pair_of(subject, arg, baseline, arg, reps, pair_progress, subject_ns, baseline_ns);
   progress_done(started);
-  *subject_ns = median_of(a);
-  *baseline_ns = median_of(b);
 }
 
 static void report(const char *metric, const char *shape, size_t n, const char *unit, double value,

@@ -20,7 +20,7 @@
 #include <string.h>
 #include <time.h>
 
-#define MIN_REGION_NS 20e6
+#include "timing.h"
 
 static int reps = 7;
 
@@ -33,48 +33,10 @@ static int reps = 7;
     }                                                                                                      \
   } while (0)
 
-static double now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int by_value(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-/* ------------------------------------------------------------- timing */
-
-typedef void (*work_fn)(void *arg);
-
-/* ns per call of fn over one region that repeats it until MIN_REGION_NS has passed. */
-static double region_ns(work_fn fn, void *arg) {
-  long calls = 0;
-  double start = now_ns(), elapsed;
-  do {
-    fn(arg);
-    calls++;
-    elapsed = now_ns() - start;
-  } while (elapsed < MIN_REGION_NS);
-  return elapsed / (double)calls;
-}
-
-static double median_of(double *samples) {
-  qsort(samples, (size_t)reps, sizeof *samples, by_value);
-  return samples[reps / 2];
-}
-
-/* Medians of a subject and its baseline, their regions alternating so that a neighbour's load falls on both. */
+/* The same pair of medians, over this program's repetitions. */
 static void median_pair_ns(work_fn subject, void *subject_arg, work_fn baseline, void *baseline_arg,
                            double *subject_ns, double *baseline_ns) {
-  double a[16], b[16];
-  for (int r = 0; r < reps; r++) {
-    a[r] = region_ns(subject, subject_arg);
-    b[r] = region_ns(baseline, baseline_arg);
-  }
-  *subject_ns = median_of(a);
-  *baseline_ns = median_of(b);
+  median_pair_of(subject, subject_arg, baseline, baseline_arg, reps, NULL, subject_ns, baseline_ns);
 }
 
 /*
