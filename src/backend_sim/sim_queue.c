@@ -335,13 +335,26 @@ static gcap_status prepare(struct sim_context *sc, struct sim_op *op, struct sim
   return GCAP_SUCCESS;
 }
 
+/* Each kind of stream work has one public call that issues it (fills: one per element size). */
+static const char *issuer_of(const struct sim_work *w) {
+  static const char *const calls[] = {
+      [SIM_WORK_COPY] = "gcap_memcpy_async", [SIM_WORK_KERNEL] = "gcap_launch_kernel",
+      [SIM_WORK_HOST] = "gcap_launch_host_func", [SIM_WORK_RECORD] = "gcap_event_record",
+      [SIM_WORK_WAIT] = "gcap_stream_wait_event", [SIM_WORK_FREE] = "gcap_mem_free_async",
+      [SIM_WORK_LAUNCH] = "gcap_exec_launch"};
+  if (w->kind != SIM_WORK_FILL) return calls[w->kind];
+  return w->fill->element_size == 4 ? "gcap_memset_d32_async"
+         : w->fill->element_size == 2 ? "gcap_memset_d16_async"
+                                      : "gcap_memset_async";
+}
+
 gcap_status sim_enqueue(struct sim_context *sc, struct sim_stream *s, const struct sim_work *w) {
   struct sim_op *op = op_new(sc);
   if (!op) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to queue the operation");
   op->kind = (int)w->kind;
   op->u.kernel = NULL; /* what op_free releases, until prepare sets it */
   op->number = sim_trace_next_op(sc);
-  op->issuer = gcap__api_function();
+  op->issuer = issuer_of(w);
   gcap_status st = prepare(sc, op, s, w);
   if (st != GCAP_SUCCESS) {
     op_free(sc, op);
