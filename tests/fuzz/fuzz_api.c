@@ -1007,8 +1007,8 @@ static void check_all_refused(int c) {
 static void destroy_context(int c) {
   struct slot *s = &st.slots[K_CTX][c];
   if (!s->live) return;
+  s->live = false; /* from the start: DEFERRED host callbacks run inside the destroy, the handle gone */
   gcap_context_destroy(s->h);
-  s->live = false;
   if (gcap_context_synchronize(s->h) != GCAP_ERROR_INVALID_HANDLE) fail("context", "destroyed but still valid");
   check_all_refused(c);
 }
@@ -1022,6 +1022,8 @@ static void create_context(struct input *in) {
   so.order = flags & 1 ? GCAP_SIM_ORDER_SHUFFLE : GCAP_SIM_ORDER_CAPTURE;
   so.seed = flags >> 4;
   so.check_races = flags & 2;
+  so.exec = flags & 4 ? GCAP_SIM_EXEC_DEFERRED : GCAP_SIM_EXEC_IMMEDIATE;
+  so.threads = flags & 8 ? 2 : 0;
   gcap_context_options o;
   gcap_context_options_init(&o);
   o.backend = GCAP_BACKEND_SIM;
