@@ -422,6 +422,35 @@ static void test_kernel_failing_when_it_runs_is_reported_by_the_wait(void **stat
   gcap_context_destroy(ctx);
 }
 
+/* The stream race check works on queued work as on work that already ran: it decides at issue. */
+static void test_stream_race_check_with_deferred_work(void **state) {
+  (void)state;
+  gcap_sim_options so;
+  gcap_sim_options_init(&so);
+  so.exec = GCAP_SIM_EXEC_DEFERRED;
+  so.check_races = true;
+  so.strict_memory = true;
+  so.threads = 2;
+  gcap_context *ctx = test_sim_context_create(&so);
+  gcap_stream *a = new_stream(ctx), *b = new_stream(ctx);
+  gcap_event *e = new_event(ctx);
+  void *d = test_dev_alloc(ctx, 64);
+  assert_ok(gcap_memset_async(a, d, 1, 64));
+  assert_status(gcap_memset_async(b, d, 2, 64), GCAP_ERROR_INVALID_VALUE);
+  test_assert_message_contains("record an event on stream");
+  assert_ok(gcap_event_record(e, a));
+  assert_ok(gcap_stream_wait_event(b, e));
+  assert_ok(gcap_memset_async(b, d, 2, 64));
+  gcap_sim_stats st;
+  assert_ok(gcap_sim_get_stats(ctx, &st));
+  assert_int_equal(st.stream_races, 1);
+  assert_int_equal(st.ops_deferred, 4); /* the refused fill queued nothing */
+  assert_int_equal(st.bytes_set, 0);
+  assert_ok(gcap_stream_synchronize(b));
+  assert_int_equal(device_byte(ctx, d), 2);
+  gcap_context_destroy(ctx);
+}
+
 /* Host functions run on the thread that waits, still under the callback rules. */
 struct refusal {
   gcap_stream *s;
@@ -518,6 +547,7 @@ int main(void) {
       cmocka_unit_test(test_free_on_another_stream_before_the_work_is_reported),
       cmocka_unit_test(test_synchronous_copy_does_not_wait_for_streams),
       cmocka_unit_test(test_kernel_failing_when_it_runs_is_reported_by_the_wait),
+      cmocka_unit_test(test_stream_race_check_with_deferred_work),
       cmocka_unit_test(test_host_functions_keep_the_callback_rules),
       cmocka_unit_test(test_capture_then_deferred_launch),
       cmocka_unit_test(test_trace_shows_rows_and_arrows),
