@@ -313,13 +313,24 @@ static gcap_memset_node_params fill_params(struct input *in) {
 
 /* ------------------------------------------------------------ kernels */
 
+/*
+ * The thread's index in the whole grid, every dimension counted, so that no two threads (and no
+ * two blocks, which worker threads may run at once) write the same element.
+ */
+static uint64_t grid_index(const gcap_sim_thread *t) {
+  const gcap_dim3 g = t->grid_dim, b = t->block_dim, bi = t->block_idx, ti = t->thread_idx;
+  uint64_t block = bi.x + (uint64_t)g.x * (bi.y + (uint64_t)g.y * bi.z);
+  uint64_t thread = ti.x + (uint64_t)b.x * (ti.y + (uint64_t)b.y * ti.z);
+  return block * ((uint64_t)b.x * b.y * b.z) + thread;
+}
+
 /* x[i] = x[i] * 2 + 1 for i < n, when [x, x + n) is live. Params: float *x, uint32_t n. */
 static void scale_sim(const gcap_sim_thread *t, void *const *args) {
   float *x;
   uint32_t n;
   memcpy(&x, args[0], sizeof x);
   memcpy(&n, args[1], sizeof n);
-  uint32_t i = t->block_idx.x * t->block_dim.x + t->thread_idx.x;
+  uint64_t i = grid_index(t);
   if (i < n && (uintptr_t)x % sizeof *x == 0 && touchable(x, (size_t)n * sizeof *x)) x[i] = x[i] * 2.0f + 1.0f;
 }
 
@@ -331,7 +342,7 @@ static void copy_sim(const gcap_sim_thread *t, void *const *args) {
   memcpy(&src, args[0], sizeof src);
   memcpy(&dst, args[1], sizeof dst);
   memcpy(&n, args[2], sizeof n);
-  uint32_t i = t->block_idx.x * t->block_dim.x + t->thread_idx.x;
+  uint64_t i = grid_index(t);
   if (i < n && touchable(src, n) && touchable(dst, n)) dst[i] = src[i];
 }
 
