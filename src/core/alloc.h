@@ -14,7 +14,8 @@ char *gcap__strdup(const char *s);
 
 /*
  * Fault injection for tests: after `n` more successful allocations every allocation fails
- * (n < 0 disables). Returns how many allocations have been made since the last call.
+ * (n < 0 disables). Returns how many allocations have been made since the last call (counting
+ * starts with the first call: a program that never calls it pays nothing for it).
  */
 long gcap__alloc_fail_after(long n);
 

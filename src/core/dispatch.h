@@ -13,8 +13,8 @@ struct gcap_context;
 
 /*
  * Tests: the n-th fallible backend call from now fails with GCAP_ERROR_BACKEND (n = 1: the
- * next); 0 turns it off. Counts calls on every thread. Returns how many calls were made since
- * the last reset.
+ * next); 0 turns it off. Counts calls on every thread, from the first call on. Returns how many
+ * calls were made since the last reset.
  */
 unsigned long gcap__backend_fail_after(unsigned long n);
 
