@@ -138,13 +138,18 @@ gcap_status gcap__node_copy_params(struct gcap_node *dst, const struct gcap_node
 }
 
 /* Handle checks of a dependency array: NULL, destroyed, or of another context's graph. */
+static gcap_status check_dep_handle(const struct gcap_graph *g, const gcap_node *dep, const char *what) {
+  gcap_status st = gcap__check_node(dep, what);
+  return st == GCAP_SUCCESS ? gcap__check_same_context(g->ctx, dep->graph->ctx, what) : st;
+}
+
+/* The argument's name is formatted only for a failure: the checks run again to say it. */
 static gcap_status check_dep_handles(const struct gcap_graph *g, gcap_node *const *deps, size_t num_deps) {
-  char what[32];
   for (size_t i = 0; deps && i < num_deps; i++) {
+    if (check_dep_handle(g, deps[i], "deps[i]") == GCAP_SUCCESS) continue;
+    char what[32];
     snprintf(what, sizeof what, "deps[%zu]", i);
-    gcap_status st = gcap__check_node(deps[i], what);
-    if (st == GCAP_SUCCESS) st = gcap__check_same_context(g->ctx, deps[i]->graph->ctx, what);
-    if (st != GCAP_SUCCESS) return st;
+    return check_dep_handle(g, deps[i], what);
   }
   return GCAP_SUCCESS;
 }
