@@ -5,7 +5,7 @@
  * stderr, progress on stderr for long runs.
  *
  * usage: bench_gcap [--quick] [--max N] [metric ...]
- *   metrics: record instantiate replay eager bandwidth memory update races stream_check deferred strict
+ *   metrics: record instantiate replay eager bandwidth memory update races stream_check deferred strict add
  *   (default: all)
  *   --quick  3 repetitions, N up to 1e4 (a smoke run); --max N caps the graph sizes (default 1e6)
  */
@@ -239,6 +239,45 @@ static void bench_record_instantiate(struct bench *b, bool do_rec, bool do_inst)
     if (do_inst)
       report("growth_instantiate", name, sizes[last], "ns/node", instantiate_ns[shape][last], "n=1000",
              instantiate_ns[shape][0], 0, true);
+  }
+}
+
+/* ------------------------------------------------------------ explicit add */
+
+/* n 64-byte fills, each depending on the one before, added by hand, then the graph destroyed. */
+static void do_explicit_add(void *arg) {
+  struct shape_run *r = arg;
+  gcap_graph *g;
+  CHECK(gcap_graph_create(r->b->ctx, &g));
+  gcap_node *prev = NULL, *n = NULL;
+  for (size_t i = 0; i < r->n; i++, prev = n) {
+    gcap_memset_node_params p = {r->b->dev_a + (i % 64) * 64, 0, 1, 64, 1, 64};
+    CHECK(gcap_graph_add_memset_node(g, prev ? &prev : NULL, prev ? 1 : 0, &p, &n));
+  }
+  gcap_graph_destroy(g);
+}
+
+/* The same chain of fills recorded by capture. */
+static void do_record_fills(void *arg) {
+  struct shape_run *r = arg;
+  gcap_graph *g;
+  CHECK(gcap_stream_begin_capture(r->b->s[0], GCAP_CAPTURE_MODE_GLOBAL));
+  for (size_t i = 0; i < r->n; i++) CHECK(gcap_memset_async(r->b->s[0], r->b->dev_a + (i % 64) * 64, 0, 64));
+  CHECK(gcap_stream_end_capture(r->b->s[0], &g));
+  gcap_graph_destroy(g);
+}
+
+static void bench_explicit_add(struct bench *b) {
+  size_t sizes[4];
+  size_t count = sizes_list(sizes);
+  for (size_t i = 0; i < count; i++) {
+    struct shape_run r = {b, sizes[i], false, NULL};
+    char what[64];
+    snprintf(what, sizeof what, "add chain %zu", sizes[i]);
+    double add = 0, rec = 0;
+    median_pair_ns(do_explicit_add, do_record_fills, &r, what, &add, &rec);
+    report("add", "chain", sizes[i], "ns/node", add / (double)sizes[i], "record by capture", rec / (double)sizes[i],
+           0, true);
   }
 }
 
@@ -669,7 +708,7 @@ int main(int argc, char **argv) {
     } else {
       fprintf(stderr,
               "usage: %s [--quick] [--max N] [record instantiate replay eager bandwidth memory update races "
-              "stream_check deferred strict]\n",
+              "stream_check deferred strict add]\n",
               argv[0]);
       return 2;
     }
@@ -689,6 +728,7 @@ int main(int argc, char **argv) {
   if (wanted(argc, argv, first, "races")) bench_races(&b);
   if (wanted(argc, argv, first, "stream_check")) bench_stream_check();
   if (wanted(argc, argv, first, "deferred")) bench_deferred();
+  if (wanted(argc, argv, first, "add")) bench_explicit_add(&b);
   if (wanted(argc, argv, first, "strict")) bench_strict();
   bench_close(&b);
   return 0;
