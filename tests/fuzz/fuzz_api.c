@@ -457,7 +457,12 @@ static struct deps dependencies(struct input *in) {
 static void node_made(gcap_status s, const char *call, gcap_graph *g, gcap_node *const *n) {
   if (!check(s, call, (void *const *)n)) return;
   int gs = slot_of(K_GRAPH, g);
-  remember(K_NODE, *n, gs < 0 ? -1 : st.slots[K_GRAPH][gs].ctx, gs);
+  /*
+   * A stale graph handle whose address a new graph the harness does not follow now has (a
+   * capture object's graph, once the allocator reused it) is a live graph: the node is real, but
+   * nothing here would see it go with that graph, so it is not followed either.
+   */
+  if (gs >= 0) remember(K_NODE, *n, st.slots[K_GRAPH][gs].ctx, gs);
 }
 
 static void op_add_node(struct input *in) {
