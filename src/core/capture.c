@@ -403,9 +403,19 @@ static void terminate(struct gcap__seq *q, bool keep_graph) {
   gcap__free(q);
 }
 
-static int by_target(const void *a, const void *b) {
-  uintptr_t x = (uintptr_t)((const struct gcap__edge *)a)->to, y = (uintptr_t)((const struct gcap__edge *)b)->to;
-  return x < y ? -1 : x > y;
+/*
+ * The first shadow edge into n. Capture appends a node's edges when it appends the node, and no
+ * node of a capturing graph is destroyed, so the edges are already ordered by their target's
+ * index: no sort is needed.
+ */
+static size_t first_shadow_into(const struct gcap__seq *q, const struct gcap_node *n) {
+  size_t lo = 0, hi = q->shadow_count;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (q->shadow[mid].to->index < n->index) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /*
@@ -419,17 +429,10 @@ static gcap_status check_joined(struct gcap__seq *q, struct gcap_stream **culpri
   struct gcap__node_vec stack = {0};
   if (gcap__node_vec_union(&stack, &q->origin->frontier) != 0) return GCAP_ERROR_OUT_OF_MEMORY;
   for (size_t i = 0; i < stack.count; i++) stack.items[i]->scratch = mark;
-  if (q->shadow_count) qsort(q->shadow, q->shadow_count, sizeof *q->shadow, by_target);
   gcap_status st = GCAP_SUCCESS;
   while (stack.count && st == GCAP_SUCCESS) {
     struct gcap_node *n = stack.items[--stack.count];
-    size_t lo = 0, hi = q->shadow_count;
-    while (lo < hi) { /* first shadow edge into n */
-      size_t mid = lo + (hi - lo) / 2;
-      if ((uintptr_t)q->shadow[mid].to < (uintptr_t)n) lo = mid + 1;
-      else hi = mid;
-    }
-    for (size_t i = lo; i < q->shadow_count && q->shadow[i].to == n && st == GCAP_SUCCESS; i++) {
+    for (size_t i = first_shadow_into(q, n); i < q->shadow_count && q->shadow[i].to == n && st == GCAP_SUCCESS; i++) {
       struct gcap_node *from = q->shadow[i].from;
       if (from->scratch == mark) continue;
       from->scratch = mark;
