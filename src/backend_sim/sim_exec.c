@@ -140,15 +140,7 @@ gcap_status sim_exec_wait(struct gcap__backend_ctx *b, void *exec) {
   return GCAP_SUCCESS;
 }
 
-gcap_status sim_exec_set_entry(struct gcap__backend_ctx *b, void *exec, const struct gcap__plan *plan, size_t index,
-                               const struct gcap__plan_node *entry) {
-  return run_queued_launches(b, exec);
-}
-
-gcap_status sim_exec_update(struct gcap__backend_ctx *b, void *exec, const struct gcap__plan *current,
-                            const struct gcap__plan *fresh) {
-  return run_queued_launches(b, exec);
-}
+gcap_status sim_exec_before_change(struct gcap__backend_ctx *b, void *exec) { return run_queued_launches(b, exec); }
 
 static uint64_t next_random(uint64_t *state) { /* splitmix64 */
   uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);

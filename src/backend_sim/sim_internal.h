@@ -270,9 +270,6 @@ void sim_exec_destroy(struct gcap__backend_ctx *b, void *exec);
 gcap_status sim_exec_upload(struct gcap__backend_ctx *b, void *exec, void *stream);
 gcap_status sim_exec_launch(struct gcap__backend_ctx *b, void *exec, const struct gcap__plan *plan, void *stream);
 gcap_status sim_exec_wait(struct gcap__backend_ctx *b, void *exec);
-gcap_status sim_exec_set_entry(struct gcap__backend_ctx *b, void *exec, const struct gcap__plan *plan, size_t index,
-                               const struct gcap__plan_node *entry);
-gcap_status sim_exec_update(struct gcap__backend_ctx *b, void *exec, const struct gcap__plan *current,
-                            const struct gcap__plan *fresh);
+gcap_status sim_exec_before_change(struct gcap__backend_ctx *b, void *exec);
 
 #endif

@@ -158,6 +158,11 @@ struct gcap_backend_ops {
   gcap_status (*exec_upload)(struct gcap__backend_ctx *b, void *exec, void *stream);
   gcap_status (*exec_launch)(struct gcap__backend_ctx *b, void *exec, const struct gcap__plan *plan, void *stream);
   /*
+   * Optional (NULL: nothing to do): the plan of `exec` is about to change (a per-node setter or
+   * gcap_exec_update). A backend whose queued launches still read the plan runs them first.
+   */
+  gcap_status (*exec_before_change)(struct gcap__backend_ctx *b, void *exec);
+  /*
    * Optional: plan entry `index` is about to take *entry's values (a per-node setter, or
    * enable/disable). On failure the core keeps the old values.
    */

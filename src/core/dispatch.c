@@ -231,6 +231,13 @@ gcap_status gcap__backend_exec_launch(struct gcap_context *ctx, void *exec, cons
   return ctx->ops->exec_launch(ctx->backend, exec, plan, stream);
 }
 
+gcap_status gcap__backend_exec_before_change(struct gcap_context *ctx, void *exec) {
+  assert(ctx && ctx->backend);
+  if (!ctx->ops->exec_before_change) return GCAP_SUCCESS;
+  if (injected(ctx->ops->name, "exec_before_change")) return GCAP_ERROR_BACKEND;
+  return ctx->ops->exec_before_change(ctx->backend, exec);
+}
+
 gcap_status gcap__backend_exec_set_entry(struct gcap_context *ctx, void *exec, const struct gcap__plan *plan, size_t index, const struct gcap__plan_node *entry) {
   assert(ctx && ctx->backend);
   assert(plan);

@@ -62,7 +62,9 @@ static gcap_status begin_set(gcap_exec *x, gcap_node *n, const void *p, gcap_nod
 /* The backend sees the new values of entry pn first: a refusal there leaves everything as it was. */
 static gcap_status offer(struct gcap_exec *x, const struct gcap__plan_node *pn, const struct gcap__plan_node *fresh) {
   gcap__sr_exec_changed(x);
-  return gcap__backend_exec_set_entry(x->ctx, x->impl, &x->plan, (size_t)(pn - x->plan.nodes), fresh);
+  gcap_status st = gcap__backend_exec_before_change(x->ctx, x->impl);
+  return st == GCAP_SUCCESS ? gcap__backend_exec_set_entry(x->ctx, x->impl, &x->plan, (size_t)(pn - x->plan.nodes), fresh)
+                            : st;
 }
 
 gcap_status gcap_exec_kernel_node_set_params(gcap_exec *x, gcap_node *n, const gcap_kernel_node_params *p) {
@@ -359,6 +361,7 @@ gcap_status gcap_exec_update(gcap_exec *x, const gcap_graph *g, gcap_exec_update
                   : gcap__capture_check_graph_edit(g, "updating from it");
   if (st == GCAP_SUCCESS) gcap__sr_exec_changed(x);
   if (st == GCAP_SUCCESS) st = check_no_destroyed_nodes(g, info);
+  if (st == GCAP_SUCCESS) st = gcap__backend_exec_before_change(x->ctx, x->impl);
   bool done = false;
   /* A backend that keeps its own copy (CUDA) must see the new values first: the general path. */
   if (st == GCAP_SUCCESS && !x->ctx->ops->exec_update) st = update_in_place(x, g, info, &done);
