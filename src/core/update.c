@@ -285,21 +285,21 @@ static gcap_status update_in_place(struct gcap_exec *x, const struct gcap_graph 
     if (n->type == GCAP_NODE_KERNEL && &n->p.kernel.kernel->info != pn->u.kernel.kernel) return GCAP_SUCCESS;
     if ((n->type == GCAP_NODE_MEM_ALLOC || n->type == GCAP_NODE_MEM_FREE) && n->p.mem != pn->u.mem) return GCAP_SUCCESS;
     gcap_status st = GCAP_SUCCESS;
-    struct gcap__plan_node probe = *pn;
+    struct gcap__copy copy; /* the new values, checked (a whole plan entry would be a large copy per node) */
+    struct gcap__fill fill;
     if (n->type == GCAP_NODE_MEMCPY) {
-      probe.u.copy = gcap__copy_of(&n->p.memcpy);
-      st = gcap__check_copy(x->ctx, &probe.u.copy, false);
+      copy = gcap__copy_of(&n->p.memcpy);
+      st = gcap__check_copy(x->ctx, &copy, false);
     } else if (n->type == GCAP_NODE_MEMSET) {
-      probe.u.fill = gcap__fill_of(&n->p.memset);
-      st = gcap__check_fill(x->ctx, &probe.u.fill, false);
+      fill = gcap__fill_of(&n->p.memset);
+      st = gcap__check_fill(x->ctx, &fill, false);
     } else if (n->type == GCAP_NODE_KERNEL) {
       st = gcap__check_kernel_pointers(x->ctx, n->p.kernel.kernel, n->p.kernel.args);
     }
     if (st != GCAP_SUCCESS) return GCAP_SUCCESS; /* the general path reports it */
-    if (n->type == GCAP_NODE_MEMCPY &&
-        (probe.u.copy.kind != pn->u.copy.kind || probe.u.copy.resolved != pn->u.copy.resolved))
+    if (n->type == GCAP_NODE_MEMCPY && (copy.kind != pn->u.copy.kind || copy.resolved != pn->u.copy.resolved))
       return GCAP_SUCCESS;
-    if (n->type == GCAP_NODE_MEMSET && !fill_shape_ok(&pn->u.fill, &probe.u.fill)) return GCAP_SUCCESS;
+    if (n->type == GCAP_NODE_MEMSET && !fill_shape_ok(&pn->u.fill, &fill)) return GCAP_SUCCESS;
   }
   /* Every check passed: take the new values; nothing below can fail. */
   for (size_t i = 0; i < p->count; i++) {
