@@ -10,10 +10,9 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
+#include "timing.h"
 
 #define REPS 7
-#define MIN_REGION_NS 20000000.0
 
 #define CHECK(call)                                                                                           \
   do {                                                                                                        \
@@ -23,17 +22,6 @@
       exit(1);                                                                                                \
     }                                                                                                         \
   } while (0)
-
-static double now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int by_value(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
 
 static gcap_graph *chain(gcap_context *ctx, gcap_kernel *k, size_t n, int arg) {
   gcap_graph *g;
@@ -56,32 +44,24 @@ struct ctx {
   gcap_exec *x;
 };
 
-static void do_instantiate(struct ctx *c) {
+static void do_instantiate(void *arg) {
+  struct ctx *c = arg;
   gcap_exec *x;
   CHECK(gcap_graph_instantiate(c->g, 0, &x));
   gcap_exec_destroy(x);
 }
 
-static void do_update(struct ctx *c) {
+static void do_update(void *arg) {
+  struct ctx *c = arg;
   gcap_exec_update_info info;
   CHECK(gcap_exec_update(c->x, c->other, &info));
 }
 
-/* Median ns per call over REPS regions, each repeating the call until MIN_REGION_NS has passed. */
-static double median_ns(void (*fn)(struct ctx *), struct ctx *c) {
+/* Median ns per call over REPS regions (timing.c). */
+static double median_ns(work_fn fn, struct ctx *c) {
   double samples[REPS];
-  for (int r = 0; r < REPS; r++) {
-    long calls = 0;
-    double start = now_ns(), elapsed;
-    do {
-      fn(c);
-      calls++;
-      elapsed = now_ns() - start;
-    } while (elapsed < MIN_REGION_NS);
-    samples[r] = elapsed / (double)calls;
-  }
-  qsort(samples, REPS, sizeof *samples, by_value);
-  return samples[REPS / 2];
+  for (int r = 0; r < REPS; r++) samples[r] = region_ns(fn, c);
+  return median_of_n(samples, REPS);
 }
 
 int main(int argc, char **argv) {
