@@ -282,12 +282,6 @@ static void built_destroy(struct built *b) {
 
 /* ------------------------------------------------------ graph invariants */
 
-static bool vec_has(const struct gcap__node_vec *v, const struct gcap_node *n) {
-  for (size_t i = 0; i < v->count; i++)
-    if (v->items[i] == n) return true;
-  return false;
-}
-
 /* The core's bookkeeping agrees with itself: indices, registrations, edges both ways, children. */
 static void check_graph_invariants(const gcap_graph *g) {
   size_t deps = 0, dependents = 0;
@@ -312,8 +306,8 @@ static void check_graph_invariants(const gcap_graph *g) {
     const struct gcap_node *from = g->edges[i].from, *to = g->edges[i].to;
     assert_ptr_equal(from->graph, g);
     assert_ptr_equal(to->graph, g);
-    assert_true(vec_has(&from->dependents, to));
-    assert_true(vec_has(&to->deps, from));
+    assert_true(gcap__nlist_contains(&from->dependents, to));
+    assert_true(gcap__nlist_contains(&to->deps, from));
   }
 }
 

@@ -28,16 +28,6 @@ int gcap__node_vec_push(struct gcap__node_vec *v, struct gcap_node *n) {
 
 static int vec_push(struct gcap__node_vec *v, struct gcap_node *n) { return gcap__node_vec_push(v, n); }
 
-static void vec_remove(struct gcap__node_vec *v, const struct gcap_node *n) {
-  for (size_t i = 0; i < v->count; i++) {
-    if (v->items[i] == n) {
-      memmove(&v->items[i], &v->items[i + 1], (v->count - i - 1) * sizeof *v->items);
-      v->count--;
-      return;
-    }
-  }
-}
-
 bool gcap__node_vec_contains(const struct gcap__node_vec *v, const struct gcap_node *n) {
   for (size_t i = 0; i < v->count; i++)
     if (v->items[i] == n) return true;
@@ -46,6 +36,46 @@ bool gcap__node_vec_contains(const struct gcap__node_vec *v, const struct gcap_n
 
 static bool vec_contains(const struct gcap__node_vec *v, const struct gcap_node *n) {
   return gcap__node_vec_contains(v, n);
+}
+
+int gcap__nlist_reserve(struct gcap_graph *g, struct gcap__node_list *l, size_t need) {
+  if (need <= l->cap) return 0;
+  if (l->cap == 0 && need == 1) {
+    l->items = &l->one;
+    l->cap = 1;
+    return 0;
+  }
+  size_t cap = 2;
+  while (cap < need) cap *= 2;
+  if (cap > UINT32_MAX) return -1;
+  struct gcap_node **grown = gcap__arena_alloc(&g->arena, cap * sizeof *grown);
+  if (!grown) return -1;
+  if (l->count) memcpy(grown, l->items, l->count * sizeof *grown);
+  if (l->cap > 1) gcap__arena_give_back(&g->arena, l->items, l->cap * sizeof *grown);
+  l->items = grown;
+  l->cap = (uint32_t)cap;
+  return 0;
+}
+
+bool gcap__nlist_contains(const struct gcap__node_list *l, const struct gcap_node *n) {
+  for (uint32_t i = 0; i < l->count; i++)
+    if (l->items[i] == n) return true;
+  return false;
+}
+
+void gcap__nlist_remove(struct gcap__node_list *l, const struct gcap_node *n) {
+  for (uint32_t i = 0; i < l->count; i++) {
+    if (l->items[i] == n) {
+      memmove(&l->items[i], &l->items[i + 1], (l->count - i - 1) * sizeof *l->items);
+      l->count--;
+      return;
+    }
+  }
+}
+
+void gcap__nlist_release(struct gcap_graph *g, struct gcap__node_list *l) {
+  if (l->cap > 1) gcap__arena_give_back(&g->arena, l->items, l->cap * sizeof *l->items);
+  memset(l, 0, sizeof *l);
 }
 
 int gcap__node_vec_union(struct gcap__node_vec *v, const struct gcap__node_vec *more) {
@@ -93,19 +123,12 @@ gcap_status gcap__graph_new(struct gcap_context *ctx, struct gcap_node *owner, s
   return GCAP_SUCCESS;
 }
 
-static void node_free(struct gcap_node *n) {
-  gcap__free(n->deps.items);
-  gcap__free(n->dependents.items);
-}
-
 void gcap__graph_free(struct gcap_graph *g) {
   gcap__registry_remove(g);
   gcap__list_unlink(&g->link);
-  for (size_t i = 0; i < g->nodes.count; i++) {
-    gcap__node_release_params(g->nodes.items[i]);
-    node_free(g->nodes.items[i]);
-  }
+  for (size_t i = 0; i < g->nodes.count; i++) gcap__node_release_params(g->nodes.items[i]);
   gcap__graph_free_chunks(g);
+  gcap__arena_free_all(&g->arena);
   gcap__free(g->nodes.items);
   gcap__free(g->edges);
   gcap__free(g->recorded);
@@ -147,17 +170,15 @@ void gcap_graph_destroy(gcap_graph *g) {
 /* Grows every vector an edge needs first, so adding it cannot fail half-way. */
 static int reserve_edge(struct gcap_graph *g, struct gcap_node *from, struct gcap_node *to) {
   if (gcap__grow((void **)&g->edges, &g->edge_cap, g->edge_count + 1, sizeof *g->edges) != 0) return -1;
-  if (gcap__grow((void **)&from->dependents.items, &from->dependents.cap, from->dependents.count + 1,
-                 sizeof(struct gcap_node *)) != 0)
-    return -1;
-  return gcap__grow((void **)&to->deps.items, &to->deps.cap, to->deps.count + 1, sizeof(struct gcap_node *));
+  if (gcap__nlist_reserve(g, &from->dependents, from->dependents.count + 1) != 0) return -1;
+  return gcap__nlist_reserve(g, &to->deps, to->deps.count + 1);
 }
 
 static int add_edge(struct gcap_graph *g, struct gcap_node *from, struct gcap_node *to) {
   if (reserve_edge(g, from, to) != 0) return -1;
   g->edges[g->edge_count++] = (struct gcap__edge){from, to};
-  vec_push(&from->dependents, to);
-  vec_push(&to->deps, from);
+  from->dependents.items[from->dependents.count++] = to;
+  to->deps.items[to->deps.count++] = from;
   return 0;
 }
 
@@ -169,8 +190,8 @@ static void pop_edge(struct gcap_graph *g) {
 }
 
 static void remove_edge(struct gcap_graph *g, struct gcap_node *from, struct gcap_node *to) {
-  vec_remove(&from->dependents, to);
-  vec_remove(&to->deps, from);
+  gcap__nlist_remove(&from->dependents, to);
+  gcap__nlist_remove(&to->deps, from);
   for (size_t i = 0; i < g->edge_count; i++) {
     if (g->edges[i].from == from && g->edges[i].to == to) {
       memmove(&g->edges[i], &g->edges[i + 1], (g->edge_count - i - 1) * sizeof *g->edges);
@@ -231,7 +252,7 @@ static gcap_status check_pair_arrays(const gcap_graph *g, gcap_node *const *from
 
 static gcap_status add_one_dependency(struct gcap_graph *g, struct gcap_node *from, struct gcap_node *to, size_t i) {
   if (from == to) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "pair %zu is a self edge on node %p", i, (void *)from);
-  if (vec_contains(&from->dependents, to))
+  if (gcap__nlist_contains(&from->dependents, to))
     return gcap__fail(GCAP_ERROR_INVALID_VALUE, "pair %zu: the edge %p -> %p already exists", i, (void *)from,
                       (void *)to);
   int oom = 0;
@@ -246,7 +267,7 @@ static gcap_status add_one_dependency(struct gcap_graph *g, struct gcap_node *fr
 
 gcap_status gcap__graph_add_edge(struct gcap_graph *g, struct gcap_node *from, struct gcap_node *to) {
   if (from == to) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "the edge %zu -> %zu is a self edge", from->index, to->index);
-  if (vec_contains(&from->dependents, to))
+  if (gcap__nlist_contains(&from->dependents, to))
     return gcap__fail(GCAP_ERROR_INVALID_VALUE, "the edge %zu -> %zu is there twice", from->index, to->index);
   int oom = 0;
   bool cycle = reaches(g, to, from, &oom);
@@ -285,7 +306,7 @@ gcap_status gcap_graph_remove_dependencies(gcap_graph *g, gcap_node *const *from
   st = check_pair_handles(g, from, to, n);
   if (st == GCAP_SUCCESS && gcap__graph_has_mem_nodes(g)) st = refuse_mem_graph(g, "removing edges");
   for (size_t i = 0; st == GCAP_SUCCESS && i < n; i++) {
-    if (!vec_contains(&from[i]->dependents, to[i]) || pair_repeats(from, to, i))
+    if (!gcap__nlist_contains(&from[i]->dependents, to[i]) || pair_repeats(from, to, i))
       st = gcap__fail(GCAP_ERROR_INVALID_VALUE, "pair %zu: there is no edge %p -> %p%s", i, (void *)from[i],
                       (void *)to[i], pair_repeats(from, to, i) ? " (it repeats an earlier pair)" : "");
   }
@@ -312,10 +333,8 @@ gcap_status gcap_graph_destroy_node(gcap_node *n) {
   g->nodes.count--;
   for (size_t i = n->index; i < g->nodes.count; i++) g->nodes.items[i]->index = i;
   gcap__node_release_params(n);
-  gcap__free(n->deps.items);
-  gcap__free(n->dependents.items);
-  memset(&n->deps, 0, sizeof n->deps);
-  memset(&n->dependents, 0, sizeof n->dependents);
+  gcap__nlist_release(g, &n->deps);
+  gcap__nlist_release(g, &n->dependents);
   n->magic = GCAP__NODE_DEAD; /* its slot stays until the graph goes */
   g->node_destroyed = true;
   gcap__unlock(g->ctx);
@@ -459,7 +478,7 @@ static gcap_status node_neighbours(const gcap_node *n, bool dependents, gcap_nod
   gcap_status st = gcap__check_node(n, "node");
   if (st != GCAP_SUCCESS) return st;
   if (!count) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "count is NULL");
-  const struct gcap__node_vec *v = dependents ? &n->dependents : &n->deps;
+  const struct gcap__node_list *v = dependents ? &n->dependents : &n->deps;
   gcap__lock(n->graph->ctx);
   enumerate(v->items, v->count, out, count);
   gcap__unlock(n->graph->ctx);

@@ -4,6 +4,7 @@
 
 #include <stdatomic.h>
 
+#include "arena.h"
 #include "internal.h"
 
 #define GCAP__NODE_LIVE 0x6e6f6465u /* "node" */
@@ -16,13 +17,23 @@ struct gcap__kernel_params {
   void **args; /* num_params pointers into the same allocation, followed by the values */
 };
 
+/*
+ * A node's dependencies or dependents in edge creation order. Most nodes of real graphs have one
+ * of each: it lives in the node itself; longer lists live in the graph's arena.
+ */
+struct gcap__node_list {
+  struct gcap_node **items; /* NULL, &one, or `cap` slots from the graph's arena */
+  uint32_t count, cap;
+  struct gcap_node *one;
+};
+
 struct gcap_node {
   uint32_t magic; /* LIVE, or DEAD once destroyed (the memory lives until its graph does) */
   gcap_node_type type;
   uint64_t id; /* unique in the process: executables name their source nodes by it */
   struct gcap_graph *graph;
   size_t index; /* position in graph->nodes: creation order among live nodes */
-  struct gcap__node_vec deps, dependents; /* edge creation order */
+  struct gcap__node_list deps, dependents;
   union {
     struct gcap__kernel_params kernel;
     gcap_memcpy_node_params memcpy;
@@ -60,6 +71,7 @@ struct gcap_graph {
   struct gcap_exec *mem_exec;  /* with MEM_ALLOC/MEM_FREE nodes: its one executable, or NULL */
   bool node_destroyed;         /* one of its nodes was destroyed: whole-graph update refuses it, as CUDA's driver does */
   struct gcap__node_chunk *chunks; /* where its nodes live, newest first */
+  struct gcap__arena arena;        /* its nodes' longer lists and kernel argument copies */
   struct gcap_node *spare;         /* nodes allocated but never appended, for reuse */
   /* A loaded graph: the allocations its file recorded (sorted by base), for race analysis. */
   struct gcap__extent *recorded;
@@ -120,6 +132,12 @@ gcap_status gcap__node_make_kernel(struct gcap_graph *g, const gcap_kernel_node_
 gcap_status gcap__node_make_value(struct gcap_graph *g, gcap_node_type type, const void *p, size_t size,
                                   struct gcap_node **out);
 void gcap__node_discard(struct gcap_node *n);
+
+/* Node lists: room for `need` items (0, or -1 when out of memory), membership, removal, release. */
+int gcap__nlist_reserve(struct gcap_graph *g, struct gcap__node_list *l, size_t need);
+bool gcap__nlist_contains(const struct gcap__node_list *l, const struct gcap_node *n);
+void gcap__nlist_remove(struct gcap__node_list *l, const struct gcap_node *n);
+void gcap__nlist_release(struct gcap_graph *g, struct gcap__node_list *l);
 
 /* One edge from -> to of g (both g's nodes): INVALID_VALUE for a self edge, a repeat or a cycle. */
 gcap_status gcap__graph_add_edge(struct gcap_graph *g, struct gcap_node *from, struct gcap_node *to);

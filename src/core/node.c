@@ -53,8 +53,8 @@ struct gcap__node_chunk *gcap__chunk_of(const struct gcap_node *n) {
 
 void gcap__node_unalloc(struct gcap_node *n) {
   struct gcap_graph *g = gcap__chunk_of(n)->graph;
-  gcap__free(n->deps.items);
-  gcap__free(n->dependents.items);
+  gcap__nlist_release(g, &n->deps);
+  gcap__nlist_release(g, &n->dependents);
   memset(n, 0, sizeof *n); /* magic 0: not a handle */
   n->p.next_spare = g->spare;
   g->spare = n;
@@ -168,13 +168,11 @@ gcap_status gcap__node_check_deps(const struct gcap_graph *g, gcap_node *const *
 
 gcap_status gcap__node_append(struct gcap_graph *g, struct gcap_node *n, gcap_node *const *deps, size_t num_deps) {
   if (gcap__grow((void **)&g->nodes.items, &g->nodes.cap, g->nodes.count + 1, sizeof *g->nodes.items) != 0 ||
-      gcap__grow((void **)&n->deps.items, &n->deps.cap, num_deps, sizeof *n->deps.items) != 0 ||
+      gcap__nlist_reserve(g, &n->deps, num_deps) != 0 ||
       gcap__grow((void **)&g->edges, &g->edge_cap, g->edge_count + num_deps, sizeof *g->edges) != 0)
     goto oom;
-  for (size_t i = 0; i < num_deps; i++) {
-    struct gcap__node_vec *v = &deps[i]->dependents;
-    if (gcap__grow((void **)&v->items, &v->cap, v->count + 1, sizeof *v->items) != 0) goto oom;
-  }
+  for (size_t i = 0; i < num_deps; i++)
+    if (gcap__nlist_reserve(g, &deps[i]->dependents, deps[i]->dependents.count + 1) != 0) goto oom;
   n->graph = g;
   n->index = g->nodes.count;
   g->nodes.items[g->nodes.count++] = n;
@@ -185,9 +183,7 @@ gcap_status gcap__node_append(struct gcap_graph *g, struct gcap_node *n, gcap_no
   }
   return GCAP_SUCCESS;
 oom:
-  gcap__free(n->deps.items);
-  n->deps.items = NULL;
-  n->deps.cap = 0;
+  gcap__nlist_release(g, &n->deps);
   return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the node");
 }
 

@@ -706,7 +706,7 @@ static gcap_status load_edges(struct loader *l, struct gcap_graph *g, json_t *ed
     if (st != GCAP_SUCCESS) return st;
     struct gcap_node *from = g->nodes.items[a], *to = g->nodes.items[b];
     if (a == b) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "%s%s\"%s\" is a self edge on node %zu", l->where, sep, field, a);
-    if (gcap__node_vec_contains(&from->dependents, to))
+    if (gcap__nlist_contains(&from->dependents, to))
       return gcap__fail(GCAP_ERROR_INVALID_VALUE, "%s%s\"%s\" repeats the edge %zu -> %zu", l->where, sep, field, a, b);
     st = gcap__graph_add_edge(g, from, to);
     if (st == GCAP_ERROR_INVALID_VALUE) /* what is left: b already reaches a */
