@@ -404,52 +404,28 @@ static void terminate(struct gcap__seq *q, bool keep_graph) {
 }
 
 /*
- * The first shadow edge into n. Capture appends a node's edges when it appends the node, and no
- * node of a capturing graph is destroyed, so the edges are already ordered by their target's
- * index: no sort is needed.
- */
-static size_t first_shadow_into(const struct gcap__seq *q, const struct gcap_node *n) {
-  size_t lo = 0, hi = q->shadow_count;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (q->shadow[mid].to->index < n->index) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-/*
  * The nodes that reach the origin's frontier through capture-made edges are joined; a member
  * whose frontier holds any other node has work that never rejoined the origin
- * (rules.md#capture-joined).
+ * (rules.md#capture-joined). Capture appends a node's edges when it appends the node, after the
+ * nodes it depends on, so one backward pass over the edges marks every joined node: when the
+ * edges into a node are reached, all edges that could mark it have been seen.
  */
-static gcap_status check_joined(struct gcap__seq *q, struct gcap_stream **culprit, struct gcap_node **node) {
-  struct gcap_graph *g = q->graph;
-  size_t mark = ++g->visit_mark;
-  struct gcap__node_vec stack = {0};
-  if (gcap__node_vec_union(&stack, &q->origin->frontier) != 0) return GCAP_ERROR_OUT_OF_MEMORY;
-  for (size_t i = 0; i < stack.count; i++) stack.items[i]->scratch = mark;
-  gcap_status st = GCAP_SUCCESS;
-  while (stack.count && st == GCAP_SUCCESS) {
-    struct gcap_node *n = stack.items[--stack.count];
-    for (size_t i = first_shadow_into(q, n); i < q->shadow_count && q->shadow[i].to == n && st == GCAP_SUCCESS; i++) {
-      struct gcap_node *from = q->shadow[i].from;
-      if (from->scratch == mark) continue;
-      from->scratch = mark;
-      if (gcap__node_vec_push(&stack, from) != 0) st = GCAP_ERROR_OUT_OF_MEMORY;
-    }
-  }
-  gcap__node_vec_free(&stack);
-  for (size_t m = 0; st == GCAP_SUCCESS && m < q->member_count; m++) {
+static bool check_joined(struct gcap__seq *q, struct gcap_stream **culprit, struct gcap_node **node) {
+  size_t mark = ++q->graph->visit_mark;
+  const struct gcap__node_vec *joined = &q->origin->frontier;
+  for (size_t i = 0; i < joined->count; i++) joined->items[i]->scratch = mark;
+  for (size_t i = q->shadow_count; i-- > 0;)
+    if (q->shadow[i].to->scratch == mark) q->shadow[i].from->scratch = mark;
+  for (size_t m = 0; m < q->member_count; m++) {
     struct gcap_stream *t = q->members[m];
     for (size_t i = 0; t != q->origin && i < t->frontier.count; i++) {
       if (t->frontier.items[i]->scratch == mark) continue;
       *culprit = t;
       *node = t->frontier.items[i];
-      return GCAP_ERROR_STREAM_CAPTURE_UNJOINED;
+      return false;
     }
   }
-  return st;
+  return true;
 }
 
 /* Work issued on a member's native stream behind gcap's back was captured natively and is dropped: say so. */
@@ -495,17 +471,15 @@ static gcap_status end(struct gcap_stream *s, gcap_graph **graph) {
   }
   struct gcap_stream *culprit = NULL;
   struct gcap_node *node = NULL;
-  if (q->member_count > 1) st = check_joined(q, &culprit, &node); /* one stream never forked */
-  if (st == GCAP_ERROR_STREAM_CAPTURE_UNJOINED) {
-    gcap__fail(st,
-               "stream %p forked from capture %llu and its work (node %zu, %s) was never joined back into the origin "
-               "stream %p: record an event on it and make the origin wait on that event before ending",
-               (void *)culprit, (unsigned long long)q->id, node->index, gcap__node_type_name(node->type),
-               (void *)q->origin);
+  if (q->member_count > 1 && !check_joined(q, &culprit, &node)) { /* one stream never forked */
+    st = gcap__fail(GCAP_ERROR_STREAM_CAPTURE_UNJOINED,
+                    "stream %p forked from capture %llu and its work (node %zu, %s) was never joined back into the "
+                    "origin stream %p: record an event on it and make the origin wait on that event before ending",
+                    (void *)culprit, (unsigned long long)q->id, node->index, gcap__node_type_name(node->type),
+                    (void *)q->origin);
     terminate(q, false);
     return st;
   }
-  if (st != GCAP_SUCCESS) return gcap__fail(st, "no memory to check that every fork was joined");
   *graph = q->graph;
   terminate(q, true);
   return GCAP_SUCCESS;
