@@ -1,60 +1,107 @@
 #include "registry.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "alloc.h"
 
-/* Open addressing with linear probing and backward-shift deletion (no tombstones). */
+/*
+ * Open addressing with linear probing. Every public call checks its handles here, so lookups take
+ * no lock: writers (creation and destruction) serialize on a mutex, readers only load.
+ *   - A removed key leaves a tombstone, never an empty slot, so no probe run a reader is walking
+ *     is ever cut short; a live key never moves within a table.
+ *   - Growth (and sweeping tombstones) builds a whole new table and publishes it at once. Old
+ *     tables stay readable until the registry is empty, as a reader may still be probing one;
+ *     they add up to less than the current table.
+ * A handle created before a check (happens-before, as any correct use of it is) is found in the
+ * table the check loads; one destroyed before it is a tombstone there, or absent.
+ */
+#define TOMBSTONE ((uintptr_t)1)
+
 struct slot {
-  const void *key;
-  enum gcap__handle_type type;
+  _Atomic uintptr_t key; /* 0 empty, TOMBSTONE, or a handle's address */
+  _Atomic unsigned type;
+};
+
+struct table {
+  size_t count; /* a power of two */
+  struct table *retired; /* older tables, kept for readers that loaded them */
+  struct slot slots[];
 };
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct slot *slots;
-static size_t slot_count; /* a power of two, or 0 */
-static size_t used;
-static size_t chunks; /* entries of type GCAP__H_NODE_CHUNK */
+static _Atomic(struct table *) current;
+static size_t used, tombstones; /* under the lock */
+static atomic_ulong chunks;     /* entries of type GCAP__H_NODE_CHUNK */
+static atomic_ulong live;
 
-static size_t hash_of(const void *key) {
-  uint64_t x = (uint64_t)(uintptr_t)key;
+static size_t hash_of(uintptr_t key) {
+  uint64_t x = (uint64_t)key;
   x ^= x >> 33;
   x *= 0xff51afd7ed558ccdULL;
   x ^= x >> 33;
   return (size_t)x;
 }
 
-static size_t find_slot(const void *key) {
-  size_t mask = slot_count - 1;
-  size_t i = hash_of(key) & mask;
-  while (slots[i].key != NULL && slots[i].key != key) i = (i + 1) & mask;
-  return i;
+/* The slot holding key, or the empty slot that ends its probe run. */
+static struct slot *probe(struct table *t, uintptr_t key) {
+  size_t mask = t->count - 1;
+  for (size_t i = hash_of(key) & mask;; i = (i + 1) & mask) {
+    uintptr_t k = atomic_load_explicit(&t->slots[i].key, memory_order_acquire);
+    if (k == key || k == 0) return &t->slots[i];
+  }
 }
 
+static void free_tables(struct table *t) {
+  while (t) {
+    struct table *older = t->retired;
+    gcap__free(t);
+    t = older;
+  }
+}
+
+/* A table of new_count slots holding the live keys of the current one; published when complete. */
 static int rehash(size_t new_count) {
-  struct slot *fresh = gcap__calloc(new_count, sizeof *fresh);
+  struct table *fresh = gcap__calloc(1, sizeof *fresh + new_count * sizeof(struct slot));
   if (!fresh) return -1;
-  struct slot *old = slots;
-  size_t old_count = slot_count;
-  slots = fresh;
-  slot_count = new_count;
-  for (size_t i = 0; i < old_count; i++)
-    if (old[i].key) slots[find_slot(old[i].key)] = old[i];
-  gcap__free(old);
+  fresh->count = new_count;
+  struct table *old = atomic_load_explicit(&current, memory_order_relaxed);
+  for (size_t i = 0; old && i < old->count; i++) {
+    uintptr_t k = atomic_load_explicit(&old->slots[i].key, memory_order_relaxed);
+    if (k == 0 || k == TOMBSTONE) continue;
+    struct slot *s = probe(fresh, k);
+    atomic_store_explicit(&s->type, atomic_load_explicit(&old->slots[i].type, memory_order_relaxed),
+                          memory_order_relaxed);
+    atomic_store_explicit(&s->key, k, memory_order_relaxed);
+  }
+  fresh->retired = old;
+  tombstones = 0;
+  atomic_store_explicit(&current, fresh, memory_order_release);
   return 0;
 }
 
 int gcap__registry_add(const void *handle, enum gcap__handle_type type) {
-  if (handle == NULL) return -1; /* NULL marks an empty slot */
+  if (handle == NULL) return -1; /* 0 marks an empty slot */
+  uintptr_t key = (uintptr_t)handle;
   int rc = 0;
   pthread_mutex_lock(&registry_lock);
-  if ((used + 1) * 2 > slot_count) rc = rehash(slot_count ? slot_count * 2 : 64);
+  struct table *t = atomic_load_explicit(&current, memory_order_relaxed);
+  if (!t || (used + tombstones + 1) * 2 > t->count) {
+    size_t count = t ? t->count : 64;
+    while ((used + 1) * 4 > count) count *= 2; /* sweep tombstones, or grow when half full of live keys */
+    rc = rehash(count);
+    t = atomic_load_explicit(&current, memory_order_relaxed);
+  }
   if (rc == 0) {
-    size_t i = find_slot(handle);
-    if (slots[i].key == NULL) used++, chunks += type == GCAP__H_NODE_CHUNK;
-    slots[i].key = handle;
-    slots[i].type = type;
+    struct slot *s = probe(t, key);
+    atomic_store_explicit(&s->type, (unsigned)type, memory_order_relaxed);
+    if (atomic_load_explicit(&s->key, memory_order_relaxed) == 0) {
+      used++;
+      if (type == GCAP__H_NODE_CHUNK) atomic_fetch_add_explicit(&chunks, 1, memory_order_relaxed);
+      else atomic_fetch_add_explicit(&live, 1, memory_order_relaxed);
+      atomic_store_explicit(&s->key, key, memory_order_release);
+    }
   }
   pthread_mutex_unlock(&registry_lock);
   return rc;
@@ -62,49 +109,33 @@ int gcap__registry_add(const void *handle, enum gcap__handle_type type) {
 
 void gcap__registry_remove(const void *handle) {
   if (handle == NULL) return;
+  uintptr_t key = (uintptr_t)handle;
   pthread_mutex_lock(&registry_lock);
-  if (slot_count) {
-    size_t mask = slot_count - 1;
-    size_t hole = find_slot(handle);
-    if (slots[hole].key == handle) {
-      chunks -= slots[hole].type == GCAP__H_NODE_CHUNK;
-      slots[hole].key = NULL;
-      used--;
-      /* Shift later members of the probe run back so lookups never stop at the hole. */
-      for (size_t j = (hole + 1) & mask; slots[j].key; j = (j + 1) & mask) {
-        size_t home = hash_of(slots[j].key) & mask;
-        bool movable = hole <= j ? (home <= hole || home > j) : (home <= hole && home > j);
-        if (movable) {
-          slots[hole] = slots[j];
-          slots[j].key = NULL;
-          hole = j;
-        }
-      }
-      if (used == 0) {
-        gcap__free(slots);
-        slots = NULL;
-        slot_count = 0;
-      }
+  struct table *t = atomic_load_explicit(&current, memory_order_relaxed);
+  struct slot *s = t ? probe(t, key) : NULL;
+  if (s && atomic_load_explicit(&s->key, memory_order_relaxed) == key) {
+    if (atomic_load_explicit(&s->type, memory_order_relaxed) == GCAP__H_NODE_CHUNK)
+      atomic_fetch_sub_explicit(&chunks, 1, memory_order_relaxed);
+    else
+      atomic_fetch_sub_explicit(&live, 1, memory_order_relaxed);
+    atomic_store_explicit(&s->key, TOMBSTONE, memory_order_release);
+    used--;
+    tombstones++;
+    if (used == 0) { /* nothing left to look up: every table can go */
+      atomic_store_explicit(&current, NULL, memory_order_release);
+      free_tables(t);
+      tombstones = 0;
     }
   }
   pthread_mutex_unlock(&registry_lock);
 }
 
 bool gcap__registry_has(const void *handle, enum gcap__handle_type type) {
-  if (handle == NULL) return false;
-  pthread_mutex_lock(&registry_lock);
-  bool live = false;
-  if (slot_count) {
-    const struct slot *s = &slots[find_slot(handle)];
-    live = s->key == handle && s->type == type;
-  }
-  pthread_mutex_unlock(&registry_lock);
-  return live;
+  struct table *t = atomic_load_explicit(&current, memory_order_acquire);
+  if (handle == NULL || !t) return false;
+  struct slot *s = probe(t, (uintptr_t)handle);
+  return atomic_load_explicit(&s->key, memory_order_relaxed) == (uintptr_t)handle &&
+         atomic_load_explicit(&s->type, memory_order_relaxed) == (unsigned)type;
 }
 
-unsigned long gcap__registry_size(void) {
-  pthread_mutex_lock(&registry_lock);
-  unsigned long n = (unsigned long)(used - chunks);
-  pthread_mutex_unlock(&registry_lock);
-  return n;
-}
+unsigned long gcap__registry_size(void) { return atomic_load_explicit(&live, memory_order_relaxed); }
