@@ -92,13 +92,18 @@ static gcap_graph *loaded(gcap_context *ctx, const char *text) {
   return g;
 }
 
+/* The stream's buffer pointer lives on the heap: gcc's -O3 dangling-pointer analysis otherwise
+ * takes the returned text for a pointer to this function's local. */
 static char *dot_of(const gcap_graph *g, unsigned flags) {
-  char *text = NULL;
+  char **buffer = calloc(1, sizeof *buffer);
   size_t len = 0;
-  FILE *out = open_memstream(&text, &len);
+  assert_non_null(buffer);
+  FILE *out = open_memstream(buffer, &len);
   assert_non_null(out);
   assert_ok(gcap_graph_write_dot(g, out, flags));
   fclose(out);
+  char *text = *buffer;
+  free(buffer);
   return text;
 }
 
