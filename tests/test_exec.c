@@ -1143,6 +1143,60 @@ static void test_blocking_calls_in_host_node(void **state) {
   gcap_context_destroy(ctx);
 }
 
+/*
+ * Instantiation skips re-checking ranges that were checked since memory was last freed; any free
+ * since (of that buffer or another) makes it check them all again.
+ */
+static void test_instantiate_rechecks_ranges_after_a_free(void **state) {
+  (void)state;
+  test_require_sim(); /* only the simulator knows every device allocation */
+  gcap_context *ctx = test_context_create();
+  gcap_stream *s = NULL;
+  assert_ok(gcap_stream_create(ctx, &s));
+  const size_t n = 64;
+  void *a = test_dev_alloc(ctx, n), *b = test_dev_alloc(ctx, n), *other = test_dev_alloc(ctx, n);
+  gcap_graph *g = NULL, *captured = NULL, *copy = NULL;
+  assert_ok(gcap_graph_create(ctx, &g));
+  gcap_memset_node_params fill = memset1d(a, 0x5a, n);
+  gcap_node *node = NULL;
+  assert_ok(gcap_graph_add_memset_node(g, NULL, 0, &fill, &node));
+  assert_ok(gcap_stream_begin_capture(s, GCAP_CAPTURE_MODE_GLOBAL));
+  assert_ok(gcap_memcpy_async(s, b, a, n, GCAP_MEMCPY_DEVICE_TO_DEVICE));
+  assert_ok(gcap_stream_end_capture(s, &captured));
+  gcap_exec *x = NULL;
+  assert_ok(gcap_graph_instantiate(g, 0, &x));
+  gcap_exec_destroy(x);
+  assert_ok(gcap_graph_clone(g, &copy));
+
+  assert_ok(gcap_mem_free(ctx, other)); /* unrelated: everything is checked again, and still valid */
+  assert_ok(gcap_graph_instantiate(g, 0, &x));
+  gcap_exec_destroy(x);
+
+  assert_ok(gcap_mem_free(ctx, a));
+  x = NULL;
+  assert_status(gcap_graph_instantiate(g, 0, &x), GCAP_ERROR_INVALID_VALUE);
+  assert_null(x);
+  test_assert_message_contains("node 0 (memset)");
+  assert_status(gcap_graph_instantiate(copy, 0, &x), GCAP_ERROR_INVALID_VALUE);
+  test_assert_message_contains("node 0 (memset)");
+  assert_status(gcap_graph_instantiate(captured, 0, &x), GCAP_ERROR_INVALID_VALUE);
+  test_assert_message_contains("node 0 (memcpy)");
+
+  fill.dst = b; /* a valid range again: instantiation succeeds and runs it */
+  assert_ok(gcap_node_set_memset_params(node, &fill));
+  assert_ok(gcap_graph_instantiate(g, 0, &x));
+  launch_sync(x, s);
+  assert_dev_bytes(ctx, b, 0x5a, n);
+  gcap_exec_destroy(x);
+
+  gcap_graph_destroy(g);
+  gcap_graph_destroy(copy);
+  gcap_graph_destroy(captured);
+  assert_ok(gcap_mem_free(ctx, b));
+  assert_ok(gcap_stream_destroy(s));
+  gcap_context_destroy(ctx);
+}
+
 /* A range freed after instantiation fails the whole launch (simulator re-check). */
 static void test_launch_after_buffer_freed(void **state) {
   (void)state;
@@ -1520,6 +1574,7 @@ int main(void) {
       cmocka_unit_test(test_destroy_from_own_host_node),
       cmocka_unit_test(test_blocking_calls_in_host_node),
       cmocka_unit_test(test_launch_after_buffer_freed),
+      cmocka_unit_test(test_instantiate_rechecks_ranges_after_a_free),
       cmocka_unit_test(test_exec_destroy),
       cmocka_unit_test(test_two_execs_independent),
       cmocka_unit_test(test_sim_stats_per_launch),

@@ -92,7 +92,7 @@ gcap_status gcap__capture_append(struct gcap_stream *s, struct gcap_node *n) {
   if (gcap__grow((void **)&q->shadow, &q->shadow_cap, q->shadow_count + f->count, sizeof *q->shadow) != 0 ||
       gcap__grow((void **)&f->items, &f->cap, 1, sizeof *f->items) != 0)
     st = gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to record the node");
-  if (st == GCAP_SUCCESS) st = gcap__node_append(q->graph, n, f->items, f->count);
+  if (st == GCAP_SUCCESS) st = gcap__node_append(q->graph, n, f->items, f->count, true); /* the eager call checked it */
   if (st != GCAP_SUCCESS) {
     gcap__node_discard(n);
     invalidate(q, st, "stream", s, index, current_detail());

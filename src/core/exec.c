@@ -18,31 +18,41 @@ gcap_status gcap__check_exec(const gcap_exec *x, const char *what) {
 
 struct builder {
   struct gcap__plan *plan;
-  size_t deps_cap;
   struct gcap_context *ctx;
   unsigned depth;
+  bool trusted; /* the graph being emitted had its ranges checked since memory was last freed */
 };
 
-static size_t plan_size(const struct gcap_graph *g) {
-  size_t n = 0;
-  for (size_t i = 0; i < g->nodes.count; i++)
-    n += g->nodes.items[i]->type == GCAP_NODE_GRAPH ? 2 + plan_size(g->nodes.items[i]->p.child) : 1;
-  return n;
+struct plan_size {
+  size_t entries, deps;
+};
+
+/* The entries and dependencies g's plan has (inside a child graph, roots wait for the child's entry). */
+static void plan_size(const struct gcap_graph *g, bool child, struct plan_size *size) {
+  for (size_t i = 0; i < g->nodes.count; i++) {
+    const struct gcap_node *n = g->nodes.items[i];
+    size->entries++;
+    size->deps += n->deps.count ? n->deps.count : child;
+    if (n->type != GCAP_NODE_GRAPH) continue;
+    const struct gcap_graph *c = n->p.child;
+    size->entries++; /* the child's exit, waiting for its sinks (or its entry when it is empty) */
+    for (size_t j = 0; j < c->nodes.count; j++) size->deps += c->nodes.items[j]->dependents.count == 0;
+    size->deps += c->nodes.count == 0;
+    plan_size(c, true, size);
+  }
 }
 
+/* Every dependency has its room already (plan_size). */
 static gcap_status push_dep(struct builder *b, size_t index) {
-  struct gcap__plan *p = b->plan;
-  if (gcap__grow((void **)&p->deps, &b->deps_cap, p->num_deps + 1, sizeof *p->deps) != 0)
-    return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the executable's edges");
-  p->deps[p->num_deps++] = index;
+  b->plan->deps[b->plan->num_deps++] = index;
   return GCAP_SUCCESS;
 }
 
 /* Kahn's algorithm, ready nodes taken in creation order: the order a launch runs them in. */
 gcap_status gcap__topological_order(const struct gcap_graph *g, struct gcap_node ***out) {
   size_t n = g->nodes.count;
-  struct gcap_node **order = gcap__calloc(n, sizeof *order);
-  size_t *waiting = gcap__calloc(n, sizeof *waiting);
+  struct gcap_node **order = gcap__malloc(n * sizeof *order);
+  uint32_t *waiting = gcap__malloc(n * sizeof *waiting);
   if (!order || !waiting) {
     gcap__free(order);
     gcap__free(waiting);
@@ -76,20 +86,23 @@ static gcap_status snapshot_params(struct builder *b, struct gcap__plan_node *pn
   case GCAP_NODE_KERNEL: {
     const struct gcap__kernel_params *k = &n->p.kernel;
     void **args = NULL;
-    gcap_status st = gcap__check_kernel_pointers(b->ctx, k->kernel, k->args); /* memory freed since the node was made */
+    gcap_status st = GCAP_SUCCESS;
+    if (!b->trusted) st = gcap__check_kernel_pointers(b->ctx, k->kernel, k->args); /* memory freed since the node was made */
     if (st == GCAP_SUCCESS) st = gcap__kernel_args_copy(k->kernel, k->args, &args);
     if (st != GCAP_SUCCESS) return st;
     gcap__module_retain(k->kernel->module);
     pn->u.kernel = (struct gcap__launch){&k->kernel->info, k->grid, k->block, k->shared_mem_bytes, args};
     return GCAP_SUCCESS;
   }
-  case GCAP_NODE_MEMCPY: {
+  case GCAP_NODE_MEMCPY: { /* a DEFAULT copy's direction is inferred again here */
     pn->u.copy = gcap__copy_of(&n->p.memcpy);
-    return gcap__check_copy(b->ctx, &pn->u.copy, false);
+    bool checked = b->trusted && pn->u.copy.kind != GCAP_MEMCPY_DEFAULT && pn->u.copy.bytes != 0;
+    return checked ? GCAP_SUCCESS : gcap__check_copy(b->ctx, &pn->u.copy, false);
   }
   case GCAP_NODE_MEMSET: {
     pn->u.fill = gcap__fill_of(&n->p.memset);
-    return gcap__check_fill(b->ctx, &pn->u.fill, false);
+    bool checked = b->trusted && pn->u.fill.width != 0 && pn->u.fill.height != 0;
+    return checked ? GCAP_SUCCESS : gcap__check_fill(b->ctx, &pn->u.fill, false);
   }
   case GCAP_NODE_HOST: pn->u.host.fn = n->p.host.fn, pn->u.host.user_data = n->p.host.user_data; return GCAP_SUCCESS;
   case GCAP_NODE_MEM_ALLOC:
@@ -163,6 +176,8 @@ static gcap_status emit_child(struct builder *b, struct gcap_node *n, size_t ent
 
 static gcap_status emit_graph(struct builder *b, const struct gcap_graph *g, size_t entry_of_parent) {
   struct gcap_node **order = NULL;
+  bool outer_trusted = b->trusted;
+  b->trusted = g->ranges_known && g->ranges_epoch == gcap__alloc_epoch();
   gcap_status st = gcap__topological_order(g, &order);
   for (size_t i = 0; st == GCAP_SUCCESS && i < g->nodes.count; i++) {
     struct gcap_node *n = order[i];
@@ -175,6 +190,7 @@ static gcap_status emit_graph(struct builder *b, const struct gcap_graph *g, siz
     if (n->type == GCAP_NODE_GRAPH) st = emit_child(b, n, entry);
   }
   gcap__free(order);
+  b->trusted = outer_trusted;
   return st;
 }
 
@@ -199,10 +215,15 @@ void gcap__plan_release(struct gcap_context *ctx, struct gcap__plan *p) {
 
 gcap_status gcap__build_plan(struct gcap_context *ctx, const struct gcap_graph *g, struct gcap__plan *plan) {
   memset(plan, 0, sizeof *plan);
-  size_t size = plan_size(g);
-  plan->nodes = gcap__calloc(size, sizeof *plan->nodes);
-  if (!plan->nodes) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the executable's %zu nodes", size);
-  struct builder b = {plan, 0, ctx, 0};
+  struct plan_size size = {0, 0};
+  plan_size(g, false, &size);
+  plan->nodes = gcap__malloc(size.entries * sizeof *plan->nodes); /* each entry is cleared as it is pushed */
+  plan->deps = gcap__malloc(size.deps * sizeof *plan->deps);
+  if (!plan->nodes || !plan->deps) {
+    gcap__plan_release(ctx, plan);
+    return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the executable's %zu nodes", size.entries);
+  }
+  struct builder b = {plan, ctx, 0, false};
   gcap_status st = emit_graph(&b, g, SIZE_MAX);
   if (st != GCAP_SUCCESS) gcap__plan_release(ctx, plan);
   return st;
@@ -272,6 +293,7 @@ static void attach_graph_memory(struct gcap_exec *x, struct gcap_graph *g) {
 
 gcap_status gcap__instantiate(struct gcap_graph *g, unsigned flags, gcap_exec **out) {
   struct gcap_context *ctx = g->ctx;
+  uint64_t epoch = gcap__alloc_epoch(); /* frees in ctx wait for its lock: the plan's checks see this one */
   gcap_status st = gcap__capture_check_graph_edit(g, "instantiating it");
   if (st == GCAP_SUCCESS && gcap__backend_wants_race_check(ctx)) st = gcap__check_no_races(g);
   if (st != GCAP_SUCCESS) return st;
@@ -295,6 +317,8 @@ gcap_status gcap__instantiate(struct gcap_graph *g, unsigned flags, gcap_exec **
   }
   gcap__list_push(&ctx->execs, &x->link);
   attach_graph_memory(x, g);
+  g->ranges_known = true; /* every range was checked at `epoch` */
+  g->ranges_epoch = epoch;
   *out = x;
   return GCAP_SUCCESS;
 }

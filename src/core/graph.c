@@ -117,6 +117,8 @@ gcap_status gcap__graph_new(struct gcap_context *ctx, struct gcap_node *owner, s
   g->ctx = ctx;
   g->owner = owner;
   g->serial = atomic_fetch_add(&next_serial, 1);
+  g->ranges_known = true; /* no node yet */
+  g->ranges_epoch = gcap__alloc_epoch();
   gcap__list_init(&g->link);
   if (!owner) gcap__list_push(&ctx->graphs, &g->link);
   *out = g;
@@ -341,6 +343,14 @@ gcap_status gcap_graph_destroy_node(gcap_node *n) {
   return GCAP_SUCCESS;
 }
 
+void gcap__graph_note_ranges(struct gcap_graph *g, const struct gcap_node *n, bool checked) {
+  if (n->type != GCAP_NODE_KERNEL && n->type != GCAP_NODE_MEMCPY && n->type != GCAP_NODE_MEMSET) return;
+  uint64_t now = gcap__alloc_epoch();
+  bool alone = g->nodes.count == 1;
+  g->ranges_known = checked && (alone || (g->ranges_known && g->ranges_epoch == now));
+  g->ranges_epoch = now;
+}
+
 /* -------------------------------------------------------------------- clone */
 
 gcap_status gcap__graph_clone(const struct gcap_graph *g, struct gcap_node *owner, struct gcap_graph **out) {
@@ -353,7 +363,7 @@ gcap_status gcap__graph_clone(const struct gcap_graph *g, struct gcap_node *owne
     struct gcap_node *n = gcap__node_alloc(copy, src->type);
     if (!n) st = gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to clone a node");
     if (st == GCAP_SUCCESS && (st = gcap__node_copy_params(n, src)) != GCAP_SUCCESS) gcap__node_unalloc(n);
-    if (st == GCAP_SUCCESS && (st = gcap__node_append(copy, n, NULL, 0)) != GCAP_SUCCESS) {
+    if (st == GCAP_SUCCESS && (st = gcap__node_append(copy, n, NULL, 0, false)) != GCAP_SUCCESS) {
       gcap__node_release_params(n);
       gcap__node_unalloc(n);
     }
@@ -368,6 +378,8 @@ gcap_status gcap__graph_clone(const struct gcap_graph *g, struct gcap_node *owne
     gcap__graph_free(copy);
     return st;
   }
+  copy->ranges_known = g->ranges_known;
+  copy->ranges_epoch = g->ranges_epoch;
   *out = copy;
   return GCAP_SUCCESS;
 }

@@ -70,6 +70,13 @@ struct gcap_graph {
   uint64_t serial;             /* unique in the process (an executable's link back, rules.md#exec-one-at-a-time) */
   struct gcap_exec *mem_exec;  /* with MEM_ALLOC/MEM_FREE nodes: its one executable, or NULL */
   bool node_destroyed;         /* one of its nodes was destroyed: whole-graph update refuses it, as CUDA's driver does */
+  /*
+   * Every node's memory ranges were found valid at allocation epoch ranges_epoch (when they were
+   * added or set, or at the last instantiation): instantiation re-checks them only when memory
+   * was freed since.
+   */
+  bool ranges_known;
+  uint64_t ranges_epoch;
   struct gcap__node_chunk *chunks; /* where its nodes live, newest first */
   struct gcap__arena arena;        /* its nodes' longer lists and kernel argument copies */
   struct gcap_node *spare;         /* nodes allocated but never appended, for reuse */
@@ -111,7 +118,11 @@ gcap_status gcap__graph_clone(const struct gcap_graph *g, struct gcap_node *owne
 
 /* Node creation used by the add_* functions: validates deps, appends the node and its edges. */
 gcap_status gcap__node_check_deps(const struct gcap_graph *g, gcap_node *const *deps, size_t num_deps);
-gcap_status gcap__node_append(struct gcap_graph *g, struct gcap_node *n, gcap_node *const *deps, size_t num_deps);
+/* `checked`: the node's ranges were checked by the caller, under the context lock, just now. */
+gcap_status gcap__node_append(struct gcap_graph *g, struct gcap_node *n, gcap_node *const *deps, size_t num_deps,
+                              bool checked);
+/* A node of g had its parameters set (`checked`: and its ranges checked) just now. */
+void gcap__graph_note_ranges(struct gcap_graph *g, const struct gcap_node *n, bool checked);
 /* A zeroed LIVE node from g's chunks (not yet appended: n->graph is NULL), or NULL when out of memory. */
 struct gcap_node *gcap__node_alloc(struct gcap_graph *g, gcap_node_type type);
 /* Gives back a node gcap__node_alloc made that was never appended (its params already released). */

@@ -166,7 +166,8 @@ gcap_status gcap__node_check_deps(const struct gcap_graph *g, gcap_node *const *
   return GCAP_SUCCESS;
 }
 
-gcap_status gcap__node_append(struct gcap_graph *g, struct gcap_node *n, gcap_node *const *deps, size_t num_deps) {
+gcap_status gcap__node_append(struct gcap_graph *g, struct gcap_node *n, gcap_node *const *deps, size_t num_deps,
+                              bool checked) {
   if (gcap__grow((void **)&g->nodes.items, &g->nodes.cap, g->nodes.count + 1, sizeof *g->nodes.items) != 0 ||
       gcap__nlist_reserve(g, &n->deps, num_deps) != 0 ||
       gcap__grow((void **)&g->edges, &g->edge_cap, g->edge_count + num_deps, sizeof *g->edges) != 0)
@@ -181,6 +182,7 @@ gcap_status gcap__node_append(struct gcap_graph *g, struct gcap_node *n, gcap_no
     deps[i]->dependents.items[deps[i]->dependents.count++] = n;
     g->edges[g->edge_count++] = (struct gcap__edge){deps[i], n};
   }
+  gcap__graph_note_ranges(g, n, checked);
   return GCAP_SUCCESS;
 oom:
   gcap__nlist_release(g, &n->deps);
@@ -274,7 +276,7 @@ static gcap_status finish_checks(gcap_graph *g, gcap_node *const *deps, size_t n
 /* Appends a node whose parameters are already set; on failure releases them. */
 static gcap_status commit(gcap_graph *g, struct gcap_node *n, gcap_node *const *deps, size_t num_deps,
                           gcap_node **out) {
-  gcap_status st = gcap__node_append(g, n, deps, num_deps);
+  gcap_status st = gcap__node_append(g, n, deps, num_deps, true);
   if (st != GCAP_SUCCESS) {
     gcap__node_release_params(n);
     gcap__node_unalloc(n);
@@ -495,6 +497,7 @@ gcap_status gcap_node_set_kernel_params(gcap_node *n, const gcap_kernel_node_par
   gcap__lock(n->graph->ctx);
   st = check_kernel_params(n->graph, p);
   if (st == GCAP_SUCCESS) st = set_kernel_params(n, p);
+  if (st == GCAP_SUCCESS) gcap__graph_note_ranges(n->graph, n, true);
   gcap__unlock(n->graph->ctx);
   return st;
 }
@@ -506,6 +509,7 @@ gcap_status gcap_node_set_memcpy_params(gcap_node *n, const gcap_memcpy_node_par
   gcap__lock(n->graph->ctx);
   st = check_memcpy_params(n->graph, p);
   if (st == GCAP_SUCCESS) n->p.memcpy = *p;
+  if (st == GCAP_SUCCESS) gcap__graph_note_ranges(n->graph, n, true);
   gcap__unlock(n->graph->ctx);
   return st;
 }
@@ -517,6 +521,7 @@ gcap_status gcap_node_set_memset_params(gcap_node *n, const gcap_memset_node_par
   gcap__lock(n->graph->ctx);
   st = check_memset_params(n->graph, p);
   if (st == GCAP_SUCCESS) n->p.memset = *p;
+  if (st == GCAP_SUCCESS) gcap__graph_note_ranges(n->graph, n, true);
   gcap__unlock(n->graph->ctx);
   return st;
 }

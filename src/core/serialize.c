@@ -533,7 +533,7 @@ static void loaded_host_node(void *user_data) { (void)user_data; }
 static gcap_status load_graph(struct loader *l, struct gcap_graph *g, json_t *o, unsigned depth);
 
 static gcap_status append(struct gcap_graph *g, struct gcap_node *n) {
-  gcap_status st = gcap__node_append(g, n, NULL, 0);
+  gcap_status st = gcap__node_append(g, n, NULL, 0, false);
   if (st != GCAP_SUCCESS) gcap__node_discard(n);
   return st;
 }
