@@ -6,7 +6,7 @@
  *
  * usage: bench_gcap [--quick] [--max N] [metric ...]
  *   metrics: record instantiate replay eager bandwidth memory update races stream_check deferred strict add
- *   (default: all)
+ *            destroy fills setter peer (default: all; peer only where oneTBB was found at build time)
  *   --quick  3 repetitions, N up to 1e4 (a smoke run); --max N caps the graph sizes (default 1e6)
  */
 #define _GNU_SOURCE
@@ -22,6 +22,9 @@
 #include <time.h>
 
 #include "timing.h"
+#ifdef GCAP_BENCH_PEER
+#include "peer.h"
+#endif
 
 #define WIDTH 4 /* streams of the fork/join shape */
 
@@ -219,6 +222,7 @@ static void bench_record_instantiate(struct bench *b, bool do_rec, bool do_inst)
       eager /= (double)sizes[i];
       if (do_rec) {
         report("record", name, sizes[i], "ns/node", rec, "eager issue", eager, 50, true);
+        report("record_vs_eager", name, sizes[i], "x", rec / eager, "eager issue", 1, 1.5, true);
       }
       record_ns[shape][i] = rec;
       if (!do_inst) continue;
@@ -226,7 +230,7 @@ static void bench_record_instantiate(struct bench *b, bool do_rec, bool do_inst)
       snprintf(what, sizeof what, "instantiate %s %zu", name, sizes[i]);
       double inst = median_ns(do_instantiate, &r, what) / (double)sizes[i];
       instantiate_ns[shape][i] = inst;
-      report("instantiate", name, sizes[i], "ns/node", inst, "record", rec, 100, true);
+      report("instantiate", name, sizes[i], "ns/node", inst, "record", rec, 15, true);
       gcap_graph_destroy(r.g);
     }
   }
@@ -234,12 +238,14 @@ static void bench_record_instantiate(struct bench *b, bool do_rec, bool do_inst)
     const char *name = shape ? "forkjoin4" : "chain";
     size_t last = count - 1;
     if (do_rec)
-      report("growth_record", name, sizes[last], "ns/node", record_ns[shape][last], "n=1000", record_ns[shape][0], 0,
+      report("growth_record", name, sizes[last], "x", record_ns[shape][last] / record_ns[shape][0], "n=1000", 1, 1.3,
              true);
     if (do_inst)
-      report("growth_instantiate", name, sizes[last], "ns/node", instantiate_ns[shape][last], "n=1000",
-             instantiate_ns[shape][0], 0, true);
+      report("growth_instantiate", name, sizes[last], "x", instantiate_ns[shape][last] / instantiate_ns[shape][0],
+             "n=1000", 1, 1.5, true);
   }
+  for (size_t i = 0; do_rec && i < count; i++)
+    report("forkjoin_vs_chain", "record", sizes[i], "x", record_ns[1][i] / record_ns[0][i], "chain", 1, 1.2, true);
 }
 
 /* ------------------------------------------------------------ explicit add */
@@ -277,7 +283,7 @@ static void bench_explicit_add(struct bench *b) {
     double add = 0, rec = 0;
     median_pair_ns(do_explicit_add, do_record_fills, &r, what, &add, &rec);
     report("add", "chain", sizes[i], "ns/node", add / (double)sizes[i], "record by capture", rec / (double)sizes[i],
-           0, true);
+           50, true);
   }
 }
 
@@ -414,23 +420,212 @@ static size_t heap_in_use(void) {
   return mi.uordblks + mi.hblkhd;
 }
 
+/* n 64-byte fills recorded by capture: one chain, or WIDTH chains forked from and joined into s[0]. */
+static gcap_graph *record_fills(struct bench *b, size_t n, bool fork_join) {
+  gcap_graph *g;
+  CHECK(gcap_stream_begin_capture(b->s[0], GCAP_CAPTURE_MODE_GLOBAL));
+  if (fork_join) {
+    CHECK(gcap_event_record(b->fork, b->s[0]));
+    for (int w = 1; w < WIDTH; w++) CHECK(gcap_stream_wait_event(b->s[w], b->fork));
+  }
+  for (size_t i = 0; i < n; i++)
+    CHECK(gcap_memset_async(b->s[fork_join ? i % WIDTH : 0], b->dev_a + (i % 64) * 64, 0, 64));
+  for (int w = 1; fork_join && w < WIDTH; w++) {
+    CHECK(gcap_event_record(b->join[w], b->s[w]));
+    CHECK(gcap_stream_wait_event(b->s[0], b->join[w]));
+  }
+  CHECK(gcap_stream_end_capture(b->s[0], &g));
+  return g;
+}
+
 static void bench_memory(struct bench *b) {
   size_t sizes[4];
   size_t count = sizes_list(sizes);
-  for (size_t i = 0; i < count; i++) {
-    size_t n = sizes[i];
-    size_t before = heap_in_use();
-    gcap_graph *g = record(b, n, false);
-    size_t graph = heap_in_use() - before;
-    gcap_exec *x;
-    CHECK(gcap_graph_instantiate(g, 0, &x));
-    size_t exec = heap_in_use() - before - graph;
-    report("graph_bytes", "chain", n, "B/node", (double)graph / (double)n, "target", 128, 128, true);
-    report("exec_bytes", "chain", n, "B/node", (double)exec / (double)n, "target", 128, 128, true);
-    gcap_exec_destroy(x);
-    gcap_graph_destroy(g);
+  for (int shape = 0; shape < 3; shape++) {
+    static const char *const names[] = {"fills", "forkjoin4", "mix"};
+    for (size_t i = 0; i < count; i++) {
+      size_t n = sizes[i];
+      size_t before = heap_in_use();
+      gcap_graph *g = shape == 2 ? record(b, n, false) : record_fills(b, n, shape == 1);
+      size_t graph = heap_in_use() - before;
+      double edges = (double)gcap_graph_edge_count(g) / (double)n;
+      gcap_exec *x;
+      CHECK(gcap_graph_instantiate(g, 0, &x));
+      size_t exec = heap_in_use() - before - graph;
+      double graph_target = 64 + 8 * edges;
+      report("graph_bytes", names[shape], n, "B/node", (double)graph / (double)n, "target", graph_target, graph_target,
+             true);
+      report("exec_bytes", names[shape], n, "B/node", (double)exec / (double)n, "target", 48, shape == 0 ? 48 : 0, true);
+      gcap_exec_destroy(x);
+      gcap_graph_destroy(g);
+    }
   }
 }
+
+/* ------------------------------------------------------- replay of fills */
+
+struct fill_run {
+  struct bench *b;
+  size_t n;
+  gcap_exec *x;
+  gcap_graph *g;
+};
+
+static void do_replay_fills(void *arg) {
+  struct fill_run *f = arg;
+  CHECK(gcap_exec_launch(f->x, f->b->s[0]));
+  CHECK(gcap_stream_synchronize(f->b->s[0]));
+}
+
+/* The same 64-byte fills as a plain C loop on host memory. */
+static void do_plain_fills(void *arg) {
+  struct fill_run *f = arg;
+  for (size_t i = 0; i < f->n; i++) memset(f->b->host_b + (i % 64) * 64, 0, 64);
+  __asm__ volatile("" ::: "memory");
+}
+
+static void bench_fills(struct bench *b) {
+  size_t sizes[4];
+  size_t count = sizes_list(sizes);
+  for (size_t i = 0; i < count; i++) {
+    struct fill_run f = {b, sizes[i], NULL, record_fills(b, sizes[i], false)};
+    CHECK(gcap_graph_instantiate(f.g, 0, &f.x));
+    double graph = 0, plain = 0;
+    median_pair_ns(do_replay_fills, do_plain_fills, &f, "replay fills", &graph, &plain);
+    report("replay_fills", "chain", sizes[i], "ns/node", graph / (double)sizes[i], "plain C loop",
+           plain / (double)sizes[i], 0, true);
+    report("replay_fills_ratio", "chain", sizes[i], "x", graph / plain, "plain C loop", 1, 1.5, true);
+    gcap_exec_destroy(f.x);
+    gcap_graph_destroy(f.g);
+  }
+}
+
+/* ------------------------------------------------------------- destroy */
+
+/* ns per node to destroy graphs of n recorded nodes (the mix), over at least 1e5 nodes per sample. */
+static double destroy_ns(struct bench *b, size_t n) {
+  size_t graphs = n >= 100000 ? 1 : 100000 / n;
+  gcap_graph **gs = malloc(graphs * sizeof *gs);
+  double samples[BENCH_MAX_REPS];
+  if (!gs) exit(1);
+  for (int r = 0; r < reps; r++) {
+    for (size_t k = 0; k < graphs; k++) gs[k] = record(b, n, false);
+    double started = now_ns();
+    for (size_t k = 0; k < graphs; k++) gcap_graph_destroy(gs[k]);
+    samples[r] = (now_ns() - started) / (double)(graphs * n);
+  }
+  free(gs);
+  return median_of(samples);
+}
+
+static void bench_destroy(struct bench *b) {
+  size_t sizes[4];
+  size_t count = sizes_list(sizes);
+  for (size_t i = 0; i < count; i++) {
+    struct shape_run r = {b, sizes[i], false, NULL};
+    double rec = median_ns(do_record, &r, "record") / (double)sizes[i];
+    report("destroy", "chain", sizes[i], "ns/node", destroy_ns(b, sizes[i]), "record and destroy", rec, 10, true);
+  }
+}
+
+/* -------------------------------------------------------------- setters */
+
+#define SETTER_CALLS 10000
+
+static void do_exec_setter(void *arg) {
+  struct fill_run *f = arg;
+  for (size_t i = 0; i < SETTER_CALLS; i++) {
+    gcap_memset_node_params p = {f->b->dev_a + (i % 64) * 64, (uint32_t)i, 1, 64, 1, 64};
+    CHECK(gcap_exec_memset_node_set_params(f->x, ((gcap_node **)f->b->host_a)[i % f->n], &p));
+  }
+}
+
+static void do_graph_setter(void *arg) {
+  struct fill_run *f = arg;
+  for (size_t i = 0; i < SETTER_CALLS; i++) {
+    gcap_memset_node_params p = {f->b->dev_a + (i % 64) * 64, (uint32_t)i, 1, 64, 1, 64};
+    CHECK(gcap_node_set_memset_params(((gcap_node **)f->b->host_a)[i % f->n], &p));
+  }
+}
+
+/* gcap_exec_memset_node_set_params on an executable of 1e4 fills, against the graph node's setter. */
+static void bench_setter(struct bench *b) {
+  struct fill_run f = {b, 10000, NULL, record_fills(b, 10000, false)};
+  size_t count = f.n; /* the node handles live in host_a for the run */
+  CHECK(gcap_graph_get_nodes(f.g, (gcap_node **)b->host_a, &count));
+  CHECK(gcap_graph_instantiate(f.g, 0, &f.x));
+  double exec = 0, graph = 0;
+  median_pair_ns(do_exec_setter, do_graph_setter, &f, "setter", &exec, &graph);
+  report("exec_setter", "memset", f.n, "ns/call", exec / SETTER_CALLS, "graph node setter", graph / SETTER_CALLS, 30,
+         true);
+  gcap_exec_destroy(f.x);
+  gcap_graph_destroy(f.g);
+  memset(b->host_a, 2, BUFFER);
+}
+
+/* ----------------------------------------------------------------- peer */
+
+#ifdef GCAP_BENCH_PEER
+struct peer_run {
+  struct bench *b;
+  size_t n;
+  bool fork_join;
+  peer_graph *pg;
+  gcap_exec *x;
+};
+
+static void do_gcap_build(void *arg) {
+  struct peer_run *p = arg;
+  gcap_graph_destroy(record_fills(p->b, p->n, p->fork_join));
+}
+
+static void do_peer_build(void *arg) {
+  struct peer_run *p = arg;
+  peer_destroy(peer_build(p->n, p->fork_join, WIDTH, p->b->host_b));
+}
+
+static void do_gcap_run(void *arg) {
+  struct peer_run *p = arg;
+  CHECK(gcap_exec_launch(p->x, p->b->s[0]));
+  CHECK(gcap_stream_synchronize(p->b->s[0]));
+}
+
+static void do_peer_run(void *arg) { peer_run(((struct peer_run *)arg)->pg); }
+
+/* The same task graphs of 64-byte fills built, run and held in memory by gcap and by the peer. */
+static void bench_peer(struct bench *b) {
+  size_t sizes[4];
+  size_t count = sizes_list(sizes);
+  for (int shape = 0; shape < 2; shape++) {
+    const char *name = shape ? "forkjoin4" : "chain";
+    for (size_t i = 0; i < count; i++) {
+      size_t n = sizes[i];
+      struct peer_run p = {b, n, shape == 1, NULL, NULL};
+      double ours = 0, theirs = 0;
+      median_pair_ns(do_gcap_build, do_peer_build, &p, "peer build", &ours, &theirs);
+      report("peer_build", name, n, "ns/node", ours / (double)n, peer_name(), theirs / (double)n, 0, true);
+      size_t before = heap_in_use();
+      gcap_graph *g = record_fills(b, n, shape == 1);
+      size_t graph = heap_in_use() - before;
+      CHECK(gcap_graph_instantiate(g, 0, &p.x));
+      size_t both = heap_in_use() - before;
+      before = heap_in_use();
+      p.pg = peer_build(n, shape == 1, WIDTH, b->host_b);
+      size_t peer = heap_in_use() - before;
+      if (!p.pg) exit(1);
+      report("peer_graph_bytes", name, n, "B/node", (double)graph / (double)n, peer_name(), (double)peer / (double)n,
+             0, true);
+      report("peer_exec_bytes", name, n, "B/node", (double)(both - graph) / (double)n, peer_name(),
+             (double)peer / (double)n, 0, true);
+      median_pair_ns(do_gcap_run, do_peer_run, &p, "peer run", &ours, &theirs);
+      report("peer_run", name, n, "ns/node", ours / (double)n, peer_name(), theirs / (double)n, 0, true);
+      peer_destroy(p.pg);
+      gcap_exec_destroy(p.x);
+      gcap_graph_destroy(g);
+    }
+  }
+}
+#endif
 
 /* --------------------------------------------------------------- update */
 
@@ -475,7 +670,7 @@ static void bench_update(struct bench *b) {
     CHECK(gcap_graph_instantiate(u.g, 0, &u.x));
     double upd = 0, inst = 0;
     median_pair_ns(do_update, do_reinstantiate, &u, "update", &upd, &inst);
-    report("update_speedup", "chain", sizes[i], "x", inst / upd, "instantiate", 1, 20, false);
+    report("update_speedup", "chain", sizes[i], "x", inst / upd, "instantiate", 1, 10, false);
     gcap_exec_destroy(u.x);
     gcap_graph_destroy(u.g);
     gcap_graph_destroy(u.other);
@@ -708,7 +903,7 @@ int main(int argc, char **argv) {
     } else {
       fprintf(stderr,
               "usage: %s [--quick] [--max N] [record instantiate replay eager bandwidth memory update races "
-              "stream_check deferred strict add]\n",
+              "stream_check deferred strict add destroy fills setter peer]\n",
               argv[0]);
       return 2;
     }
@@ -730,6 +925,12 @@ int main(int argc, char **argv) {
   if (wanted(argc, argv, first, "deferred")) bench_deferred();
   if (wanted(argc, argv, first, "add")) bench_explicit_add(&b);
   if (wanted(argc, argv, first, "strict")) bench_strict();
+  if (wanted(argc, argv, first, "destroy")) bench_destroy(&b);
+  if (wanted(argc, argv, first, "fills")) bench_fills(&b);
+  if (wanted(argc, argv, first, "setter")) bench_setter(&b);
+#ifdef GCAP_BENCH_PEER
+  if (wanted(argc, argv, first, "peer")) bench_peer(&b);
+#endif
   bench_close(&b);
   return 0;
 }

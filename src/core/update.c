@@ -15,10 +15,17 @@ static struct gcap_module *module_of(const struct gcap__kernel_info *info) {
 }
 
 /* The plan entry made from n, a node of the graph x was instantiated from (rules.md#update-setter). */
+static bool made_from(const struct gcap__plan_node *pn, const gcap_node *n) {
+  return pn->counted && pn->source == n && pn->source_id == n->id;
+}
+
 static gcap_status find_entry(struct gcap_exec *x, const gcap_node *n, struct gcap__plan_node **out) {
+  /* Where the node's last instantiation put it: the same place in every plan of its graph. */
+  if (n->plan_index < x->plan.count && made_from(&x->plan.nodes[n->plan_index], n))
+    return *out = &x->plan.nodes[n->plan_index], GCAP_SUCCESS;
   for (size_t i = 0; i < x->plan.count; i++) {
     struct gcap__plan_node *pn = &x->plan.nodes[i];
-    if (pn->counted && pn->source == n && pn->source_id == n->id) return *out = pn, GCAP_SUCCESS;
+    if (made_from(pn, n)) return *out = pn, GCAP_SUCCESS;
   }
   return gcap__fail(GCAP_ERROR_INVALID_VALUE,
                     "node %p is not in executable %p (added after instantiation, or of another graph)",
