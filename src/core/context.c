@@ -139,6 +139,7 @@ static struct gcap_context *context_new(void) {
 }
 
 static void context_free(struct gcap_context *ctx) {
+  gcap__context_free_spare_chunks(ctx);
   gcap__sr_context_free(ctx);
   pthread_mutex_destroy(&ctx->lock);
   gcap__free(ctx);

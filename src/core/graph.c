@@ -11,9 +11,11 @@ gcap_status gcap__check_graph(const gcap_graph *g, const char *what) {
 }
 
 /* A destroyed node stays in its chunk (and DEAD) until its graph goes, so its address is not reused meanwhile. */
-gcap_status gcap__check_node(const gcap_node *n, const char *what) {
+gcap_status gcap__check_node(const gcap_node *n, const char *what) { return gcap__check_node_near(NULL, n, what); }
+
+gcap_status gcap__check_node_near(const struct gcap_graph *g, const gcap_node *n, const char *what) {
   if (!n) return gcap__fail(GCAP_ERROR_INVALID_HANDLE, "%s is NULL", what);
-  if (!gcap__is_node_slot(n) || (n->magic != GCAP__NODE_LIVE && n->magic != GCAP__NODE_DEAD))
+  if (!gcap__is_node_slot_near(g, n) || (n->magic != GCAP__NODE_LIVE && n->magic != GCAP__NODE_DEAD))
     return gcap__fail(GCAP_ERROR_INVALID_HANDLE, "%s (%p) is not a node of a live graph", what, (const void *)n);
   if (n->magic == GCAP__NODE_DEAD)
     return gcap__fail(GCAP_ERROR_INVALID_HANDLE, "%s (node %p) was destroyed", what, (const void *)n);
@@ -128,7 +130,7 @@ gcap_status gcap__graph_new(struct gcap_context *ctx, struct gcap_node *owner, s
 void gcap__graph_free(struct gcap_graph *g) {
   gcap__registry_remove(g);
   gcap__list_unlink(&g->link);
-  for (size_t i = 0; i < g->nodes.count; i++) gcap__node_release_params(g->nodes.items[i]);
+  for (size_t i = 0; i < g->nodes.count; i++) gcap__node_release_for_graph_free(g->nodes.items[i]);
   gcap__graph_free_chunks(g);
   gcap__arena_free_all(&g->arena);
   gcap__free(g->nodes.items);

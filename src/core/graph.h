@@ -109,6 +109,8 @@ bool gcap__graph_has_mem_nodes(const struct gcap_graph *g);
 /* Handle checks (set the message, return INVALID_HANDLE). */
 gcap_status gcap__check_graph(const gcap_graph *g, const char *what);
 gcap_status gcap__check_node(const gcap_node *n, const char *what);
+/* gcap__check_node for a node expected in the live graph g (a dependency of a node added to g). */
+gcap_status gcap__check_node_near(const struct gcap_graph *g, const gcap_node *n, const char *what);
 
 /* A new, empty graph of ctx; `owner` NULL for a top-level graph. */
 gcap_status gcap__graph_new(struct gcap_context *ctx, struct gcap_node *owner, struct gcap_graph **out);
@@ -130,10 +132,14 @@ void gcap__node_unalloc(struct gcap_node *n);
 struct gcap__node_chunk *gcap__chunk_of(const struct gcap_node *n);
 /* True when p is a node slot of a live graph's chunk (it may be DEAD); never reads p itself. */
 bool gcap__is_node_slot(const void *p);
+/* The same, where g is a live graph p may well be a node of (it is checked without a lookup then). */
+bool gcap__is_node_slot_near(const struct gcap_graph *g, const void *p);
 /* Frees g's chunks and with them every node. */
 void gcap__graph_free_chunks(struct gcap_graph *g);
 /* Frees what a node's parameters own (argument buffers, child graphs, references). */
 void gcap__node_release_params(struct gcap_node *n);
+/* The same for a graph being freed: what lives in its arena is left to go with it. */
+void gcap__node_release_for_graph_free(struct gcap_node *n);
 /* Copies params of src into dst (a fresh node of the same type); child graphs are cloned. */
 gcap_status gcap__node_copy_params(struct gcap_node *dst, const struct gcap_node *src);
 

@@ -62,6 +62,10 @@ struct gcap_context {
   struct gcap__link streams, events, modules, graphs, execs, seqs, captures, pools;
   struct gcap__alloc_table allocs;
   struct gcap__stream_races *races; /* the stream race check's state (stream_race.c), or NULL without it */
+  /* Node chunks of freed graphs, kept (registered, empty) for the next graphs: no allocation and no
+   * page faults on fresh memory when graphs are built and destroyed over and over. */
+  struct gcap__node_chunk *spare_chunks;
+  size_t spare_chunk_count;
 };
 
 struct gcap_stream {
@@ -185,6 +189,7 @@ void gcap__stream_destroy_locked(struct gcap_stream *s);
 void gcap__event_destroy_locked(struct gcap_event *e);
 void gcap__module_unload_locked(struct gcap_module *m);
 void gcap__graph_destroy_all(struct gcap_context *ctx);
+void gcap__context_free_spare_chunks(struct gcap_context *ctx);
 void gcap__exec_destroy_all(struct gcap_context *ctx);
 
 #endif

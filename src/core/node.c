@@ -11,10 +11,16 @@ static struct gcap_node *chunk_node(struct gcap__node_chunk *c, size_t i) {
   return (struct gcap_node *)(void *)((unsigned char *)c + GCAP__CHUNK_HEADER) + i;
 }
 
+#define MAX_SPARE_CHUNKS 512 /* 4 MiB per context */
+
 static struct gcap__node_chunk *new_chunk(struct gcap_graph *g) {
-  struct gcap__node_chunk *c = gcap__aligned_alloc(GCAP__CHUNK_BYTES, GCAP__CHUNK_BYTES);
-  if (!c) return NULL;
-  if (gcap__registry_add(c, GCAP__H_NODE_CHUNK) != 0) {
+  struct gcap__node_chunk *c = g->ctx->spare_chunks;
+  if (c) {
+    g->ctx->spare_chunks = c->next;
+    g->ctx->spare_chunk_count--;
+  } else if (!(c = gcap__aligned_alloc(GCAP__CHUNK_BYTES, GCAP__CHUNK_BYTES))) {
+    return NULL;
+  } else if (gcap__registry_add(c, GCAP__H_NODE_CHUNK) != 0) {
     gcap__free(c);
     return NULL;
   }
@@ -60,46 +66,98 @@ void gcap__node_unalloc(struct gcap_node *n) {
   g->spare = n;
 }
 
-bool gcap__is_node_slot(const void *p) {
+bool gcap__is_node_slot(const void *p) { return gcap__is_node_slot_near(NULL, p); }
+
+/* The newest chunk of a live graph needs no registry lookup: deps are mostly the nodes just added. */
+bool gcap__is_node_slot_near(const struct gcap_graph *g, const void *p) {
   const struct gcap__node_chunk *c = (const struct gcap__node_chunk *)((uintptr_t)p & ~(uintptr_t)(GCAP__CHUNK_BYTES - 1));
-  if (!gcap__registry_has(c, GCAP__H_NODE_CHUNK)) return false;
+  if (!(g && c == g->chunks) && !gcap__registry_has(c, GCAP__H_NODE_CHUNK)) return false;
   size_t offset = (size_t)((uintptr_t)p - (uintptr_t)c);
   if (offset < GCAP__CHUNK_HEADER || (offset - GCAP__CHUNK_HEADER) % sizeof(struct gcap_node) != 0) return false;
   /* Relaxed: the caller got p from a call that returned after the slot was handed out. */
   return (offset - GCAP__CHUNK_HEADER) / sizeof(struct gcap_node) < atomic_load_explicit(&c->used, memory_order_relaxed);
 }
 
+static void chunk_free(struct gcap__node_chunk *c) {
+  gcap__registry_remove(c);
+  gcap__free(c);
+}
+
+/* A spare chunk hands out no slot: every handle into it is refused until a graph takes it again. */
 void gcap__graph_free_chunks(struct gcap_graph *g) {
+  struct gcap_context *ctx = g->ctx;
   while (g->chunks) {
     struct gcap__node_chunk *c = g->chunks;
     g->chunks = c->next;
-    gcap__registry_remove(c);
-    gcap__free(c);
+    if (ctx->spare_chunk_count == MAX_SPARE_CHUNKS) {
+      chunk_free(c);
+      continue;
+    }
+    atomic_store_explicit(&c->used, 0, memory_order_relaxed);
+    c->graph = NULL;
+    c->next = ctx->spare_chunks;
+    ctx->spare_chunks = c;
+    ctx->spare_chunk_count++;
   }
 }
 
-gcap_status gcap__kernel_args_copy(const struct gcap_kernel *k, void *const *args, void ***out) {
-  size_t n = k->info.num_params;
-  *out = NULL;
-  if (n == 0) return GCAP_SUCCESS;
-  size_t table = (n * sizeof(void *) + 15) / 16 * 16;
-  void **copy = gcap__malloc(table + k->args_bytes);
-  if (!copy) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the kernel's %zu argument values", n);
-  unsigned char *values = (unsigned char *)copy + table;
-  for (size_t i = 0; i < n; i++) {
+void gcap__context_free_spare_chunks(struct gcap_context *ctx) {
+  while (ctx->spare_chunks) {
+    struct gcap__node_chunk *c = ctx->spare_chunks;
+    ctx->spare_chunks = c->next;
+    chunk_free(c);
+  }
+  ctx->spare_chunk_count = 0;
+}
+
+/* An argument copy: the table of num_params pointers, then the values they point to. */
+static size_t args_table_bytes(const struct gcap_kernel *k) { return (k->info.num_params * sizeof(void *) + 15) / 16 * 16; }
+static size_t args_copy_bytes(const struct gcap_kernel *k) { return args_table_bytes(k) + k->args_bytes; }
+
+static void **args_fill(const struct gcap_kernel *k, void *const *args, void **copy) {
+  unsigned char *values = (unsigned char *)copy + args_table_bytes(k);
+  for (size_t i = 0; i < k->info.num_params; i++) {
     copy[i] = values + k->param_offsets[i];
     memcpy(copy[i], args[i], k->param_sizes[i]);
   }
-  *out = copy;
+  return copy;
+}
+
+static gcap_status args_missing(const struct gcap_kernel *k) {
+  return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the kernel's %zu argument values", k->info.num_params);
+}
+
+gcap_status gcap__kernel_args_copy(const struct gcap_kernel *k, void *const *args, void ***out) {
+  *out = NULL;
+  if (k->info.num_params == 0) return GCAP_SUCCESS;
+  void **copy = gcap__malloc(args_copy_bytes(k));
+  if (!copy) return args_missing(k);
+  *out = args_fill(k, args, copy);
   return GCAP_SUCCESS;
 }
 
-void gcap__node_release_params(struct gcap_node *n) {
+/* A node's argument copy lives in its graph's arena. */
+static gcap_status node_args_copy(struct gcap_node *n, const struct gcap_kernel *k, void *const *args, void ***out) {
+  *out = NULL;
+  if (k->info.num_params == 0) return GCAP_SUCCESS;
+  void **copy = gcap__arena_alloc(&gcap__chunk_of(n)->graph->arena, args_copy_bytes(k));
+  if (!copy) return args_missing(k);
+  *out = args_fill(k, args, copy);
+  return GCAP_SUCCESS;
+}
+
+static void node_args_free(struct gcap_node *n) {
+  const struct gcap_kernel *k = n->p.kernel.kernel;
+  if (n->p.kernel.args) gcap__arena_give_back(&gcap__chunk_of(n)->graph->arena, n->p.kernel.args, args_copy_bytes(k));
+}
+
+/* `graph_going`: the graph frees its arena next, and the node with it. */
+static void release_params(struct gcap_node *n, bool graph_going) {
   if (n->type == GCAP__NODE_NATIVE && n->p.native.ctx)
     gcap__backend_native_graph_destroy(n->p.native.ctx, n->p.native.handle);
   switch (n->type) {
   case GCAP_NODE_KERNEL:
-    gcap__free(n->p.kernel.args);
+    if (!graph_going) node_args_free(n);
     gcap__module_release(n->p.kernel.kernel->module);
     break;
   case GCAP_NODE_GRAPH: gcap__graph_free(n->p.child); break;
@@ -112,7 +170,15 @@ void gcap__node_release_params(struct gcap_node *n) {
   case GCAP_NODE_MEM_ALLOC: gcap__galloc_release(n->p.mem); break;
   default: break;
   }
-  memset(&n->p, 0, sizeof n->p);
+  if (!graph_going) memset(&n->p, 0, sizeof n->p);
+}
+
+void gcap__node_release_params(struct gcap_node *n) { release_params(n, false); }
+
+void gcap__node_release_for_graph_free(struct gcap_node *n) {
+  if (n->type != GCAP_NODE_MEMCPY && n->type != GCAP_NODE_MEMSET && n->type != GCAP_NODE_HOST &&
+      n->type != GCAP_NODE_EMPTY)
+    release_params(n, true);
 }
 
 gcap_status gcap__node_copy_params(struct gcap_node *dst, const struct gcap_node *src) {
@@ -125,7 +191,7 @@ gcap_status gcap__node_copy_params(struct gcap_node *dst, const struct gcap_node
   }
   switch (src->type) {
   case GCAP_NODE_KERNEL: {
-    gcap_status st = gcap__kernel_args_copy(src->p.kernel.kernel, src->p.kernel.args, &dst->p.kernel.args);
+    gcap_status st = node_args_copy(dst, src->p.kernel.kernel, src->p.kernel.args, &dst->p.kernel.args);
     if (st != GCAP_SUCCESS) return st;
     gcap__module_retain(src->p.kernel.kernel->module);
     return GCAP_SUCCESS;
@@ -139,7 +205,7 @@ gcap_status gcap__node_copy_params(struct gcap_node *dst, const struct gcap_node
 
 /* Handle checks of a dependency array: NULL, destroyed, or of another context's graph. */
 static gcap_status check_dep_handle(const struct gcap_graph *g, const gcap_node *dep, const char *what) {
-  gcap_status st = gcap__check_node(dep, what);
+  gcap_status st = gcap__check_node_near(g, dep, what);
   return st == GCAP_SUCCESS ? gcap__check_same_context(g->ctx, dep->graph->ctx, what) : st;
 }
 
@@ -201,7 +267,7 @@ static gcap_status check_kernel_params(const struct gcap_graph *g, const gcap_ke
 
 static gcap_status set_kernel_params(struct gcap_node *n, const gcap_kernel_node_params *p) {
   void **args = NULL;
-  gcap_status st = gcap__kernel_args_copy(p->kernel, p->args, &args);
+  gcap_status st = node_args_copy(n, p->kernel, p->args, &args);
   if (st != GCAP_SUCCESS) return st;
   gcap__module_retain(p->kernel->module);
   if (n->p.kernel.kernel) gcap__node_release_params(n);

@@ -36,10 +36,13 @@ static size_t used, tombstones; /* under the lock */
 static atomic_ulong chunks;     /* entries of type GCAP__H_NODE_CHUNK */
 static atomic_ulong live;
 
+/* MurmurHash3's finalizer: handles are aligned (node chunks to 8 KiB), so every bit must mix. */
 static size_t hash_of(uintptr_t key) {
   uint64_t x = (uint64_t)key;
   x ^= x >> 33;
   x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ULL;
   x ^= x >> 33;
   return (size_t)x;
 }
@@ -87,7 +90,7 @@ int gcap__registry_add(const void *handle, enum gcap__handle_type type) {
   int rc = 0;
   pthread_mutex_lock(&registry_lock);
   struct table *t = atomic_load_explicit(&current, memory_order_relaxed);
-  if (!t || (used + tombstones + 1) * 2 > t->count) {
+  if (!t || (used + tombstones + 1) * 3 > t->count) { /* short probe runs: at most a third full */
     size_t count = t ? t->count : 64;
     while ((used + 1) * 4 > count) count *= 2; /* sweep tombstones, or grow when half full of live keys */
     rc = rehash(count);
