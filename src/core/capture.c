@@ -481,6 +481,7 @@ static gcap_status end(struct gcap_stream *s, gcap_graph **graph) {
     return st;
   }
   *graph = q->graph;
+  gcap__graph_trim(q->graph); /* a captured graph is mostly launched from now on, rarely grown */
   terminate(q, true);
   return GCAP_SUCCESS;
 }

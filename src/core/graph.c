@@ -139,6 +139,19 @@ void gcap__graph_free(struct gcap_graph *g) {
   gcap__free(g);
 }
 
+static void trim_array(void **items, size_t *cap, size_t count, size_t elem) {
+  if (count == 0 || count == *cap) return;
+  void *fit = gcap__realloc(*items, count * elem);
+  if (!fit) return;
+  *items = fit;
+  *cap = count;
+}
+
+void gcap__graph_trim(struct gcap_graph *g) {
+  trim_array((void **)&g->nodes.items, &g->nodes.cap, g->nodes.count, sizeof *g->nodes.items);
+  trim_array((void **)&g->edges, &g->edge_cap, g->edge_count, sizeof *g->edges);
+}
+
 void gcap__graph_destroy_all(struct gcap_context *ctx) {
   while (ctx->graphs.next != &ctx->graphs) gcap__graph_free(GCAP__CONTAINER(ctx->graphs.next, struct gcap_graph, link));
 }

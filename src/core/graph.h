@@ -106,6 +106,9 @@ const struct gcap_graph *gcap__graph_top(const struct gcap_graph *g);
  * (rules.md#mem-restrictions). */
 bool gcap__graph_has_mem_nodes(const struct gcap_graph *g);
 
+/* Gives back the room g's node and edge arrays grew into beyond what they hold (nothing on failure). */
+void gcap__graph_trim(struct gcap_graph *g);
+
 /* Handle checks (set the message, return INVALID_HANDLE). */
 gcap_status gcap__check_graph(const gcap_graph *g, const char *what);
 gcap_status gcap__check_node(const gcap_node *n, const char *what);

@@ -66,6 +66,7 @@ struct gcap_context {
    * page faults on fresh memory when graphs are built and destroyed over and over. */
   struct gcap__node_chunk *spare_chunks;
   size_t spare_chunk_count;
+  uint64_t next_node_id, node_id_end; /* a block of the process's node ids, taken 4096 at a time */
 };
 
 struct gcap_stream {

@@ -31,8 +31,17 @@ static struct gcap__node_chunk *new_chunk(struct gcap_graph *g) {
   return c;
 }
 
+/* Node ids are unique in the process; a context takes them in blocks, so a node costs no atomic. */
+static uint64_t next_node_id(struct gcap_context *ctx) {
+  static atomic_uint_fast64_t next_block = 1;
+  if (ctx->next_node_id == ctx->node_id_end) {
+    ctx->next_node_id = atomic_fetch_add(&next_block, 4096);
+    ctx->node_id_end = ctx->next_node_id + 4096;
+  }
+  return ctx->next_node_id++;
+}
+
 struct gcap_node *gcap__node_alloc(struct gcap_graph *g, gcap_node_type type) {
-  static atomic_uint_fast64_t next_id = 1;
   struct gcap_node *n = g->spare;
   if (n) {
     g->spare = n->p.next_spare;
@@ -49,7 +58,7 @@ struct gcap_node *gcap__node_alloc(struct gcap_graph *g, gcap_node_type type) {
   memset(n, 0, sizeof *n);
   n->magic = GCAP__NODE_LIVE;
   n->type = type;
-  n->id = atomic_fetch_add(&next_id, 1);
+  n->id = next_node_id(g->ctx);
   return n;
 }
 
