@@ -66,7 +66,7 @@ gcap_status gcap__topological_order(const struct gcap_graph *g, struct gcap_node
   while (head < tail) {
     struct gcap_node *done = order[head++];
     for (size_t i = 0; i < done->dependents.count; i++) {
-      struct gcap_node *next = done->dependents.items[i];
+      struct gcap_node *next = gcap__nlist_items(&done->dependents)[i];
       if (--waiting[next->index] == 0) order[tail++] = next;
     }
   }
@@ -146,7 +146,8 @@ static gcap_status push_entry(struct builder *b, const struct gcap_node *n, gcap
 
 static gcap_status add_node_deps(struct builder *b, const struct gcap_node *n, size_t entry_of_parent) {
   gcap_status st = GCAP_SUCCESS;
-  for (size_t i = 0; st == GCAP_SUCCESS && i < n->deps.count; i++) st = push_dep(b, n->deps.items[i]->plan_index);
+  struct gcap_node **deps = gcap__nlist_items(&n->deps);
+  for (size_t i = 0; st == GCAP_SUCCESS && i < n->deps.count; i++) st = push_dep(b, deps[i]->plan_index);
   if (st == GCAP_SUCCESS && n->deps.count == 0 && entry_of_parent != SIZE_MAX) st = push_dep(b, entry_of_parent);
   return st;
 }

@@ -42,8 +42,7 @@ static bool vec_contains(const struct gcap__node_vec *v, const struct gcap_node 
 
 int gcap__nlist_reserve(struct gcap_graph *g, struct gcap__node_list *l, size_t need) {
   if (need <= l->cap) return 0;
-  if (l->cap == 0 && need == 1) {
-    l->items = &l->one;
+  if (need == 1) { /* cap 0: the one item lives in the node */
     l->cap = 1;
     return 0;
   }
@@ -52,23 +51,25 @@ int gcap__nlist_reserve(struct gcap_graph *g, struct gcap__node_list *l, size_t 
   if (cap > UINT32_MAX) return -1;
   struct gcap_node **grown = gcap__arena_alloc(&g->arena, cap * sizeof *grown);
   if (!grown) return -1;
-  if (l->count) memcpy(grown, l->items, l->count * sizeof *grown);
-  if (l->cap > 1) gcap__arena_give_back(&g->arena, l->items, l->cap * sizeof *grown);
-  l->items = grown;
+  if (l->count) memcpy(grown, gcap__nlist_items(l), l->count * sizeof *grown);
+  if (l->cap > 1) gcap__arena_give_back(&g->arena, l->u.many, l->cap * sizeof *grown);
+  l->u.many = grown;
   l->cap = (uint32_t)cap;
   return 0;
 }
 
 bool gcap__nlist_contains(const struct gcap__node_list *l, const struct gcap_node *n) {
+  struct gcap_node **items = gcap__nlist_items(l);
   for (uint32_t i = 0; i < l->count; i++)
-    if (l->items[i] == n) return true;
+    if (items[i] == n) return true;
   return false;
 }
 
 void gcap__nlist_remove(struct gcap__node_list *l, const struct gcap_node *n) {
+  struct gcap_node **items = gcap__nlist_items(l);
   for (uint32_t i = 0; i < l->count; i++) {
-    if (l->items[i] == n) {
-      memmove(&l->items[i], &l->items[i + 1], (l->count - i - 1) * sizeof *l->items);
+    if (items[i] == n) {
+      memmove(&items[i], &items[i + 1], (l->count - i - 1) * sizeof *items);
       l->count--;
       return;
     }
@@ -76,7 +77,7 @@ void gcap__nlist_remove(struct gcap__node_list *l, const struct gcap_node *n) {
 }
 
 void gcap__nlist_release(struct gcap_graph *g, struct gcap__node_list *l) {
-  if (l->cap > 1) gcap__arena_give_back(&g->arena, l->items, l->cap * sizeof *l->items);
+  if (l->cap > 1) gcap__arena_give_back(&g->arena, l->u.many, l->cap * sizeof *l->u.many);
   memset(l, 0, sizeof *l);
 }
 
@@ -194,8 +195,8 @@ static int reserve_edge(struct gcap_graph *g, struct gcap_node *from, struct gca
 static int add_edge(struct gcap_graph *g, struct gcap_node *from, struct gcap_node *to) {
   if (reserve_edge(g, from, to) != 0) return -1;
   g->edges[g->edge_count++] = (struct gcap__edge){from, to};
-  from->dependents.items[from->dependents.count++] = to;
-  to->deps.items[to->deps.count++] = from;
+  gcap__nlist_items(&from->dependents)[from->dependents.count++] = to;
+  gcap__nlist_items(&to->deps)[to->deps.count++] = from;
   return 0;
 }
 
@@ -229,7 +230,7 @@ static bool reaches(struct gcap_graph *g, struct gcap_node *start, struct gcap_n
     struct gcap_node *n = stack.items[--stack.count];
     if (n == target) found = true;
     for (size_t i = 0; i < n->dependents.count && !found; i++) {
-      struct gcap_node *next = n->dependents.items[i];
+      struct gcap_node *next = gcap__nlist_items(&n->dependents)[i];
       if (next->scratch == mark) continue;
       next->scratch = mark;
       if (vec_push(&stack, next) != 0) {
@@ -343,8 +344,8 @@ gcap_status gcap_graph_destroy_node(gcap_node *n) {
     gcap__unlock(g->ctx);
     return st;
   }
-  while (n->deps.count) remove_edge(g, n->deps.items[0], n);
-  while (n->dependents.count) remove_edge(g, n, n->dependents.items[0]);
+  while (n->deps.count) remove_edge(g, gcap__nlist_items(&n->deps)[0], n);
+  while (n->dependents.count) remove_edge(g, n, gcap__nlist_items(&n->dependents)[0]);
   memmove(&g->nodes.items[n->index], &g->nodes.items[n->index + 1],
           (g->nodes.count - n->index - 1) * sizeof *g->nodes.items);
   g->nodes.count--;
@@ -507,7 +508,7 @@ static gcap_status node_neighbours(const gcap_node *n, bool dependents, gcap_nod
   if (!count) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "count is NULL");
   const struct gcap__node_list *v = dependents ? &n->dependents : &n->deps;
   gcap__lock(n->graph->ctx);
-  enumerate(v->items, v->count, out, count);
+  enumerate(gcap__nlist_items(v), v->count, out, count);
   gcap__unlock(n->graph->ctx);
   return GCAP_SUCCESS;
 }

@@ -22,10 +22,17 @@ struct gcap__kernel_params {
  * of each: it lives in the node itself; longer lists live in the graph's arena.
  */
 struct gcap__node_list {
-  struct gcap_node **items; /* NULL, &one, or `cap` slots from the graph's arena */
+  union {
+    struct gcap_node *one;   /* cap 0 or 1 */
+    struct gcap_node **many; /* cap > 1: `cap` slots from the graph's arena */
+  } u;
   uint32_t count, cap;
-  struct gcap_node *one;
 };
+
+/* The list's items, `count` of them. */
+static inline struct gcap_node **gcap__nlist_items(const struct gcap__node_list *l) {
+  return l->cap > 1 ? l->u.many : (struct gcap_node **)&l->u.one;
+}
 
 struct gcap_node {
   uint32_t magic; /* LIVE, or DEAD once destroyed (the memory lives until its graph does) */
@@ -48,8 +55,8 @@ struct gcap_node {
     } native;                     /* GCAP__NODE_NATIVE */
     struct gcap_node *next_spare; /* a node never handed out, on its graph's spare list */
   } p;
-  size_t scratch;    /* visit mark of graph walks (reaches()) */
-  size_t plan_index; /* instantiation: the plan entry its dependents wait for */
+  size_t scratch;      /* visit mark of graph walks (reaches()) */
+  uint32_t plan_index; /* instantiation: the plan entry its dependents wait for */
 };
 
 /* An address range: an allocation's extent or the bytes a node touches. */

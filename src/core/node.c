@@ -253,8 +253,8 @@ gcap_status gcap__node_append(struct gcap_graph *g, struct gcap_node *n, gcap_no
   n->index = g->nodes.count;
   g->nodes.items[g->nodes.count++] = n;
   for (size_t i = 0; i < num_deps; i++) {
-    n->deps.items[n->deps.count++] = deps[i];
-    deps[i]->dependents.items[deps[i]->dependents.count++] = n;
+    gcap__nlist_items(&n->deps)[n->deps.count++] = deps[i];
+    gcap__nlist_items(&deps[i]->dependents)[deps[i]->dependents.count++] = n;
     g->edges[g->edge_count++] = (struct gcap__edge){deps[i], n};
   }
   gcap__graph_note_ranges(g, n, checked);

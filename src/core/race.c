@@ -140,7 +140,8 @@ static gcap_status flatten_graph(struct flat *f, const struct gcap_graph *g, siz
     size_t entry = 0;
     st = push_entry(f, n, &entry);
     if (st != GCAP_SUCCESS) break;
-    for (size_t d = 0; st == GCAP_SUCCESS && d < n->deps.count; d++) st = push_dep(f, entry_of[n->deps.items[d]->index]);
+    struct gcap_node **deps = gcap__nlist_items(&n->deps);
+    for (size_t d = 0; st == GCAP_SUCCESS && d < n->deps.count; d++) st = push_dep(f, entry_of[deps[d]->index]);
     if (st == GCAP_SUCCESS && n->deps.count == 0 && parent != NONE) st = push_dep(f, parent);
     f->first_dep[entry + 1] = f->num_deps;
     entry_of[n->index] = entry;

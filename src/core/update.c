@@ -289,7 +289,8 @@ static gcap_status update_in_place(struct gcap_exec *x, const struct gcap_graph 
     const struct gcap_node *n = g->nodes.items[pn->source_index];
     if (pn->type == GCAP_NODE_GRAPH || n->deps.count != pn->num_deps || n->type != pn->type) return GCAP_SUCCESS;
     for (size_t d = 0; d < pn->num_deps; d++)
-      if (n->deps.items[d]->index != p->nodes[p->deps[pn->first_dep + d]].source_index) return GCAP_SUCCESS;
+      if (gcap__nlist_items(&n->deps)[d]->index != p->nodes[p->deps[pn->first_dep + d]].source_index)
+        return GCAP_SUCCESS;
     if (n->type == GCAP_NODE_KERNEL && &n->p.kernel.kernel->info != pn->u.kernel.kernel) return GCAP_SUCCESS;
     if ((n->type == GCAP_NODE_MEM_ALLOC || n->type == GCAP_NODE_MEM_FREE) && n->p.mem != pn->u.mem) return GCAP_SUCCESS;
     gcap_status st = GCAP_SUCCESS;
