@@ -74,7 +74,7 @@ void sim_trace_graph_entry(struct sim_context *sc, const struct gcap__plan_node 
                            double start) {
   const char *name = pn->type == GCAP_NODE_KERNEL ? pn->u.kernel.kernel->name : gcap__node_type_name(pn->type);
   put_event(sc, name, "graph", tid, start);
-  fprintf(sc->trace, "\"node\":%zu,\"depth\":%u,\"launch\":%llu%s}}", pn->source_index, pn->depth,
+  fprintf(sc->trace, "\"node\":%u,\"depth\":%u,\"launch\":%llu%s}}", pn->source_index, pn->depth,
           (unsigned long long)launch, pn->disabled ? ",\"disabled\":true" : "");
 }
 

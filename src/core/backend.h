@@ -69,8 +69,8 @@ struct gcap__plan_node {
   bool disabled;           /* gcap_exec_node_set_enabled: runs as an empty node, keeps its edges */
   const gcap_node *source; /* the graph node it was made from (an address only: it may be gone) */
   uint64_t source_id;      /* that node's unique id, so a later node at the same address never matches */
-  size_t source_index;     /* that node's creation index in its own graph */
-  unsigned depth;          /* 0 for the top-level graph, +1 inside each child graph */
+  uint32_t source_index;   /* that node's creation index in its own graph */
+  uint32_t depth;          /* 0 for the top-level graph, +1 inside each child graph */
   union {
     struct gcap__launch kernel;
     struct gcap__copy copy;
@@ -86,14 +86,14 @@ struct gcap__plan_node {
     struct gcap__galloc *mem; /* MEM_ALLOC, MEM_FREE: the core marks them; backends run nothing */
     void *native;             /* GCAP__NODE_NATIVE: the plan's own clone of the native graph */
   } u;
-  size_t first_dep, num_deps; /* into gcap__plan.deps: indices of earlier entries */
+  uint32_t first_dep, num_deps; /* into gcap__plan.deps: indices of earlier entries */
 };
 
 struct gcap__plan {
   struct gcap__plan_node *nodes;
   size_t count;
   size_t counted; /* gcap_exec_node_count */
-  size_t *deps;
+  uint32_t *deps; /* plan indices: an executable holds fewer than 2^32 entries and edges */
   size_t num_deps;
 };
 

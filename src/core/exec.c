@@ -218,6 +218,9 @@ gcap_status gcap__build_plan(struct gcap_context *ctx, const struct gcap_graph *
   memset(plan, 0, sizeof *plan);
   struct plan_size size = {0, 0};
   plan_size(g, false, &size);
+  if (size.entries > UINT32_MAX || size.deps > UINT32_MAX)
+    return gcap__fail(GCAP_ERROR_NOT_SUPPORTED, "an executable holds at most 2^32 - 1 nodes and edges (%zu and %zu)",
+                      size.entries, size.deps);
   plan->nodes = gcap__malloc(size.entries * sizeof *plan->nodes); /* each entry is cleared as it is pushed */
   plan->deps = gcap__malloc(size.deps * sizeof *plan->deps);
   if (!plan->nodes || !plan->deps) {
