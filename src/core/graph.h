@@ -85,6 +85,8 @@ struct gcap_graph {
   bool ranges_known;
   uint64_t ranges_epoch;
   struct gcap__node_chunk *chunks; /* where its nodes live, newest first */
+  /* chunks, for handle checks that run before the context lock is taken */
+  _Atomic(struct gcap__node_chunk *) newest_chunk;
   struct gcap__arena arena;        /* its nodes' longer lists and kernel argument copies */
   struct gcap_node *spare;         /* nodes allocated but never appended, for reuse */
   /* A loaded graph: the allocations its file recorded (sorted by base), for race analysis. */

@@ -28,6 +28,7 @@ static struct gcap__node_chunk *new_chunk(struct gcap_graph *g) {
   c->graph = g;
   atomic_init(&c->used, 0);
   g->chunks = c;
+  atomic_store_explicit(&g->newest_chunk, c, memory_order_relaxed);
   return c;
 }
 
@@ -80,7 +81,8 @@ bool gcap__is_node_slot(const void *p) { return gcap__is_node_slot_near(NULL, p)
 /* The newest chunk of a live graph needs no registry lookup: deps are mostly the nodes just added. */
 bool gcap__is_node_slot_near(const struct gcap_graph *g, const void *p) {
   const struct gcap__node_chunk *c = (const struct gcap__node_chunk *)((uintptr_t)p & ~(uintptr_t)(GCAP__CHUNK_BYTES - 1));
-  if (!(g && c == g->chunks) && !gcap__registry_has(c, GCAP__H_NODE_CHUNK)) return false;
+  bool newest = g && c == atomic_load_explicit(&g->newest_chunk, memory_order_relaxed);
+  if (!newest && !gcap__registry_has(c, GCAP__H_NODE_CHUNK)) return false;
   size_t offset = (size_t)((uintptr_t)p - (uintptr_t)c);
   if (offset < GCAP__CHUNK_HEADER || (offset - GCAP__CHUNK_HEADER) % sizeof(struct gcap_node) != 0) return false;
   /* Relaxed: the caller got p from a call that returned after the slot was handed out. */
