@@ -131,6 +131,33 @@ static void test_add_has_remove_one(void **state) {
 }
 
 /* remove(NULL) is like free(NULL): nothing happens, whatever the table holds. */
+/*
+ * One address destroyed and made again over and over among live neighbours (a graph built and
+ * freed in a loop): each incarnation is found with its own type, a removed one is not, and the
+ * neighbours stay, however many times the address came back.
+ */
+static void test_same_address_made_again_and_again(void **state) {
+  (void)state;
+  enum { NEIGHBOURS = 200, ROUNDS = 20000 };
+  for (size_t i = 0; i < NEIGHBOURS; i++) assert_int_equal(gcap__registry_add(handle_at(i), GCAP__H_STREAM), 0);
+  const void *again = handle_at(NEIGHBOURS);
+  for (unsigned r = 0; r < ROUNDS; r++) {
+    enum gcap__handle_type t = type_at(r % NUM_TYPES);
+    assert_int_equal(gcap__registry_add(again, t), 0);
+    assert_true(gcap__registry_has(again, t));
+    assert_false(gcap__registry_has(again, other_type(t)));
+    assert_int_equal(live_count(), NEIGHBOURS + 1);
+    gcap__registry_remove(again);
+    assert_false(gcap__registry_has(again, t));
+    assert_true(gcap__registry_has(handle_at(r % NEIGHBOURS), GCAP__H_STREAM));
+  }
+  for (size_t i = 0; i < NEIGHBOURS; i++) {
+    assert_true(gcap__registry_has(handle_at(i), GCAP__H_STREAM));
+    gcap__registry_remove(handle_at(i));
+  }
+  assert_int_equal(live_count(), 0);
+}
+
 static void test_remove_null_is_harmless(void **state) {
   (void)state;
   gcap__registry_remove(NULL);
@@ -408,6 +435,7 @@ int main(void) {
       cmocka_unit_test(test_add_fails_cleanly_when_table_cannot_grow),
       cmocka_unit_test(test_concurrent_disjoint_sets),
       /* Last: when it fails the table's count is corrupt, and every later test would fail too. */
+      cmocka_unit_test(test_same_address_made_again_and_again),
       cmocka_unit_test(test_remove_null_is_harmless),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

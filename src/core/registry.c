@@ -10,7 +10,9 @@
  * Open addressing with linear probing. Every public call checks its handles here, so lookups take
  * no lock: writers (creation and destruction) serialize on a mutex, readers only load.
  *   - A removed key leaves a tombstone, never an empty slot, so no probe run a reader is walking
- *     is ever cut short; a live key never moves within a table.
+ *     is ever cut short; a live key never moves within a table. A new key takes the first
+ *     tombstone of its run, so a handle destroyed and made again at the same address (a graph
+ *     built and freed in a loop) does not grow the run.
  *   - Growth (and sweeping tombstones) builds a whole new table and publishes it at once. Old
  *     tables stay readable until the registry is empty, as a reader may still be probing one;
  *     they add up to less than the current table.
@@ -56,6 +58,16 @@ static struct slot *probe(struct table *t, uintptr_t key) {
   }
 }
 
+/* The first tombstone of key's probe run, or NULL (writers only). */
+static struct slot *first_tombstone(struct table *t, uintptr_t key) {
+  size_t mask = t->count - 1;
+  for (size_t i = hash_of(key) & mask;; i = (i + 1) & mask) {
+    uintptr_t k = atomic_load_explicit(&t->slots[i].key, memory_order_relaxed);
+    if (k == TOMBSTONE) return &t->slots[i];
+    if (k == 0) return NULL;
+  }
+}
+
 static void free_tables(struct table *t) {
   while (t) {
     struct table *older = t->retired;
@@ -91,15 +103,18 @@ int gcap__registry_add(const void *handle, enum gcap__handle_type type) {
   pthread_mutex_lock(&registry_lock);
   struct table *t = atomic_load_explicit(&current, memory_order_relaxed);
   if (!t || (used + tombstones + 1) * 3 > t->count) { /* short probe runs: at most a third full */
-    size_t count = t ? t->count : 64;
-    while ((used + 1) * 4 > count) count *= 2; /* sweep tombstones, or grow when half full of live keys */
+    size_t count = 64; /* live keys fill at most a quarter of the new table: it grows, or shrinks after big graphs */
+    while ((used + 1) * 4 > count) count *= 2;
     rc = rehash(count);
     t = atomic_load_explicit(&current, memory_order_relaxed);
   }
   if (rc == 0) {
     struct slot *s = probe(t, key);
+    bool fresh = atomic_load_explicit(&s->key, memory_order_relaxed) == 0;
+    struct slot *grave = fresh ? first_tombstone(t, key) : NULL;
+    if (grave) s = grave, tombstones--;
     atomic_store_explicit(&s->type, (unsigned)type, memory_order_relaxed);
-    if (atomic_load_explicit(&s->key, memory_order_relaxed) == 0) {
+    if (fresh) {
       used++;
       if (type == GCAP__H_NODE_CHUNK) atomic_fetch_add_explicit(&chunks, 1, memory_order_relaxed);
       else atomic_fetch_add_explicit(&live, 1, memory_order_relaxed);
