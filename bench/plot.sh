@@ -20,8 +20,14 @@ series = {}
 for line in open(sys.argv[1]):
     r = json.loads(line)
     m, shape = r.get("metric"), r.get("shape")
-    name = {"record": "record", "instantiate": "instantiate", "replay_vs_eager": "replay", "races": "race analysis"}.get(m)
-    if name and r.get("unit") == "ns/node":
+    name = {"record": "record", "instantiate": "instantiate", "replay_fills": "replay of fills", "add": "explicit add",
+            "destroy": "destroy", "races": "race analysis", "peer_build": "build", "peer_run": "run"}.get(m)
+    if not name or r.get("unit") != "ns/node":
+        continue
+    if m.startswith("peer_"):  # gcap's own figure and the peer's, measured side by side
+        series.setdefault(f"gcap {name}, fills ({shape})", []).append((r["n"], r["value"]))
+        series.setdefault(f"{r['baseline']} {name} ({shape})", []).append((r["n"], r["baseline_value"]))
+    else:
         series.setdefault(f"{name} ({shape})", []).append((r["n"], r["value"]))
 for i, (name, points) in enumerate(sorted(series.items())):
     with open(f"{sys.argv[2]}/{i}.dat", "w") as f:
@@ -35,9 +41,9 @@ for dat in "$dir"/*.dat; do
   plots="$plots${plots:+, }'$dat' using 1:2 with linespoints title '$name'"
 done
 gnuplot <<GP
-set terminal pngcairo size 900,540 font "sans,11"
+set terminal pngcairo size 1100,640 font "sans,11"
 set output '$out'
-set logscale x
+set logscale xy
 set xrange [700:1.4e6]
 set format x '10^{%L}'
 set xlabel 'nodes in the graph (N)'
