@@ -158,6 +158,29 @@ static void test_same_address_made_again_and_again(void **state) {
   assert_int_equal(live_count(), 0);
 }
 
+/*
+ * Handles made and destroyed for ever over a bounded set of addresses (what malloc hands out
+ * again): the registry's tables, kept ones included, stop growing once every address was seen.
+ */
+static void test_churn_keeps_the_tables_bounded(void **state) {
+  (void)state;
+  enum { LIVE = 100, ADDRESSES = 1000, ROUNDS = 200000 };
+  for (size_t i = 0; i < LIVE; i++) assert_int_equal(gcap__registry_add(handle_at(i), GCAP__H_GRAPH), 0);
+  uint64_t seed = 7;
+  unsigned long after_warmup = 0;
+  for (unsigned r = 0; r < ROUNDS; r++) {
+    const void *h = handle_at(LIVE + next_random(&seed) % ADDRESSES);
+    assert_int_equal(gcap__registry_add(h, GCAP__H_EXEC), 0);
+    assert_true(gcap__registry_has(h, GCAP__H_EXEC));
+    gcap__registry_remove(h);
+    if (r == ROUNDS / 2) after_warmup = gcap__registry_slots();
+  }
+  assert_int_equal(gcap__registry_slots(), after_warmup);
+  assert_true(after_warmup <= 16 * (LIVE + ADDRESSES));
+  for (size_t i = 0; i < LIVE; i++) gcap__registry_remove(handle_at(i));
+  assert_int_equal(live_count(), 0);
+}
+
 static void test_remove_null_is_harmless(void **state) {
   (void)state;
   gcap__registry_remove(NULL);
@@ -436,6 +459,7 @@ int main(void) {
       cmocka_unit_test(test_concurrent_disjoint_sets),
       /* Last: when it fails the table's count is corrupt, and every later test would fail too. */
       cmocka_unit_test(test_same_address_made_again_and_again),
+      cmocka_unit_test(test_churn_keeps_the_tables_bounded),
       cmocka_unit_test(test_remove_null_is_harmless),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

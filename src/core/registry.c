@@ -13,9 +13,13 @@
  *     is ever cut short; a live key never moves within a table. A new key takes the first
  *     tombstone of its run, so a handle destroyed and made again at the same address (a graph
  *     built and freed in a loop) does not grow the run.
- *   - Growth (and sweeping tombstones) builds a whole new table and publishes it at once. Old
- *     tables stay readable until the registry is empty, as a reader may still be probing one;
- *     they add up to less than the current table.
+ *   - When live keys and tombstones fill a third of the table, a table at least twice as large,
+ *     holding the live keys only, is built and published at once. Old tables stay readable
+ *     until the registry is empty, as a reader may still be probing one; each is at most half
+ *     the next, so together they are smaller than the current one. A table never shrinks:
+ *     one retired at the same size or smaller on every sweep would add up without bound.
+ *     Tombstones are reused by the keys whose runs hold them, and malloc hands freed addresses
+ *     out again, so the table follows the most handles ever alive, not how many were made.
  * A handle created before a check (happens-before, as any correct use of it is) is found in the
  * table the check loads; one destroyed before it is a tombstone there, or absent.
  */
@@ -103,8 +107,8 @@ int gcap__registry_add(const void *handle, enum gcap__handle_type type) {
   pthread_mutex_lock(&registry_lock);
   struct table *t = atomic_load_explicit(&current, memory_order_relaxed);
   if (!t || (used + tombstones + 1) * 3 > t->count) { /* short probe runs: at most a third full */
-    size_t count = 64; /* live keys fill at most a quarter of the new table: it grows, or shrinks after big graphs */
-    while ((used + 1) * 4 > count) count *= 2;
+    size_t count = t ? t->count * 2 : 64;
+    while ((used + 1) * 4 > count) count *= 2; /* live keys fill at most a quarter of it */
     rc = rehash(count);
     t = atomic_load_explicit(&current, memory_order_relaxed);
   }
@@ -154,6 +158,15 @@ bool gcap__registry_has(const void *handle, enum gcap__handle_type type) {
   struct slot *s = probe(t, (uintptr_t)handle);
   return atomic_load_explicit(&s->key, memory_order_relaxed) == (uintptr_t)handle &&
          atomic_load_explicit(&s->type, memory_order_relaxed) == (unsigned)type;
+}
+
+unsigned long gcap__registry_slots(void) {
+  pthread_mutex_lock(&registry_lock);
+  unsigned long slots = 0;
+  for (struct table *t = atomic_load_explicit(&current, memory_order_relaxed); t; t = t->retired)
+    slots += (unsigned long)t->count;
+  pthread_mutex_unlock(&registry_lock);
+  return slots;
 }
 
 unsigned long gcap__registry_size(void) { return atomic_load_explicit(&live, memory_order_relaxed); }

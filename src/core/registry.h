@@ -27,5 +27,7 @@ void gcap__registry_remove(const void *handle);
 bool gcap__registry_has(const void *handle, enum gcap__handle_type type);
 /* Live handles of every type but node chunks (for tests). */
 unsigned long gcap__registry_size(void);
+/* Slots of the current table and of the older ones kept readable, all together (for tests). */
+unsigned long gcap__registry_slots(void);
 
 #endif
