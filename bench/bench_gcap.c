@@ -474,6 +474,7 @@ struct fill_run {
   size_t n;
   gcap_exec *x;
   gcap_graph *g;
+  gcap_node **nodes; /* the setters' targets */
 };
 
 static void do_replay_fills(void *arg) {
@@ -493,7 +494,7 @@ static void bench_fills(struct bench *b) {
   size_t sizes[4];
   size_t count = sizes_list(sizes);
   for (size_t i = 0; i < count; i++) {
-    struct fill_run f = {b, sizes[i], NULL, record_fills(b, sizes[i], false)};
+    struct fill_run f = {b, sizes[i], NULL, record_fills(b, sizes[i], false), NULL};
     CHECK(gcap_graph_instantiate(f.g, 0, &f.x));
     double graph = 0, plain = 0;
     median_pair_ns(do_replay_fills, do_plain_fills, &f, "replay fills", &graph, &plain);
@@ -541,7 +542,7 @@ static void do_exec_setter(void *arg) {
   struct fill_run *f = arg;
   for (size_t i = 0; i < SETTER_CALLS; i++) {
     gcap_memset_node_params p = {f->b->dev_a + (i % 64) * 64, (uint32_t)i, 1, 64, 1, 64};
-    CHECK(gcap_exec_memset_node_set_params(f->x, ((gcap_node **)f->b->host_a)[i % f->n], &p));
+    CHECK(gcap_exec_memset_node_set_params(f->x, f->nodes[i % f->n], &p));
   }
 }
 
@@ -549,15 +550,16 @@ static void do_graph_setter(void *arg) {
   struct fill_run *f = arg;
   for (size_t i = 0; i < SETTER_CALLS; i++) {
     gcap_memset_node_params p = {f->b->dev_a + (i % 64) * 64, (uint32_t)i, 1, 64, 1, 64};
-    CHECK(gcap_node_set_memset_params(((gcap_node **)f->b->host_a)[i % f->n], &p));
+    CHECK(gcap_node_set_memset_params(f->nodes[i % f->n], &p));
   }
 }
 
 /* gcap_exec_memset_node_set_params on an executable of 1e4 fills, against the graph node's setter. */
 static void bench_setter(struct bench *b) {
-  struct fill_run f = {b, 10000, NULL, record_fills(b, 10000, false)};
-  size_t count = f.n; /* the node handles live in host_a for the run */
-  CHECK(gcap_graph_get_nodes(f.g, (gcap_node **)b->host_a, &count));
+  struct fill_run f = {b, 10000, NULL, record_fills(b, 10000, false), malloc(10000 * sizeof(gcap_node *))};
+  size_t count = f.n;
+  if (!f.nodes) exit(1);
+  CHECK(gcap_graph_get_nodes(f.g, f.nodes, &count));
   CHECK(gcap_graph_instantiate(f.g, 0, &f.x));
   double exec = 0, graph = 0;
   median_pair_ns(do_exec_setter, do_graph_setter, &f, "setter", &exec, &graph);
@@ -565,7 +567,7 @@ static void bench_setter(struct bench *b) {
          true);
   gcap_exec_destroy(f.x);
   gcap_graph_destroy(f.g);
-  memset(b->host_a, 2, BUFFER);
+  free(f.nodes);
 }
 
 /* ----------------------------------------------------------------- peer */

@@ -21,11 +21,14 @@ struct builder {
   struct gcap_context *ctx;
   unsigned depth;
   bool trusted; /* the graph being emitted had its ranges checked since memory was last freed */
+  unsigned char *args_next; /* where the next kernel entry's argument copy goes in the plan's block */
 };
 
 struct plan_size {
-  size_t entries, deps;
+  size_t entries, deps, args;
 };
+
+static size_t round16(size_t bytes) { return (bytes + 15) / 16 * 16; }
 
 /* The entries and dependencies g's plan has (inside a child graph, roots wait for the child's entry). */
 static void plan_size(const struct gcap_graph *g, bool child, struct plan_size *size) {
@@ -33,6 +36,7 @@ static void plan_size(const struct gcap_graph *g, bool child, struct plan_size *
     const struct gcap_node *n = g->nodes.items[i];
     size->entries++;
     size->deps += n->deps.count ? n->deps.count : child;
+    if (n->type == GCAP_NODE_KERNEL) size->args += round16(gcap__kernel_args_bytes(n->p.kernel.kernel));
     if (n->type != GCAP_NODE_GRAPH) continue;
     const struct gcap_graph *c = n->p.child;
     size->entries++; /* the child's exit, waiting for its sinks (or its entry when it is empty) */
@@ -88,8 +92,9 @@ static gcap_status snapshot_params(struct builder *b, struct gcap__plan_node *pn
     void **args = NULL;
     gcap_status st = GCAP_SUCCESS;
     if (!b->trusted) st = gcap__check_kernel_pointers(b->ctx, k->kernel, k->args); /* memory freed since the node was made */
-    if (st == GCAP_SUCCESS) st = gcap__kernel_args_copy(k->kernel, k->args, &args);
     if (st != GCAP_SUCCESS) return st;
+    args = gcap__kernel_args_fill(k->kernel, k->args, b->args_next);
+    b->args_next += round16(gcap__kernel_args_bytes(k->kernel));
     gcap__module_retain(k->kernel->module);
     pn->u.kernel = (struct gcap__launch){&k->kernel->info, k->grid, k->block, k->shared_mem_bytes, args};
     return GCAP_SUCCESS;
@@ -195,11 +200,17 @@ static gcap_status emit_graph(struct builder *b, const struct gcap_graph *g, siz
   return st;
 }
 
+void gcap__plan_free_args(const struct gcap__plan *p, void *const *args) {
+  const unsigned char *a = (const unsigned char *)args;
+  bool in_block = p->args_block && a >= p->args_block && a < p->args_block + p->args_block_bytes;
+  if (!in_block) gcap__free((void *)args);
+}
+
 void gcap__plan_release(struct gcap_context *ctx, struct gcap__plan *p) {
   for (size_t i = 0; i < p->count; i++) {
     struct gcap__plan_node *pn = &p->nodes[i];
     if (pn->type == GCAP_NODE_KERNEL) {
-      gcap__free((void *)pn->u.kernel.args);
+      gcap__plan_free_args(p, pn->u.kernel.args);
       gcap__module_release(GCAP__CONTAINER(pn->u.kernel.kernel, struct gcap_kernel, info)->module);
     } else if (pn->type == GCAP_NODE_EVENT_RECORD || pn->type == GCAP_NODE_EVENT_WAIT) {
       gcap__event_release(pn->u.event.handle);
@@ -211,6 +222,7 @@ void gcap__plan_release(struct gcap_context *ctx, struct gcap__plan *p) {
   }
   gcap__free(p->nodes);
   gcap__free(p->deps);
+  gcap__free(p->args_block);
   memset(p, 0, sizeof *p);
 }
 
@@ -223,11 +235,13 @@ gcap_status gcap__build_plan(struct gcap_context *ctx, const struct gcap_graph *
                       size.entries, size.deps);
   plan->nodes = gcap__malloc(size.entries * sizeof *plan->nodes); /* each entry is cleared as it is pushed */
   plan->deps = gcap__malloc(size.deps * sizeof *plan->deps);
-  if (!plan->nodes || !plan->deps) {
+  plan->args_block = size.args ? gcap__aligned_alloc(16, size.args) : NULL;
+  plan->args_block_bytes = size.args;
+  if (!plan->nodes || !plan->deps || (size.args && !plan->args_block)) {
     gcap__plan_release(ctx, plan);
     return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the executable's %zu nodes", size.entries);
   }
-  struct builder b = {plan, ctx, 0, false};
+  struct builder b = {plan, ctx, 0, false, plan->args_block};
   gcap_status st = emit_graph(&b, g, SIZE_MAX);
   if (st != GCAP_SUCCESS) gcap__plan_release(ctx, plan);
   return st;

@@ -31,6 +31,8 @@ void gcap__exec_reap(struct gcap_context *ctx);
 gcap_status gcap__topological_order(const struct gcap_graph *g, struct gcap_node ***out);
 /* Builds the flat plan of g (parameters copied and checked); on failure nothing is left to free. */
 gcap_status gcap__build_plan(struct gcap_context *ctx, const struct gcap_graph *g, struct gcap__plan *plan);
+/* Frees a kernel entry's argument copy unless it lies in the plan's block. */
+void gcap__plan_free_args(const struct gcap__plan *p, void *const *args);
 /* Releases what a plan's entries hold (argument copies, kernel and event references). */
 void gcap__plan_release(struct gcap_context *ctx, struct gcap__plan *p);
 

@@ -99,11 +99,7 @@ const struct gcap_graph *gcap__graph_top(const struct gcap_graph *g) {
   return g;
 }
 
-bool gcap__graph_has_mem_nodes(const struct gcap_graph *g) {
-  for (size_t i = 0; i < g->nodes.count; i++)
-    if (g->nodes.items[i]->type == GCAP_NODE_MEM_ALLOC || g->nodes.items[i]->type == GCAP_NODE_MEM_FREE) return true;
-  return false;
-}
+bool gcap__graph_has_mem_nodes(const struct gcap_graph *g) { return g->mem_nodes > 0; }
 
 static gcap_status refuse_mem_graph(const struct gcap_graph *g, const char *what) {
   return gcap__fail(GCAP_ERROR_NOT_SUPPORTED, "graph %p holds graph allocations (MEM_ALLOC/MEM_FREE nodes): %s is not supported",
@@ -350,6 +346,7 @@ gcap_status gcap_graph_destroy_node(gcap_node *n) {
           (g->nodes.count - n->index - 1) * sizeof *g->nodes.items);
   g->nodes.count--;
   for (size_t i = n->index; i < g->nodes.count; i++) g->nodes.items[i]->index = i;
+  g->child_graph_nodes -= n->type == GCAP_NODE_GRAPH; /* graphs with memory nodes refuse this */
   gcap__node_release_params(n);
   gcap__nlist_release(g, &n->deps);
   gcap__nlist_release(g, &n->dependents);

@@ -84,6 +84,7 @@ struct gcap_graph {
    */
   bool ranges_known;
   uint64_t ranges_epoch;
+  size_t child_graph_nodes, mem_nodes; /* GRAPH, and MEM_ALLOC/MEM_FREE nodes among its nodes */
   struct gcap__node_chunk *chunks; /* where its nodes live, newest first */
   /* chunks, for handle checks that run before the context lock is taken */
   _Atomic(struct gcap__node_chunk *) newest_chunk;
@@ -171,7 +172,10 @@ void gcap__nlist_release(struct gcap_graph *g, struct gcap__node_list *l);
 /* One edge from -> to of g (both g's nodes): INVALID_VALUE for a self edge, a repeat or a cycle. */
 gcap_status gcap__graph_add_edge(struct gcap_graph *g, struct gcap_node *from, struct gcap_node *to);
 
-/* Kernel argument copies (node.c). */
+/* Kernel argument copies (node.c): one allocation each, or laid out in memory of the caller's. */
 gcap_status gcap__kernel_args_copy(const struct gcap_kernel *k, void *const *args, void ***out);
+/* The bytes of k's argument copy (0 without parameters), and one written to `copy` (16-byte aligned). */
+size_t gcap__kernel_args_bytes(const struct gcap_kernel *k);
+void **gcap__kernel_args_fill(const struct gcap_kernel *k, void *const *args, void *copy);
 
 #endif

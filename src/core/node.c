@@ -125,6 +125,14 @@ void gcap__context_free_spare_chunks(struct gcap_context *ctx) {
 static size_t args_table_bytes(const struct gcap_kernel *k) { return (k->info.num_params * sizeof(void *) + 15) / 16 * 16; }
 static size_t args_copy_bytes(const struct gcap_kernel *k) { return args_table_bytes(k) + k->args_bytes; }
 
+static void **args_fill(const struct gcap_kernel *k, void *const *args, void **copy);
+
+size_t gcap__kernel_args_bytes(const struct gcap_kernel *k) { return k->info.num_params ? args_copy_bytes(k) : 0; }
+
+void **gcap__kernel_args_fill(const struct gcap_kernel *k, void *const *args, void *copy) {
+  return k->info.num_params ? args_fill(k, args, copy) : NULL;
+}
+
 static void **args_fill(const struct gcap_kernel *k, void *const *args, void **copy) {
   unsigned char *values = (unsigned char *)copy + args_table_bytes(k);
   for (size_t i = 0; i < k->info.num_params; i++) {
@@ -260,6 +268,8 @@ gcap_status gcap__node_append(struct gcap_graph *g, struct gcap_node *n, gcap_no
     g->edges[g->edge_count++] = (struct gcap__edge){deps[i], n};
   }
   gcap__graph_note_ranges(g, n, checked);
+  g->child_graph_nodes += n->type == GCAP_NODE_GRAPH;
+  g->mem_nodes += n->type == GCAP_NODE_MEM_ALLOC || n->type == GCAP_NODE_MEM_FREE;
   return GCAP_SUCCESS;
 oom:
   gcap__nlist_release(g, &n->deps);

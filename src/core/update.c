@@ -89,7 +89,7 @@ gcap_status gcap_exec_kernel_node_set_params(gcap_exec *x, gcap_node *n, const g
   if (st == GCAP_SUCCESS) {
     gcap__module_retain(p->kernel->module);
     gcap__module_release(module_of(pn->u.kernel.kernel));
-    gcap__free((void *)pn->u.kernel.args);
+    gcap__plan_free_args(&x->plan, pn->u.kernel.args);
     pn->u.kernel = fresh.u.kernel;
   }
   gcap__unlock(x->ctx);
@@ -317,8 +317,11 @@ static gcap_status update_in_place(struct gcap_exec *x, const struct gcap_graph 
     switch (n->type) {
     case GCAP_NODE_KERNEL: {
       const struct gcap__kernel_params *k = &n->p.kernel;
-      for (size_t a = 0; a < k->kernel->info.num_params; a++)
-        memcpy(pn->u.kernel.args[a], k->args[a], k->kernel->param_sizes[a]);
+      if (k->kernel->info.num_params) { /* the same kernel: both copies lay the values out alike */
+        size_t first = k->kernel->param_offsets[0];
+        memcpy((unsigned char *)pn->u.kernel.args[0] - first, (const unsigned char *)k->args[0] - first,
+               k->kernel->args_bytes);
+      }
       pn->u.kernel.grid = k->grid, pn->u.kernel.block = k->block, pn->u.kernel.shared_mem_bytes = k->shared_mem_bytes;
       break;
     }
@@ -344,7 +347,7 @@ static gcap_status update_in_place(struct gcap_exec *x, const struct gcap_graph 
 
 static bool lost_a_node(const struct gcap_graph *g) {
   if (g->node_destroyed) return true;
-  for (size_t i = 0; i < g->nodes.count; i++)
+  for (size_t i = 0; g->child_graph_nodes && i < g->nodes.count; i++)
     if (g->nodes.items[i]->type == GCAP_NODE_GRAPH && lost_a_node(g->nodes.items[i]->p.child)) return true;
   return false;
 }
@@ -399,6 +402,11 @@ gcap_status gcap_exec_update(gcap_exec *x, const gcap_graph *g, gcap_exec_update
       a->first_dep = kept.first_dep, a->num_deps = kept.num_deps;
       *b = kept; /* released with `fresh` below */
     }
+    /* The argument copies changed plans with their entries: so do the blocks that hold them. */
+    unsigned char *block = x->plan.args_block;
+    size_t block_bytes = x->plan.args_block_bytes;
+    x->plan.args_block = fresh.args_block, x->plan.args_block_bytes = fresh.args_block_bytes;
+    fresh.args_block = block, fresh.args_block_bytes = block_bytes;
     x->checked_epoch = gcap__alloc_epoch();
     *info = (gcap_exec_update_info){GCAP_EXEC_UPDATE_SUCCESS, NULL, NULL};
   }
