@@ -93,8 +93,11 @@ static gcap_status snapshot_params(struct builder *b, struct gcap__plan_node *pn
     gcap_status st = GCAP_SUCCESS;
     if (!b->trusted) st = gcap__check_kernel_pointers(b->ctx, k->kernel, k->args); /* memory freed since the node was made */
     if (st != GCAP_SUCCESS) return st;
-    args = gcap__kernel_args_fill(k->kernel, k->args, b->args_next);
-    b->args_next += round16(gcap__kernel_args_bytes(k->kernel));
+    size_t bytes = gcap__kernel_args_bytes(k->kernel);
+    if (bytes) { /* without parameters there is nothing to copy, and maybe no block at all */
+      args = gcap__kernel_args_fill(k->kernel, k->args, b->args_next);
+      b->args_next += round16(bytes);
+    }
     gcap__module_retain(k->kernel->module);
     pn->u.kernel = (struct gcap__launch){&k->kernel->info, k->grid, k->block, k->shared_mem_bytes, args};
     return GCAP_SUCCESS;
