@@ -277,6 +277,26 @@ GCAP_API gcap_status gcap_stream_end_capture(gcap_stream *s, gcap_graph **graph)
 GCAP_API gcap_status gcap_stream_get_capture_info(gcap_stream *s, gcap_capture_info *info);
 /** NONE, ACTIVE or INVALIDATED. */
 GCAP_API gcap_status gcap_stream_is_capturing(gcap_stream *s, gcap_capture_status *status);
+/**
+ * Like gcap_stream_begin_capture, but the work is recorded into @p graph, an existing top-level
+ * graph of the stream's context, after the nodes @p deps (cudaStreamBeginCaptureToGraph; CUDA's
+ * per-edge data has no equivalent). gcap_stream_end_capture then returns @p graph itself and
+ * may be passed NULL for it. @p graph cannot be destroyed or instantiated until the capture
+ * ends; if the capture fails, the nodes it recorded stay in @p graph.
+ */
+GCAP_API gcap_status gcap_stream_begin_capture_to_graph(gcap_stream *s, gcap_graph *graph, gcap_node *const *deps,
+                                                        size_t num_deps, gcap_capture_mode mode);
+typedef enum gcap_capture_dependencies_flags {
+  GCAP_STREAM_ADD_CAPTURE_DEPENDENCIES = 0, /* the stream's dependencies gain the nodes */
+  GCAP_STREAM_SET_CAPTURE_DEPENDENCIES = 1  /* the stream's dependencies become the nodes */
+} gcap_capture_dependencies_flags;
+/**
+ * Changes what the next work captured on @p s depends on (cudaStreamUpdateCaptureDependencies):
+ * nodes of the capture's graph, @p flags ADD or SET. A count of 0 changes nothing. A node a SET
+ * drops no longer counts as unjoined work at the end of the capture.
+ */
+GCAP_API gcap_status gcap_stream_update_capture_dependencies(gcap_stream *s, gcap_node *const *deps, size_t num_deps,
+                                                             unsigned flags);
 /** Swaps this thread's capture mode with *@p mode (as cuThreadExchangeStreamCaptureMode). */
 GCAP_API gcap_status gcap_thread_exchange_capture_mode(gcap_capture_mode *mode);
 

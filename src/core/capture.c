@@ -333,7 +333,15 @@ gcap_status gcap_thread_exchange_capture_mode(gcap_capture_mode *mode) {
 
 struct gcap_pool *gcap__capture_pool(const struct gcap_stream *s) { return s->seq ? s->seq->pool : NULL; }
 
-static gcap_status begin(struct gcap_stream *s, gcap_capture_mode mode, struct gcap_pool *pool, uint64_t *id) {
+/* Where a capture records: a new graph, or the caller's (`into`) after `deps`, already checked. */
+struct capture_target {
+  struct gcap_graph *into;
+  gcap_node *const *deps;
+  size_t num_deps;
+};
+
+static gcap_status begin(struct gcap_stream *s, gcap_capture_mode mode, struct gcap_pool *pool,
+                         const struct capture_target *target, uint64_t *id) {
   struct gcap_context *ctx = s->ctx;
   if (s->seq)
     return gcap__fail(GCAP_ERROR_ILLEGAL_STATE, "stream %p is already part of capture %llu", (void *)s,
@@ -342,8 +350,10 @@ static gcap_status begin(struct gcap_stream *s, gcap_capture_mode mode, struct g
   if (st != GCAP_SUCCESS) return st;
   struct gcap__seq *q = gcap__calloc(1, sizeof *q);
   struct gcap_stream **members = gcap__calloc(4, sizeof *members);
-  struct gcap_graph *g = NULL;
-  if (!q || !members || gcap__graph_new(ctx, NULL, &g) != GCAP_SUCCESS) {
+  struct gcap_graph *g = target ? target->into : NULL;
+  size_t num_deps = target ? target->num_deps : 0;
+  bool fits = gcap__grow((void **)&s->frontier.items, &s->frontier.cap, num_deps, sizeof *s->frontier.items) == 0;
+  if (!q || !members || !fits || (!g && gcap__graph_new(ctx, NULL, &g) != GCAP_SUCCESS)) {
     gcap__free(q);
     gcap__free(members);
     unwatch_native(s);
@@ -351,12 +361,14 @@ static gcap_status begin(struct gcap_stream *s, gcap_capture_mode mode, struct g
   }
   *q = (struct gcap__seq){.id = atomic_fetch_add(&next_id, 1), .ctx = ctx, .origin = s, .mode = mode,
                           .owner = pthread_self(), .owner_number = gcap__thread_number(), .graph = g,
-                          .members = members, .member_count = 1, .member_cap = 4, .pool = pool};
+                          .into_user_graph = target != NULL, .members = members, .member_count = 1,
+                          .member_cap = 4, .pool = pool};
   if (pool) gcap__pool_retain(pool);
   members[0] = s;
   g->capturing = q;
   s->seq = q;
-  s->frontier.count = 0;
+  s->frontier.count = num_deps;
+  if (num_deps) memcpy(s->frontier.items, target->deps, num_deps * sizeof *s->frontier.items);
   gcap__list_push(&ctx->seqs, &q->ctx_link);
   pthread_mutex_lock(&capture_lock);
   gcap__list_push(&all_seqs, &q->global_link);
@@ -396,7 +408,7 @@ static void terminate(struct gcap__seq *q, bool keep_graph) {
   gcap__list_unlink(&q->ctx_link);
   q->graph->capturing = NULL;
   if (q->object) freeze_object(q->object, q);
-  if (!keep_graph) gcap__graph_free(q->graph);
+  if (!keep_graph && !q->into_user_graph) gcap__graph_free(q->graph); /* the caller's keeps what was recorded */
   gcap__free(q->members);
   gcap__free(q->shadow);
   if (q->pool) gcap__pool_unref(q->pool);
@@ -495,7 +507,7 @@ gcap_status gcap_stream_begin_capture(gcap_stream *s, gcap_capture_mode mode) {
     return gcap__fail(GCAP_ERROR_INVALID_VALUE, "mode %d is not GLOBAL, THREAD_LOCAL or RELAXED", (int)mode);
   uint64_t id;
   gcap__lock(s->ctx);
-  st = begin(s, mode, NULL, &id);
+  st = begin(s, mode, NULL, NULL, &id);
   gcap__unlock(s->ctx);
   return st;
 }
@@ -507,9 +519,80 @@ gcap_status gcap_stream_end_capture(gcap_stream *s, gcap_graph **graph) {
   if (st == GCAP_SUCCESS) st = gcap__refuse_in_host_callback();
   if (st != GCAP_SUCCESS) return st;
   gcap__lock(s->ctx);
+  gcap_graph *ignored = NULL; /* a capture into the caller's graph may leave `graph` NULL */
   if (!s->seq) st = gcap__fail(GCAP_ERROR_ILLEGAL_STATE, "stream %p is not capturing", (void *)s);
-  else if (!graph) st = gcap__fail(GCAP_ERROR_INVALID_VALUE, "graph is NULL");
-  else st = end(s, graph);
+  else if (!graph && !s->seq->into_user_graph) st = gcap__fail(GCAP_ERROR_INVALID_VALUE, "graph is NULL");
+  else st = end(s, graph ? graph : &ignored);
+  gcap__unlock(s->ctx);
+  return st;
+}
+
+/* ------------------------------------------------- capture into a graph */
+
+/* The graph a capture may record into: the caller's, top-level, of s's context, not being captured into. */
+static gcap_status check_target_graph(const struct gcap_stream *s, const struct gcap_graph *g) {
+  gcap_status st = gcap__check_same_context(s->ctx, g->ctx, "graph");
+  if (st != GCAP_SUCCESS) return st;
+  if (g->owner)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "graph %p belongs to a child-graph node; capture into a graph of your own",
+                      (const void *)g);
+  if (g->capturing)
+    return gcap__fail(GCAP_ERROR_ILLEGAL_STATE, "graph %p is already being recorded into by capture %llu",
+                      (const void *)g, (unsigned long long)g->capturing->id);
+  if (g->mem_exec)
+    return gcap__fail(GCAP_ERROR_NOT_SUPPORTED,
+                      "graph %p holds graph allocations and has executable %p; destroy it before adding to the graph",
+                      (const void *)g, (void *)g->mem_exec);
+  return GCAP_SUCCESS;
+}
+
+gcap_status gcap_stream_begin_capture_to_graph(gcap_stream *s, gcap_graph *graph, gcap_node *const *deps,
+                                               size_t num_deps, gcap_capture_mode mode) {
+  GCAP_ENTER();
+  gcap_status st = gcap__check_stream(s, "stream");
+  if (st == GCAP_SUCCESS) st = gcap__refuse_in_host_callback();
+  if (st != GCAP_SUCCESS) return st;
+  if (!graph) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "graph is NULL");
+  if ((st = gcap__check_graph(graph, "graph")) != GCAP_SUCCESS) return st;
+  if ((st = gcap__node_check_dep_handles(graph, deps, num_deps)) != GCAP_SUCCESS) return st;
+  if ((unsigned)mode > GCAP_CAPTURE_MODE_RELAXED)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "mode %d is not GLOBAL, THREAD_LOCAL or RELAXED", (int)mode);
+  uint64_t id;
+  gcap__lock(s->ctx);
+  st = check_target_graph(s, graph);
+  if (st == GCAP_SUCCESS) st = gcap__node_check_deps(graph, deps, num_deps);
+  struct capture_target target = {graph, deps, num_deps};
+  if (st == GCAP_SUCCESS) st = begin(s, mode, NULL, &target, &id);
+  gcap__unlock(s->ctx);
+  return st;
+}
+
+/* ADD: the frontier gains the nodes it lacks; SET: it becomes them (rules.md R17). */
+static gcap_status update_frontier(struct gcap_stream *s, gcap_node *const *deps, size_t num_deps, unsigned flags) {
+  struct gcap__node_vec *f = &s->frontier;
+  size_t keep = flags == GCAP_STREAM_SET_CAPTURE_DEPENDENCIES ? 0 : f->count;
+  if (gcap__grow((void **)&f->items, &f->cap, keep + num_deps, sizeof *f->items) != 0)
+    return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the stream's dependencies");
+  f->count = keep;
+  for (size_t i = 0; i < num_deps; i++)
+    if (!gcap__node_vec_contains(f, deps[i])) f->items[f->count++] = deps[i];
+  return GCAP_SUCCESS;
+}
+
+gcap_status gcap_stream_update_capture_dependencies(gcap_stream *s, gcap_node *const *deps, size_t num_deps,
+                                                    unsigned flags) {
+  GCAP_ENTER();
+  gcap_status st = gcap__check_stream(s, "stream");
+  if (st != GCAP_SUCCESS) return st;
+  if (flags > GCAP_STREAM_SET_CAPTURE_DEPENDENCIES)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "flags %u is not ADD (0) or SET (1)", flags);
+  gcap__lock(s->ctx);
+  struct gcap__seq *q = s->seq;
+  if (!q) st = gcap__fail(GCAP_ERROR_ILLEGAL_STATE, "stream %p is not capturing", (void *)s);
+  else if (is_invalidated(q)) st = report_invalidated(q);
+  if (st == GCAP_SUCCESS) st = gcap__node_check_dep_handles(q->graph, deps, num_deps);
+  if (st == GCAP_SUCCESS) st = gcap__node_check_deps(q->graph, deps, num_deps);
+  if (st == GCAP_SUCCESS && num_deps) st = update_frontier(s, deps, num_deps, flags);
   gcap__unlock(s->ctx);
   return st;
 }
@@ -592,7 +675,7 @@ gcap_status gcap_capture_begin(gcap_stream *s, const gcap_capture_options *o, gc
   c->ctx = s->ctx;
   c->stream = s;
   gcap__lock(s->ctx);
-  st = begin(s, o->mode, o->pool, &c->id);
+  st = begin(s, o->mode, o->pool, NULL, &c->id);
   if (st == GCAP_SUCCESS) {
     c->seq = s->seq;
     c->seq->object = c;

@@ -24,6 +24,7 @@ struct gcap__seq {
   pthread_t owner;
   unsigned owner_number;
   struct gcap_graph *graph;
+  bool into_user_graph; /* gcap_stream_begin_capture_to_graph: the graph is the caller's, never freed here */
   struct gcap_stream **members;
   size_t member_count, member_cap;
   struct gcap__edge *shadow; /* edges capture created (rules.md#capture-joined), whatever graph edits did since */

@@ -131,6 +131,8 @@ void gcap__graph_free(struct gcap_graph *g);
 /* Deep copy into a graph owned by `owner` (NULL: top level). */
 gcap_status gcap__graph_clone(const struct gcap_graph *g, struct gcap_node *owner, struct gcap_graph **out);
 
+/* Handle checks of a dependency array (NULL, destroyed, another context's), naming "deps[i]". */
+gcap_status gcap__node_check_dep_handles(const struct gcap_graph *g, gcap_node *const *deps, size_t num_deps);
 /* Node creation used by the add_* functions: validates deps, appends the node and its edges. */
 gcap_status gcap__node_check_deps(const struct gcap_graph *g, gcap_node *const *deps, size_t num_deps);
 /* `checked`: the node's ranges were checked by the caller, under the context lock, just now. */

@@ -229,7 +229,7 @@ static gcap_status check_dep_handle(const struct gcap_graph *g, const gcap_node 
 }
 
 /* The argument's name is formatted only for a failure: the checks run again to say it. */
-static gcap_status check_dep_handles(const struct gcap_graph *g, gcap_node *const *deps, size_t num_deps) {
+gcap_status gcap__node_check_dep_handles(const struct gcap_graph *g, gcap_node *const *deps, size_t num_deps) {
   for (size_t i = 0; deps && i < num_deps; i++) {
     if (check_dep_handle(g, deps[i], "deps[i]") == GCAP_SUCCESS) continue;
     char what[32];
@@ -349,7 +349,7 @@ void gcap__node_discard(struct gcap_node *n) {
 static gcap_status begin_add(gcap_graph *g, gcap_node *const *deps, size_t num_deps, gcap_node **out) {
   if (out) *out = NULL;
   gcap_status st = gcap__check_graph(g, "graph");
-  if (st == GCAP_SUCCESS) st = check_dep_handles(g, deps, num_deps);
+  if (st == GCAP_SUCCESS) st = gcap__node_check_dep_handles(g, deps, num_deps);
   return st;
 }
 

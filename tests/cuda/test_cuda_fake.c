@@ -615,6 +615,45 @@ static void test_fill_pitch_alignment(void **state) {
   finish(ctx);
 }
 
+/* Work captured into a graph built by hand, after one of its nodes, becomes part of the same driver graph. */
+static void test_capture_into_a_graph_reaches_the_driver(void **state) {
+  (void)state;
+  gcap_context *ctx = cuda_context();
+  gcap_stream *s = NULL;
+  unsigned char *dev = NULL, host[64];
+  gcap_graph *g = NULL;
+  gcap_node *first = NULL;
+  gcap_exec *x = NULL;
+  assert_ok(gcap_stream_create(ctx, &s));
+  assert_ok(gcap_mem_alloc(ctx, 64, (void **)&dev));
+  assert_ok(gcap_graph_create(ctx, &g));
+  gcap_memset_node_params fill = {dev, 0x11, 1, 64, 1, 64};
+  assert_ok(gcap_graph_add_memset_node(g, NULL, 0, &fill, &first));
+  assert_ok(gcap_stream_begin_capture_to_graph(s, g, &first, 1, GCAP_CAPTURE_MODE_GLOBAL));
+  assert_ok(gcap_memset_async(s, dev + 16, 0x22, 16));
+  assert_ok(gcap_stream_update_capture_dependencies(s, &first, 1, GCAP_STREAM_ADD_CAPTURE_DEPENDENCIES));
+  assert_ok(gcap_memset_async(s, dev + 48, 0x33, 16));
+  assert_ok(gcap_stream_end_capture(s, NULL));
+  assert_int_equal(gcap_graph_node_count(g), 3);
+  assert_int_equal(gcap_graph_edge_count(g), 3);
+  fake_cuda_log_clear();
+  assert_ok(gcap_graph_instantiate(g, 0, &x));
+  assert_same_graph(g, x);
+  assert_int_equal(fake_cuda_calls("cuGraphAddMemsetNode("), 3);
+  assert_ok(gcap_exec_launch(x, s));
+  assert_ok(gcap_stream_synchronize(s));
+  assert_ok(gcap_memcpy(ctx, host, dev, 64, GCAP_MEMCPY_DEVICE_TO_HOST));
+  assert_int_equal(host[0], 0x11);
+  assert_int_equal(host[16], 0x22);
+  assert_int_equal(host[40], 0x11);
+  assert_int_equal(host[63], 0x33);
+  gcap_exec_destroy(x);
+  gcap_graph_destroy(g);
+  assert_ok(gcap_mem_free(ctx, dev));
+  assert_ok(gcap_stream_destroy(s));
+  finish(ctx);
+}
+
 /* Kernels found by name take their parameter sizes from cuFuncGetParamInfo. */
 static void test_kernel_sizes_from_the_driver(void **state) {
   (void)state;
@@ -676,6 +715,7 @@ int main(void) {
       cmocka_unit_test_setup(test_fill_pitch_alignment, count_live_handles),
       cmocka_unit_test_setup(test_kernel_sizes_from_the_driver, count_live_handles),
       cmocka_unit_test_setup(test_unknown_kernel_pointers_reach_the_driver, count_live_handles),
+      cmocka_unit_test_setup(test_capture_into_a_graph_reaches_the_driver, count_live_handles),
   };
   return cmocka_run_group_tests_name("CUDA backend on the recording fake driver", tests, NULL, NULL);
 }

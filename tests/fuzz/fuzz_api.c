@@ -790,11 +790,26 @@ static const gcap_capture_mode modes[] = {GCAP_CAPTURE_MODE_GLOBAL, GCAP_CAPTURE
 
 static void op_stream_capture(struct input *in) {
   gcap_stream *s = handle(in, K_STREAM);
-  switch (byte(in) % 5) {
+  switch (byte(in) % 7) {
   case 0: check(gcap_stream_begin_capture(s, PICK(in, modes)), "begin_capture", NULL); break;
   case 1: {
     gcap_graph *g = SENTINEL;
-    if (check(gcap_stream_end_capture(s, &g), "end_capture", (void *const *)&g)) remember(K_GRAPH, g, ctx_of(K_STREAM, s), -1);
+    /* A capture into a graph the harness made hands that graph back: it is followed already. */
+    if (check(gcap_stream_end_capture(s, &g), "end_capture", (void *const *)&g) && slot_of(K_GRAPH, g) < 0)
+      remember(K_GRAPH, g, ctx_of(K_STREAM, s), -1);
+    break;
+  }
+  case 5: {
+    gcap_graph *g = handle(in, K_GRAPH);
+    struct deps d = dependencies(in);
+    check(gcap_stream_begin_capture_to_graph(s, g, d.count ? d.n : NULL, d.count, PICK(in, modes)),
+          "begin_capture_to_graph", NULL);
+    break;
+  }
+  case 6: {
+    struct deps d = dependencies(in);
+    check(gcap_stream_update_capture_dependencies(s, d.count ? d.n : NULL, d.count, byte(in) % 3),
+          "update_capture_dependencies", NULL);
     break;
   }
   case 2: {
@@ -943,9 +958,18 @@ static void op_modules(struct input *in) {
   }
   default: {
     gcap_kernel *k = SENTINEL;
-    if (check(gcap_context_find_kernel(ctx, PICK(in, kernel_names), &k), "context_find_kernel", (void *const *)&k)) {
+    const char *name = PICK(in, kernel_names);
+    if (check(gcap_context_find_kernel(ctx, name, &k), "context_find_kernel", (void *const *)&k)) {
       (void)gcap_kernel_name(k);
-      if (slot_of(K_KERNEL, k) < 0) remember(K_KERNEL, k, ctx_of(K_CTX, ctx), -1); /* module unknown: by name */
+      int ks = slot_of(K_KERNEL, k) < 0 ? remember(K_KERNEL, k, ctx_of(K_CTX, ctx), -1) : -1;
+      /* Its module, so that unloading that module stops following it, as for module_get_kernel:
+       * a kernel of an unloaded module may be freed and its address reused by another context's. */
+      for (unsigned m = 0; ks >= 0 && m < kind_slots[K_MODULE]; m++) {
+        gcap_kernel *same = NULL;
+        if (st.slots[K_MODULE][m].live && gcap_module_get_kernel(st.slots[K_MODULE][m].h, name, &same) == GCAP_SUCCESS &&
+            same == k)
+          st.slots[K_KERNEL][ks].module = (int)m;
+      }
     }
     break;
   }
