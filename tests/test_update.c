@@ -292,6 +292,55 @@ static void test_update_setter_handle_and_params_errors(void **state) {
   assert_ok(gcap_mem_free(f->ctx, o.d));
 }
 
+/* gcap_exec_node_get_enabled follows the setter; gcap_exec_get_flags gives the instantiation flags. */
+static void test_update_get_enabled_and_flags(void **state) {
+  struct test_fixture *f = *state;
+  struct one_memset o = make_one_memset(f->ctx);
+  struct counter c = {0, 0};
+  gcap_node *host = add_host(o.g, &o.n, 1, count_a, &c);
+  gcap_node *later = add_memset(o.g, NULL, 0, o.d, 0x33, 1, 8, 1, 8);
+  gcap_exec *x = instantiate(o.g);
+  bool enabled = false;
+  assert_ok(gcap_exec_node_get_enabled(x, o.n, &enabled));
+  assert_true(enabled);
+  assert_ok(gcap_exec_node_set_enabled(x, o.n, false));
+  assert_ok(gcap_exec_node_get_enabled(x, o.n, &enabled));
+  assert_false(enabled);
+  assert_ok(gcap_exec_node_get_enabled(o.x, o.n, &enabled)); /* another executable of the graph: its own state */
+  assert_true(enabled);
+  launch(x, f->s);
+  assert_dev_bytes(f->ctx, o.d, 0x33, 8); /* the disabled fill of 0x11 did not run; `later` did */
+  assert_dev_bytes(f->ctx, o.d + 8, 0x00, 56);
+  assert_int_equal(c.a, 1);
+
+  assert_status(gcap_exec_node_get_enabled(x, o.n, NULL), GCAP_ERROR_INVALID_VALUE);
+  test_assert_message_contains("gcap_exec_node_get_enabled: enabled is NULL");
+  assert_status(gcap_exec_node_get_enabled(x, host, &enabled), GCAP_ERROR_INVALID_VALUE);
+  test_assert_message_contains("only kernel, memcpy and memset nodes");
+  assert_status(gcap_exec_node_get_enabled(o.x, later, &enabled), GCAP_ERROR_INVALID_VALUE);
+  test_assert_message_contains("is not in executable");
+  assert_status(gcap_exec_node_get_enabled(NULL, o.n, &enabled), GCAP_ERROR_INVALID_HANDLE);
+  assert_status(gcap_exec_node_get_enabled(x, NULL, &enabled), GCAP_ERROR_INVALID_HANDLE);
+
+  unsigned flags = 99;
+  assert_ok(gcap_exec_get_flags(x, &flags));
+  assert_int_equal(flags, 0);
+  gcap_exec *auto_free = NULL;
+  assert_ok(gcap_graph_instantiate(o.g, GCAP_INSTANTIATE_AUTO_FREE_ON_LAUNCH, &auto_free));
+  assert_ok(gcap_exec_get_flags(auto_free, &flags));
+  assert_int_equal(flags, GCAP_INSTANTIATE_AUTO_FREE_ON_LAUNCH);
+  assert_status(gcap_exec_get_flags(auto_free, NULL), GCAP_ERROR_INVALID_VALUE);
+  test_assert_message_contains("gcap_exec_get_flags: flags is NULL");
+  gcap_exec_destroy(auto_free);
+  assert_status(gcap_exec_get_flags(auto_free, &flags), GCAP_ERROR_INVALID_HANDLE);
+  assert_status(gcap_exec_get_flags(NULL, &flags), GCAP_ERROR_INVALID_HANDLE);
+
+  gcap_exec_destroy(x);
+  gcap_exec_destroy(o.x);
+  gcap_graph_destroy(o.g);
+  assert_ok(gcap_mem_free(f->ctx, o.d));
+}
+
 static void test_update_setter_node_added_later(void **state) {
   struct test_fixture *f = *state;
   struct one_memset o = make_one_memset(f->ctx);
@@ -2180,6 +2229,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_update_setter_handle_and_params_errors, test_setup, test_teardown),
       cmocka_unit_test_setup_teardown(test_update_setter_node_added_later, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_update_get_enabled_and_flags, test_setup, test_teardown),
       cmocka_unit_test_setup_teardown(test_update_setter_node_of_other_graph_or_clone, test_setup, test_teardown),
       cmocka_unit_test_setup_teardown(test_update_setter_node_or_graph_destroyed, test_setup, test_teardown),
       cmocka_unit_test_setup_teardown(test_update_setter_wrong_node_type, test_setup, test_teardown),

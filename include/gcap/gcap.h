@@ -511,6 +511,11 @@ GCAP_API gcap_status gcap_exec_memcpy_node_set_params(gcap_exec *x, gcap_node *n
 GCAP_API gcap_status gcap_exec_memset_node_set_params(gcap_exec *x, gcap_node *n, const gcap_memset_node_params *p);
 GCAP_API gcap_status gcap_exec_host_node_set_params(gcap_exec *x, gcap_node *n, const gcap_host_node_params *p);
 GCAP_API gcap_status gcap_exec_node_set_enabled(gcap_exec *x, gcap_node *n, bool enabled);
+/** Whether node @p n (of the graph @p x came from) runs in @p x (cudaGraphNodeGetEnabled): kernel, memcpy and
+ *  memset nodes only, as for the setter. */
+GCAP_API gcap_status gcap_exec_node_get_enabled(gcap_exec *x, gcap_node *n, bool *enabled);
+/** The flags @p x was instantiated with (cudaGraphExecGetFlags). */
+GCAP_API gcap_status gcap_exec_get_flags(const gcap_exec *x, unsigned *flags);
 
 /* ------------------------------------------------------------ memory pools */
 

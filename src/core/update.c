@@ -160,6 +160,38 @@ gcap_status gcap_exec_host_node_set_params(gcap_exec *x, gcap_node *n, const gca
   return st;
 }
 
+static bool can_be_disabled(gcap_node_type type) {
+  return type == GCAP_NODE_KERNEL || type == GCAP_NODE_MEMCPY || type == GCAP_NODE_MEMSET;
+}
+
+static gcap_status refuse_disabling(const gcap_node *n, gcap_node_type type) {
+  return gcap__fail(GCAP_ERROR_INVALID_VALUE, "node %p is a %s node: only kernel, memcpy and memset nodes can be disabled",
+                    (const void *)n, gcap__node_type_name(type));
+}
+
+gcap_status gcap_exec_node_get_enabled(gcap_exec *x, gcap_node *n, bool *enabled) {
+  GCAP_ENTER();
+  struct gcap__plan_node *pn = NULL;
+  gcap_status st = check_exec_node(x, n);
+  if (st != GCAP_SUCCESS) return st;
+  if (!enabled) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "enabled is NULL");
+  gcap__lock(x->ctx);
+  st = find_entry(x, n, &pn);
+  if (st == GCAP_SUCCESS && !can_be_disabled(pn->type)) st = refuse_disabling(n, pn->type);
+  if (st == GCAP_SUCCESS) *enabled = !pn->disabled;
+  gcap__unlock(x->ctx);
+  return st;
+}
+
+gcap_status gcap_exec_get_flags(const gcap_exec *x, unsigned *flags) {
+  GCAP_ENTER();
+  gcap_status st = gcap__check_exec(x, "exec");
+  if (st != GCAP_SUCCESS) return st;
+  if (!flags) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "flags is NULL");
+  *flags = x->flags; /* set at instantiation, never changed */
+  return GCAP_SUCCESS;
+}
+
 gcap_status gcap_exec_node_set_enabled(gcap_exec *x, gcap_node *n, bool enabled) {
   GCAP_ENTER();
   struct gcap__plan_node *pn = NULL;
@@ -170,9 +202,7 @@ gcap_status gcap_exec_node_set_enabled(gcap_exec *x, gcap_node *n, bool enabled)
   st = find_entry(x, n, &pn);
   if (st == GCAP_SUCCESS && x->running)
     st = gcap__fail(GCAP_ERROR_ILLEGAL_STATE, "executable %p is running; change it between launches", (void *)x);
-  if (st == GCAP_SUCCESS && pn->type != GCAP_NODE_KERNEL && pn->type != GCAP_NODE_MEMCPY && pn->type != GCAP_NODE_MEMSET)
-    st = gcap__fail(GCAP_ERROR_INVALID_VALUE, "node %p is a %s node: only kernel, memcpy and memset nodes can be disabled",
-                    (void *)n, gcap__node_type_name(pn->type));
+  if (st == GCAP_SUCCESS && !can_be_disabled(pn->type)) st = refuse_disabling(n, pn->type);
   struct gcap__plan_node fresh = st == GCAP_SUCCESS ? *pn : (struct gcap__plan_node){0};
   fresh.disabled = !enabled;
   if (st == GCAP_SUCCESS && pn->disabled != fresh.disabled) st = offer(x, pn, &fresh);

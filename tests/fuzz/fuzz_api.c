@@ -668,7 +668,7 @@ static void op_graph_outputs(struct input *in) {
 static void op_exec(struct input *in) {
   gcap_exec *x = handle(in, K_EXEC);
   gcap_stream *s = handle(in, K_STREAM);
-  switch (byte(in) % 6) {
+  switch (byte(in) % 8) {
   case 0: {
     gcap_graph *g = handle(in, K_GRAPH);
     gcap_exec *out = SENTINEL;
@@ -681,6 +681,16 @@ static void op_exec(struct input *in) {
   case 2:
   case 3: check(gcap_exec_launch(x, s), "exec_launch", NULL); break;
   case 4: (void)gcap_exec_node_count(x); break;
+  case 6: {
+    bool on = false;
+    check(gcap_exec_node_get_enabled(x, handle(in, K_NODE), byte(in) == 7 ? NULL : &on), "exec_node_get_enabled", NULL);
+    break;
+  }
+  case 7: {
+    unsigned flags = 0;
+    check(gcap_exec_get_flags(x, byte(in) == 7 ? NULL : &flags), "exec_get_flags", NULL);
+    break;
+  }
   default:
     gcap_exec_destroy(x);
     forget(K_EXEC, x);
