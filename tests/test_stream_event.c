@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <time.h>
 
 #include "common.h"
 
@@ -150,6 +151,107 @@ static void test_event_query_after_work_on_sim(void **state) {
   assert_ok(gcap_mem_free(ctx, d));
   assert_ok(gcap_event_destroy(e));
   gcap_context_destroy(ctx);
+}
+
+/* A host function that takes about 3 ms: what the events around it time. */
+static void take_3ms(void *user_data) {
+  (void)user_data;
+  struct timespec t = {0, 3000000};
+  while (nanosleep(&t, &t) != 0) {
+  }
+}
+
+static void assert_about_3ms(gcap_event *start, gcap_event *end) {
+  float ms = -1, back = 1;
+  assert_ok(gcap_event_elapsed_time(start, end, &ms));
+  assert_true(ms >= 2.5f && ms < 2000.0f);
+  assert_ok(gcap_event_elapsed_time(end, start, &back)); /* the other way round: negative */
+  assert_true(back <= -2.5f);
+  assert_ok(gcap_event_elapsed_time(start, start, &ms));
+  assert_true(ms == 0.0f);
+}
+
+/* Elapsed time between records on a stream, and between the record nodes of a graph. */
+static void test_event_elapsed_time(void **state) {
+  struct test_fixture *f = *state;
+  gcap_event *start = NULL, *end = NULL;
+  assert_ok(gcap_event_create(f->ctx, &start));
+  assert_ok(gcap_event_create_with_flags(f->ctx, GCAP_EVENT_BLOCKING_SYNC, &end));
+  assert_ok(gcap_event_record(start, f->s));
+  assert_ok(gcap_launch_host_func(f->s, take_3ms, NULL));
+  assert_ok(gcap_event_record(end, f->s));
+  assert_ok(gcap_event_synchronize(end));
+  assert_about_3ms(start, end);
+
+  gcap_graph *g = NULL;
+  gcap_node *n[3];
+  gcap_host_node_params hp = {take_3ms, NULL};
+  assert_ok(gcap_graph_create(f->ctx, &g));
+  assert_ok(gcap_graph_add_event_record_node(g, NULL, 0, start, &n[0]));
+  assert_ok(gcap_graph_add_host_node(g, &n[0], 1, &hp, &n[1]));
+  assert_ok(gcap_graph_add_event_record_node(g, &n[1], 1, end, &n[2]));
+  gcap_exec *x = NULL;
+  assert_ok(gcap_graph_instantiate(g, 0, &x));
+  assert_ok(gcap_exec_launch(x, f->s));
+  assert_ok(gcap_stream_synchronize(f->s));
+  assert_about_3ms(start, end);
+  gcap_exec_destroy(x);
+  gcap_graph_destroy(g);
+  assert_ok(gcap_event_destroy(start));
+  assert_ok(gcap_event_destroy(end));
+}
+
+static void test_event_elapsed_time_refusals(void **state) {
+  struct test_fixture *f = *state;
+  gcap_event *timed = NULL, *untimed = NULL, *never = NULL, *out = SENTINEL_EVENT;
+  float ms = 0;
+  assert_status(gcap_event_create_with_flags(f->ctx, 8, &out), GCAP_ERROR_INVALID_VALUE);
+  test_assert_message_contains("gcap_event_create_with_flags: flags 0x8 has unknown bits 0x8");
+  assert_null(out);
+  assert_status(gcap_event_create_with_flags(f->ctx, GCAP_EVENT_INTERPROCESS | GCAP_EVENT_DISABLE_TIMING, &out),
+                GCAP_ERROR_NOT_SUPPORTED);
+  test_assert_message_contains("interprocess");
+  assert_status(gcap_event_create_with_flags(NULL, 0, &out), GCAP_ERROR_INVALID_HANDLE);
+  assert_status(gcap_event_create_with_flags(f->ctx, 0, NULL), GCAP_ERROR_INVALID_VALUE);
+
+  assert_ok(gcap_event_create(f->ctx, &timed));
+  assert_ok(gcap_event_create_with_flags(f->ctx, GCAP_EVENT_DISABLE_TIMING, &untimed));
+  assert_ok(gcap_event_create(f->ctx, &never));
+  assert_ok(gcap_event_record(timed, f->s));
+  assert_ok(gcap_event_record(untimed, f->s));
+  assert_ok(gcap_stream_synchronize(f->s));
+
+  assert_status(gcap_event_elapsed_time(timed, untimed, &ms), GCAP_ERROR_INVALID_HANDLE);
+  test_assert_message_contains("end (event");
+  test_assert_message_contains("GCAP_EVENT_DISABLE_TIMING");
+  assert_status(gcap_event_elapsed_time(untimed, timed, &ms), GCAP_ERROR_INVALID_HANDLE);
+  test_assert_message_contains("start (event");
+  assert_status(gcap_event_elapsed_time(timed, never, &ms), GCAP_ERROR_INVALID_HANDLE);
+  assert_status(gcap_event_elapsed_time(timed, timed, NULL), GCAP_ERROR_INVALID_VALUE);
+  test_assert_message_contains("gcap_event_elapsed_time: ms is NULL");
+  assert_status(gcap_event_elapsed_time(NULL, timed, &ms), GCAP_ERROR_INVALID_HANDLE);
+  test_assert_message_contains("start is NULL");
+  assert_status(gcap_event_elapsed_time(timed, NULL, &ms), GCAP_ERROR_INVALID_HANDLE);
+  test_assert_message_contains("end is NULL");
+
+  gcap_context *other = test_context_create();
+  gcap_event *foreign = NULL;
+  assert_ok(gcap_event_create(other, &foreign));
+  assert_status(gcap_event_elapsed_time(timed, foreign, &ms), GCAP_ERROR_INVALID_HANDLE);
+  test_assert_message_contains("end belongs to another context");
+  assert_ok(gcap_event_destroy(foreign));
+  gcap_context_destroy(other);
+
+  /* Recorded in a capture that is still going: as a query of it, CAPTURED_EVENT, and the capture is invalidated. */
+  assert_ok(gcap_stream_begin_capture(f->s, GCAP_CAPTURE_MODE_RELAXED));
+  assert_ok(gcap_event_record(never, f->s));
+  assert_status(gcap_event_elapsed_time(timed, never, &ms), GCAP_ERROR_CAPTURED_EVENT);
+  gcap_graph *g = NULL;
+  assert_status(gcap_stream_end_capture(f->s, &g), GCAP_ERROR_STREAM_CAPTURE_INVALIDATED);
+
+  assert_ok(gcap_event_destroy(timed));
+  assert_ok(gcap_event_destroy(untimed));
+  assert_ok(gcap_event_destroy(never));
 }
 
 static void test_event_errors(void **state) {
@@ -507,6 +609,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_stream_lifecycle, test_setup, test_teardown),
       cmocka_unit_test_setup_teardown(test_stream_errors, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_event_elapsed_time, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_event_elapsed_time_refusals, test_setup, test_teardown),
       cmocka_unit_test_setup_teardown(test_streams_of_other_context, test_setup, test_teardown),
       cmocka_unit_test_setup_teardown(test_event_lifecycle, test_setup, test_teardown),
       cmocka_unit_test_setup_teardown(test_event_query_after_work_on_sim, test_setup, test_teardown),

@@ -162,6 +162,20 @@ GCAP_API gcap_status gcap_stream_query(gcap_stream *s);
 GCAP_API gcap_status gcap_stream_wait_event(gcap_stream *s, gcap_event *e);
 /** Creates an event (never recorded: queries succeed). */
 GCAP_API gcap_status gcap_event_create(gcap_context *ctx, gcap_event **out);
+/* Flags of gcap_event_create_with_flags (cudaEventCreateWithFlags); gcap_event_create is DEFAULT. */
+#define GCAP_EVENT_DEFAULT 0u
+#define GCAP_EVENT_BLOCKING_SYNC 1u  /* accepted: waits already block the calling thread */
+#define GCAP_EVENT_DISABLE_TIMING 2u /* no timestamps: gcap_event_elapsed_time refuses it */
+#define GCAP_EVENT_INTERPROCESS 4u   /* NOT_SUPPORTED; other bits INVALID_VALUE */
+/** An event with @p flags. */
+GCAP_API gcap_status gcap_event_create_with_flags(gcap_context *ctx, unsigned flags, gcap_event **out);
+/**
+ * Milliseconds between the completions of the latest records of @p start and @p end
+ * (cudaEventElapsedTime, outputs last): NOT_READY while either is pending; INVALID_HANDLE for an
+ * event made with GCAP_EVENT_DISABLE_TIMING or never recorded. On the simulator the times are
+ * the host's clock when the records ran, not GPU time.
+ */
+GCAP_API gcap_status gcap_event_elapsed_time(gcap_event *start, gcap_event *end, float *ms);
 /** Destroys @p e; NULL is a no-op success. Graph nodes that use it keep working. */
 GCAP_API gcap_status gcap_event_destroy(gcap_event *e);
 /** Records in @p e the work issued to @p s so far. */

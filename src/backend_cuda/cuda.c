@@ -376,10 +376,12 @@ static gcap_status cuda_launch_host_func(struct gcap__backend_ctx *b, void *stre
   LEAVE(st);
 }
 
-static gcap_status cuda_event_create(struct gcap__backend_ctx *b, void **out) {
+static gcap_status cuda_event_create(struct gcap__backend_ctx *b, unsigned flags, void **out) {
   ENTER(b);
   CUevent e = NULL;
-  gcap_status st = gcap__cuda_check(c->d->cuEventCreate(&e, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+  unsigned cu_flags = (flags & GCAP_EVENT_DISABLE_TIMING ? CU_EVENT_DISABLE_TIMING : CU_EVENT_DEFAULT) |
+                      (flags & GCAP_EVENT_BLOCKING_SYNC ? CU_EVENT_BLOCKING_SYNC : 0);
+  gcap_status st = gcap__cuda_check(c->d->cuEventCreate(&e, cu_flags), "cuEventCreate(flags 0x%x)", cu_flags);
   if (st == GCAP_SUCCESS) *out = e;
   LEAVE(st);
 }
@@ -413,6 +415,13 @@ static gcap_status cuda_event_query(struct gcap__backend_ctx *b, void *event) {
   CUresult r = c->d->cuEventQuery(event);
   if (r == CUDA_ERROR_NOT_READY) LEAVE(gcap__fail(GCAP_ERROR_NOT_READY, "event %p has work pending", event));
   LEAVE(gcap__cuda_check(r, "cuEventQuery(%p)", event));
+}
+
+static gcap_status cuda_event_elapsed_time(struct gcap__backend_ctx *b, void *start, void *end, float *ms) {
+  ENTER(b);
+  CUresult r = c->d->cuEventElapsedTime(ms, start, end);
+  if (r == CUDA_ERROR_NOT_READY) LEAVE(gcap__fail(GCAP_ERROR_NOT_READY, "event %p or %p has work pending", start, end));
+  LEAVE(gcap__cuda_check(r, "cuEventElapsedTime(%p, %p)", start, end));
 }
 
 /* cuModuleLoadData reads PTX up to its NUL; an ELF cubin or a fatbin carries its own size. */
@@ -560,6 +569,7 @@ const struct gcap_backend_ops gcap__cuda_ops = {
     .launch_kernel = cuda_launch_kernel,
     .launch_host_func = cuda_launch_host_func,
     .event_create = cuda_event_create,
+    .event_elapsed_time = cuda_event_elapsed_time,
     .event_destroy = cuda_event_destroy,
     .event_record = cuda_event_record,
     .stream_wait_event = cuda_stream_wait_event,

@@ -24,7 +24,8 @@
   X(cuMemsetD2D8Async, 3020) X(cuMemsetD2D16Async, 3020) X(cuMemsetD2D32Async, 3020) X(cuStreamCreate, 2000)           \
   X(cuStreamDestroy, 4000) X(cuStreamSynchronize, 2000) X(cuStreamQuery, 2000) X(cuStreamWaitEvent, 3020)              \
   X(cuLaunchHostFunc, 10000) X(cuLaunchKernel, 4000) X(cuEventCreate, 2000) X(cuEventDestroy, 4000)                    \
-  X(cuEventRecord, 2000) X(cuEventSynchronize, 2000) X(cuEventQuery, 2000) X(cuModuleLoadData, 2000)                   \
+  X(cuEventRecord, 2000) X(cuEventSynchronize, 2000) X(cuEventQuery, 2000) X(cuEventElapsedTime, 2000)                \
+  X(cuModuleLoadData, 2000)                                                                                            \
   X(cuModuleUnload, 2000) X(cuModuleGetFunction, 2000) X(cuGraphCreate, 10000) X(cuGraphDestroy, 10000)                \
   X(cuGraphAddKernelNode, 12000) X(cuGraphAddMemcpyNode, 10000) X(cuGraphAddMemsetNode, 10000)                         \
   X(cuGraphAddHostNode, 10000) X(cuGraphAddEmptyNode, 10000) X(cuGraphAddEventRecordNode, 11010)                       \

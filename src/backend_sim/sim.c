@@ -324,7 +324,12 @@ static gcap_status sim_launch_host_func(struct gcap__backend_ctx *b, void *strea
   return issue(b, stream, &(struct eager_op){.kind = EAGER_HOST, .fn = fn, .user_data = user_data});
 }
 
-static gcap_status sim_event_create(struct gcap__backend_ctx *b, void **out) {
+void sim_event_ran(struct sim_context *sc, struct sim_event *e) {
+  e->records++;
+  e->recorded_ns = sim_trace_now(sc);
+}
+
+static gcap_status sim_event_create(struct gcap__backend_ctx *b, unsigned flags, void **out) {
   struct sim_event *e = gcap__calloc(1, sizeof *e);
   if (!e) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the event");
   *out = e;
@@ -344,7 +349,7 @@ static void trace_instant(struct sim_context *sc, const char *name, const struct
 static gcap_status sim_event_record(struct gcap__backend_ctx *b, void *event, void *stream) {
   struct sim_context *sc = sim_context_from(b);
   if (sim_deferred(sc)) return sim_enqueue(sc, stream, &(struct sim_work){.kind = SIM_WORK_RECORD, .event = event});
-  ((struct sim_event *)event)->records++;
+  sim_event_ran(sc, event);
   if (sc->trace) trace_instant(sc, "event record", stream);
   return GCAP_SUCCESS;
 }
@@ -369,6 +374,28 @@ static gcap_status sim_event_query(struct gcap__backend_ctx *b, void *event) {
   const struct sim_record *r = ((struct sim_event *)event)->latest;
   if (!sim_deferred(sc) || !r) return GCAP_SUCCESS;
   return sim_advance(sc, &r->at);
+}
+
+/* When the event's latest record ran (DEFERRED: once it has run; each call runs one step, as a query). */
+static gcap_status record_time(struct sim_context *sc, const struct sim_event *e, const char *what, double *ns) {
+  if (e->records == 0) return gcap__fail(GCAP_ERROR_INVALID_HANDLE, "%s was never recorded", what);
+  const struct sim_record *r = e->latest;
+  if (!sim_deferred(sc) || !r) {
+    *ns = e->recorded_ns;
+    return GCAP_SUCCESS;
+  }
+  gcap_status st = sim_advance(sc, &r->at);
+  if (st == GCAP_SUCCESS) *ns = r->by_launch ? e->recorded_ns : r->ran_at;
+  return st;
+}
+
+static gcap_status sim_event_elapsed_time(struct gcap__backend_ctx *b, void *start, void *end, float *ms) {
+  struct sim_context *sc = sim_context_from(b);
+  double from = 0, to = 0;
+  gcap_status st = record_time(sc, start, "start", &from);
+  if (st == GCAP_SUCCESS) st = record_time(sc, end, "end", &to);
+  if (st == GCAP_SUCCESS) *ms = (float)((to - from) / 1e6);
+  return st;
 }
 
 static gcap_status sim_module_load(struct gcap__backend_ctx *b, const gcap_module_desc *d, void **out) {
@@ -422,6 +449,7 @@ const struct gcap_backend_ops gcap__sim_ops = {
     .event_create = sim_event_create,
     .event_destroy = sim_event_destroy,
     .event_record = sim_event_record,
+    .event_elapsed_time = sim_event_elapsed_time,
     .stream_wait_event = sim_stream_wait_event,
     .event_synchronize = sim_event_synchronize,
     .event_query = sim_event_query,

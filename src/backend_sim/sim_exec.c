@@ -170,7 +170,7 @@ static gcap_status run_entry(struct sim_context *sc, const struct gcap__plan_nod
   case GCAP_NODE_MEMSET: return sim_run_checked_fill(sc, &pn->u.fill);
   case GCAP_NODE_HOST: sim_run_host(sc, pn->u.host.fn, pn->u.host.user_data); break;
   case GCAP_NODE_EVENT_RECORD:
-    if (!sim_deferred(sc)) ((struct sim_event *)pn->u.event.impl)->records++; /* DEFERRED counts it when queued */
+    if (!sim_deferred(sc)) sim_event_ran(sc, pn->u.event.impl); /* DEFERRED counts it when queued */
     break;
   default: break; /* empty, child-graph entry and exit, event wait: ordering only */
   }
@@ -188,7 +188,14 @@ static inline gcap_status run_entry_inline(struct sim_context *sc, const struct 
 }
 
 /* Child-graph entries and exits only order; every node the launch counts is one trace event. */
+/* DEFERRED: a record node stamps its event, while this launch's record is the event's latest. */
+static void stamp_record(struct sim_context *sc, const struct sim_launch_ctx *lc, const struct gcap__plan_node *pn) {
+  struct sim_event *e = pn->u.event.impl;
+  if (lc->done && !pn->disabled && e->latest == lc->done) e->recorded_ns = sim_trace_now(sc);
+}
+
 static gcap_status run(struct sim_context *sc, const struct sim_launch_ctx *lc, const struct gcap__plan_node *pn) {
+  if (pn->type == GCAP_NODE_EVENT_RECORD) stamp_record(sc, lc, pn);
   if (!sc->trace) return run_entry(sc, pn);
   double start = sim_trace_now(sc);
   gcap_status st = run_entry(sc, pn);

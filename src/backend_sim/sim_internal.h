@@ -107,15 +107,19 @@ struct sim_record {
   struct sim_mark at;   /* the recorded work is complete when this is reached */
   uint64_t op;          /* the recording operation's number, for the trace's arrows */
   unsigned tid;
-  double ran_at;        /* when it ran (trace), negative before */
+  double ran_at;        /* sim_trace_now when it ran (trace, elapsed time), negative before */
+  bool by_launch;       /* made by a graph launch: each record node stamps its event's recorded_ns */
 };
 
 struct sim_event {
   uint64_t records;           /* how often it was recorded */
   struct sim_record *latest;  /* DEFERRED: the most recent record, NULL if never recorded */
+  double recorded_ns;         /* sim_trace_now when its latest record ran (DEFERRED: a graph's record node) */
 };
 
 struct sim_context *sim_context_from(struct gcap__backend_ctx *b);
+/* An IMMEDIATE record of e ran now. */
+void sim_event_ran(struct sim_context *sc, struct sim_event *e);
 
 /*
  * Strict memory (sim_memory.c). With options.strict_memory, device allocations come from
@@ -259,6 +263,7 @@ struct sim_launch_ctx {
   const struct gcap__plan *plan;
   uint64_t number;
   unsigned tid;
+  const struct sim_record *done; /* DEFERRED: what its event record nodes recorded, or NULL */
 };
 void sim_launch_start(struct sim_context *sc, const struct sim_launch_ctx *lc);
 /* Runs one ready node; *finished when it was the last. */

@@ -28,6 +28,7 @@ struct sim_launch_op {
   struct sim_mark after; /* the executable's previous launch */
   uint64_t launch;       /* its launch number (trace, messages) */
   bool started;
+  struct sim_record *done; /* what its event record nodes record: complete with the launch */
   size_t num_waits;
   struct sim_record *waits[]; /* the records its event wait nodes wait for */
 };
@@ -198,6 +199,7 @@ static struct sim_op *op_new(struct sim_context *sc) {
 static void launch_op_free(struct sim_launch_op *l) {
   if (!l) return;
   sim_mark_clear(&l->after);
+  sim_record_release(l->done);
   for (size_t i = 0; i < l->num_waits; i++) sim_record_release(l->waits[i]);
   gcap__free(l);
 }
@@ -311,7 +313,8 @@ static gcap_status prepare_launch(struct sim_context *sc, struct sim_op *op, str
     event_takes(pn->u.event.impl, done); /* waiting for it waits for the whole launch: a little more than CUDA */
     ((struct sim_event *)pn->u.event.impl)->records++;
   }
-  sim_record_release(done);
+  if (done) done->by_launch = true;
+  lo->done = done; /* its reference: the launch stamps the time it completed */
   sim_mark_set(&lo->after, sim_exec_last(w->exec)->tl, sim_exec_last(w->exec)->seq);
   sim_exec_set_last(w->exec, s->tl, s->issued + 1);
   return GCAP_SUCCESS;
@@ -433,7 +436,7 @@ static gcap_status run_op(struct sim_context *sc, struct sim_stream *s, struct s
   case SIM_WORK_FILL: return sim_run_checked_fill(sc, &op->u.fill);
   case SIM_WORK_KERNEL: return sim_run_checked_kernel(sc, &op->u.kernel->launch);
   case SIM_WORK_HOST: sim_run_host(sc, op->u.host.fn, op->u.host.user_data); return GCAP_SUCCESS;
-  case SIM_WORK_RECORD: op->u.record->ran_at = sc->trace ? sim_trace_now(sc) : 0; return GCAP_SUCCESS;
+  case SIM_WORK_RECORD: op->u.record->ran_at = sim_trace_now(sc); return GCAP_SUCCESS;
   case SIM_WORK_WAIT:
     if (sc->trace && op->u.record) sim_trace_arrow(sc, op->u.record, s->number, op->number);
     return GCAP_SUCCESS;
@@ -463,7 +466,7 @@ static gcap_status failed(const struct sim_stream *s, const struct sim_op *op, g
 /* One step of a launch: one of its nodes; the launch completes with its last node. */
 static gcap_status step_launch(struct sim_context *sc, struct sim_stream *s, struct sim_op *op) {
   struct sim_launch_op *lo = op->u.launch;
-  struct sim_launch_ctx lc = {lo->exec, lo->plan, lo->launch, s->number};
+  struct sim_launch_ctx lc = {lo->exec, lo->plan, lo->launch, s->number, lo->done};
   if (!lo->started) {
     lo->started = true;
     sim_launch_start(sc, &lc);
@@ -475,6 +478,7 @@ static gcap_status step_launch(struct sim_context *sc, struct sim_stream *s, str
     sim_launch_abandon(sc, &lc);
     finished = true;
   }
+  if (finished && lo->done) lo->done->ran_at = sim_trace_now(sc);
   if (finished) complete(sc, s);
   return st;
 }

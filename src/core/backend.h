@@ -135,12 +135,14 @@ struct gcap_backend_ops {
   gcap_status (*launch_kernel)(struct gcap__backend_ctx *b, void *stream, const struct gcap__launch *l);
   gcap_status (*launch_host_func)(struct gcap__backend_ctx *b, void *stream, gcap_host_fn fn, void *user_data);
 
-  gcap_status (*event_create)(struct gcap__backend_ctx *b, void **out);
+  gcap_status (*event_create)(struct gcap__backend_ctx *b, unsigned flags /* GCAP_EVENT_* */, void **out);
   void (*event_destroy)(struct gcap__backend_ctx *b, void *event);
   gcap_status (*event_record)(struct gcap__backend_ctx *b, void *event, void *stream);
   gcap_status (*stream_wait_event)(struct gcap__backend_ctx *b, void *stream, void *event);
   gcap_status (*event_synchronize)(struct gcap__backend_ctx *b, void *event);
   gcap_status (*event_query)(struct gcap__backend_ctx *b, void *event);
+  /* Both events made with timing; NOT_READY while either's latest record is pending. */
+  gcap_status (*event_elapsed_time)(struct gcap__backend_ctx *b, void *start, void *end, float *ms);
 
   gcap_status (*module_load)(struct gcap__backend_ctx *b, const gcap_module_desc *d, void **out);
   void (*module_unload)(struct gcap__backend_ctx *b, void *module);

@@ -138,11 +138,17 @@ gcap_status gcap__backend_launch_host_func(struct gcap_context *ctx, void *strea
   return ctx->ops->launch_host_func(ctx->backend, stream, fn, user_data);
 }
 
-gcap_status gcap__backend_event_create(struct gcap_context *ctx, void **out) {
+gcap_status gcap__backend_event_create(struct gcap_context *ctx, unsigned flags, void **out) {
   assert(ctx && ctx->backend);
   assert(out);
   if (injected(ctx->ops->name, "event_create")) return GCAP_ERROR_BACKEND;
-  return ctx->ops->event_create(ctx->backend, out);
+  return ctx->ops->event_create(ctx->backend, flags, out);
+}
+
+gcap_status gcap__backend_event_elapsed_time(struct gcap_context *ctx, void *start, void *end, float *ms) {
+  assert(ctx && ctx->backend);
+  if (injected(ctx->ops->name, "event_elapsed_time")) return GCAP_ERROR_BACKEND;
+  return ctx->ops->event_elapsed_time(ctx->backend, start, end, ms);
 }
 
 void gcap__backend_event_destroy(struct gcap_context *ctx, void *event) {

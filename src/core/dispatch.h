@@ -36,7 +36,8 @@ gcap_status gcap__backend_memcpy(struct gcap_context *ctx, void *stream, const s
 gcap_status gcap__backend_memset(struct gcap_context *ctx, void *stream, const struct gcap__fill *f);
 gcap_status gcap__backend_launch_kernel(struct gcap_context *ctx, void *stream, const struct gcap__launch *l);
 gcap_status gcap__backend_launch_host_func(struct gcap_context *ctx, void *stream, gcap_host_fn fn, void *user_data);
-gcap_status gcap__backend_event_create(struct gcap_context *ctx, void **out);
+gcap_status gcap__backend_event_create(struct gcap_context *ctx, unsigned flags, void **out);
+gcap_status gcap__backend_event_elapsed_time(struct gcap_context *ctx, void *start, void *end, float *ms);
 void gcap__backend_event_destroy(struct gcap_context *ctx, void *event);
 gcap_status gcap__backend_event_record(struct gcap_context *ctx, void *event, void *stream);
 gcap_status gcap__backend_stream_wait_event(struct gcap_context *ctx, void *stream, void *event);

@@ -3,24 +3,39 @@
 #include "exec.h"
 #include "stream_race.h"
 
-gcap_status gcap_event_create(gcap_context *ctx, gcap_event **out) {
-  GCAP_ENTER();
+static gcap_status create(gcap_context *ctx, unsigned flags, gcap_event **out) {
   if (out) *out = NULL;
   gcap_status st = gcap__check_context(ctx, "ctx");
   if (st == GCAP_SUCCESS) st = gcap__refuse_in_host_callback();
   if (st != GCAP_SUCCESS) return st;
+  unsigned known = GCAP_EVENT_BLOCKING_SYNC | GCAP_EVENT_DISABLE_TIMING | GCAP_EVENT_INTERPROCESS;
+  if (flags & ~known)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "flags 0x%x has unknown bits 0x%x", flags, flags & ~known);
+  if (flags & GCAP_EVENT_INTERPROCESS)
+    return gcap__fail(GCAP_ERROR_NOT_SUPPORTED, "flags 0x%x: interprocess events are not supported", flags);
   if (!out) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "out is NULL");
-  return gcap__event_new(ctx, out);
+  return gcap__event_new(ctx, flags, out);
 }
 
-gcap_status gcap__event_new(struct gcap_context *ctx, struct gcap_event **out) {
+gcap_status gcap_event_create(gcap_context *ctx, gcap_event **out) {
+  GCAP_ENTER();
+  return create(ctx, GCAP_EVENT_DEFAULT, out);
+}
+
+gcap_status gcap_event_create_with_flags(gcap_context *ctx, unsigned flags, gcap_event **out) {
+  GCAP_ENTER();
+  return create(ctx, flags, out);
+}
+
+gcap_status gcap__event_new(struct gcap_context *ctx, unsigned flags, struct gcap_event **out) {
   gcap_status st;
   struct gcap_event *e = gcap__calloc(1, sizeof *e);
   if (!e) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the event");
   e->ctx = ctx;
   e->refs = 1;
+  e->flags = flags;
   gcap__lock(ctx);
-  st = gcap__backend_event_create(ctx, &e->impl);
+  st = gcap__backend_event_create(ctx, flags, &e->impl);
   if (st == GCAP_SUCCESS && gcap__registry_add(e, GCAP__H_EVENT) != 0) {
     gcap__backend_event_destroy(ctx, e->impl);
     st = gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to register the event");
@@ -115,5 +130,30 @@ gcap_status gcap_event_query(gcap_event *e) {
   gcap__unlock(e->ctx);
   if (st == GCAP_SUCCESS) gcap__sr_host_waited_event(e); /* complete: the host is after its work */
   if (st == GCAP_ERROR_NOT_READY) gcap__fail(st, "event %p: its recorded work is still pending", (void *)e);
+  return st;
+}
+
+static gcap_status check_timed(const struct gcap_event *e, const char *what) {
+  if (!(e->flags & GCAP_EVENT_DISABLE_TIMING)) return GCAP_SUCCESS;
+  return gcap__fail(GCAP_ERROR_INVALID_HANDLE, "%s (event %p) was created with GCAP_EVENT_DISABLE_TIMING", what,
+                    (const void *)e);
+}
+
+gcap_status gcap_event_elapsed_time(gcap_event *start, gcap_event *end, float *ms) {
+  GCAP_ENTER();
+  gcap_status st = gcap__check_event(start, "start");
+  if (st == GCAP_SUCCESS) st = gcap__check_event(end, "end");
+  if (st == GCAP_SUCCESS) st = gcap__check_same_context(start->ctx, end->ctx, "end");
+  if (st == GCAP_SUCCESS) st = gcap__refuse_in_host_callback();
+  if (st != GCAP_SUCCESS) return st;
+  if (!ms) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "ms is NULL");
+  gcap__lock(start->ctx);
+  st = check_timed(start, "start");
+  if (st == GCAP_SUCCESS) st = check_timed(end, "end");
+  if (st == GCAP_SUCCESS) st = gcap__capture_check_event_wait(start);
+  if (st == GCAP_SUCCESS) st = gcap__capture_check_event_wait(end);
+  if (st == GCAP_SUCCESS) st = gcap__backend_event_elapsed_time(start->ctx, start->impl, end->impl, ms);
+  gcap__unlock(start->ctx);
+  if (st == GCAP_ERROR_NOT_READY) gcap__fail(st, "the work recorded in start or end is still pending");
   return st;
 }

@@ -95,6 +95,7 @@ struct gcap_event {
   uint64_t captured_id;           /* CAPTURED: the sequence's id (it may have ended since) */
   struct gcap__node_vec captured; /* CAPTURED: the frontier it remembers */
   struct gcap__sr_clock *race_clock; /* stream race check: what it was recorded after, or NULL */
+  unsigned flags;                    /* GCAP_EVENT_*, as created */
 };
 
 struct gcap_kernel {
@@ -176,8 +177,8 @@ gcap_status gcap__launch_kernel(struct gcap_stream *s, struct gcap_kernel *k, gc
 gcap_status gcap__find_kernel(struct gcap_context *ctx, const char *name, struct gcap_kernel **out);
 gcap_status gcap__instantiate(struct gcap_graph *g, unsigned flags, gcap_exec **out);
 
-/* gcap_event_create after its argument checks. */
-gcap_status gcap__event_new(struct gcap_context *ctx, struct gcap_event **out);
+/* gcap_event_create_with_flags after its argument checks. */
+gcap_status gcap__event_new(struct gcap_context *ctx, unsigned flags, struct gcap_event **out);
 
 /* Reference counts of shared objects. */
 void gcap__event_retain(struct gcap_event *e);

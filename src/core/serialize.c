@@ -517,7 +517,7 @@ static gcap_status event_of(struct loader *l, uint64_t k, struct gcap_event **ou
   if (k > l->num_events) return bad(l, "event", "skips a number: events are numbered in order of first use");
   if (k == l->num_events) {
     if (gcap__grow((void **)&l->events, &l->events_cap, l->num_events + 1, sizeof *l->events) != 0) return no_memory();
-    gcap_status st = gcap__event_new(l->ctx, &l->events[l->num_events]);
+    gcap_status st = gcap__event_new(l->ctx, GCAP_EVENT_DEFAULT, &l->events[l->num_events]);
     if (st != GCAP_SUCCESS) return st;
     l->num_events++;
   }

@@ -185,6 +185,9 @@ struct stream {
 struct event {
   struct handle h;
   size_t seq; /* complete once the device thread has run this much of the queue */
+  unsigned flags;
+  bool recorded; /* by cuEventRecord on a stream (graph record nodes are not timed here) */
+  double ms;     /* the host clock at that record call */
 };
 
 static struct context contexts[8];
@@ -220,7 +223,14 @@ struct work {
 };
 
 static struct work *queue;
+static double *done_at; /* the host clock (ms) when each queued work finished, for event timing */
 static size_t queued, done, requested, cap_queue, kernel_runs;
+
+static double clock_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
 static pthread_cond_t queue_changed = PTHREAD_COND_INITIALIZER;
 
 static void run_fill(const CUDA_MEMSET_NODE_PARAMS *f) {
@@ -292,6 +302,7 @@ static void *device_thread(void *unused) {
     pthread_mutex_unlock(&state_lock); /* host functions may call the fake (and are reported) */
     run_work(&w);
     pthread_mutex_lock(&state_lock);
+    done_at[done] = clock_ms();
     done++;
     pthread_cond_broadcast(&queue_changed);
   }
@@ -304,7 +315,8 @@ static size_t enqueue(struct work w, struct stream *s) {
   if (queued == cap_queue) {
     cap_queue = cap_queue ? 2 * cap_queue : 256;
     queue = realloc(queue, cap_queue * sizeof *queue);
-    if (!queue) abort();
+    done_at = realloc(done_at, cap_queue * sizeof *done_at);
+    if (!queue || !done_at) abort();
   }
   queue[queued++] = w;
   if (s) s->last = queued;
@@ -590,6 +602,24 @@ static CUresult CUDAAPI f_cuEventCreate(CUevent *e, unsigned flags) {
   NEED_CONTEXT("cuEventCreate");
   NEED(e, "cuEventCreate: phEvent is NULL");
   *e = (CUevent)new_handle(K_EVENT, sizeof(struct event));
+  ((struct event *)*e)->flags = flags;
+  END(CUDA_SUCCESS);
+}
+
+/* When the stream reached the event: after the work it follows finished, and not before the record. */
+static double reached_ms(const struct event *e) { return e->seq && done_at[e->seq - 1] > e->ms ? done_at[e->seq - 1] : e->ms; }
+
+/* As the driver: a disabled-timing or never recorded event is an invalid handle here. */
+static CUresult CUDAAPI f_cuEventElapsedTime(float *ms, CUevent start, CUevent end) {
+  BEGIN("cuEventElapsedTime(%p, %p)", (void *)start, (void *)end);
+  NEED_CONTEXT("cuEventElapsedTime");
+  NEED(ms, "cuEventElapsedTime: pMilliseconds is NULL");
+  struct event *a, *z;
+  NEED_HANDLE(a, start, K_EVENT, "cuEventElapsedTime", "hStart");
+  NEED_HANDLE(z, end, K_EVENT, "cuEventElapsedTime", "hEnd");
+  if ((a->flags | z->flags) & CU_EVENT_DISABLE_TIMING || !a->recorded || !z->recorded) END(CUDA_ERROR_INVALID_HANDLE);
+  if (done < a->seq || done < z->seq) END(CUDA_ERROR_NOT_READY);
+  *ms = (float)(reached_ms(z) - reached_ms(a));
   END(CUDA_SUCCESS);
 }
 
@@ -609,7 +639,7 @@ static CUresult CUDAAPI f_cuEventRecord(CUevent e, CUstream s) {
   NEED_HANDLE(ev, e, K_EVENT, "cuEventRecord", "hEvent");
   if (!stream_arg("cuEventRecord", s, &st)) END(CUDA_ERROR_INVALID_HANDLE);
   if (st && st->capturing) capture_node(st, N_EVENT_RECORD);
-  else ev->seq = st ? st->last : queued;
+  else ev->seq = st ? st->last : queued, ev->recorded = true, ev->ms = clock_ms();
   END(CUDA_SUCCESS);
 }
 
@@ -1385,7 +1415,8 @@ struct entry {
     ENTRY(cuStreamDestroy, 4000), ENTRY(cuStreamSynchronize, 2000), ENTRY(cuStreamQuery, 2000), \
     ENTRY(cuStreamWaitEvent, 3020), ENTRY(cuLaunchHostFunc, 10000), ENTRY(cuLaunchKernel, 4000), \
     ENTRY(cuEventCreate, 2000), ENTRY(cuEventDestroy, 4000), ENTRY(cuEventRecord, 2000), \
-    ENTRY(cuEventSynchronize, 2000), ENTRY(cuEventQuery, 2000), ENTRY(cuModuleLoadData, 2000), \
+    ENTRY(cuEventSynchronize, 2000), ENTRY(cuEventQuery, 2000), ENTRY(cuEventElapsedTime, 2000), \
+    ENTRY(cuModuleLoadData, 2000), \
     ENTRY(cuModuleUnload, 2000), ENTRY(cuModuleGetFunction, 2000), ENTRY(cuFuncGetParamInfo, 12040), \
     ENTRY(cuGraphCreate, 10000), ENTRY(cuGraphDestroy, 10000), ENTRY(cuGraphAddKernelNode, 12000), \
     ENTRY(cuGraphAddMemcpyNode, 10000), ENTRY(cuGraphAddMemsetNode, 10000), ENTRY(cuGraphAddHostNode, 10000), \

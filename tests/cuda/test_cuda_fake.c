@@ -654,6 +654,38 @@ static void test_capture_into_a_graph_reaches_the_driver(void **state) {
   finish(ctx);
 }
 
+/* Event flags reach cuEventCreate; elapsed time is the driver's, and its refusals keep their meaning. */
+static void test_event_timing_reaches_the_driver(void **state) {
+  (void)state;
+  gcap_context *ctx = cuda_context();
+  gcap_stream *s = NULL;
+  gcap_event *start = NULL, *end = NULL, *untimed = NULL;
+  assert_ok(gcap_stream_create(ctx, &s));
+  fake_cuda_log_clear();
+  assert_ok(gcap_event_create(ctx, &start));
+  assert_ok(gcap_event_create_with_flags(ctx, GCAP_EVENT_BLOCKING_SYNC, &end));
+  assert_ok(gcap_event_create_with_flags(ctx, GCAP_EVENT_DISABLE_TIMING, &untimed));
+  assert_int_equal(fake_cuda_calls("cuEventCreate(flags=0)"), 1);
+  assert_int_equal(fake_cuda_calls("cuEventCreate(flags=1)"), 1);
+  assert_int_equal(fake_cuda_calls("cuEventCreate(flags=2)"), 1);
+  float ms = -1;
+  assert_status(gcap_event_elapsed_time(start, end, &ms), GCAP_ERROR_INVALID_HANDLE); /* never recorded */
+  assert_ok(gcap_event_record(start, s));
+  assert_ok(gcap_event_record(end, s));
+  assert_ok(gcap_event_record(untimed, s));
+  assert_ok(gcap_event_synchronize(end));
+  assert_ok(gcap_event_elapsed_time(start, end, &ms));
+  assert_true(ms >= 0.0f && ms < 1000.0f);
+  assert_int_equal(fake_cuda_calls("cuEventElapsedTime("), 2);
+  assert_status(gcap_event_elapsed_time(start, untimed, &ms), GCAP_ERROR_INVALID_HANDLE); /* refused by gcap */
+  assert_int_equal(fake_cuda_calls("cuEventElapsedTime("), 2);
+  assert_ok(gcap_event_destroy(start));
+  assert_ok(gcap_event_destroy(end));
+  assert_ok(gcap_event_destroy(untimed));
+  assert_ok(gcap_stream_destroy(s));
+  finish(ctx);
+}
+
 /* Kernels found by name take their parameter sizes from cuFuncGetParamInfo. */
 static void test_kernel_sizes_from_the_driver(void **state) {
   (void)state;
@@ -716,6 +748,7 @@ int main(void) {
       cmocka_unit_test_setup(test_kernel_sizes_from_the_driver, count_live_handles),
       cmocka_unit_test_setup(test_unknown_kernel_pointers_reach_the_driver, count_live_handles),
       cmocka_unit_test_setup(test_capture_into_a_graph_reaches_the_driver, count_live_handles),
+      cmocka_unit_test_setup(test_event_timing_reaches_the_driver, count_live_handles),
   };
   return cmocka_run_group_tests_name("CUDA backend on the recording fake driver", tests, NULL, NULL);
 }

@@ -778,7 +778,7 @@ static void op_stream_work(struct input *in) {
 }
 
 static void op_sync(struct input *in) {
-  switch (byte(in) % 7) {
+  switch (byte(in) % 8) {
   case 0: check(gcap_stream_synchronize(handle(in, K_STREAM)), "stream_synchronize", NULL); break;
   case 1: {
     gcap_status s = gcap_stream_query(handle(in, K_STREAM));
@@ -789,6 +789,12 @@ static void op_sync(struct input *in) {
   case 3: check(gcap_stream_wait_event(handle(in, K_STREAM), handle(in, K_EVENT)), "stream_wait_event", NULL); break;
   case 4: check(gcap_event_synchronize(handle(in, K_EVENT)), "event_synchronize", NULL); break;
   case 5: check(gcap_event_query(handle(in, K_EVENT)), "event_query", NULL); break;
+  case 7: {
+    float ms = 0;
+    gcap_event *a = handle(in, K_EVENT), *b = handle(in, K_EVENT);
+    check(gcap_event_elapsed_time(a, b, byte(in) == 7 ? NULL : &ms), "event_elapsed_time", NULL);
+    break;
+  }
   default: check(gcap_context_synchronize(handle(in, K_CTX)), "context_synchronize", NULL); break;
   }
 }
@@ -911,9 +917,14 @@ static void op_objects(struct input *in) {
     if (check(gcap_stream_destroy(s), "stream_destroy", NULL)) forget(K_STREAM, s);
     break;
   }
-  case 2:
-    if (check(gcap_event_create(ctx, (gcap_event **)&out), "event_create", &out)) remember(K_EVENT, out, cs, -1);
+  case 2: {
+    static const unsigned event_flags[] = {0, 0, GCAP_EVENT_DISABLE_TIMING, GCAP_EVENT_BLOCKING_SYNC, 4, 8};
+    uint8_t how = byte(in);
+    gcap_status made = how < 128 ? gcap_event_create(ctx, (gcap_event **)&out)
+                                 : gcap_event_create_with_flags(ctx, event_flags[how % 6], (gcap_event **)&out);
+    if (check(made, how < 128 ? "event_create" : "event_create_with_flags", &out)) remember(K_EVENT, out, cs, -1);
     break;
+  }
   case 3: {
     gcap_event *e = handle(in, K_EVENT);
     if (check(gcap_event_destroy(e), "event_destroy", NULL)) forget(K_EVENT, e);
