@@ -542,12 +542,97 @@ static void test_large_graph(void **state) {
   gcap_graph_destroy(g);
 }
 
+/* ------------------------------------------------ cudaGraphDebugDotPrint's form */
+
+static char *debug_dot(const gcap_graph *g, unsigned flags) {
+  char path[] = "/tmp/gcap-debug-dot-XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  close(fd);
+  assert_ok(gcap_graph_debug_dot_print(g, path, flags));
+  FILE *in = fopen(path, "r");
+  assert_non_null(in);
+  char *text = calloc(1, 1 << 16);
+  assert_non_null(text);
+  size_t got = fread(text, 1, (1 << 16) - 1, in);
+  assert_true(got > 0);
+  fclose(in);
+  unlink(path);
+  expect_valid_graphviz(text);
+  return text;
+}
+
+static void test_debug_dot_print(void **state) {
+  struct fixture *fx = *state;
+  gcap_graph *g = NULL, *child = NULL;
+  assert_ok(gcap_graph_create(fx->ctx, &g));
+  assert_ok(gcap_graph_create(fx->ctx, &child));
+  gcap_node *k = add_kernel(fx, g, NULL, 0);
+  gcap_memset_node_params mp = {.dst = fx->dev, .value = 0x5a, .element_size = 1, .width = 64, .height = 1, .pitch = 64};
+  gcap_node *m = NULL, *h = NULL, *cn = NULL;
+  assert_ok(gcap_graph_add_memset_node(g, &k, 1, &mp, &m));
+  gcap_host_node_params hp = {.fn = host_fn, .user_data = NULL};
+  assert_ok(gcap_graph_add_host_node(g, &m, 1, &hp, &h));
+  gcap_node *c0 = add_empty(child, NULL, 0);
+  add_empty(child, &c0, 1);
+  assert_ok(gcap_graph_add_child_graph_node(g, &h, 1, child, &cn));
+
+  char *plain = debug_dot(g, 0);
+  assert_non_null(strstr(plain, "digraph dot {"));
+  assert_int_equal(count_substr(plain, "subgraph cluster_"), 2); /* the graph and its child, nested */
+  assert_non_null(strstr(plain, "|KERNEL"));
+  assert_non_null(strstr(plain, "|MEMSET"));
+  assert_non_null(strstr(plain, "|HOST"));
+  assert_non_null(strstr(plain, "|GRAPH"));
+  assert_int_equal(count_substr(plain, "|EMPTY"), 2);
+  assert_int_equal(count_substr(plain, " -> "), 3 + 1 + 1); /* 3 edges, the child's 1, and the node to its cluster */
+  assert_null(strstr(plain, "value: 0x5a"));
+  assert_null(strstr(plain, "edge 0"));
+  char handle[32];
+  snprintf(handle, sizeof handle, "|%p", (void *)m);
+  assert_null(strstr(plain, handle));
+  free(plain);
+
+  char *memset_only = debug_dot(g, GCAP_GRAPH_DEBUG_DOT_FLAGS_MEMSET_NODE_PARAMS);
+  assert_non_null(strstr(memset_only, "value: 0x5a|elementSize: 1|width: 64"));
+  assert_null(strstr(memset_only, "gridDim"));
+  free(memset_only);
+
+  char *runtime = debug_dot(g, GCAP_GRAPH_DEBUG_DOT_FLAGS_RUNTIME_TYPES | GCAP_GRAPH_DEBUG_DOT_FLAGS_HANDLES |
+                                   GCAP_GRAPH_DEBUG_DOT_FLAGS_EXTRA_TOPO_INFO);
+  assert_non_null(strstr(runtime, "cudaGraphNodeTypeKernel"));
+  assert_null(strstr(runtime, "|KERNEL"));
+  assert_non_null(strstr(runtime, handle));
+  assert_non_null(strstr(runtime, "edge 2"));
+  free(runtime);
+
+  char *verbose = debug_dot(g, GCAP_GRAPH_DEBUG_DOT_FLAGS_VERBOSE);
+  assert_non_null(strstr(verbose, "func: saxpy_kernel_zq"));
+  assert_non_null(strstr(verbose, "gridDim: ("));
+  assert_non_null(strstr(verbose, "value: 0x5a"));
+  assert_non_null(strstr(verbose, "|fn: "));
+  assert_non_null(strstr(verbose, "|userData: "));
+  assert_non_null(strstr(verbose, handle));
+  free(verbose);
+
+  assert_status(gcap_graph_debug_dot_print(g, NULL, 0), GCAP_ERROR_INVALID_VALUE);
+  test_assert_message_contains("gcap_graph_debug_dot_print: path is NULL");
+  assert_status(gcap_graph_debug_dot_print(g, "/tmp/x.dot", 1u << 16), GCAP_ERROR_INVALID_VALUE);
+  test_assert_message_contains("unknown bits 0x10000");
+  assert_status(gcap_graph_debug_dot_print(g, "/nonexistent-dir/x.dot", 0), GCAP_ERROR_INVALID_VALUE);
+  test_assert_message_contains("/nonexistent-dir/x.dot");
+  assert_status(gcap_graph_debug_dot_print(NULL, "/tmp/x.dot", 0), GCAP_ERROR_INVALID_HANDLE);
+  gcap_graph_destroy(g);
+  gcap_graph_destroy(child);
+}
+
 int main(void) {
   test_require_backend();
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_empty_graph, setup, teardown),
       cmocka_unit_test_setup_teardown(test_shapes, setup, teardown),
       cmocka_unit_test_setup_teardown(test_every_node_type, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_debug_dot_print, setup, teardown),
       cmocka_unit_test_setup_teardown(test_verbose_adds_parameters, setup, teardown),
       cmocka_unit_test_setup_teardown(test_quoted_labels, setup, teardown),
       cmocka_unit_test_setup_teardown(test_bad_arguments, setup, teardown),

@@ -484,6 +484,30 @@ GCAP_API gcap_status gcap_graph_load(gcap_context *ctx, FILE *in, gcap_graph **o
 /** Writes @p g as one Graphviz digraph; unknown flag bits or a write error: INVALID_VALUE. */
 GCAP_API gcap_status gcap_graph_write_dot(const gcap_graph *g, FILE *out, unsigned flags);
 
+/* Flags of gcap_graph_debug_dot_print, CUDA's cudaGraphDebugDotFlags bit for bit. */
+#define GCAP_GRAPH_DEBUG_DOT_FLAGS_VERBOSE (1u << 0)       /* everything below */
+#define GCAP_GRAPH_DEBUG_DOT_FLAGS_RUNTIME_TYPES (1u << 1) /* cudaGraphNodeType names instead of CUgraphNodeType */
+#define GCAP_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_PARAMS (1u << 2)
+#define GCAP_GRAPH_DEBUG_DOT_FLAGS_MEMCPY_NODE_PARAMS (1u << 3)
+#define GCAP_GRAPH_DEBUG_DOT_FLAGS_MEMSET_NODE_PARAMS (1u << 4)
+#define GCAP_GRAPH_DEBUG_DOT_FLAGS_HOST_NODE_PARAMS (1u << 5)
+#define GCAP_GRAPH_DEBUG_DOT_FLAGS_EVENT_NODE_PARAMS (1u << 6)
+#define GCAP_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_SIGNAL_NODE_PARAMS (1u << 7) /* accepted; gcap has no such nodes */
+#define GCAP_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_WAIT_NODE_PARAMS (1u << 8)   /* accepted; gcap has no such nodes */
+#define GCAP_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_ATTRIBUTES (1u << 9)
+#define GCAP_GRAPH_DEBUG_DOT_FLAGS_HANDLES (1u << 10) /* node and kernel handles */
+#define GCAP_GRAPH_DEBUG_DOT_FLAGS_MEM_ALLOC_NODE_PARAMS (1u << 11)
+#define GCAP_GRAPH_DEBUG_DOT_FLAGS_MEM_FREE_NODE_PARAMS (1u << 12)
+#define GCAP_GRAPH_DEBUG_DOT_FLAGS_BATCH_MEM_OP_NODE_PARAMS (1u << 13) /* accepted; gcap has no such nodes */
+#define GCAP_GRAPH_DEBUG_DOT_FLAGS_EXTRA_TOPO_INFO (1u << 14)          /* edges numbered */
+#define GCAP_GRAPH_DEBUG_DOT_FLAGS_CONDITIONAL_NODE_PARAMS (1u << 15)
+/**
+ * Writes @p g to the file @p path as cudaGraphDebugDotPrint does: one cluster per graph (child
+ * graphs nested), each node labelled with its index and type, and its parameters as @p flags
+ * ask. Unknown bits: INVALID_VALUE; a file that cannot be written: INVALID_VALUE naming it.
+ */
+GCAP_API gcap_status gcap_graph_debug_dot_print(const gcap_graph *g, const char *path, unsigned flags);
+
 /* ------------------------------------------------------- executable graphs */
 
 #define GCAP_INSTANTIATE_AUTO_FREE_ON_LAUNCH 1u /* other bits: INVALID_VALUE */

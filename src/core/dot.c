@@ -27,7 +27,7 @@ static const char *fill_colour(gcap_node_type t) {
 /* The host function's symbol name, or its address when the dynamic symbol table has no
  * symbol starting exactly there (static functions, stripped or statically linked programs):
  * dladdr's nearest preceding symbol would name the wrong function. */
-static void put_host_fn(FILE *out, gcap_host_fn fn) {
+void gcap__dot_put_host_fn(FILE *out, gcap_host_fn fn) {
   void *addr;
   _Static_assert(sizeof addr == sizeof fn, "function pointers fit in void *");
   memcpy(&addr, &fn, sizeof addr); /* ISO C has no cast from function to object pointer */
@@ -44,7 +44,7 @@ static const char *copy_direction(gcap_memcpy_kind k) {
 }
 
 /* Writes s with the characters DOT treats specially inside a quoted string escaped. */
-static void put_escaped(FILE *out, const char *s) {
+void gcap__dot_put_escaped(FILE *out, const char *s) {
   for (; *s; s++) {
     if (*s == '"' || *s == '\\') fputc('\\', out);
     fputc(*s, out);
@@ -81,13 +81,13 @@ static void put_node(FILE *out, const struct gcap_node *n, unsigned flags) {
   fprintf(out, "  n%zu [label=\"%zu: %s", n->index, n->index, gcap__node_type_name(n->type));
   if (n->type == GCAP_NODE_KERNEL) {
     fputc(' ', out);
-    put_escaped(out, n->p.kernel.kernel->name);
+    gcap__dot_put_escaped(out, n->p.kernel.kernel->name);
   } else if (n->type == GCAP_NODE_MEMCPY) {
     fprintf(out, " %s", copy_direction(n->p.memcpy.kind));
   } else if (n->type == GCAP_NODE_GRAPH) {
     fprintf(out, " (%zu nodes)", n->p.child->nodes.count);
   } else if (n->type == GCAP_NODE_HOST) {
-    put_host_fn(out, n->p.host.fn);
+    gcap__dot_put_host_fn(out, n->p.host.fn);
   }
   if (flags & GCAP_DOT_VERBOSE) put_params(out, n);
   fprintf(out, "\", style=filled, fillcolor=\"%s\"%s];\n", fill_colour(n->type),

@@ -638,7 +638,7 @@ static void op_graph_outputs(struct input *in) {
   size_t len = 0;
   FILE *f = open_memstream(&text, &len);
   if (!f) abort();
-  switch (byte(in) % 4) {
+  switch (byte(in) % 5) {
   case 0: {
     gcap_race races[4];
     size_t count = byte(in) % 5;
@@ -646,6 +646,12 @@ static void op_graph_outputs(struct input *in) {
     break;
   }
   case 1: check(gcap_graph_write_dot(g, f, byte(in) % 3), "write_dot", NULL); break;
+  case 4: {
+    uint8_t how = byte(in);
+    unsigned flags = how < 200 ? (unsigned)how * 331u % 0x10000u : 1u << (how % 20);
+    check(gcap_graph_debug_dot_print(g, how == 255 ? NULL : "/dev/null", flags), "debug_dot_print", NULL);
+    break;
+  }
   default: {
     if (!check(gcap_graph_save(g, f), "graph_save", NULL)) break;
     fflush(f);
