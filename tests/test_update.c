@@ -341,6 +341,63 @@ static void test_update_get_enabled_and_flags(void **state) {
   assert_ok(gcap_mem_free(f->ctx, o.d));
 }
 
+/* Event record and wait nodes take another event, in the graph and in an executable. */
+static void test_update_event_node_setters(void **state) {
+  struct test_fixture *f = *state;
+  gcap_event *first = NULL, *second = NULL, *third = NULL;
+  assert_ok(gcap_event_create(f->ctx, &first));
+  assert_ok(gcap_event_create(f->ctx, &second));
+  assert_ok(gcap_event_create(f->ctx, &third));
+  gcap_graph *g = new_graph(f->ctx);
+  gcap_node *rec = NULL, *wait = NULL;
+  assert_ok(gcap_graph_add_event_record_node(g, NULL, 0, first, &rec));
+  assert_ok(gcap_graph_add_event_wait_node(g, &rec, 1, first, &wait));
+  gcap_node *fill = add_memset(g, &wait, 1, test_dev_alloc(f->ctx, 8), 1, 1, 8, 1, 8);
+
+  /* In the graph: the getter sees it, and an executable made afterwards records it. */
+  assert_ok(gcap_node_set_event(rec, second));
+  assert_ok(gcap_node_set_event(wait, second));
+  gcap_event *got = NULL;
+  assert_ok(gcap_node_get_event(rec, &got));
+  assert_ptr_equal(got, second);
+  gcap_exec *x = instantiate(g);
+  launch(x, f->s);
+  float ms = 0;
+  assert_ok(gcap_event_elapsed_time(second, second, &ms)); /* recorded by the node */
+  assert_status(gcap_event_elapsed_time(first, first, &ms), GCAP_ERROR_INVALID_HANDLE); /* never recorded */
+
+  /* In the executable: only its future launches change; the graph keeps its event. */
+  assert_ok(gcap_exec_event_record_node_set_event(x, rec, third));
+  assert_ok(gcap_exec_event_wait_node_set_event(x, wait, third));
+  assert_ok(gcap_event_destroy(third)); /* the executable holds it */
+  launch(x, f->s);
+  assert_ok(gcap_node_get_event(rec, &got));
+  assert_ptr_equal(got, second);
+
+  assert_status(gcap_exec_event_record_node_set_event(x, wait, second), GCAP_ERROR_INVALID_VALUE);
+  test_assert_message_contains("is an event wait node, not an event record node");
+  assert_status(gcap_exec_event_wait_node_set_event(x, fill, second), GCAP_ERROR_INVALID_VALUE);
+  assert_status(gcap_exec_event_record_node_set_event(x, rec, NULL), GCAP_ERROR_INVALID_HANDLE);
+  test_assert_message_contains("event is NULL");
+  assert_status(gcap_exec_event_record_node_set_event(NULL, rec, second), GCAP_ERROR_INVALID_HANDLE);
+  assert_status(gcap_node_set_event(fill, second), GCAP_ERROR_INVALID_VALUE);
+  test_assert_message_contains("not an event record or wait node");
+  assert_status(gcap_node_set_event(rec, NULL), GCAP_ERROR_INVALID_HANDLE);
+  gcap_context *other = test_context_create();
+  gcap_event *foreign = NULL;
+  assert_ok(gcap_event_create(other, &foreign));
+  assert_status(gcap_node_set_event(rec, foreign), GCAP_ERROR_INVALID_HANDLE);
+  test_assert_message_contains("event belongs to another context");
+  assert_status(gcap_exec_event_record_node_set_event(x, rec, foreign), GCAP_ERROR_INVALID_HANDLE);
+  assert_ok(gcap_event_destroy(foreign));
+  gcap_context_destroy(other);
+
+  gcap_exec_destroy(x);
+  gcap_graph_destroy(g);
+  assert_ok(gcap_event_destroy(first));
+  assert_ok(gcap_event_destroy(second));
+}
+
 static void test_update_setter_node_added_later(void **state) {
   struct test_fixture *f = *state;
   struct one_memset o = make_one_memset(f->ctx);
@@ -2230,6 +2287,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_update_setter_handle_and_params_errors, test_setup, test_teardown),
       cmocka_unit_test_setup_teardown(test_update_setter_node_added_later, test_setup, test_teardown),
       cmocka_unit_test_setup_teardown(test_update_get_enabled_and_flags, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_update_event_node_setters, test_setup, test_teardown),
       cmocka_unit_test_setup_teardown(test_update_setter_node_of_other_graph_or_clone, test_setup, test_teardown),
       cmocka_unit_test_setup_teardown(test_update_setter_node_or_graph_destroyed, test_setup, test_teardown),
       cmocka_unit_test_setup_teardown(test_update_setter_wrong_node_type, test_setup, test_teardown),

@@ -466,6 +466,8 @@ GCAP_API gcap_status gcap_node_set_host_params(gcap_node *n, const gcap_host_nod
 GCAP_API gcap_status gcap_node_get_child_graph(const gcap_node *n, gcap_graph **child);
 /** The event of an event record or wait node. */
 GCAP_API gcap_status gcap_node_get_event(const gcap_node *n, gcap_event **e);
+/** Makes event record or wait node @p n use @p e (cudaGraphEventRecordNodeSetEvent, ...WaitNodeSetEvent). */
+GCAP_API gcap_status gcap_node_set_event(gcap_node *n, gcap_event *e);
 
 typedef struct gcap_race { /* two nodes with no path between them touching overlapping bytes, one writing */
   gcap_node *first, *second; /* in creation order */
@@ -548,6 +550,9 @@ GCAP_API gcap_status gcap_exec_kernel_node_set_params(gcap_exec *x, gcap_node *n
 GCAP_API gcap_status gcap_exec_memcpy_node_set_params(gcap_exec *x, gcap_node *n, const gcap_memcpy_node_params *p);
 GCAP_API gcap_status gcap_exec_memset_node_set_params(gcap_exec *x, gcap_node *n, const gcap_memset_node_params *p);
 GCAP_API gcap_status gcap_exec_host_node_set_params(gcap_exec *x, gcap_node *n, const gcap_host_node_params *p);
+/** The event of an event record (wait) node in @p x (cudaGraphExecEventRecordNodeSetEvent, ...WaitNodeSetEvent). */
+GCAP_API gcap_status gcap_exec_event_record_node_set_event(gcap_exec *x, gcap_node *n, gcap_event *e);
+GCAP_API gcap_status gcap_exec_event_wait_node_set_event(gcap_exec *x, gcap_node *n, gcap_event *e);
 GCAP_API gcap_status gcap_exec_node_set_enabled(gcap_exec *x, gcap_node *n, bool enabled);
 /** Whether node @p n (of the graph @p x came from) runs in @p x (cudaGraphNodeGetEnabled): kernel, memcpy and
  *  memset nodes only, as for the setter. */

@@ -217,6 +217,8 @@ gcap_status gcap__graph_add_native(gcap_graph *g, gcap_node *const *deps, size_t
 
 /* "kernel", "memcpy", ...: for messages. */
 const char *gcap__node_type_name(gcap_node_type t);
+/* "a" or "an", as the type's name needs. */
+const char *gcap__article(gcap_node_type t);
 
 extern const struct gcap_backend_ops gcap__sim_ops;
 #if GCAP_HAS_CUDA

@@ -540,8 +540,8 @@ static gcap_status check_typed(const gcap_node *n, gcap_node_type want, const vo
   if (st != GCAP_SUCCESS) return st;
   if (!p) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "params is NULL");
   if (n->type != want)
-    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "node %p is a %s node, not a %s node", (const void *)n,
-                      type_name(n->type), type_name(want));
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "node %p is %s %s node, not %s %s node", (const void *)n,
+                      gcap__article(n->type), type_name(n->type), gcap__article(want), type_name(want));
   return GCAP_SUCCESS;
 }
 
@@ -647,4 +647,23 @@ gcap_status gcap_node_get_event(const gcap_node *n, gcap_event **e) {
   return GCAP_SUCCESS;
 }
 
+gcap_status gcap_node_set_event(gcap_node *n, gcap_event *e) {
+  GCAP_ENTER();
+  gcap_status st = gcap__check_node(n, "node");
+  if (st == GCAP_SUCCESS) st = gcap__check_event(e, "event");
+  if (st == GCAP_SUCCESS) st = gcap__check_same_context(n->graph->ctx, e->ctx, "event");
+  if (st != GCAP_SUCCESS) return st;
+  if (n->type != GCAP_NODE_EVENT_RECORD && n->type != GCAP_NODE_EVENT_WAIT)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "node %p is a %s node, not an event record or wait node",
+                      (const void *)n, type_name(n->type));
+  gcap__lock(e->ctx);
+  gcap__event_retain(e);
+  gcap__event_release(n->p.event);
+  n->p.event = e;
+  gcap__unlock(e->ctx);
+  return GCAP_SUCCESS;
+}
+
 const char *gcap__node_type_name(gcap_node_type t) { return type_name(t); }
+
+const char *gcap__article(gcap_node_type t) { return strchr("aeiou", type_name(t)[0]) ? "an" : "a"; }

@@ -58,8 +58,9 @@ static gcap_status begin_set(gcap_exec *x, gcap_node *n, const void *p, gcap_nod
   gcap__lock(x->ctx);
   st = find_entry(x, n, pn);
   if (st == GCAP_SUCCESS && (*pn)->type != want)
-    st = gcap__fail(GCAP_ERROR_INVALID_VALUE, "node %p is a %s node, not a %s node", (void *)n,
-                    gcap__node_type_name((*pn)->type), gcap__node_type_name(want));
+    st = gcap__fail(GCAP_ERROR_INVALID_VALUE, "node %p is %s %s node, not %s %s node", (void *)n,
+                    gcap__article((*pn)->type), gcap__node_type_name((*pn)->type), gcap__article(want),
+                    gcap__node_type_name(want));
   if (st == GCAP_SUCCESS && x->running)
     st = gcap__fail(GCAP_ERROR_ILLEGAL_STATE, "executable %p is running; change it between launches", (void *)x);
   if (st != GCAP_SUCCESS) gcap__unlock(x->ctx);
@@ -114,6 +115,37 @@ gcap_status gcap_exec_memcpy_node_set_params(gcap_exec *x, gcap_node *n, const g
   if (st == GCAP_SUCCESS) pn->u.copy = c;
   gcap__unlock(x->ctx);
   return st;
+}
+
+/* The event of a record or wait node; the executable holds a reference to it from then on. */
+static gcap_status set_event(gcap_exec *x, gcap_node *n, gcap_event *e, gcap_node_type want) {
+  gcap_status st = gcap__check_exec(x, "exec");
+  if (st == GCAP_SUCCESS) st = gcap__check_event(e, "event");
+  if (st == GCAP_SUCCESS) st = gcap__check_same_context(x->ctx, e->ctx, "event");
+  if (st != GCAP_SUCCESS) return st;
+  struct gcap__plan_node *pn = NULL;
+  st = begin_set(x, n, e, want, &pn);
+  if (st != GCAP_SUCCESS) return st;
+  struct gcap__plan_node fresh = *pn;
+  fresh.u.event.impl = e->impl, fresh.u.event.handle = e;
+  st = offer(x, pn, &fresh);
+  if (st == GCAP_SUCCESS) {
+    gcap__event_retain(e);
+    gcap__event_release(pn->u.event.handle);
+    pn->u.event = fresh.u.event;
+  }
+  gcap__unlock(x->ctx);
+  return st;
+}
+
+gcap_status gcap_exec_event_record_node_set_event(gcap_exec *x, gcap_node *n, gcap_event *e) {
+  GCAP_ENTER();
+  return set_event(x, n, e, GCAP_NODE_EVENT_RECORD);
+}
+
+gcap_status gcap_exec_event_wait_node_set_event(gcap_exec *x, gcap_node *n, gcap_event *e) {
+  GCAP_ENTER();
+  return set_event(x, n, e, GCAP_NODE_EVENT_WAIT);
 }
 
 /* A 2-D fill keeps its shape; a 1-D fill stays 1-D but may change width and element size

@@ -686,6 +686,39 @@ static void test_event_timing_reaches_the_driver(void **state) {
   finish(ctx);
 }
 
+/* The event setters of an executable reach cuGraphExecEvent{Record,Wait}NodeSetEvent. */
+static void test_event_node_setters_reach_the_driver(void **state) {
+  (void)state;
+  gcap_context *ctx = cuda_context();
+  gcap_stream *s = NULL;
+  gcap_event *a = NULL, *b = NULL;
+  gcap_graph *g = NULL;
+  gcap_node *rec = NULL, *wait = NULL;
+  gcap_exec *x = NULL;
+  assert_ok(gcap_stream_create(ctx, &s));
+  assert_ok(gcap_event_create(ctx, &a));
+  assert_ok(gcap_event_create(ctx, &b));
+  assert_ok(gcap_graph_create(ctx, &g));
+  assert_ok(gcap_graph_add_event_record_node(g, NULL, 0, a, &rec));
+  assert_ok(gcap_graph_add_event_wait_node(g, &rec, 1, a, &wait));
+  assert_ok(gcap_node_set_event(wait, b));
+  fake_cuda_log_clear();
+  assert_ok(gcap_graph_instantiate(g, 0, &x));
+  assert_same_graph(g, x);
+  assert_ok(gcap_exec_event_record_node_set_event(x, rec, b));
+  assert_ok(gcap_exec_event_wait_node_set_event(x, wait, a));
+  assert_int_equal(fake_cuda_calls("cuGraphExecEventRecordNodeSetEvent("), 1);
+  assert_int_equal(fake_cuda_calls("cuGraphExecEventWaitNodeSetEvent("), 1);
+  assert_ok(gcap_exec_launch(x, s));
+  assert_ok(gcap_stream_synchronize(s));
+  gcap_exec_destroy(x);
+  gcap_graph_destroy(g);
+  assert_ok(gcap_event_destroy(a));
+  assert_ok(gcap_event_destroy(b));
+  assert_ok(gcap_stream_destroy(s));
+  finish(ctx);
+}
+
 /* Kernels found by name take their parameter sizes from cuFuncGetParamInfo. */
 static void test_kernel_sizes_from_the_driver(void **state) {
   (void)state;
@@ -749,6 +782,7 @@ int main(void) {
       cmocka_unit_test_setup(test_unknown_kernel_pointers_reach_the_driver, count_live_handles),
       cmocka_unit_test_setup(test_capture_into_a_graph_reaches_the_driver, count_live_handles),
       cmocka_unit_test_setup(test_event_timing_reaches_the_driver, count_live_handles),
+      cmocka_unit_test_setup(test_event_node_setters_reach_the_driver, count_live_handles),
   };
   return cmocka_run_group_tests_name("CUDA backend on the recording fake driver", tests, NULL, NULL);
 }

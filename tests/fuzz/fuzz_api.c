@@ -582,7 +582,7 @@ static void op_query_node(struct input *in) {
 static void op_set_node(struct input *in) {
   gcap_node *n = handle(in, K_NODE);
   struct kargs a;
-  switch (byte(in) % 4) {
+  switch (byte(in) % 6) {
   case 0: {
     gcap_kernel_node_params p = kernel_params(in, &a);
     check(gcap_node_set_kernel_params(n, &p), "set_kernel_params", NULL);
@@ -598,9 +598,17 @@ static void op_set_node(struct input *in) {
     check(gcap_node_set_memset_params(n, &p), "set_memset_params", NULL);
     break;
   }
-  default: {
+  case 3: {
     gcap_host_node_params p = host_params(in);
     check(gcap_node_set_host_params(n, &p), "set_host_params", NULL);
+    break;
+  }
+  case 4: check(gcap_node_set_event(n, handle(in, K_EVENT)), "node_set_event", NULL); break;
+  default: {
+    gcap_exec *x = handle(in, K_EXEC);
+    gcap_event *e = handle(in, K_EVENT);
+    if (byte(in) & 1) check(gcap_exec_event_record_node_set_event(x, n, e), "exec_event_record_node_set_event", NULL);
+    else check(gcap_exec_event_wait_node_set_event(x, n, e), "exec_event_wait_node_set_event", NULL);
     break;
   }
   }
