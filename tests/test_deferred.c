@@ -375,6 +375,43 @@ static void test_free_on_another_stream_before_the_work_is_reported(void **state
 }
 
 /*
+ * Calls that wait for work before they free something cannot report the work's failure: the next
+ * wait does, and the call leaves no message. (A stream destroy reports the failure of the stream's
+ * own work, as cudaStreamDestroy reports earlier asynchronous errors; the stream is gone all the same.)
+ */
+static gcap_status unload_after_racing_free(uint64_t seed) {
+  gcap_context *ctx = deferred_context(seed, GCAP_SIM_ORDER_CAPTURE, NULL);
+  gcap_stream *a = new_stream(ctx), *b = new_stream(ctx);
+  static const size_t sizes[1] = {sizeof(int)};
+  gcap_kernel_def def = {.name = "k", .num_params = 1, .param_sizes = sizes};
+  gcap_module_desc desc = {.kernels = &def, .num_kernels = 1};
+  gcap_module *m = NULL;
+  void *d = test_dev_alloc(ctx, 64);
+  assert_ok(gcap_module_load(ctx, &desc, &m));
+  assert_ok(gcap_memset_async(a, d, 1, 64));
+  assert_ok(gcap_mem_free_async(b, d));
+  assert_ok(gcap_module_unload(m)); /* runs all the work first */
+  test_assert_message_empty();
+  gcap_status st = gcap_context_synchronize(ctx);
+  if (st != GCAP_SUCCESS) test_assert_message_contains("work run by an earlier call failed");
+  assert_ok(gcap_context_synchronize(ctx)); /* reported once */
+  gcap_context_destroy(ctx);
+  return st;
+}
+
+static void test_waits_before_a_free_report_the_work_once(void **state) {
+  (void)state;
+  int failed = 0;
+  for (uint64_t seed = 0; seed < 16; seed++) {
+    gcap_status st = unload_after_racing_free(seed);
+    assert_true(st == GCAP_SUCCESS || st == GCAP_ERROR_INVALID_VALUE);
+    failed += st != GCAP_SUCCESS;
+  }
+  assert_true(failed > 0 && failed < 16);
+
+}
+
+/*
  * A synchronous copy runs at once and waits for no stream (gcap's streams are non-blocking, so
  * on CUDA it does not either): reading results with it before waiting is the same bug.
  */
@@ -545,6 +582,7 @@ int main(void) {
       cmocka_unit_test(test_destroy_runs_or_outlives_queued_work),
       cmocka_unit_test(test_frees_wait_for_queued_work),
       cmocka_unit_test(test_free_on_another_stream_before_the_work_is_reported),
+      cmocka_unit_test(test_waits_before_a_free_report_the_work_once),
       cmocka_unit_test(test_synchronous_copy_does_not_wait_for_streams),
       cmocka_unit_test(test_kernel_failing_when_it_runs_is_reported_by_the_wait),
       cmocka_unit_test(test_stream_race_check_with_deferred_work),

@@ -1526,11 +1526,64 @@ static void test_random_dag(void **state) {
   free(m);
 }
 
+/* gcap_graph_node_find_in_clone pairs each node of a clone with the node it was copied from. */
+static void test_find_in_clone(void **state) {
+  gcap_context *ctx = *state;
+  gcap_graph *g = NULL, *clone = NULL, *clone2 = NULL, *other = NULL;
+  assert_ok(gcap_graph_create(ctx, &g));
+  assert_ok(gcap_graph_create(ctx, &other));
+  gcap_node *a = add_empty(g, NULL, 0), *b = add_empty(g, &a, 1), *c = add_empty(g, &b, 1);
+  gcap_node *stranger = add_empty(other, NULL, 0);
+  assert_ok(gcap_graph_clone(g, &clone));
+  gcap_node *originals[3] = {a, b, c}, *copies[3] = {NULL};
+  for (int i = 0; i < 3; i++) {
+    assert_ok(gcap_graph_node_find_in_clone(clone, originals[i], &copies[i]));
+    assert_non_null(copies[i]);
+    assert_ptr_not_equal(copies[i], originals[i]);
+  }
+  gcap_node *dep = NULL;
+  size_t count = 1;
+  assert_ok(gcap_node_get_dependencies(copies[2], &dep, &count));
+  assert_ptr_equal(dep, copies[1]); /* the copy of c hangs off the copy of b */
+
+  gcap_node *later = add_empty(g, &c, 1), *out = SENTINEL_NODE;
+  assert_status(gcap_graph_node_find_in_clone(clone, later, &out), GCAP_ERROR_INVALID_VALUE);
+  test_assert_message_contains("added after the graph was cloned");
+  assert_null(out);
+  assert_status(gcap_graph_node_find_in_clone(clone, stranger, &out), GCAP_ERROR_INVALID_VALUE);
+  test_assert_message_contains("was not cloned from the graph of original node");
+  assert_status(gcap_graph_node_find_in_clone(g, a, &out), GCAP_ERROR_INVALID_VALUE); /* not a clone of itself */
+
+  /* A clone of the clone pairs with the clone's nodes, not the original's. */
+  assert_ok(gcap_graph_clone(clone, &clone2));
+  assert_ok(gcap_graph_node_find_in_clone(clone2, copies[1], &out));
+  assert_status(gcap_graph_node_find_in_clone(clone2, b, &out), GCAP_ERROR_INVALID_VALUE);
+
+  /* The copy destroyed; then nodes of the original destroyed: no pairing any more. */
+  assert_ok(gcap_graph_destroy_node(copies[0]));
+  assert_status(gcap_graph_node_find_in_clone(clone, a, &out), GCAP_ERROR_INVALID_VALUE);
+  test_assert_message_contains("was destroyed");
+  assert_ok(gcap_graph_node_find_in_clone(clone, c, &out));
+  assert_ptr_equal(out, copies[2]);
+  assert_ok(gcap_graph_destroy_node(later));
+  assert_status(gcap_graph_node_find_in_clone(clone, c, &out), GCAP_ERROR_INVALID_VALUE);
+  test_assert_message_contains("destroyed since it was cloned");
+
+  assert_status(gcap_graph_node_find_in_clone(clone, c, NULL), GCAP_ERROR_INVALID_VALUE);
+  assert_status(gcap_graph_node_find_in_clone(NULL, c, &out), GCAP_ERROR_INVALID_HANDLE);
+  assert_status(gcap_graph_node_find_in_clone(clone, NULL, &out), GCAP_ERROR_INVALID_HANDLE);
+  gcap_graph_destroy(g);
+  gcap_graph_destroy(clone);
+  gcap_graph_destroy(clone2);
+  gcap_graph_destroy(other);
+}
+
 int main(void) {
   test_require_backend();
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_create_and_destroy, setup_ctx, teardown_ctx),
       cmocka_unit_test_setup_teardown(test_create_bad_args, setup_ctx, teardown_ctx),
+      cmocka_unit_test_setup_teardown(test_find_in_clone, setup_ctx, teardown_ctx),
       cmocka_unit_test_setup_teardown(test_counts_of_invalid_graphs, setup_ctx, teardown_ctx),
       cmocka_unit_test_setup_teardown(test_counts_follow_edits, setup_ctx, teardown_ctx),
       cmocka_unit_test_setup_teardown(test_get_nodes_buffers, setup_ctx, teardown_ctx),

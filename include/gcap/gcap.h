@@ -466,6 +466,12 @@ GCAP_API gcap_status gcap_node_set_host_params(gcap_node *n, const gcap_host_nod
 GCAP_API gcap_status gcap_node_get_child_graph(const gcap_node *n, gcap_graph **child);
 /** The event of an event record or wait node. */
 GCAP_API gcap_status gcap_node_get_event(const gcap_node *n, gcap_event **e);
+/**
+ * The node of @p clone that gcap_graph_clone made from @p original (cudaGraphNodeFindInClone):
+ * INVALID_VALUE when @p clone was not cloned from @p original's graph, @p original was added after,
+ * its copy was destroyed, or nodes of the original graph were destroyed since the cloning.
+ */
+GCAP_API gcap_status gcap_graph_node_find_in_clone(const gcap_graph *clone, const gcap_node *original, gcap_node **out);
 /** Makes event record or wait node @p n use @p e (cudaGraphEventRecordNodeSetEvent, ...WaitNodeSetEvent). */
 GCAP_API gcap_status gcap_node_set_event(gcap_node *n, gcap_event *e);
 

@@ -144,8 +144,13 @@ static gcap_status sim_context_synchronize(struct gcap__backend_ctx *b) {
 }
 
 /* DEFERRED: as cudaFree, freeing waits for all work first (a failure there goes to the next wait). */
+/* A failure of the work it runs goes to the next wait: the freeing call's own message stays as it was. */
 static void wait_before_free(struct sim_context *sc) {
-  if (sim_deferred(sc) && !sc->draining) sim_keep_unreported(sc, sim_drain_all(sc));
+  if (!sim_deferred(sc) || sc->draining) return;
+  char saved[1024];
+  snprintf(saved, sizeof saved, "%s", gcap_last_error_message());
+  sim_keep_unreported(sc, sim_drain_all(sc));
+  gcap__restore_message(saved);
 }
 
 static gcap_status aligned(size_t alignment, size_t bytes, void **out) {

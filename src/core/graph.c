@@ -352,6 +352,7 @@ gcap_status gcap_graph_destroy_node(gcap_node *n) {
   gcap__nlist_release(g, &n->dependents);
   n->magic = GCAP__NODE_DEAD; /* its slot stays until the graph goes */
   g->node_destroyed = true;
+  g->nodes_destroyed++;
   gcap__unlock(g->ctx);
   return GCAP_SUCCESS;
 }
@@ -393,8 +394,48 @@ gcap_status gcap__graph_clone(const struct gcap_graph *g, struct gcap_node *owne
   }
   copy->ranges_known = g->ranges_known;
   copy->ranges_epoch = g->ranges_epoch;
+  copy->cloned_from = g->serial;
+  copy->cloned_count = g->nodes.count;
+  copy->cloned_destroyed = g->nodes_destroyed;
+  for (size_t i = 0; i < copy->nodes.count; i++) copy->nodes.items[i]->clone_of = (uint32_t)(i + 1);
   *out = copy;
   return GCAP_SUCCESS;
+}
+
+/* The node of `clone` made from `original` when its graph was cloned (rules: cudaGraphNodeFindInClone). */
+static gcap_status find_in_clone(const struct gcap_graph *clone, const struct gcap_node *original, gcap_node **out) {
+  const struct gcap_graph *from = original->graph;
+  if (clone->cloned_from != from->serial)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "graph %p was not cloned from the graph of original node %p",
+                      (const void *)clone, (const void *)original);
+  if (from->nodes_destroyed != clone->cloned_destroyed)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE,
+                      "nodes of the original graph were destroyed since it was cloned: its nodes no longer pair with the "
+                      "clone's");
+  if (original->index >= clone->cloned_count)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "original node %p was added after the graph was cloned",
+                      (const void *)original);
+  uint32_t want = (uint32_t)(original->index + 1);
+  for (size_t i = 0; i < clone->nodes.count; i++) {
+    if (clone->nodes.items[i]->clone_of != want) continue;
+    *out = clone->nodes.items[i];
+    return GCAP_SUCCESS;
+  }
+  return gcap__fail(GCAP_ERROR_INVALID_VALUE, "the clone of original node %p was destroyed", (const void *)original);
+}
+
+gcap_status gcap_graph_node_find_in_clone(const gcap_graph *clone, const gcap_node *original, gcap_node **out) {
+  GCAP_ENTER();
+  if (out) *out = NULL;
+  gcap_status st = gcap__check_graph(clone, "clone");
+  if (st == GCAP_SUCCESS) st = gcap__check_node(original, "original");
+  if (st == GCAP_SUCCESS) st = gcap__check_same_context(clone->ctx, original->graph->ctx, "original");
+  if (st != GCAP_SUCCESS) return st;
+  if (!out) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "out is NULL");
+  gcap__lock(clone->ctx);
+  st = find_in_clone(clone, original, out);
+  gcap__unlock(clone->ctx);
+  return st;
 }
 
 gcap_status gcap_graph_clone(const gcap_graph *g, gcap_graph **out) {

@@ -57,6 +57,7 @@ struct gcap_node {
   } p;
   size_t scratch;      /* visit mark of graph walks (reaches()) */
   uint32_t plan_index; /* instantiation: the plan entry its dependents wait for */
+  uint32_t clone_of;   /* in a clone: 1 + the index its source node had when the graph was cloned, else 0 */
 };
 
 /* An address range: an allocation's extent or the bytes a node touches. */
@@ -85,6 +86,10 @@ struct gcap_graph {
   bool ranges_known;
   uint64_t ranges_epoch;
   size_t child_graph_nodes, mem_nodes; /* GRAPH, and MEM_ALLOC/MEM_FREE nodes among its nodes */
+  size_t nodes_destroyed;              /* how many of its nodes were destroyed (indices shift then) */
+  /* A clone: its source's serial, node count and nodes_destroyed when it was cloned. */
+  uint64_t cloned_from;
+  size_t cloned_count, cloned_destroyed;
   struct gcap__node_chunk *chunks; /* where its nodes live, newest first */
   /* chunks, for handle checks that run before the context lock is taken */
   _Atomic(struct gcap__node_chunk *) newest_chunk;

@@ -60,10 +60,12 @@ gcap_status gcap_stream_destroy(gcap_stream *s) {
   }
   gcap__unlock(ctx);
   if (st != GCAP_SUCCESS) return st;
-  gcap__backend_stream_synchronize(ctx, s->impl); /* without the lock, as every wait */
+  st = gcap__backend_stream_synchronize(ctx, s->impl); /* without the lock, as every wait */
   gcap__lock(ctx);
   stream_free(s);
   gcap__unlock(ctx);
+  /* As cudaStreamDestroy, the failure of work it waited for is reported here; the stream is gone all the same. */
+  if (st != GCAP_SUCCESS) return gcap__fail_context(st, "stream %p is destroyed, but its work failed", (void *)s);
   return GCAP_SUCCESS;
 }
 
