@@ -1197,6 +1197,73 @@ static void test_instantiate_rechecks_ranges_after_a_free(void **state) {
   gcap_context_destroy(ctx);
 }
 
+/* gcap_graph_instantiate_with_params: flags, an upload stream, the result and the failing node. */
+static void test_instantiate_with_params(void **state) {
+  (void)state;
+  gcap_context *ctx = test_context_create();
+  gcap_stream *s = NULL;
+  assert_ok(gcap_stream_create(ctx, &s));
+  void *d = test_dev_alloc(ctx, 64);
+  gcap_graph *g = NULL;
+  assert_ok(gcap_graph_create(ctx, &g));
+  gcap_memset_node_params fill = memset1d(d, 0x3c, 64);
+  gcap_node *node = NULL;
+  assert_ok(gcap_graph_add_memset_node(g, NULL, 0, &fill, &node));
+
+  gcap_instantiate_params p = {GCAP_INSTANTIATE_AUTO_FREE_ON_LAUNCH | GCAP_INSTANTIATE_UPLOAD, s, node, 99};
+  gcap_exec *x = NULL;
+  assert_ok(gcap_graph_instantiate_with_params(g, &p, &x));
+  assert_int_equal(p.result_out, GCAP_INSTANTIATE_SUCCESS);
+  assert_null(p.error_node_out);
+  unsigned flags = 0;
+  assert_ok(gcap_exec_get_flags(x, &flags));
+  assert_int_equal(flags, GCAP_INSTANTIATE_AUTO_FREE_ON_LAUNCH | GCAP_INSTANTIATE_UPLOAD);
+  launch_sync(x, s);
+  assert_dev_bytes(ctx, d, 0x3c, 64);
+  gcap_exec_destroy(x);
+
+  p = (gcap_instantiate_params){0, NULL, NULL, GCAP_INSTANTIATE_SUCCESS};
+  assert_ok(gcap_graph_instantiate_with_params(g, &p, &x)); /* no upload: no stream needed */
+  gcap_exec_destroy(x);
+
+  /* Refusals: the flags, the upload stream, and a node whose range is gone (named in the params). */
+  p.flags = 16;
+  x = NULL;
+  assert_status(gcap_graph_instantiate_with_params(g, &p, &x), GCAP_ERROR_INVALID_VALUE);
+  test_assert_message_contains("params->flags 0x10 has unknown bits 0x10");
+  assert_null(x);
+  assert_int_equal(p.result_out, GCAP_INSTANTIATE_ERROR);
+  p.flags = GCAP_INSTANTIATE_DEVICE_LAUNCH;
+  assert_status(gcap_graph_instantiate_with_params(g, &p, &x), GCAP_ERROR_NOT_SUPPORTED);
+  p.flags = GCAP_INSTANTIATE_USE_NODE_PRIORITY;
+  assert_status(gcap_graph_instantiate_with_params(g, &p, &x), GCAP_ERROR_NOT_SUPPORTED);
+  p.flags = GCAP_INSTANTIATE_UPLOAD;
+  p.upload_stream = NULL;
+  assert_status(gcap_graph_instantiate_with_params(g, &p, &x), GCAP_ERROR_INVALID_HANDLE);
+  test_assert_message_contains("params->upload_stream is NULL");
+  assert_status(gcap_graph_instantiate_with_params(g, NULL, &x), GCAP_ERROR_INVALID_VALUE);
+  test_assert_message_contains("params is NULL");
+  p.flags = 0;
+  assert_status(gcap_graph_instantiate_with_params(g, &p, NULL), GCAP_ERROR_INVALID_VALUE);
+  assert_status(gcap_graph_instantiate_with_params(NULL, &p, &x), GCAP_ERROR_INVALID_HANDLE);
+
+  if (test_on_sim()) { /* only the simulator knows every allocation */
+    gcap_node *second = NULL;
+    void *gone = test_dev_alloc(ctx, 64);
+    gcap_memset_node_params late = memset1d(gone, 1, 64);
+    assert_ok(gcap_graph_add_memset_node(g, &node, 1, &late, &second));
+    assert_ok(gcap_mem_free(ctx, gone));
+    assert_status(gcap_graph_instantiate_with_params(g, &p, &x), GCAP_ERROR_INVALID_VALUE);
+    assert_int_equal(p.result_out, GCAP_INSTANTIATE_ERROR);
+    assert_ptr_equal(p.error_node_out, second);
+    assert_null(x);
+  }
+  gcap_graph_destroy(g);
+  assert_ok(gcap_mem_free(ctx, d));
+  assert_ok(gcap_stream_destroy(s));
+  gcap_context_destroy(ctx);
+}
+
 /* A range freed after instantiation fails the whole launch (simulator re-check). */
 static void test_launch_after_buffer_freed(void **state) {
   (void)state;
@@ -1575,6 +1642,7 @@ int main(void) {
       cmocka_unit_test(test_blocking_calls_in_host_node),
       cmocka_unit_test(test_launch_after_buffer_freed),
       cmocka_unit_test(test_instantiate_rechecks_ranges_after_a_free),
+      cmocka_unit_test(test_instantiate_with_params),
       cmocka_unit_test(test_exec_destroy),
       cmocka_unit_test(test_two_execs_independent),
       cmocka_unit_test(test_sim_stats_per_launch),

@@ -519,6 +519,27 @@ GCAP_API gcap_status gcap_graph_debug_dot_print(const gcap_graph *g, const char 
 /* ------------------------------------------------------- executable graphs */
 
 #define GCAP_INSTANTIATE_AUTO_FREE_ON_LAUNCH 1u /* other bits: INVALID_VALUE */
+#define GCAP_INSTANTIATE_UPLOAD 2u             /* gcap_graph_instantiate_with_params: upload to params->upload_stream */
+#define GCAP_INSTANTIATE_DEVICE_LAUNCH 4u      /* NOT_SUPPORTED */
+#define GCAP_INSTANTIATE_USE_NODE_PRIORITY 8u  /* NOT_SUPPORTED in this version */
+typedef enum gcap_instantiate_result {
+  GCAP_INSTANTIATE_SUCCESS = 0,
+  GCAP_INSTANTIATE_ERROR = 1,              /* a node's parameters failed: see error_node_out */
+  GCAP_INSTANTIATE_INVALID_STRUCTURE = 2,  /* not returned by gcap: its graphs cannot hold a cycle */
+  GCAP_INSTANTIATE_NODE_OPERATION_NOT_SUPPORTED = 3,
+  GCAP_INSTANTIATE_MULTIPLE_DEVICES_NOT_SUPPORTED = 4 /* not returned: a context has one device */
+} gcap_instantiate_result;
+typedef struct gcap_instantiate_params {
+  unsigned flags;                     /* GCAP_INSTANTIATE_* */
+  gcap_stream *upload_stream;         /* with GCAP_INSTANTIATE_UPLOAD */
+  gcap_node *error_node_out;          /* after a failure: the node that caused it, or NULL */
+  gcap_instantiate_result result_out; /* set by every call that got past its handle checks */
+} gcap_instantiate_params;
+/**
+ * gcap_graph_instantiate with CUDA's cudaGraphInstantiateWithParams: flags, an upload stream, and
+ * the result and the failing node written back into @p params.
+ */
+GCAP_API gcap_status gcap_graph_instantiate_with_params(gcap_graph *g, gcap_instantiate_params *params, gcap_exec **out);
 /** Validates @p g and snapshots it; the exec is independent of @p g afterwards. */
 GCAP_API gcap_status gcap_graph_instantiate(gcap_graph *g, unsigned flags, gcap_exec **out);
 /** Prepares @p x for launch on @p s (stream-ordered; runs nothing). */

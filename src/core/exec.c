@@ -145,6 +145,7 @@ static gcap_status push_entry(struct builder *b, const struct gcap_node *n, gcap
   gcap_status st = type == n->type ? snapshot_params(b, pn, n) : GCAP_SUCCESS;
   if (st != GCAP_SUCCESS) {
     pn->type = GCAP_NODE_EMPTY; /* nothing to release */
+    b->ctx->failed_node = n;
     return gcap__fail_context(st, "node %zu (%s)", n->index, gcap__node_type_name(n->type));
   }
   p->count++;
@@ -314,6 +315,7 @@ static void attach_graph_memory(struct gcap_exec *x, struct gcap_graph *g) {
 
 gcap_status gcap__instantiate(struct gcap_graph *g, unsigned flags, gcap_exec **out) {
   struct gcap_context *ctx = g->ctx;
+  ctx->failed_node = NULL;
   uint64_t epoch = gcap__alloc_epoch(); /* frees in ctx wait for its lock: the plan's checks see this one */
   gcap_status st = gcap__capture_check_graph_edit(g, "instantiating it");
   if (st == GCAP_SUCCESS && gcap__backend_wants_race_check(ctx)) st = gcap__check_no_races(g);
@@ -472,15 +474,61 @@ gcap_status gcap_exec_launch(gcap_exec *x, gcap_stream *s) {
   return st;
 }
 
+/* Context lock held. */
+static gcap_status upload(gcap_exec *x, gcap_stream *s) {
+  gcap_status st = gcap__capture_check_launch(s);
+  return st == GCAP_SUCCESS ? gcap__backend_exec_upload(x->ctx, x->impl, s->impl) : st;
+}
+
 gcap_status gcap_exec_upload(gcap_exec *x, gcap_stream *s) {
   GCAP_ENTER();
   gcap_status st = check_exec_stream(x, s);
   if (st == GCAP_SUCCESS) st = gcap__refuse_in_host_callback();
   if (st != GCAP_SUCCESS) return st;
   gcap__lock(x->ctx);
-  st = gcap__capture_check_launch(s);
-  if (st == GCAP_SUCCESS) st = gcap__backend_exec_upload(x->ctx, x->impl, s->impl);
+  st = upload(x, s);
   gcap__unlock(x->ctx);
+  return st;
+}
+
+static gcap_status check_instantiate_params(const gcap_graph *g, const gcap_instantiate_params *p) {
+  const unsigned known = GCAP_INSTANTIATE_AUTO_FREE_ON_LAUNCH | GCAP_INSTANTIATE_UPLOAD |
+                         GCAP_INSTANTIATE_DEVICE_LAUNCH | GCAP_INSTANTIATE_USE_NODE_PRIORITY;
+  if (p->flags & ~known)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "params->flags 0x%x has unknown bits 0x%x", p->flags, p->flags & ~known);
+  if (p->flags & (GCAP_INSTANTIATE_DEVICE_LAUNCH | GCAP_INSTANTIATE_USE_NODE_PRIORITY))
+    return gcap__fail(GCAP_ERROR_NOT_SUPPORTED, "params->flags 0x%x: device launch and node priorities are not supported",
+                      p->flags);
+  if (!(p->flags & GCAP_INSTANTIATE_UPLOAD)) return GCAP_SUCCESS;
+  gcap_status st = gcap__check_stream(p->upload_stream, "params->upload_stream");
+  return st == GCAP_SUCCESS ? gcap__check_same_context(g->ctx, p->upload_stream->ctx, "params->upload_stream") : st;
+}
+
+gcap_status gcap_graph_instantiate_with_params(gcap_graph *g, gcap_instantiate_params *params, gcap_exec **out) {
+  GCAP_ENTER();
+  if (out) *out = NULL;
+  gcap_status st = gcap__check_graph(g, "graph");
+  if (st == GCAP_SUCCESS) st = gcap__refuse_in_host_callback();
+  if (st != GCAP_SUCCESS) return st;
+  if (!params) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "params is NULL");
+  params->error_node_out = NULL;
+  params->result_out = GCAP_INSTANTIATE_ERROR;
+  if (!out) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "out is NULL");
+  if ((st = check_instantiate_params(g, params)) != GCAP_SUCCESS) return st;
+  gcap__lock(g->ctx);
+  st = gcap__instantiate(g, params->flags, out); /* gcap_exec_get_flags reports them all */
+  bool uploads = params->flags & GCAP_INSTANTIATE_UPLOAD;
+  if (st == GCAP_SUCCESS && uploads && (st = upload(*out, params->upload_stream)) != GCAP_SUCCESS) {
+    exec_free(*out);
+    *out = NULL;
+  }
+  if (st == GCAP_SUCCESS) {
+    params->result_out = GCAP_INSTANTIATE_SUCCESS;
+  } else {
+    params->error_node_out = (gcap_node *)g->ctx->failed_node;
+    if (st == GCAP_ERROR_NOT_SUPPORTED) params->result_out = GCAP_INSTANTIATE_NODE_OPERATION_NOT_SUPPORTED;
+  }
+  gcap__unlock(g->ctx);
   return st;
 }
 

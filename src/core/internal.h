@@ -67,6 +67,7 @@ struct gcap_context {
   struct gcap__node_chunk *spare_chunks;
   size_t spare_chunk_count;
   uint64_t next_node_id, node_id_end; /* a block of the process's node ids, taken 4096 at a time */
+  const struct gcap_node *failed_node;  /* the node whose entry the last failed instantiation could not make */
 };
 
 struct gcap_stream {

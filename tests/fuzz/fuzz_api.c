@@ -702,8 +702,14 @@ static void op_exec(struct input *in) {
     gcap_graph *g = handle(in, K_GRAPH);
     gcap_exec *out = SENTINEL;
     unsigned flags = byte(in) % 3;
-    if (check(gcap_graph_instantiate(g, flags, &out), "instantiate", (void *const *)&out))
-      remember(K_EXEC, out, ctx_of(K_GRAPH, g), -1);
+    gcap_status made;
+    if (byte(in) & 1) {
+      gcap_instantiate_params p = {byte(in) % 20, handle(in, K_STREAM), NULL, GCAP_INSTANTIATE_SUCCESS};
+      made = gcap_graph_instantiate_with_params(g, &p, &out);
+    } else {
+      made = gcap_graph_instantiate(g, flags, &out);
+    }
+    if (check(made, "instantiate", (void *const *)&out)) remember(K_EXEC, out, ctx_of(K_GRAPH, g), -1);
     break;
   }
   case 1: check(gcap_exec_upload(x, s), "exec_upload", NULL); break;
