@@ -39,6 +39,7 @@ typedef struct gcap_node gcap_node;
 typedef struct gcap_exec gcap_exec;
 typedef struct gcap_capture gcap_capture;
 typedef struct gcap_pool gcap_pool;
+typedef struct gcap_user_object gcap_user_object;
 
 /* ------------------------------------------------------------------ status */
 
@@ -515,6 +516,29 @@ GCAP_API gcap_status gcap_graph_write_dot(const gcap_graph *g, FILE *out, unsign
  * ask. Unknown bits: INVALID_VALUE; a file that cannot be written: INVALID_VALUE naming it.
  */
 GCAP_API gcap_status gcap_graph_debug_dot_print(const gcap_graph *g, const char *path, unsigned flags);
+
+/* ----------------------------------------------------------- user objects */
+
+/*
+ * A resource whose destructor runs once the last reference to it is gone: the caller's, and
+ * those graphs, their clones and child graphs, and executables hold (cudaUserObjectCreate).
+ * The destructor runs on the thread whose gcap call dropped the last reference, after that call
+ * has released its locks, so it may call gcap.
+ */
+#define GCAP_USER_OBJECT_NO_DESTRUCTOR_SYNC 1u /* required, as by CUDA: nothing waits for the destructor */
+#define GCAP_GRAPH_USER_OBJECT_MOVE 1u         /* the graph takes over references the caller holds */
+/** A user object holding @p initial_refcount references of the caller's. */
+GCAP_API gcap_status gcap_user_object_create(gcap_context *ctx, void *ptr, gcap_host_fn destroy,
+                                             unsigned initial_refcount, unsigned flags, gcap_user_object **out);
+/** The caller takes @p count more references. */
+GCAP_API gcap_status gcap_user_object_retain(gcap_user_object *obj, unsigned count);
+/** The caller gives up @p count of its references (INVALID_VALUE for more than it holds). */
+GCAP_API gcap_status gcap_user_object_release(gcap_user_object *obj, unsigned count);
+/** @p g takes @p count references: new ones, or the caller's with GCAP_GRAPH_USER_OBJECT_MOVE. */
+GCAP_API gcap_status gcap_graph_retain_user_object(gcap_graph *g, gcap_user_object *obj, unsigned count,
+                                                   unsigned flags);
+/** @p g gives up @p count of the references it holds. */
+GCAP_API gcap_status gcap_graph_release_user_object(gcap_graph *g, gcap_user_object *obj, unsigned count);
 
 /* ------------------------------------------------------- executable graphs */
 

@@ -22,8 +22,20 @@ void gcap__list_unlink(struct gcap__link *item) {
   item->prev = item->next = item;
 }
 
-void gcap__lock(struct gcap_context *ctx) { pthread_mutex_lock(&ctx->lock); }
-void gcap__unlock(struct gcap_context *ctx) { pthread_mutex_unlock(&ctx->lock); }
+void gcap__lock(struct gcap_context *ctx) {
+  pthread_mutex_lock(&ctx->lock);
+  ctx->lock_depth++;
+}
+
+/* The outermost unlock runs the destructors of user objects whose last reference went meanwhile. */
+void gcap__unlock(struct gcap_context *ctx) {
+  if (ctx->lock_depth == 1 && ctx->dying) {
+    gcap__user_objects_destroy_dying(ctx);
+    return;
+  }
+  ctx->lock_depth--;
+  pthread_mutex_unlock(&ctx->lock);
+}
 
 static gcap_status check_handle(const void *h, enum gcap__handle_type type, const char *kind, const char *what) {
   if (h == NULL) return gcap__fail(GCAP_ERROR_INVALID_HANDLE, "%s is NULL", what);
@@ -135,6 +147,7 @@ static struct gcap_context *context_new(void) {
   gcap__list_init(&ctx->seqs);
   gcap__list_init(&ctx->captures);
   gcap__list_init(&ctx->pools);
+  gcap__list_init(&ctx->user_objects);
   return ctx;
 }
 
@@ -200,6 +213,7 @@ void gcap_context_destroy(gcap_context *ctx) {
   /* Executables and graphs first: they hold references to events and modules. */
   gcap__exec_destroy_all(ctx);
   gcap__graph_destroy_all(ctx);
+  gcap__user_objects_context_destroy(ctx); /* destructors run at the unlock below */
   gcap__galloc_destroy_orphans(ctx);
   gcap__pool_destroy_all(ctx);
   destroy_all_in(&ctx->streams, offsetof(struct gcap_stream, link), destroy_stream_item);

@@ -263,7 +263,16 @@ static void exec_free(struct gcap_exec *x) {
   gcap__sr_exec_end(x);
   if (x->impl) gcap__backend_exec_destroy(x->ctx, x->impl);
   gcap__plan_release(x->ctx, &x->plan);
+  gcap__uo_refs_release(&x->user_objects);
   gcap__free(x);
+}
+
+/* The executable holds the user objects of its graph and of every child graph in it. */
+static int hold_user_objects(struct gcap__uo_refs *refs, const struct gcap_graph *g) {
+  if (gcap__uo_refs_copy(refs, &g->user_objects) != 0) return -1;
+  for (size_t i = 0; g->child_graph_nodes && i < g->nodes.count; i++)
+    if (g->nodes.items[i]->type == GCAP_NODE_GRAPH && hold_user_objects(refs, g->nodes.items[i]->p.child) != 0) return -1;
+  return 0;
 }
 
 /* Called without the lock: x is out of the registry and of ctx's list, so nobody else reaches it. */
@@ -331,6 +340,8 @@ gcap_status gcap__instantiate(struct gcap_graph *g, unsigned flags, gcap_exec **
   gcap__list_init(&x->link);
   st = gcap__build_plan(ctx, g, &x->plan);
   x->checked_epoch = gcap__alloc_epoch();
+  if (st == GCAP_SUCCESS && hold_user_objects(&x->user_objects, g) != 0)
+    st = gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the executable's user object references");
   if (st == GCAP_SUCCESS) st = gcap__backend_exec_create(ctx, &x->plan, &x->impl);
   if (st == GCAP_SUCCESS && gcap__registry_add(x, GCAP__H_EXEC) != 0)
     st = gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to register the executable");

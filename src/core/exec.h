@@ -19,6 +19,7 @@ struct gcap_exec {
   uint64_t mem_graph_serial;
   struct gcap_pool *pool; /* the pool its allocations come from, held while it lives */
   struct gcap__sr_exec *race_acc; /* stream race check: what a launch touches, made at the first launch */
+  struct gcap__uo_refs user_objects; /* its graph's (and child graphs') user objects, held while it lives */
 };
 
 gcap_status gcap__check_exec(const gcap_exec *x, const char *what);

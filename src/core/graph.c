@@ -130,6 +130,7 @@ void gcap__graph_free(struct gcap_graph *g) {
   for (size_t i = 0; i < g->nodes.count; i++) gcap__node_release_for_graph_free(g->nodes.items[i]);
   gcap__graph_free_chunks(g);
   gcap__arena_free_all(&g->arena);
+  gcap__uo_refs_release(&g->user_objects);
   gcap__free(g->nodes.items);
   gcap__free(g->edges);
   gcap__free(g->recorded);
@@ -388,6 +389,8 @@ gcap_status gcap__graph_clone(const struct gcap_graph *g, struct gcap_node *owne
     struct gcap_node *to = copy->nodes.items[g->edges[i].to->index];
     if (add_edge(copy, from, to) != 0) st = gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to clone an edge");
   }
+  if (st == GCAP_SUCCESS && gcap__uo_refs_copy(&copy->user_objects, &g->user_objects) != 0)
+    st = gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the clone's user object references");
   if (st != GCAP_SUCCESS) {
     gcap__graph_free(copy);
     return st;

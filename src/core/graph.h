@@ -98,6 +98,7 @@ struct gcap_graph {
   /* A loaded graph: the allocations its file recorded (sorted by base), for race analysis. */
   struct gcap__extent *recorded;
   size_t recorded_count, recorded_cap;
+  struct gcap__uo_refs user_objects; /* references it holds (gcap_graph_retain_user_object) */
 };
 
 /*

@@ -68,6 +68,9 @@ struct gcap_context {
   size_t spare_chunk_count;
   uint64_t next_node_id, node_id_end; /* a block of the process's node ids, taken 4096 at a time */
   const struct gcap_node *failed_node;  /* the node whose entry the last failed instantiation could not make */
+  unsigned lock_depth;                    /* how deeply the owning thread holds `lock` */
+  struct gcap_user_object *dying;         /* user objects with no reference left: destroyed at the outermost unlock */
+  struct gcap__link user_objects;         /* live ones */
 };
 
 struct gcap_stream {
@@ -180,6 +183,23 @@ gcap_status gcap__instantiate(struct gcap_graph *g, unsigned flags, gcap_exec **
 
 /* gcap_event_create_with_flags after its argument checks. */
 gcap_status gcap__event_new(struct gcap_context *ctx, unsigned flags, struct gcap_event **out);
+
+/* User objects (user_object.c): references held by graphs and executables, as (object, count) lists. */
+struct gcap__uo_ref {
+  struct gcap_user_object *obj;
+  unsigned count;
+};
+struct gcap__uo_refs {
+  struct gcap__uo_ref *items;
+  size_t count, cap;
+};
+/* `to` takes the references of `from` again (a clone, an executable); 0 or -1 when out of memory. */
+int gcap__uo_refs_copy(struct gcap__uo_refs *to, const struct gcap__uo_refs *from);
+/* Gives up every reference of the list (context lock held: destructors wait for the outermost unlock). */
+void gcap__uo_refs_release(struct gcap__uo_refs *refs);
+/* Context lock held by this thread at depth 1 and about to be released: runs what must not run under it. */
+void gcap__user_objects_destroy_dying(struct gcap_context *ctx);
+void gcap__user_objects_context_destroy(struct gcap_context *ctx);
 
 /* Reference counts of shared objects. */
 void gcap__event_retain(struct gcap_event *e);

@@ -18,6 +18,7 @@ enum gcap__handle_type {
   GCAP__H_EXEC,
   GCAP__H_CAPTURE,
   GCAP__H_POOL,
+  GCAP__H_USER_OBJECT,
   GCAP__H_NODE_CHUNK, /* storage of a graph's nodes: checked like a handle, not counted as one */
 };
 
