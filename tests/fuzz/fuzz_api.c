@@ -1142,6 +1142,43 @@ static void op_contexts(struct input *in) {
   else create_context(in);
 }
 
+/* User objects: handles kept loosely (a stale one is refused); every destructor must run exactly once. */
+static struct {
+  gcap_user_object *objs[4];
+  unsigned created, destroyed;
+} uo;
+
+static void uo_destroy(void *ptr) {
+  (void)ptr;
+  uo.destroyed++;
+}
+
+static void op_user_objects(struct input *in) {
+  gcap_user_object *obj = uo.objs[byte(in) % 4];
+  unsigned count = byte(in) % 3;
+  switch (byte(in) % 4) {
+  case 0: {
+    gcap_user_object *made = SENTINEL;
+    unsigned flags = byte(in) % 5 == 0 ? 0 : GCAP_USER_OBJECT_NO_DESTRUCTOR_SYNC;
+    if (check(gcap_user_object_create(handle(in, K_CTX), NULL, uo_destroy, count, flags, &made), "user_object_create",
+              (void *const *)&made)) {
+      uo.created++;
+      uo.objs[byte(in) % 4] = made;
+    }
+    break;
+  }
+  case 1:
+    if (byte(in) & 1) check(gcap_user_object_release(obj, count), "user_object_release", NULL);
+    else check(gcap_user_object_retain(obj, count), "user_object_retain", NULL);
+    break;
+  case 2:
+    check(gcap_graph_retain_user_object(handle(in, K_GRAPH), obj, count, byte(in) % 3), "graph_retain_user_object",
+          NULL);
+    break;
+  default: check(gcap_graph_release_user_object(handle(in, K_GRAPH), obj, count), "graph_release_user_object", NULL); break;
+  }
+}
+
 static void op_callbacks(struct input *in) {
   struct callback *c = &st.callbacks[byte(in) % NCALLBACK];
   c->action = byte(in) % CB_COUNT;
@@ -1156,11 +1193,12 @@ static const op_fn ops[] = {
     op_query_node, op_set_node, op_graph_lifetime, op_graph_outputs,  op_exec,         op_exec,
     op_exec_update, op_stream_work, op_stream_work, op_sync,          op_stream_capture, op_stream_capture,
     op_capture_object, op_capture_object, op_objects, op_modules,    op_memory,        op_memory,
-    op_contexts,   op_callbacks,
+    op_contexts,   op_callbacks,      op_user_objects,
 };
 
 static void reset(void) {
   memset(&st, 0, sizeof st);
+  memset(&uo, 0, sizeof uo);
   for (size_t i = 0; i < NCALLBACK; i++) st.callbacks[i] = (struct callback){(int)(i % CB_COUNT), (int)i};
 }
 
@@ -1173,6 +1211,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   create_context(&in);
   for (int i = 0; i < MAX_OPS && in.n > 0; i++) ops[byte(&in) % (sizeof ops / sizeof ops[0])](&in);
   for (int c = 0; c < (int)kind_slots[K_CTX]; c++) destroy_context(c);
+  if (uo.destroyed != uo.created) fail("user objects", "a destructor did not run exactly once");
   gcap_capture_mode global = GCAP_CAPTURE_MODE_GLOBAL; /* the thread's mode must not leak into the next input */
   gcap_thread_exchange_capture_mode(&global);
   if (gcap__registry_size() != 0) fail("end of input", "handles are still registered with no context left");
