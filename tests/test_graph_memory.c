@@ -435,6 +435,62 @@ static void test_mem_lifetime_auto_free_on_launch(void **state) {
   gcap_pool_release(pool);
 }
 
+static uint64_t graph_mem(gcap_context *ctx, gcap_graph_mem_attribute attr) {
+  uint64_t v = UINT64_MAX;
+  assert_ok(gcap_context_get_graph_mem_attribute(ctx, attr, &v));
+  return v;
+}
+
+/* The context's graph memory figures follow reservation, launches, frees and trimming. */
+static void test_mem_context_attributes_and_trim(void **state) {
+  struct test_fixture *f = *state;
+  gcap_pool *pool = NULL;
+  assert_ok(gcap_pool_create(f->ctx, &pool));
+  assert_int_equal(graph_mem(f->ctx, GCAP_GRAPH_MEM_ATTR_USED_MEM_CURRENT), 0);
+  assert_int_equal(graph_mem(f->ctx, GCAP_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT), 0);
+  uint8_t host[512];
+  gcap_capture *c = begin_pool(f->s, pool);
+  void *p = record_fill_read(f->s, sizeof host, 0x44, host, false);
+  gcap_graph *g = end_pool(c);
+  assert_int_equal(graph_mem(f->ctx, GCAP_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT), 512); /* reserved at capture */
+  assert_int_equal(graph_mem(f->ctx, GCAP_GRAPH_MEM_ATTR_USED_MEM_CURRENT), 0);
+  gcap_exec *x = instantiate(g, 0);
+  launch(x, f->s);
+  assert_int_equal(graph_mem(f->ctx, GCAP_GRAPH_MEM_ATTR_USED_MEM_CURRENT), 512); /* allocated, not freed */
+  assert_int_equal(graph_mem(f->ctx, GCAP_GRAPH_MEM_ATTR_USED_MEM_HIGH), 512);
+  assert_ok(gcap_mem_free(f->ctx, p));
+  assert_int_equal(graph_mem(f->ctx, GCAP_GRAPH_MEM_ATTR_USED_MEM_CURRENT), 0);
+  assert_int_equal(graph_mem(f->ctx, GCAP_GRAPH_MEM_ATTR_USED_MEM_HIGH), 512);
+  assert_ok(gcap_context_set_graph_mem_attribute(f->ctx, GCAP_GRAPH_MEM_ATTR_USED_MEM_HIGH, 0));
+  assert_int_equal(graph_mem(f->ctx, GCAP_GRAPH_MEM_ATTR_USED_MEM_HIGH), 0);
+
+  gcap_exec_destroy(x);
+  gcap_graph_destroy(g);
+  assert_int_equal(graph_mem(f->ctx, GCAP_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT), 512); /* a spare of the pool */
+  assert_ok(gcap_context_graph_mem_trim(f->ctx));
+  assert_int_equal(graph_mem(f->ctx, GCAP_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT), 0);
+  assert_int_equal(graph_mem(f->ctx, GCAP_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH), 512);
+  assert_ok(gcap_context_set_graph_mem_attribute(f->ctx, GCAP_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH, 0));
+  assert_int_equal(graph_mem(f->ctx, GCAP_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH), 0);
+  assert_pool(pool, 0, 0, 512, 0);
+
+  uint64_t v = 0;
+  assert_status(gcap_context_get_graph_mem_attribute(f->ctx, (gcap_graph_mem_attribute)4, &v), GCAP_ERROR_INVALID_VALUE);
+  test_assert_message_contains("attr 4 is not a gcap_graph_mem_attribute");
+  assert_status(gcap_context_get_graph_mem_attribute(f->ctx, GCAP_GRAPH_MEM_ATTR_USED_MEM_CURRENT, NULL),
+                GCAP_ERROR_INVALID_VALUE);
+  assert_status(gcap_context_set_graph_mem_attribute(f->ctx, GCAP_GRAPH_MEM_ATTR_USED_MEM_CURRENT, 0),
+                GCAP_ERROR_INVALID_VALUE);
+  test_assert_message_contains("only the two high marks");
+  assert_status(gcap_context_set_graph_mem_attribute(f->ctx, GCAP_GRAPH_MEM_ATTR_USED_MEM_HIGH, 5),
+                GCAP_ERROR_INVALID_VALUE);
+  test_assert_message_contains("can only be reset, with 0");
+  assert_status(gcap_context_get_graph_mem_attribute(NULL, GCAP_GRAPH_MEM_ATTR_USED_MEM_CURRENT, &v),
+                GCAP_ERROR_INVALID_HANDLE);
+  assert_status(gcap_context_graph_mem_trim(NULL), GCAP_ERROR_INVALID_HANDLE);
+  gcap_pool_release(pool);
+}
+
 static void test_mem_lifetime_free_outside_after_launch(void **state) {
   struct test_fixture *f = *state;
   void *p = NULL;
@@ -1281,6 +1337,7 @@ int main(void) {
   test_require_backend();
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_record_mem_alloc_free_in_capture, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_mem_context_attributes_and_trim, test_setup, test_teardown),
       cmocka_unit_test_setup_teardown(test_record_mem_alloc_bad_alloc_invalidates_capture, test_setup, test_teardown),
       cmocka_unit_test_setup_teardown(test_record_mem_alloc_sim_stats_mem_nodes_move_nothing, test_setup, test_teardown),
       cmocka_unit_test_setup_teardown(test_record_mem_alloc_kernel_uses_graph_allocation, test_setup, test_teardown),

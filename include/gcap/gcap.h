@@ -625,6 +625,21 @@ GCAP_API gcap_pool *gcap_pool_retain(gcap_pool *p);
 GCAP_API void gcap_pool_release(gcap_pool *p);
 GCAP_API gcap_status gcap_pool_get_stats(const gcap_pool *p, gcap_pool_stats *out);
 
+/* Graph memory of a context (cudaDeviceGetGraphMemAttribute, per context rather than per device). */
+typedef enum gcap_graph_mem_attribute {
+  GCAP_GRAPH_MEM_ATTR_USED_MEM_CURRENT = 0,     /* bytes of graph allocations allocated by launches now */
+  GCAP_GRAPH_MEM_ATTR_USED_MEM_HIGH = 1,        /* the most since the context began or the mark was reset */
+  GCAP_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT = 2, /* bytes reserved for graph allocations, pools' spares included */
+  GCAP_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH = 3
+} gcap_graph_mem_attribute;
+GCAP_API gcap_status gcap_context_get_graph_mem_attribute(gcap_context *ctx, gcap_graph_mem_attribute attr,
+                                                          uint64_t *value);
+/** Resets a high mark (USED_MEM_HIGH or RESERVED_MEM_HIGH) to the current figure; @p value must be 0. */
+GCAP_API gcap_status gcap_context_set_graph_mem_attribute(gcap_context *ctx, gcap_graph_mem_attribute attr,
+                                                          uint64_t value);
+/** Gives back reserved graph memory no graph allocation holds: the pools' spare blocks (cudaDeviceGraphMemTrim). */
+GCAP_API gcap_status gcap_context_graph_mem_trim(gcap_context *ctx);
+
 #ifdef __cplusplus
 }
 #endif

@@ -71,6 +71,8 @@ struct gcap_context {
   unsigned lock_depth;                    /* how deeply the owning thread holds `lock` */
   struct gcap_user_object *dying;         /* user objects with no reference left: destroyed at the outermost unlock */
   struct gcap__link user_objects;         /* live ones */
+  /* Graph memory (MEM_ALLOC nodes): bytes allocated by launches now, and reserved for them; highs. */
+  size_t graph_mem_used, graph_mem_used_high, graph_mem_reserved, graph_mem_reserved_high;
 };
 
 struct gcap_stream {

@@ -22,6 +22,11 @@ static bool take_spare(struct gcap_pool *p, size_t bytes, struct gcap__block *ou
   return true;
 }
 
+static void reserve(struct gcap_context *ctx, size_t bytes) {
+  ctx->graph_mem_reserved += bytes;
+  if (ctx->graph_mem_reserved > ctx->graph_mem_reserved_high) ctx->graph_mem_reserved_high = ctx->graph_mem_reserved;
+}
+
 gcap_status gcap__galloc_new(struct gcap_context *ctx, struct gcap_pool *pool, size_t bytes, struct gcap__galloc **out) {
   struct gcap__galloc *a = gcap__calloc(1, sizeof *a);
   if (!a) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the graph allocation");
@@ -37,6 +42,7 @@ gcap_status gcap__galloc_new(struct gcap_context *ctx, struct gcap_pool *pool, s
     return st == GCAP_ERROR_OUT_OF_MEMORY ? st : gcap__fail(st, "the pool could not reserve %zu bytes", bytes);
   }
   *a = (struct gcap__galloc){.ctx = ctx, .ptr = b.ptr, .bytes = bytes, .block_bytes = b.bytes, .pool = pool, .refs = 1};
+  if (!spare) reserve(ctx, b.bytes);
   if (pool) {
     gcap__pool_retain(pool);
     if (!spare) pool->reserved += b.bytes;
@@ -55,6 +61,9 @@ void gcap__galloc_mark_freed(struct gcap__galloc *a, const struct gcap_graph *g,
 void gcap__galloc_set_live(struct gcap__galloc *a, bool live) {
   if (a->live == live) return;
   a->live = live;
+  struct gcap_context *ctx = a->ctx;
+  ctx->graph_mem_used = live ? ctx->graph_mem_used + a->bytes : ctx->graph_mem_used - a->bytes;
+  if (ctx->graph_mem_used > ctx->graph_mem_used_high) ctx->graph_mem_used_high = ctx->graph_mem_used;
   if (!a->pool) return;
   if (live) {
     a->pool->used += a->bytes;
@@ -75,6 +84,7 @@ static void galloc_destroy(struct gcap__galloc *a) {
     p->spare[p->spare_count++] = (struct gcap__block){a->ptr, a->block_bytes};
   } else {
     if (p) p->reserved -= a->block_bytes;
+    ctx->graph_mem_reserved -= a->block_bytes;
     gcap__backend_mem_free(ctx, a->ptr);
   }
   gcap__free(a);
@@ -107,8 +117,18 @@ void gcap__galloc_destroy_orphans(struct gcap_context *ctx) {
 
 void gcap__pool_retain(struct gcap_pool *p) { p->refs++; }
 
+/* Gives the pool's spare blocks back to the backend. */
+static void free_spares(struct gcap_pool *p) {
+  for (size_t i = 0; i < p->spare_count; i++) {
+    gcap__backend_mem_free(p->ctx, p->spare[i].ptr);
+    p->reserved -= p->spare[i].bytes;
+    p->ctx->graph_mem_reserved -= p->spare[i].bytes;
+  }
+  p->spare_count = 0;
+}
+
 static void pool_free(struct gcap_pool *p) {
-  for (size_t i = 0; i < p->spare_count; i++) gcap__backend_mem_free(p->ctx, p->spare[i].ptr);
+  free_spares(p);
   gcap__list_unlink(&p->link);
   gcap__free(p->spare);
   gcap__free(p);
@@ -181,5 +201,50 @@ gcap_status gcap_pool_get_stats(const gcap_pool *p, gcap_pool_stats *out) {
   gcap__lock(p->ctx);
   *out = (gcap_pool_stats){p->reserved, p->used, p->peak, p->attached_execs};
   gcap__unlock(p->ctx);
+  return GCAP_SUCCESS;
+}
+
+/* ------------------------------------------------ context graph memory */
+
+gcap_status gcap_context_get_graph_mem_attribute(gcap_context *ctx, gcap_graph_mem_attribute attr, uint64_t *value) {
+  GCAP_ENTER();
+  gcap_status st = gcap__check_context(ctx, "ctx");
+  if (st != GCAP_SUCCESS) return st;
+  if ((unsigned)attr > GCAP_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "attr %d is not a gcap_graph_mem_attribute", (int)attr);
+  if (!value) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "value is NULL");
+  gcap__lock(ctx);
+  const size_t figures[] = {ctx->graph_mem_used, ctx->graph_mem_used_high, ctx->graph_mem_reserved,
+                            ctx->graph_mem_reserved_high};
+  *value = figures[attr];
+  gcap__unlock(ctx);
+  return GCAP_SUCCESS;
+}
+
+gcap_status gcap_context_set_graph_mem_attribute(gcap_context *ctx, gcap_graph_mem_attribute attr, uint64_t value) {
+  GCAP_ENTER();
+  gcap_status st = gcap__check_context(ctx, "ctx");
+  if (st != GCAP_SUCCESS) return st;
+  if (attr != GCAP_GRAPH_MEM_ATTR_USED_MEM_HIGH && attr != GCAP_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "attr %d cannot be set: only the two high marks can", (int)attr);
+  if (value != 0)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "value %llu: a high mark can only be reset, with 0",
+                      (unsigned long long)value);
+  gcap__lock(ctx);
+  if (attr == GCAP_GRAPH_MEM_ATTR_USED_MEM_HIGH) ctx->graph_mem_used_high = ctx->graph_mem_used;
+  else ctx->graph_mem_reserved_high = ctx->graph_mem_reserved;
+  gcap__unlock(ctx);
+  return GCAP_SUCCESS;
+}
+
+gcap_status gcap_context_graph_mem_trim(gcap_context *ctx) {
+  GCAP_ENTER();
+  gcap_status st = gcap__check_context(ctx, "ctx");
+  if (st == GCAP_SUCCESS) st = gcap__refuse_in_host_callback();
+  if (st != GCAP_SUCCESS) return st;
+  gcap__lock(ctx);
+  for (struct gcap__link *l = ctx->pools.next; l != &ctx->pools; l = l->next)
+    free_spares(GCAP__CONTAINER(l, struct gcap_pool, link));
+  gcap__unlock(ctx);
   return GCAP_SUCCESS;
 }

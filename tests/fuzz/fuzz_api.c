@@ -974,7 +974,14 @@ static void op_objects(struct input *in) {
   case 5: {
     gcap_pool *p = handle(in, K_POOL);
     gcap_pool_stats stats;
-    check(gcap_pool_get_stats(p, &stats), "pool_get_stats", NULL);
+    uint64_t value = 0;
+    uint8_t how = byte(in);
+    if (how < 128) check(gcap_pool_get_stats(p, &stats), "pool_get_stats", NULL);
+    else if (how < 192) check(gcap_context_graph_mem_trim(ctx), "graph_mem_trim", NULL);
+    else if (how < 240)
+      check(gcap_context_get_graph_mem_attribute(ctx, (gcap_graph_mem_attribute)(how % 5), how & 1 ? &value : NULL),
+            "get_graph_mem_attribute", NULL);
+    else check(gcap_context_set_graph_mem_attribute(ctx, (gcap_graph_mem_attribute)(how % 5), how & 2), "set_graph_mem_attribute", NULL);
     break;
   }
   case 6: {
