@@ -75,10 +75,15 @@ gcap_status gcap_user_object_create(gcap_context *ctx, void *ptr, gcap_host_fn d
   return GCAP_SUCCESS;
 }
 
+/* The caller's reference calls: a live object and a count above 0. */
+static gcap_status check_object_count(const gcap_user_object *obj, unsigned count) {
+  gcap_status st = check_object(obj, "obj");
+  return st == GCAP_SUCCESS ? check_count(count) : st;
+}
+
 gcap_status gcap_user_object_retain(gcap_user_object *obj, unsigned count) {
   GCAP_ENTER();
-  gcap_status st = check_object(obj, "obj");
-  if (st == GCAP_SUCCESS) st = check_count(count);
+  gcap_status st = check_object_count(obj, count);
   if (st != GCAP_SUCCESS) return st;
   gcap__lock(obj->ctx);
   if (obj->user_refs > UINT32_MAX - count) st = gcap__fail(GCAP_ERROR_INVALID_VALUE, "count %u overflows", count);
@@ -89,8 +94,7 @@ gcap_status gcap_user_object_retain(gcap_user_object *obj, unsigned count) {
 
 gcap_status gcap_user_object_release(gcap_user_object *obj, unsigned count) {
   GCAP_ENTER();
-  gcap_status st = check_object(obj, "obj");
-  if (st == GCAP_SUCCESS) st = check_count(count);
+  gcap_status st = check_object_count(obj, count);
   if (st != GCAP_SUCCESS) return st;
   struct gcap_context *ctx = obj->ctx;
   gcap__lock(ctx);
@@ -139,9 +143,8 @@ void gcap__uo_refs_release(struct gcap__uo_refs *refs) {
 
 static gcap_status check_graph_object(const gcap_graph *g, const gcap_user_object *obj, unsigned count) {
   gcap_status st = gcap__check_graph(g, "graph");
-  if (st == GCAP_SUCCESS) st = check_object(obj, "obj");
-  if (st == GCAP_SUCCESS) st = gcap__check_same_context(g->ctx, obj->ctx, "obj");
-  return st == GCAP_SUCCESS ? check_count(count) : st;
+  if (st == GCAP_SUCCESS) st = check_object_count(obj, count);
+  return st == GCAP_SUCCESS ? gcap__check_same_context(g->ctx, obj->ctx, "obj") : st;
 }
 
 gcap_status gcap_graph_retain_user_object(gcap_graph *g, gcap_user_object *obj, unsigned count, unsigned flags) {
