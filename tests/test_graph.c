@@ -1578,12 +1578,90 @@ static void test_find_in_clone(void **state) {
   gcap_graph_destroy(other);
 }
 
+static int generic_calls;
+static void count_generic(void *u) { (void)u; generic_calls++; }
+static void count_generic_twice(void *u) { (void)u; generic_calls += 2; }
+
+/* gcap_graph_add_node, gcap_node_set_params and gcap_exec_node_set_params over gcap_node_params. */
+static void test_generic_node_calls(void **state) {
+  gcap_context *ctx = *state;
+  gcap_graph *g = new_graph(ctx), *child = new_graph(ctx);
+  add_empty(child, NULL, 0);
+  gcap_event *e = NULL;
+  assert_ok(gcap_event_create(ctx, &e));
+  void *dev = test_dev_alloc(ctx, 64);
+  gcap_node_params kinds[5] = {{.type = GCAP_NODE_EMPTY}, {.type = GCAP_NODE_HOST}, {.type = GCAP_NODE_EVENT_RECORD},
+                               {.type = GCAP_NODE_MEMSET}, {.type = GCAP_NODE_GRAPH}};
+  kinds[1].u.host = (gcap_host_node_params){count_generic, NULL};
+  kinds[2].u.event = e;
+  kinds[3].u.fill = (gcap_memset_node_params){dev, 7, 1, 64, 1, 64};
+  kinds[4].u.child_graph = child;
+  gcap_node *nodes[5];
+  for (int i = 0; i < 5; i++) {
+    assert_ok(gcap_graph_add_node(g, i ? &nodes[i - 1] : NULL, i ? 1 : 0, &kinds[i], &nodes[i]));
+    assert_int_equal(gcap_node_get_type(nodes[i]), kinds[i].type);
+  }
+  gcap_event *got = NULL;
+  assert_ok(gcap_node_get_event(nodes[2], &got));
+  assert_ptr_equal(got, e);
+
+  gcap_node_params host = {.type = GCAP_NODE_HOST};
+  host.u.host = (gcap_host_node_params){count_generic_twice, NULL};
+  assert_ok(gcap_node_set_params(nodes[1], &host));
+  gcap_host_node_params hp;
+  assert_ok(gcap_node_get_host_params(nodes[1], &hp));
+  assert_true(hp.fn == count_generic_twice);
+  assert_status(gcap_node_set_params(nodes[0], &host), GCAP_ERROR_INVALID_VALUE);
+  test_assert_message_contains("gcap_node_set_params: params->type");
+  assert_status(gcap_node_set_params(nodes[0], &kinds[0]), GCAP_ERROR_NOT_SUPPORTED);
+
+  gcap_exec *x = NULL;
+  gcap_stream *s = NULL;
+  assert_ok(gcap_stream_create(ctx, &s));
+  assert_ok(gcap_graph_instantiate(g, 0, &x));
+  host.u.host = (gcap_host_node_params){count_generic, NULL};
+  assert_ok(gcap_exec_node_set_params(x, nodes[1], &host));
+  generic_calls = 0;
+  assert_ok(gcap_exec_launch(x, s));
+  assert_ok(gcap_stream_synchronize(s));
+  assert_int_equal(generic_calls, 1);
+  assert_status(gcap_exec_node_set_params(x, nodes[0], &kinds[0]), GCAP_ERROR_INVALID_VALUE);
+  test_assert_message_contains("gcap_exec_node_set_params: an empty node has no parameters to set");
+  assert_status(gcap_exec_node_set_params(x, nodes[4], &kinds[4]), GCAP_ERROR_NOT_SUPPORTED);
+
+  gcap_node_params bad = {.type = GCAP_NODE_MEMSET};
+  bad.u.fill = (gcap_memset_node_params){dev, 7, 3, 64, 1, 64};
+  gcap_node *out = SENTINEL_NODE;
+  assert_status(gcap_graph_add_node(g, NULL, 0, &bad, &out), GCAP_ERROR_INVALID_VALUE);
+  test_assert_message_contains("gcap_graph_add_node: element_size 3 is not 1, 2 or 4");
+  assert_null(out);
+  bad.type = (gcap_node_type)99;
+  assert_status(gcap_graph_add_node(g, NULL, 0, &bad, &out), GCAP_ERROR_INVALID_VALUE);
+  test_assert_message_contains("params->type 99 is not a gcap_node_type");
+  bad.type = GCAP_NODE_MEM_ALLOC;
+  assert_status(gcap_graph_add_node(g, NULL, 0, &bad, &out), GCAP_ERROR_NOT_SUPPORTED);
+  assert_status(gcap_graph_add_node(g, NULL, 0, NULL, &out), GCAP_ERROR_INVALID_VALUE);
+  test_assert_message_contains("gcap_graph_add_node: params is NULL");
+  assert_status(gcap_graph_add_node(NULL, NULL, 0, &kinds[0], &out), GCAP_ERROR_INVALID_HANDLE);
+  assert_status(gcap_node_set_params(NULL, &host), GCAP_ERROR_INVALID_HANDLE);
+  assert_status(gcap_exec_node_set_params(x, nodes[1], NULL), GCAP_ERROR_INVALID_VALUE);
+  assert_int_equal(gcap_graph_node_count(g), 5);
+
+  gcap_exec_destroy(x);
+  assert_ok(gcap_stream_destroy(s));
+  gcap_graph_destroy(g);
+  gcap_graph_destroy(child);
+  assert_ok(gcap_event_destroy(e));
+  assert_ok(gcap_mem_free(ctx, dev));
+}
+
 int main(void) {
   test_require_backend();
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_create_and_destroy, setup_ctx, teardown_ctx),
       cmocka_unit_test_setup_teardown(test_create_bad_args, setup_ctx, teardown_ctx),
       cmocka_unit_test_setup_teardown(test_find_in_clone, setup_ctx, teardown_ctx),
+      cmocka_unit_test_setup_teardown(test_generic_node_calls, setup_ctx, teardown_ctx),
       cmocka_unit_test_setup_teardown(test_counts_of_invalid_graphs, setup_ctx, teardown_ctx),
       cmocka_unit_test_setup_teardown(test_counts_follow_edits, setup_ctx, teardown_ctx),
       cmocka_unit_test_setup_teardown(test_get_nodes_buffers, setup_ctx, teardown_ctx),

@@ -473,6 +473,26 @@ GCAP_API gcap_status gcap_node_get_event(const gcap_node *n, gcap_event **e);
  * its copy was destroyed, or nodes of the original graph were destroyed since the cloning.
  */
 GCAP_API gcap_status gcap_graph_node_find_in_clone(const gcap_graph *clone, const gcap_node *original, gcap_node **out);
+/* The generic node calls (cudaGraphAddNode, cudaGraphNodeSetParams, cudaGraphExecNodeSetParams): `type`
+ * says which member of `u` holds the parameters (none for EMPTY). */
+typedef struct gcap_node_params {
+  gcap_node_type type;
+  union {
+    gcap_kernel_node_params kernel;
+    gcap_memcpy_node_params copy;
+    gcap_memset_node_params fill;
+    gcap_host_node_params host;
+    const gcap_graph *child_graph; /* GRAPH: cloned into the node */
+    gcap_event *event;             /* EVENT_RECORD, EVENT_WAIT */
+  } u;
+} gcap_node_params;
+/** The add_*_node call of @p p's type; allocation nodes: NOT_SUPPORTED (capture makes them). */
+GCAP_API gcap_status gcap_graph_add_node(gcap_graph *g, gcap_node *const *deps, size_t num_deps,
+                                         const gcap_node_params *p, gcap_node **out);
+/** The node setter of @p n's type, which @p p must have; child-graph and empty nodes: NOT_SUPPORTED. */
+GCAP_API gcap_status gcap_node_set_params(gcap_node *n, const gcap_node_params *p);
+/** The executable's setter of @p n's type, which @p p must have. */
+GCAP_API gcap_status gcap_exec_node_set_params(gcap_exec *x, gcap_node *n, const gcap_node_params *p);
 /** Makes event record or wait node @p n use @p e (cudaGraphEventRecordNodeSetEvent, ...WaitNodeSetEvent). */
 GCAP_API gcap_status gcap_node_set_event(gcap_node *n, gcap_event *e);
 

@@ -618,7 +618,18 @@ static void op_set_node(struct input *in) {
     check(gcap_node_set_host_params(n, &p), "set_host_params", NULL);
     break;
   }
-  case 4: check(gcap_node_set_event(n, handle(in, K_EVENT)), "node_set_event", NULL); break;
+  case 4:
+    if (byte(in) & 1) {
+      check(gcap_node_set_event(n, handle(in, K_EVENT)), "node_set_event", NULL);
+    } else {
+      gcap_node_params p = {.type = (gcap_node_type)(byte(in) % 11)};
+      if (p.type == GCAP_NODE_HOST) p.u.host = host_params(in);
+      else if (p.type == GCAP_NODE_MEMSET) p.u.fill = fill_params(in);
+      else if (p.type == GCAP_NODE_EVENT_RECORD || p.type == GCAP_NODE_EVENT_WAIT) p.u.event = handle(in, K_EVENT);
+      if (byte(in) & 1) check(gcap_node_set_params(n, &p), "node_set_params", NULL);
+      else check(gcap_exec_node_set_params(handle(in, K_EXEC), n, &p), "exec_node_set_params", NULL);
+    }
+    break;
   default: {
     gcap_exec *x = handle(in, K_EXEC);
     gcap_event *e = handle(in, K_EVENT);
