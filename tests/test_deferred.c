@@ -115,18 +115,32 @@ static void test_forgotten_synchronize_finds_host_buffer_unwritten(void **state)
   }
 }
 
+/* A context of `seed` whose stream a fills 64 bytes at d with 1; stream b follows a only with_event. */
+struct two_streams {
+  gcap_context *ctx;
+  gcap_stream *a, *b;
+  void *d;
+};
+
+static struct two_streams fill_on_a(uint64_t seed, bool with_event) {
+  struct two_streams f = {deferred_context(seed, GCAP_SIM_ORDER_CAPTURE, NULL), NULL, NULL, NULL};
+  f.a = new_stream(f.ctx), f.b = new_stream(f.ctx);
+  gcap_event *e = new_event(f.ctx);
+  f.d = test_dev_alloc(f.ctx, 64);
+  assert_ok(gcap_memset_async(f.a, f.d, 1, 64));
+  if (with_event) {
+    assert_ok(gcap_event_record(e, f.a));
+    assert_ok(gcap_stream_wait_event(f.b, e));
+  }
+  return f;
+}
+
 /* Two streams with no event between them: which fill lands last depends on the seed, and only on it. */
 static int last_writer(uint64_t seed, bool with_event) {
-  gcap_context *ctx = deferred_context(seed, GCAP_SIM_ORDER_CAPTURE, NULL);
-  gcap_stream *a = new_stream(ctx), *b = new_stream(ctx);
-  gcap_event *e = new_event(ctx);
-  void *d = test_dev_alloc(ctx, 64);
-  assert_ok(gcap_memset_async(a, d, 1, 64));
-  if (with_event) {
-    assert_ok(gcap_event_record(e, a));
-    assert_ok(gcap_stream_wait_event(b, e));
-  }
-  assert_ok(gcap_memset_async(b, d, 2, 64));
+  struct two_streams f = fill_on_a(seed, with_event);
+  gcap_context *ctx = f.ctx;
+  void *d = f.d;
+  assert_ok(gcap_memset_async(f.b, d, 2, 64));
   assert_ok(gcap_context_synchronize(ctx));
   int v = device_byte(ctx, d);
   gcap_context_destroy(ctx);
@@ -335,16 +349,10 @@ static void test_frees_wait_for_queued_work(void **state) {
  * does not run; with an event it never happens.
  */
 static gcap_status free_races_fill(uint64_t seed, bool with_event) {
-  gcap_context *ctx = deferred_context(seed, GCAP_SIM_ORDER_CAPTURE, NULL);
-  gcap_stream *a = new_stream(ctx), *b = new_stream(ctx);
-  gcap_event *e = new_event(ctx);
-  void *d = test_dev_alloc(ctx, 64);
-  assert_ok(gcap_memset_async(a, d, 1, 64));
-  if (with_event) {
-    assert_ok(gcap_event_record(e, a));
-    assert_ok(gcap_stream_wait_event(b, e));
-  }
-  assert_ok(gcap_mem_free_async(b, d));
+  struct two_streams f = fill_on_a(seed, with_event);
+  gcap_context *ctx = f.ctx;
+  void *d = f.d;
+  assert_ok(gcap_mem_free_async(f.b, d));
   gcap_status st = gcap_context_synchronize(ctx);
   if (st != GCAP_SUCCESS) {
     char expected[256];
@@ -380,16 +388,14 @@ static void test_free_on_another_stream_before_the_work_is_reported(void **state
  * own work, as cudaStreamDestroy reports earlier asynchronous errors; the stream is gone all the same.)
  */
 static gcap_status unload_after_racing_free(uint64_t seed) {
-  gcap_context *ctx = deferred_context(seed, GCAP_SIM_ORDER_CAPTURE, NULL);
-  gcap_stream *a = new_stream(ctx), *b = new_stream(ctx);
+  struct two_streams f = fill_on_a(seed, false);
+  gcap_context *ctx = f.ctx;
   static const size_t sizes[1] = {sizeof(int)};
   gcap_kernel_def def = {.name = "k", .num_params = 1, .param_sizes = sizes};
   gcap_module_desc desc = {.kernels = &def, .num_kernels = 1};
   gcap_module *m = NULL;
-  void *d = test_dev_alloc(ctx, 64);
   assert_ok(gcap_module_load(ctx, &desc, &m));
-  assert_ok(gcap_memset_async(a, d, 1, 64));
-  assert_ok(gcap_mem_free_async(b, d));
+  assert_ok(gcap_mem_free_async(f.b, f.d));
   assert_ok(gcap_module_unload(m)); /* runs all the work first */
   test_assert_message_empty();
   gcap_status st = gcap_context_synchronize(ctx);
