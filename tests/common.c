@@ -71,6 +71,20 @@ gcap_kernel *test_kernel_of(gcap_module *m, const char *name) {
   return k;
 }
 
+gcap_stream *test_stream_create(gcap_context *ctx) {
+  gcap_stream *s = NULL;
+  assert_ok(gcap_stream_create(ctx, &s));
+  assert_non_null(s);
+  return s;
+}
+
+gcap_graph *test_graph_create(gcap_context *ctx) {
+  gcap_graph *g = NULL;
+  assert_ok(gcap_graph_create(ctx, &g));
+  assert_non_null(g);
+  return g;
+}
+
 void *test_dev_alloc(gcap_context *ctx, size_t bytes) {
   void *p = NULL;
   assert_ok(gcap_mem_alloc(ctx, bytes, &p));

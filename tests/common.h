@@ -43,6 +43,9 @@ void test_assert_message_set(void);
 /* The kernel the module names (asserted to exist) and a device allocation (asserted to succeed). */
 gcap_kernel *test_kernel_of(gcap_module *m, const char *name);
 void *test_dev_alloc(gcap_context *ctx, size_t bytes);
+/* A new stream and a new graph of ctx; a failure fails the test. */
+gcap_stream *test_stream_create(gcap_context *ctx);
+gcap_graph *test_graph_create(gcap_context *ctx);
 
 /* The usual fixture: a context (test_context_create) and one stream on it. */
 struct test_fixture {

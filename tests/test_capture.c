@@ -56,13 +56,6 @@ static int teardown(void **state) {
   return 0;
 }
 
-static gcap_stream *new_stream(gcap_context *ctx) {
-  gcap_stream *s = NULL;
-  assert_ok(gcap_stream_create(ctx, &s));
-  assert_non_null(s);
-  return s;
-}
-
 static gcap_event *new_event(gcap_context *ctx) {
   gcap_event *e = NULL;
   assert_ok(gcap_event_create(ctx, &e));
@@ -323,7 +316,7 @@ static void run_thread(void *(*fn)(void *), struct worker *w) {
 
 static void test_capture_begin_ids_nonzero_unique(void **state) {
   gcap_context *ctx = *state;
-  gcap_stream *a = new_stream(ctx), *b = new_stream(ctx);
+  gcap_stream *a = test_stream_create(ctx), *b = test_stream_create(ctx);
   uint64_t prev = 0;
   for (int m = 0; m < 3; m++) {
     assert_ok(gcap_stream_begin_capture(a, all_modes[m]));
@@ -350,7 +343,7 @@ static void test_capture_begin_ids_nonzero_unique(void **state) {
   }
   /* ids are unique across the process, not per context */
   gcap_context *other = test_context_create();
-  gcap_stream *c = new_stream(other);
+  gcap_stream *c = test_stream_create(other);
   assert_ok(gcap_stream_begin_capture(c, GCAP_CAPTURE_MODE_GLOBAL));
   gcap_capture_info ic = cap_info(c);
   assert_true(ic.id > prev);
@@ -360,7 +353,7 @@ static void test_capture_begin_ids_nonzero_unique(void **state) {
 
 static void test_capture_already_begin_on_member_is_illegal_state(void **state) {
   gcap_context *ctx = *state;
-  gcap_stream *s0 = new_stream(ctx), *s1 = new_stream(ctx);
+  gcap_stream *s0 = test_stream_create(ctx), *s1 = test_stream_create(ctx);
   gcap_event *e = new_event(ctx);
   unsigned char *d = dev_alloc(ctx, 16);
   for (int m = 0; m < 3; m++) {
@@ -414,7 +407,7 @@ static void test_capture_already_begin_on_member_is_illegal_state(void **state) 
 
 static void test_capture_begin_bad_mode(void **state) {
   gcap_context *ctx = *state;
-  gcap_stream *s = new_stream(ctx), *dead = new_stream(ctx);
+  gcap_stream *s = test_stream_create(ctx), *dead = test_stream_create(ctx);
   assert_ok(gcap_stream_destroy(dead));
   assert_status(gcap_stream_begin_capture(s, (gcap_capture_mode)3), GCAP_ERROR_INVALID_VALUE);
   test_assert_message_contains("gcap_stream_begin_capture");
@@ -460,7 +453,7 @@ static void test_capture_mode_exchange(void **state) {
 
 static void test_capture_prohibition_predicate(void **state) {
   gcap_context *ctx = *state;
-  gcap_stream *s = new_stream(ctx);
+  gcap_stream *s = test_stream_create(ctx);
   /* the capturing thread itself: prohibited unless its mode or the capture's is RELAXED */
   for (int t = 0; t < 3; t++) {
     for (int m = 0; m < 3; m++) {
@@ -522,7 +515,7 @@ static void test_capture_prohibition_predicate(void **state) {
   }
   /* the prohibition is per thread, not per context: a capture on another context prohibits too */
   gcap_context *other = test_context_create();
-  gcap_stream *os = new_stream(other);
+  gcap_stream *os = test_stream_create(other);
   assert_ok(gcap_stream_begin_capture(os, GCAP_CAPTURE_MODE_GLOBAL));
   uint64_t oid = cap_info(os).id;
   void *q = NULL;
@@ -532,7 +525,7 @@ static void test_capture_prohibition_predicate(void **state) {
   end_invalidated(os, oid, "gcap_mem_alloc", "ctx", ctx, "STREAM_CAPTURE_UNSUPPORTED");
   /* a context destroyed mid-capture takes its captures with it: nothing is prohibited afterwards */
   assert_ok(gcap_stream_begin_capture(os, GCAP_CAPTURE_MODE_GLOBAL));
-  gcap_stream *os2 = new_stream(other);
+  gcap_stream *os2 = test_stream_create(other);
   gcap_event *oe = new_event(other);
   assert_ok(gcap_launch_host_func(os, log_value, NULL));
   fork_to(os, os2, oe);
@@ -554,7 +547,7 @@ static void test_capture_prohibition_predicate(void **state) {
 
 static void test_capture_end_returns_graph_members_none(void **state) {
   gcap_context *ctx = *state;
-  gcap_stream *s0 = new_stream(ctx), *s1 = new_stream(ctx), *s2 = new_stream(ctx);
+  gcap_stream *s0 = test_stream_create(ctx), *s1 = test_stream_create(ctx), *s2 = test_stream_create(ctx);
   gcap_event *e = new_event(ctx);
   unsigned char *d = dev_alloc(ctx, 32);
   for (int m = 0; m < 3; m++) {
@@ -603,7 +596,7 @@ static void test_capture_end_returns_graph_members_none(void **state) {
 
 static void test_capture_end_order_not_capturing(void **state) {
   gcap_context *ctx = *state;
-  gcap_stream *s = new_stream(ctx), *dead = new_stream(ctx);
+  gcap_stream *s = test_stream_create(ctx), *dead = test_stream_create(ctx);
   assert_ok(gcap_stream_destroy(dead));
   gcap_graph *g = (gcap_graph *)&g;
   assert_status(gcap_stream_end_capture(s, &g), GCAP_ERROR_ILLEGAL_STATE);
@@ -628,7 +621,7 @@ static void test_capture_end_order_not_capturing(void **state) {
 
 static void test_capture_end_order_wrong_thread(void **state) {
   gcap_context *ctx = *state;
-  gcap_stream *s = new_stream(ctx);
+  gcap_stream *s = test_stream_create(ctx);
   unsigned char *d = dev_alloc(ctx, 16);
   for (int m = 0; m < 2; m++) { /* GLOBAL and THREAD_LOCAL */
     dev_zero(ctx, d, 16);
@@ -663,7 +656,7 @@ static void *begin_relaxed_worker(void *arg) {
 
 static void test_capture_end_order_relaxed_any_thread(void **state) {
   gcap_context *ctx = *state;
-  gcap_stream *s = new_stream(ctx);
+  gcap_stream *s = test_stream_create(ctx);
   unsigned char *d = dev_alloc(ctx, 16);
   /* begun here, ended by another thread */
   assert_ok(gcap_stream_begin_capture(s, GCAP_CAPTURE_MODE_RELAXED));
@@ -692,7 +685,7 @@ static void test_capture_end_order_relaxed_any_thread(void **state) {
 
 static void test_capture_end_order_on_member_unmatched(void **state) {
   gcap_context *ctx = *state;
-  gcap_stream *s0 = new_stream(ctx), *s1 = new_stream(ctx);
+  gcap_stream *s0 = test_stream_create(ctx), *s1 = test_stream_create(ctx);
   gcap_event *e = new_event(ctx);
   unsigned char *d = dev_alloc(ctx, 16);
   for (int m = 0; m < 3; m++) {
@@ -717,7 +710,7 @@ static void test_capture_end_order_on_member_unmatched(void **state) {
 
 static void test_capture_end_order_invalidated_resets(void **state) {
   gcap_context *ctx = *state;
-  gcap_stream *s0 = new_stream(ctx), *s1 = new_stream(ctx);
+  gcap_stream *s0 = test_stream_create(ctx), *s1 = test_stream_create(ctx);
   gcap_event *e = new_event(ctx);
   unsigned char *d = dev_alloc(ctx, 16);
   for (int m = 0; m < 3; m++) {
@@ -762,7 +755,7 @@ static void test_capture_end_order_invalidated_resets(void **state) {
 
 static void test_capture_end_order_unjoined_resets(void **state) {
   gcap_context *ctx = *state;
-  gcap_stream *s0 = new_stream(ctx), *s1 = new_stream(ctx);
+  gcap_stream *s0 = test_stream_create(ctx), *s1 = test_stream_create(ctx);
   gcap_event *e = new_event(ctx);
   unsigned char *d = dev_alloc(ctx, 16);
   for (int m = 0; m < 3; m++) {
@@ -797,7 +790,7 @@ static void test_capture_end_order_unjoined_resets(void **state) {
 
 static void test_capture_end_order_check_order(void **state) {
   gcap_context *ctx = *state;
-  gcap_stream *s0 = new_stream(ctx), *s1 = new_stream(ctx);
+  gcap_stream *s0 = test_stream_create(ctx), *s1 = test_stream_create(ctx);
   gcap_event *e = new_event(ctx);
   unsigned char *d = dev_alloc(ctx, 16);
   gcap_graph *g;
@@ -896,7 +889,7 @@ static void test_capture_end_order_check_order(void **state) {
 
 static void test_capture_status_is_capturing(void **state) {
   gcap_context *ctx = *state;
-  gcap_stream *s0 = new_stream(ctx), *s1 = new_stream(ctx), *dead = new_stream(ctx);
+  gcap_stream *s0 = test_stream_create(ctx), *s1 = test_stream_create(ctx), *dead = test_stream_create(ctx);
   gcap_event *e = new_event(ctx);
   assert_ok(gcap_stream_destroy(dead));
   gcap_capture_status st;
@@ -933,7 +926,7 @@ static void test_capture_status_is_capturing(void **state) {
 
 static void test_capture_status_capture_info_frontiers(void **state) {
   gcap_context *ctx = *state;
-  gcap_stream *s0 = new_stream(ctx), *s1 = new_stream(ctx), *s2 = new_stream(ctx), *dead = new_stream(ctx);
+  gcap_stream *s0 = test_stream_create(ctx), *s1 = test_stream_create(ctx), *s2 = test_stream_create(ctx), *dead = test_stream_create(ctx);
   gcap_event *e0 = new_event(ctx), *e1 = new_event(ctx), *e2 = new_event(ctx);
   assert_ok(gcap_stream_destroy(dead));
   unsigned char *d = dev_alloc(ctx, 32);
@@ -1034,7 +1027,7 @@ static void test_capture_concurrent_captures_threads(void **state) {
   gcap_context *ctx = *state;
   enum { N = 3 };
   gcap_stream *s[N];
-  for (int i = 0; i < N; i++) s[i] = new_stream(ctx);
+  for (int i = 0; i < N; i++) s[i] = test_stream_create(ctx);
   unsigned char *d = dev_alloc(ctx, 16 * N);
   for (int m = 0; m < 3; m++) {
     dev_zero(ctx, d, 16 * N);
@@ -1088,7 +1081,7 @@ static void test_capture_concurrent_captures_threads(void **state) {
 
 static void test_capture_stream_destroyed(void **state) {
   gcap_context *ctx = *state;
-  gcap_stream *s0 = new_stream(ctx), *s1 = new_stream(ctx);
+  gcap_stream *s0 = test_stream_create(ctx), *s1 = test_stream_create(ctx);
   gcap_event *e = new_event(ctx);
   unsigned char *d = dev_alloc(ctx, 16);
   for (int m = 0; m < 3; m++) {
@@ -1137,7 +1130,7 @@ static void test_capture_stream_destroyed(void **state) {
 
 static void test_capture_chain(void **state) {
   gcap_context *ctx = *state;
-  gcap_stream *s = new_stream(ctx);
+  gcap_stream *s = test_stream_create(ctx);
   unsigned char *d = dev_alloc(ctx, 48);
   for (int m = 0; m < 3; m++) {
     dev_zero(ctx, d, 48);
@@ -1192,7 +1185,7 @@ static void test_capture_event_record_no_node(void **state) {
   gcap_context *ctx = *state;
   gcap_context *other = test_context_create();
   gcap_event *foreign = new_event(other);
-  gcap_stream *s0 = new_stream(ctx), *s1 = new_stream(ctx);
+  gcap_stream *s0 = test_stream_create(ctx), *s1 = test_stream_create(ctx);
   gcap_event *e = new_event(ctx), *back = new_event(ctx);
   unsigned char *d = dev_alloc(ctx, 16);
   for (int m = 0; m < 3; m++) {
@@ -1229,7 +1222,7 @@ static void test_capture_event_record_no_node(void **state) {
 
 static void test_capture_fork_and_join(void **state) {
   gcap_context *ctx = *state;
-  gcap_stream *s0 = new_stream(ctx), *s1 = new_stream(ctx), *s2 = new_stream(ctx);
+  gcap_stream *s0 = test_stream_create(ctx), *s1 = test_stream_create(ctx), *s2 = test_stream_create(ctx);
   gcap_event *e0 = new_event(ctx), *e1 = new_event(ctx), *e2 = new_event(ctx);
   unsigned char *d = dev_alloc(ctx, 48);
   for (int m = 0; m < 3; m++) {
@@ -1280,7 +1273,7 @@ static void test_capture_fork_and_join(void **state) {
 
 static void test_capture_fork_join_three_stream_diamond(void **state) {
   gcap_context *ctx = *state;
-  gcap_stream *s0 = new_stream(ctx), *s1 = new_stream(ctx), *s2 = new_stream(ctx);
+  gcap_stream *s0 = test_stream_create(ctx), *s1 = test_stream_create(ctx), *s2 = test_stream_create(ctx);
   gcap_event *ea = new_event(ctx), *eb = new_event(ctx), *ec = new_event(ctx);
   unsigned char *d = dev_alloc(ctx, 64);
   for (int m = 0; m < 3; m++) {
@@ -1340,7 +1333,7 @@ static void test_capture_fork_join_three_stream_diamond(void **state) {
 
 static void test_capture_join_merge_within_sequence(void **state) {
   gcap_context *ctx = *state;
-  gcap_stream *s0 = new_stream(ctx), *s1 = new_stream(ctx);
+  gcap_stream *s0 = test_stream_create(ctx), *s1 = test_stream_create(ctx);
   gcap_event *e = new_event(ctx), *f = new_event(ctx);
   unsigned char *d = dev_alloc(ctx, 16);
   for (int m = 0; m < 3; m++) {
@@ -1386,7 +1379,7 @@ static void test_capture_join_merge_within_sequence(void **state) {
 /* RS ...Positive_SelfWaitWithInterveningWork: A, record e, B, C, wait e, D -> 4 nodes, 4 edges. */
 static void test_capture_join_self_wait_with_intervening_work(void **state) {
   gcap_context *ctx = *state;
-  gcap_stream *s = new_stream(ctx);
+  gcap_stream *s = test_stream_create(ctx);
   gcap_event *e = new_event(ctx);
   unsigned char *d = dev_alloc(ctx, 16);
   for (int m = 0; m < 3; m++) {
@@ -1422,7 +1415,7 @@ static void test_capture_join_self_wait_with_intervening_work(void **state) {
 
 static void test_capture_merge_across_captures(void **state) {
   gcap_context *ctx = *state;
-  gcap_stream *s0 = new_stream(ctx), *s1 = new_stream(ctx);
+  gcap_stream *s0 = test_stream_create(ctx), *s1 = test_stream_create(ctx);
   gcap_event *e = new_event(ctx);
   unsigned char *d = dev_alloc(ctx, 16);
   for (int m = 0; m < 3; m++) {
@@ -1446,7 +1439,7 @@ static void test_capture_merge_across_captures(void **state) {
 
 static void test_capture_isolation(void **state) {
   gcap_context *ctx = *state;
-  gcap_stream *s0 = new_stream(ctx), *s1 = new_stream(ctx);
+  gcap_stream *s0 = test_stream_create(ctx), *s1 = test_stream_create(ctx);
   gcap_event *outside = new_event(ctx), *never = new_event(ctx);
   unsigned char *d = dev_alloc(ctx, 16);
   for (int m = 0; m < 3; m++) {
@@ -1482,7 +1475,7 @@ static void test_capture_isolation(void **state) {
 
 static void test_capture_wait_invalidated_event(void **state) {
   gcap_context *ctx = *state;
-  gcap_stream *s0 = new_stream(ctx), *s1 = new_stream(ctx);
+  gcap_stream *s0 = test_stream_create(ctx), *s1 = test_stream_create(ctx);
   gcap_event *e = new_event(ctx);
   unsigned char *d = dev_alloc(ctx, 16);
   for (int m = 0; m < 3; m++) {
@@ -1506,7 +1499,7 @@ static void test_capture_wait_invalidated_event(void **state) {
 
 static void test_captured_event_after_end(void **state) {
   gcap_context *ctx = *state;
-  gcap_stream *s0 = new_stream(ctx), *s1 = new_stream(ctx), *s2 = new_stream(ctx);
+  gcap_stream *s0 = test_stream_create(ctx), *s1 = test_stream_create(ctx), *s2 = test_stream_create(ctx);
   gcap_event *e = new_event(ctx);
   unsigned char *d = dev_alloc(ctx, 16);
   for (int m = 0; m < 3; m++) {
@@ -1552,7 +1545,7 @@ static void test_captured_event_after_end(void **state) {
 
 static void test_capture_joined_unjoined_formal(void **state) {
   gcap_context *ctx = *state;
-  gcap_stream *s0 = new_stream(ctx), *s1 = new_stream(ctx);
+  gcap_stream *s0 = test_stream_create(ctx), *s1 = test_stream_create(ctx);
   gcap_event *e = new_event(ctx), *back = new_event(ctx);
   unsigned char *d = dev_alloc(ctx, 16);
   gcap_graph *g;
@@ -1636,7 +1629,7 @@ static void test_capture_joined_unjoined_formal(void **state) {
 
 static void test_capture_graph_edits_through_graph_api(void **state) {
   gcap_context *ctx = *state;
-  gcap_stream *s = new_stream(ctx), *other = new_stream(ctx);
+  gcap_stream *s = test_stream_create(ctx), *other = test_stream_create(ctx);
   unsigned char *d = dev_alloc(ctx, 32);
   for (int m = 0; m < 3; m++) {
     dev_zero(ctx, d, 32);
@@ -1699,7 +1692,7 @@ static void test_capture_graph_edits_through_graph_api(void **state) {
 
 static void test_capture_empty(void **state) {
   gcap_context *ctx = *state;
-  gcap_stream *s = new_stream(ctx);
+  gcap_stream *s = test_stream_create(ctx);
   for (int m = 0; m < 3; m++) {
     assert_ok(gcap_stream_begin_capture(s, all_modes[m]));
     gcap_graph *g = end_ok(s);
@@ -1723,7 +1716,7 @@ static void test_capture_empty(void **state) {
 
 static void test_capture_again(void **state) {
   gcap_context *ctx = *state;
-  gcap_stream *s = new_stream(ctx);
+  gcap_stream *s = test_stream_create(ctx);
   unsigned char *d = dev_alloc(ctx, 16);
   for (int m = 0; m < 3; m++) {
     assert_ok(gcap_stream_begin_capture(s, all_modes[m]));
@@ -1760,7 +1753,7 @@ static void test_capture_again(void **state) {
 static void test_record_node_types(void **state) {
   gcap_context *ctx = *state;
   gcap_kernel *k = load_add(ctx);
-  gcap_stream *s0 = new_stream(ctx), *s1 = new_stream(ctx);
+  gcap_stream *s0 = test_stream_create(ctx), *s1 = test_stream_create(ctx);
   gcap_event *e = new_event(ctx);
   int32_t *d = (int32_t *)(void *)dev_alloc(ctx, 64);
   unsigned char host[16] = {0};
@@ -1815,7 +1808,7 @@ static void test_record_node_types(void **state) {
 static void test_record_kernel_args_copied_at_capture(void **state) {
   gcap_context *ctx = *state;
   gcap_kernel *k = load_add(ctx);
-  gcap_stream *s = new_stream(ctx);
+  gcap_stream *s = test_stream_create(ctx);
   int32_t *d = (int32_t *)(void *)dev_alloc(ctx, 4 * sizeof(int32_t));
   int32_t *other = (int32_t *)(void *)dev_alloc(ctx, 4 * sizeof(int32_t));
   for (int m = 0; m < 3; m++) {
@@ -1861,7 +1854,7 @@ static void test_record_kernel_args_copied_at_capture(void **state) {
 
 static void test_record_memset_element_sizes(void **state) {
   gcap_context *ctx = *state;
-  gcap_stream *s = new_stream(ctx);
+  gcap_stream *s = test_stream_create(ctx);
   unsigned char *d = dev_alloc(ctx, 64);
   for (int m = 0; m < 3; m++) {
     dev_zero(ctx, d, 64);
@@ -1909,7 +1902,7 @@ static void test_record_memset_element_sizes(void **state) {
 
 static void test_record_memcpy_pageable_host_copy_at_replay(void **state) {
   gcap_context *ctx = *state;
-  gcap_stream *s = new_stream(ctx);
+  gcap_stream *s = test_stream_create(ctx);
   unsigned char *d = dev_alloc(ctx, 32);
   for (int m = 0; m < 3; m++) {
     unsigned char *heap = malloc(16);
@@ -1943,7 +1936,7 @@ static void test_record_memcpy_pageable_host_copy_at_replay(void **state) {
 
 static void test_record_host_fn_null(void **state) {
   gcap_context *ctx = *state;
-  gcap_stream *s = new_stream(ctx);
+  gcap_stream *s = test_stream_create(ctx);
   unsigned char *d = dev_alloc(ctx, 16);
   for (int m = 0; m < 3; m++) {
     host_log.count = 0;
@@ -1986,7 +1979,7 @@ static void test_record_host_fn_null(void **state) {
  * (rules.md#record-mem-alloc). */
 static void test_record_mem_alloc_async_in_capture(void **state) {
   gcap_context *ctx = *state;
-  gcap_stream *s = new_stream(ctx);
+  gcap_stream *s = test_stream_create(ctx);
   unsigned char host[64];
   memset(host, 0, sizeof host);
   assert_ok(gcap_stream_begin_capture(s, GCAP_CAPTURE_MODE_GLOBAL));

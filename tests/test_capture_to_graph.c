@@ -41,18 +41,6 @@ static gcap_node *add_host(gcap_graph *g, gcap_node *const *deps, size_t num_dep
   return n;
 }
 
-static gcap_stream *new_stream(gcap_context *ctx) {
-  gcap_stream *s = NULL;
-  assert_ok(gcap_stream_create(ctx, &s));
-  return s;
-}
-
-static gcap_graph *new_graph(gcap_context *ctx) {
-  gcap_graph *g = NULL;
-  assert_ok(gcap_graph_create(ctx, &g));
-  return g;
-}
-
 static void assert_deps(const gcap_node *n, gcap_node *const *expected, size_t count) {
   gcap_node *got[8];
   size_t have = 8;
@@ -90,8 +78,8 @@ static size_t position_of(int value) {
 
 static void test_recorded_work_follows_the_given_nodes(void **state) {
   gcap_context *ctx = *state;
-  gcap_stream *s = new_stream(ctx);
-  gcap_graph *g = new_graph(ctx);
+  gcap_stream *s = test_stream_create(ctx);
+  gcap_graph *g = test_graph_create(ctx);
   gcap_node *a = add_host(g, NULL, 0, 1);
   gcap_node *b = add_host(g, NULL, 0, 2);
 
@@ -135,8 +123,8 @@ static void test_recorded_work_follows_the_given_nodes(void **state) {
 
 static void test_no_dependencies_makes_roots(void **state) {
   gcap_context *ctx = *state;
-  gcap_stream *s = new_stream(ctx);
-  gcap_graph *g = new_graph(ctx);
+  gcap_stream *s = test_stream_create(ctx);
+  gcap_graph *g = test_graph_create(ctx);
   add_host(g, NULL, 0, 1);
   assert_ok(gcap_stream_begin_capture_to_graph(s, g, NULL, 0, GCAP_CAPTURE_MODE_GLOBAL));
   assert_ok(gcap_launch_host_func(s, log_value, (void *)(intptr_t)2));
@@ -200,8 +188,8 @@ static void test_fork_and_join_inside_the_graph(void **state) {
 
 static void test_graph_is_locked_while_captured_into(void **state) {
   gcap_context *ctx = *state;
-  gcap_stream *s = new_stream(ctx);
-  gcap_graph *g = new_graph(ctx);
+  gcap_stream *s = test_stream_create(ctx);
+  gcap_graph *g = test_graph_create(ctx);
   gcap_node *a = add_host(g, NULL, 0, 1);
   assert_ok(gcap_stream_begin_capture_to_graph(s, g, &a, 1, GCAP_CAPTURE_MODE_RELAXED));
   gcap_exec *x = NULL;
@@ -222,8 +210,8 @@ static void test_graph_is_locked_while_captured_into(void **state) {
 
 static void test_failed_capture_leaves_the_graph_usable(void **state) {
   gcap_context *ctx = *state;
-  gcap_stream *s = new_stream(ctx);
-  gcap_graph *g = new_graph(ctx);
+  gcap_stream *s = test_stream_create(ctx);
+  gcap_graph *g = test_graph_create(ctx);
   gcap_node *a = add_host(g, NULL, 0, 1);
   assert_ok(gcap_stream_begin_capture_to_graph(s, g, &a, 1, GCAP_CAPTURE_MODE_GLOBAL));
   assert_ok(gcap_launch_host_func(s, log_value, (void *)(intptr_t)2));
@@ -405,8 +393,8 @@ static void test_set_exempts_dropped_work_from_the_join_check(void **state) {
 
 static void test_update_dependencies_refusals(void **state) {
   gcap_context *ctx = *state;
-  gcap_stream *s = new_stream(ctx);
-  gcap_graph *other = new_graph(ctx);
+  gcap_stream *s = test_stream_create(ctx);
+  gcap_graph *other = test_graph_create(ctx);
   gcap_node *foreign = add_host(other, NULL, 0, 9);
 
   assert_status(gcap_stream_update_capture_dependencies(NULL, NULL, 0, 0), GCAP_ERROR_INVALID_HANDLE);

@@ -25,12 +25,6 @@ static gcap_context *deferred_context(uint64_t seed, gcap_sim_order order, FILE 
   return test_sim_context_create(&so);
 }
 
-static gcap_stream *new_stream(gcap_context *ctx) {
-  gcap_stream *s = NULL;
-  assert_ok(gcap_stream_create(ctx, &s));
-  return s;
-}
-
 static gcap_event *new_event(gcap_context *ctx) {
   gcap_event *e = NULL;
   assert_ok(gcap_event_create(ctx, &e));
@@ -81,7 +75,7 @@ static void test_options_and_environment(void **state) {
   setenv("GCAP_SIM_EXEC", "deferred", 1);
   assert_ok(gcap_context_create(&o, &ctx));
   unsetenv("GCAP_SIM_EXEC");
-  gcap_stream *s = new_stream(ctx);
+  gcap_stream *s = test_stream_create(ctx);
   struct log log = {{0}, 0};
   struct entry e = {&log, 1};
   assert_ok(gcap_launch_host_func(s, append, &e));
@@ -96,7 +90,7 @@ static void test_forgotten_synchronize_finds_host_buffer_unwritten(void **state)
   (void)state;
   for (uint64_t seed = 0; seed < 4; seed++) {
     gcap_context *ctx = deferred_context(seed, GCAP_SIM_ORDER_CAPTURE, NULL);
-    gcap_stream *s = new_stream(ctx);
+    gcap_stream *s = test_stream_create(ctx);
     void *d = test_dev_alloc(ctx, 256);
     unsigned char host[256];
     memset(host, 0, sizeof host);
@@ -124,7 +118,7 @@ struct two_streams {
 
 static struct two_streams fill_on_a(uint64_t seed, bool with_event) {
   struct two_streams f = {deferred_context(seed, GCAP_SIM_ORDER_CAPTURE, NULL), NULL, NULL, NULL};
-  f.a = new_stream(f.ctx), f.b = new_stream(f.ctx);
+  f.a = test_stream_create(f.ctx), f.b = test_stream_create(f.ctx);
   gcap_event *e = new_event(f.ctx);
   f.d = test_dev_alloc(f.ctx, 64);
   assert_ok(gcap_memset_async(f.a, f.d, 1, 64));
@@ -165,7 +159,7 @@ static void test_unordered_streams_run_in_either_order_by_seed(void **state) {
 static void test_synchronize_runs_only_what_it_waits_for(void **state) {
   (void)state;
   gcap_context *ctx = deferred_context(3, GCAP_SIM_ORDER_CAPTURE, NULL);
-  gcap_stream *a = new_stream(ctx), *b = new_stream(ctx);
+  gcap_stream *a = test_stream_create(ctx), *b = test_stream_create(ctx);
   gcap_event *e = new_event(ctx);
   struct log log = {{0}, 0};
   struct entry b1 = {&log, 1}, b2 = {&log, 2}, a1 = {&log, 3};
@@ -191,7 +185,7 @@ static void test_synchronize_runs_only_what_it_waits_for(void **state) {
 static void test_query_polls_to_completion(void **state) {
   (void)state;
   gcap_context *ctx = deferred_context(0, GCAP_SIM_ORDER_CAPTURE, NULL);
-  gcap_stream *s = new_stream(ctx);
+  gcap_stream *s = test_stream_create(ctx);
   gcap_event *e = new_event(ctx);
   struct log log = {{0}, 0};
   struct entry en[5];
@@ -220,7 +214,7 @@ static void test_graph_launch_interleaves_with_other_streams(void **state) {
   int interleaved = 0;
   for (uint64_t seed = 0; seed < 16; seed++) {
     gcap_context *ctx = deferred_context(seed, GCAP_SIM_ORDER_CAPTURE, NULL);
-    gcap_stream *a = new_stream(ctx), *b = new_stream(ctx);
+    gcap_stream *a = test_stream_create(ctx), *b = test_stream_create(ctx);
     struct log log = {{0}, 0};
     struct entry g1 = {&log, 1}, g2 = {&log, 2}, g3 = {&log, 3}, other = {&log, 9};
     gcap_graph *g = NULL;
@@ -266,7 +260,7 @@ static void test_launches_of_one_executable_are_ordered(void **state) {
   (void)state;
   for (uint64_t seed = 0; seed < 8; seed++) {
     gcap_context *ctx = deferred_context(seed, GCAP_SIM_ORDER_SHUFFLE, NULL);
-    gcap_stream *a = new_stream(ctx), *b = new_stream(ctx);
+    gcap_stream *a = test_stream_create(ctx), *b = test_stream_create(ctx);
     void *d = test_dev_alloc(ctx, 64);
     gcap_graph *g = NULL;
     gcap_node *n = NULL;
@@ -291,7 +285,7 @@ static void test_launches_of_one_executable_are_ordered(void **state) {
 static void test_destroy_runs_or_outlives_queued_work(void **state) {
   (void)state;
   gcap_context *ctx = deferred_context(1, GCAP_SIM_ORDER_CAPTURE, NULL);
-  gcap_stream *a = new_stream(ctx), *b = new_stream(ctx);
+  gcap_stream *a = test_stream_create(ctx), *b = test_stream_create(ctx);
   struct log log = {{0}, 0};
   struct entry h = {&log, 5}, w = {&log, 6};
   gcap_graph *g = NULL;
@@ -322,7 +316,7 @@ static void test_destroy_runs_or_outlives_queued_work(void **state) {
 static void test_frees_wait_for_queued_work(void **state) {
   (void)state;
   gcap_context *ctx = deferred_context(0, GCAP_SIM_ORDER_CAPTURE, NULL);
-  gcap_stream *s = new_stream(ctx);
+  gcap_stream *s = test_stream_create(ctx);
   unsigned char host[64];
   memset(host, 0, sizeof host);
   void *d = NULL;
@@ -424,7 +418,7 @@ static void test_waits_before_a_free_report_the_work_once(void **state) {
 static void test_synchronous_copy_does_not_wait_for_streams(void **state) {
   (void)state;
   gcap_context *ctx = deferred_context(0, GCAP_SIM_ORDER_CAPTURE, NULL);
-  gcap_stream *a = new_stream(ctx);
+  gcap_stream *a = test_stream_create(ctx);
   void *d = test_dev_alloc(ctx, 64);
   static const unsigned char zeros[64];
   assert_ok(gcap_memcpy(ctx, d, zeros, sizeof zeros, GCAP_MEMCPY_HOST_TO_DEVICE));
@@ -445,7 +439,7 @@ static void half_barrier(const gcap_sim_thread *t, void *const *args) {
 static void test_kernel_failing_when_it_runs_is_reported_by_the_wait(void **state) {
   (void)state;
   gcap_context *ctx = deferred_context(0, GCAP_SIM_ORDER_CAPTURE, NULL);
-  gcap_stream *s = new_stream(ctx);
+  gcap_stream *s = test_stream_create(ctx);
   static const gcap_kernel_def defs[] = {{.name = "half", .sim_fn = half_barrier}};
   gcap_module_desc desc = {.kernels = defs, .num_kernels = 1};
   gcap_module *m = NULL;
@@ -475,7 +469,7 @@ static void test_stream_race_check_with_deferred_work(void **state) {
   so.strict_memory = true;
   so.threads = 2;
   gcap_context *ctx = test_sim_context_create(&so);
-  gcap_stream *a = new_stream(ctx), *b = new_stream(ctx);
+  gcap_stream *a = test_stream_create(ctx), *b = test_stream_create(ctx);
   gcap_event *e = new_event(ctx);
   void *d = test_dev_alloc(ctx, 64);
   assert_ok(gcap_memset_async(a, d, 1, 64));
@@ -507,7 +501,7 @@ static void try_synchronize(void *user_data) {
 static void test_host_functions_keep_the_callback_rules(void **state) {
   (void)state;
   gcap_context *ctx = deferred_context(0, GCAP_SIM_ORDER_CAPTURE, NULL);
-  gcap_stream *s = new_stream(ctx);
+  gcap_stream *s = test_stream_create(ctx);
   struct refusal r = {s, GCAP_SUCCESS};
   assert_ok(gcap_launch_host_func(s, try_synchronize, &r));
   assert_ok(gcap_stream_synchronize(s));
@@ -520,7 +514,7 @@ static void test_host_functions_keep_the_callback_rules(void **state) {
 static void test_capture_then_deferred_launch(void **state) {
   (void)state;
   gcap_context *ctx = deferred_context(2, GCAP_SIM_ORDER_SHUFFLE, NULL);
-  gcap_stream *s = new_stream(ctx);
+  gcap_stream *s = test_stream_create(ctx);
   void *d = test_dev_alloc(ctx, 64);
   unsigned char host[64];
   memset(host, 0, sizeof host);
@@ -549,7 +543,7 @@ static void test_trace_shows_rows_and_arrows(void **state) {
   FILE *trace = tmpfile();
   assert_non_null(trace);
   gcap_context *ctx = deferred_context(0, GCAP_SIM_ORDER_CAPTURE, trace);
-  gcap_stream *a = new_stream(ctx), *b = new_stream(ctx);
+  gcap_stream *a = test_stream_create(ctx), *b = test_stream_create(ctx);
   gcap_event *e = new_event(ctx);
   void *d = test_dev_alloc(ctx, 64);
   assert_ok(gcap_memset_async(a, d, 1, 64));

@@ -43,13 +43,6 @@ static int teardown_ctx(void **state) {
   return 0;
 }
 
-static gcap_graph *new_graph(gcap_context *ctx) {
-  gcap_graph *g = NULL;
-  assert_ok(gcap_graph_create(ctx, &g));
-  assert_non_null(g);
-  return g;
-}
-
 static gcap_node *add_empty(gcap_graph *g, gcap_node *const *deps, size_t n) {
   gcap_node *out = NULL;
   assert_ok(gcap_graph_add_empty_node(g, deps, n, &out));
@@ -159,7 +152,7 @@ static void test_create_and_destroy(void **state) {
   assert_ok(gcap_graph_get_edges(g, NULL, NULL, &count));
   assert_int_equal(count, 0);
 
-  gcap_graph *g2 = new_graph(ctx);
+  gcap_graph *g2 = test_graph_create(ctx);
   assert_true(g2 != g);
   gcap_graph_destroy(g2);
   gcap_graph_destroy(g);
@@ -188,7 +181,7 @@ static void test_counts_of_invalid_graphs(void **state) {
   assert_int_equal(gcap_graph_node_count(NULL), 0);
   assert_int_equal(gcap_graph_edge_count(NULL), 0);
 
-  gcap_graph *g = new_graph(ctx);
+  gcap_graph *g = test_graph_create(ctx);
   gcap_node *a = add_empty(g, NULL, 0);
   add_empty(g, &a, 1);
   assert_int_equal(gcap_graph_node_count(g), 2);
@@ -203,7 +196,7 @@ static void test_counts_of_invalid_graphs(void **state) {
 
 static void test_counts_follow_edits(void **state) {
   gcap_context *ctx = *state;
-  gcap_graph *g = new_graph(ctx);
+  gcap_graph *g = test_graph_create(ctx);
   gcap_node *a = add_empty(g, NULL, 0);
   gcap_node *b = add_empty(g, NULL, 0);
   gcap_node *ab[2] = {a, b};
@@ -224,7 +217,7 @@ static void test_counts_follow_edits(void **state) {
 
 static void test_get_nodes_buffers(void **state) {
   gcap_context *ctx = *state;
-  gcap_graph *g = new_graph(ctx);
+  gcap_graph *g = test_graph_create(ctx);
   gcap_node *n[3];
   n[0] = add_empty(g, NULL, 0);
   n[1] = add_empty(g, &n[0], 1);
@@ -281,7 +274,7 @@ static void test_get_nodes_buffers(void **state) {
 
 static void test_get_root_nodes_buffers(void **state) {
   gcap_context *ctx = *state;
-  gcap_graph *g = new_graph(ctx);
+  gcap_graph *g = test_graph_create(ctx);
   gcap_node *r0 = add_empty(g, NULL, 0);
   gcap_node *c0 = add_empty(g, &r0, 1);
   gcap_node *r1 = add_empty(g, NULL, 0);
@@ -323,7 +316,7 @@ static void test_get_root_nodes_buffers(void **state) {
 
 static void test_get_edges_buffers(void **state) {
   gcap_context *ctx = *state;
-  gcap_graph *g = new_graph(ctx);
+  gcap_graph *g = test_graph_create(ctx);
   gcap_node *a = add_empty(g, NULL, 0);
   gcap_node *b = add_empty(g, &a, 1);
   gcap_node *c = add_empty(g, &a, 1);
@@ -380,7 +373,7 @@ static void test_get_edges_buffers(void **state) {
 
 static void test_node_dependency_buffers(void **state) {
   gcap_context *ctx = *state;
-  gcap_graph *g = new_graph(ctx);
+  gcap_graph *g = test_graph_create(ctx);
   gcap_node *p[3];
   for (size_t i = 0; i < 3; i++) p[i] = add_empty(g, NULL, 0);
   gcap_node *c = add_empty(g, p, 3);
@@ -443,7 +436,7 @@ static void test_node_dependency_buffers(void **state) {
 
 static void test_creation_order(void **state) {
   gcap_context *ctx = *state;
-  gcap_graph *g = new_graph(ctx);
+  gcap_graph *g = test_graph_create(ctx);
   gcap_node *a = add_empty(g, NULL, 0);
   gcap_node *b = add_empty(g, NULL, 0);
   gcap_node *c = add_empty(g, NULL, 0);
@@ -507,7 +500,7 @@ static void test_creation_order(void **state) {
 
 static void test_add_dependencies_batch(void **state) {
   gcap_context *ctx = *state;
-  gcap_graph *g = new_graph(ctx);
+  gcap_graph *g = test_graph_create(ctx);
   gcap_node *n[5];
   for (size_t i = 0; i < 5; i++) n[i] = add_empty(g, NULL, 0);
   gcap_node *from[4] = {n[0], n[0], n[1], n[3]};
@@ -533,7 +526,7 @@ static void test_add_dependencies_batch(void **state) {
 
 static void test_add_dependencies_bad_arrays(void **state) {
   gcap_context *ctx = *state;
-  gcap_graph *g = new_graph(ctx);
+  gcap_graph *g = test_graph_create(ctx);
   gcap_node *a = add_empty(g, NULL, 0);
   gcap_node *b = add_empty(g, NULL, 0);
   assert_fails(gcap_graph_add_dependencies(g, NULL, &b, 1), GCAP_ERROR_INVALID_VALUE,
@@ -571,7 +564,7 @@ static void expect_rejected(gcap_graph *g, gcap_node *const *from, gcap_node *co
 
 static void test_add_dependencies_rejects_whole_batch(void **state) {
   gcap_context *ctx = *state;
-  gcap_graph *g = new_graph(ctx);
+  gcap_graph *g = test_graph_create(ctx);
   gcap_node *a = add_empty(g, NULL, 0);
   gcap_node *b = add_empty(g, &a, 1);
   gcap_node *c = add_empty(g, NULL, 0);
@@ -622,7 +615,7 @@ static void test_add_dependencies_rejects_whole_batch(void **state) {
 
 static void test_add_dependencies_cycle_through_chain(void **state) {
   gcap_context *ctx = *state;
-  gcap_graph *g = new_graph(ctx);
+  gcap_graph *g = test_graph_create(ctx);
   gcap_node *n[5];
   n[0] = add_empty(g, NULL, 0);
   for (size_t i = 1; i < 5; i++) n[i] = add_empty(g, &n[i - 1], 1);
@@ -654,8 +647,8 @@ static void test_add_dependencies_cycle_through_chain(void **state) {
 
 static void test_add_dependencies_foreign_and_destroyed(void **state) {
   gcap_context *ctx = *state;
-  gcap_graph *g = new_graph(ctx);
-  gcap_graph *h = new_graph(ctx);
+  gcap_graph *g = test_graph_create(ctx);
+  gcap_graph *h = test_graph_create(ctx);
   gcap_node *a = add_empty(g, NULL, 0);
   gcap_node *b = add_empty(g, NULL, 0);
   gcap_node *x = add_empty(h, NULL, 0);
@@ -692,7 +685,7 @@ static void test_add_dependencies_foreign_and_destroyed(void **state) {
 
 static void test_remove_dependencies(void **state) {
   gcap_context *ctx = *state;
-  gcap_graph *g = new_graph(ctx);
+  gcap_graph *g = test_graph_create(ctx);
   gcap_node *a = add_empty(g, NULL, 0);
   gcap_node *b = add_empty(g, &a, 1);
   gcap_node *c = add_empty(g, &a, 1);
@@ -743,7 +736,7 @@ static void test_remove_dependencies(void **state) {
   gcap_node *null_node = NULL;
   assert_fails(gcap_graph_remove_dependencies(g, &null_node, &c, 1), GCAP_ERROR_INVALID_HANDLE,
                "gcap_graph_remove_dependencies");
-  gcap_graph *h = new_graph(ctx);
+  gcap_graph *h = test_graph_create(ctx);
   gcap_node *x = add_empty(h, NULL, 0);
   assert_fails(gcap_graph_remove_dependencies(g, &a, &x, 1), GCAP_ERROR_INVALID_VALUE,
                "gcap_graph_remove_dependencies");
@@ -762,7 +755,7 @@ static void test_remove_dependencies(void **state) {
 
 static void test_destroy_node(void **state) {
   gcap_context *ctx = *state;
-  gcap_graph *g = new_graph(ctx);
+  gcap_graph *g = test_graph_create(ctx);
   gcap_node *a = add_empty(g, NULL, 0);
   gcap_node *z = add_empty(g, NULL, 0);
   gcap_node *az[2] = {a, z};
@@ -828,7 +821,7 @@ static void test_destroy_node(void **state) {
 
 static void test_clone_keeps_every_order(void **state) {
   gcap_context *ctx = *state;
-  gcap_graph *g = new_graph(ctx);
+  gcap_graph *g = test_graph_create(ctx);
   gcap_node *n[6];
   n[0] = add_empty(g, NULL, 0);
   n[1] = add_empty(g, NULL, 0);
@@ -984,7 +977,7 @@ static size_t build_typed_graph(gcap_context *ctx, gcap_graph *g, const struct t
   k++;
   assert_ok(gcap_graph_add_event_wait_node(g, NULL, 0, fx->event, &nodes[k]));
   k++;
-  gcap_graph *child = new_graph(ctx);
+  gcap_graph *child = test_graph_create(ctx);
   gcap_node *c0 = add_empty(child, NULL, 0);
   add_empty(child, &c0, 1);
   assert_ok(gcap_graph_add_child_graph_node(g, &nodes[5], 1, child, &nodes[k]));
@@ -1076,7 +1069,7 @@ static void test_clone_deep_copy_of_every_type(void **state) {
   gcap_context *ctx = *state;
   struct typed_fixture fx;
   make_typed_fixture(ctx, &fx);
-  gcap_graph *g = new_graph(ctx);
+  gcap_graph *g = test_graph_create(ctx);
   gcap_node *n[8];
   size_t k = build_typed_graph(ctx, g, &fx, n);
   assert_int_equal(k, 8);
@@ -1148,11 +1141,11 @@ static void test_clone_deep_copy_of_every_type(void **state) {
 
 static void test_child_graph_is_cloned_at_add(void **state) {
   gcap_context *ctx = *state;
-  gcap_graph *child = new_graph(ctx);
+  gcap_graph *child = test_graph_create(ctx);
   gcap_node *c0 = add_empty(child, NULL, 0);
   add_empty(child, &c0, 1);
 
-  gcap_graph *g = new_graph(ctx);
+  gcap_graph *g = test_graph_create(ctx);
   gcap_node *pre = add_empty(g, NULL, 0);
   gcap_node *node = SENTINEL_NODE;
   assert_ok(gcap_graph_add_child_graph_node(g, &pre, 1, child, &node));
@@ -1207,8 +1200,8 @@ static void test_child_graph_is_cloned_at_add(void **state) {
 
 static void test_child_graph_bad_args(void **state) {
   gcap_context *ctx = *state;
-  gcap_graph *g = new_graph(ctx);
-  gcap_graph *child = new_graph(ctx);
+  gcap_graph *g = test_graph_create(ctx);
+  gcap_graph *child = test_graph_create(ctx);
   add_empty(child, NULL, 0);
   gcap_node *out = SENTINEL_NODE;
 
@@ -1217,7 +1210,7 @@ static void test_child_graph_bad_args(void **state) {
   assert_null(out);
 
   gcap_context *other = test_context_create();
-  gcap_graph *foreign = new_graph(other);
+  gcap_graph *foreign = test_graph_create(other);
   add_empty(foreign, NULL, 0);
   out = SENTINEL_NODE;
   assert_fails(gcap_graph_add_child_graph_node(g, NULL, 0, foreign, &out), GCAP_ERROR_INVALID_HANDLE,
@@ -1225,7 +1218,7 @@ static void test_child_graph_bad_args(void **state) {
   assert_null(out);
   gcap_context_destroy(other);
 
-  gcap_graph *dead = new_graph(ctx);
+  gcap_graph *dead = test_graph_create(ctx);
   gcap_graph_destroy(dead);
   out = SENTINEL_NODE;
   assert_fails(gcap_graph_add_child_graph_node(g, NULL, 0, dead, &out), GCAP_ERROR_INVALID_HANDLE,
@@ -1251,7 +1244,7 @@ static void test_child_graph_bad_args(void **state) {
   assert_fails(gcap_node_get_child_graph(node, NULL), GCAP_ERROR_INVALID_VALUE, "gcap_node_get_child_graph");
 
   /* An empty graph is a valid child. */
-  gcap_graph *none = new_graph(ctx);
+  gcap_graph *none = test_graph_create(ctx);
   assert_ok(gcap_graph_add_child_graph_node(g, &node, 1, none, &out));
   assert_ok(gcap_node_get_child_graph(out, &got));
   assert_int_equal(gcap_graph_node_count(got), 0);
@@ -1262,17 +1255,17 @@ static void test_child_graph_bad_args(void **state) {
 
 static void test_clone_recurses_into_child(void **state) {
   gcap_context *ctx = *state;
-  gcap_graph *child = new_graph(ctx);
+  gcap_graph *child = test_graph_create(ctx);
   gcap_node *c0 = add_empty(child, NULL, 0);
   add_empty(child, &c0, 1);
   /* A grandchild, to check the recursion goes all the way. */
-  gcap_graph *grand = new_graph(ctx);
+  gcap_graph *grand = test_graph_create(ctx);
   add_empty(grand, NULL, 0);
   gcap_node *gc = NULL;
   assert_ok(gcap_graph_add_child_graph_node(child, &c0, 1, grand, &gc));
   gcap_graph_destroy(grand);
 
-  gcap_graph *g = new_graph(ctx);
+  gcap_graph *g = test_graph_create(ctx);
   gcap_node *node = NULL;
   assert_ok(gcap_graph_add_child_graph_node(g, NULL, 0, child, &node));
   gcap_graph_destroy(child);
@@ -1334,8 +1327,8 @@ static void test_clone_recurses_into_child(void **state) {
 static void test_graphs_of_different_contexts(void **state) {
   gcap_context *ctx = *state;
   gcap_context *other = test_context_create();
-  gcap_graph *g = new_graph(ctx);
-  gcap_graph *h = new_graph(other);
+  gcap_graph *g = test_graph_create(ctx);
+  gcap_graph *h = test_graph_create(other);
   gcap_node *a = add_empty(g, NULL, 0);
   gcap_node *x = add_empty(h, NULL, 0);
   gcap_node *y = add_empty(h, &x, 1);
@@ -1362,9 +1355,9 @@ static void test_context_destroy_frees_graphs(void **state) {
   (void)state;
   /* Graphs, clones and children left behind: the context frees them (valgrind checks). */
   gcap_context *ctx = test_context_create();
-  gcap_graph *g = new_graph(ctx);
+  gcap_graph *g = test_graph_create(ctx);
   gcap_node *a = add_empty(g, NULL, 0);
-  gcap_graph *child = new_graph(ctx);
+  gcap_graph *child = test_graph_create(ctx);
   add_empty(child, NULL, 0);
   gcap_node *cn = NULL;
   assert_ok(gcap_graph_add_child_graph_node(g, &a, 1, child, &cn));
@@ -1437,7 +1430,7 @@ static void test_random_dag(void **state) {
   struct model *m = calloc(1, sizeof *m);
   assert_non_null(m);
   rng_state = 20240611u;
-  gcap_graph *g = new_graph(ctx);
+  gcap_graph *g = test_graph_create(ctx);
   gcap_node *n[RND_NODES];
 
   for (size_t i = 0; i < RND_NODES; i++) {
@@ -1585,7 +1578,7 @@ static void count_generic_twice(void *u) { (void)u; generic_calls += 2; }
 /* gcap_graph_add_node, gcap_node_set_params and gcap_exec_node_set_params over gcap_node_params. */
 static void test_generic_node_calls(void **state) {
   gcap_context *ctx = *state;
-  gcap_graph *g = new_graph(ctx), *child = new_graph(ctx);
+  gcap_graph *g = test_graph_create(ctx), *child = test_graph_create(ctx);
   add_empty(child, NULL, 0);
   gcap_event *e = NULL;
   assert_ok(gcap_event_create(ctx, &e));

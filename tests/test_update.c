@@ -146,12 +146,6 @@ static gcap_exec *instantiate(gcap_graph *g) {
   return x;
 }
 
-static gcap_graph *new_graph(gcap_context *ctx) {
-  gcap_graph *g = NULL;
-  assert_ok(gcap_graph_create(ctx, &g));
-  return g;
-}
-
 static gcap_node *add_memset(gcap_graph *g, gcap_node *const *deps, size_t nd, void *dst, uint32_t value,
                              unsigned es, size_t width, size_t height, size_t pitch) {
   gcap_memset_node_params p = {dst, value, es, width, height, pitch};
@@ -243,7 +237,7 @@ static struct one_memset make_one_memset(gcap_context *ctx) {
   struct one_memset o;
   o.d = test_dev_alloc(ctx, 64);
   dev_set(ctx, o.d, 0, 64);
-  o.g = new_graph(ctx);
+  o.g = test_graph_create(ctx);
   o.n = add_memset(o.g, NULL, 0, o.d, 0x11, 1, 64, 1, 64);
   o.x = instantiate(o.g);
   return o;
@@ -348,7 +342,7 @@ static void test_update_event_node_setters(void **state) {
   assert_ok(gcap_event_create(f->ctx, &first));
   assert_ok(gcap_event_create(f->ctx, &second));
   assert_ok(gcap_event_create(f->ctx, &third));
-  gcap_graph *g = new_graph(f->ctx);
+  gcap_graph *g = test_graph_create(f->ctx);
   gcap_node *rec = NULL, *wait = NULL;
   assert_ok(gcap_graph_add_event_record_node(g, NULL, 0, first, &rec));
   assert_ok(gcap_graph_add_event_wait_node(g, &rec, 1, first, &wait));
@@ -418,7 +412,7 @@ static void test_update_setter_node_added_later(void **state) {
 static void test_update_setter_node_of_other_graph_or_clone(void **state) {
   struct test_fixture *f = *state;
   struct one_memset o = make_one_memset(f->ctx);
-  gcap_graph *other = new_graph(f->ctx);
+  gcap_graph *other = test_graph_create(f->ctx);
   gcap_node *on = add_memset(other, NULL, 0, o.d, 0x55, 1, 64, 1, 64);
   gcap_graph *clone = NULL;
   assert_ok(gcap_graph_clone(o.g, &clone));
@@ -478,7 +472,7 @@ static void test_update_setter_wrong_node_type(void **state) {
   memset(h, 0x7a, sizeof h);
   dev_set(f->ctx, d, 0, 64);
   struct counter c = {0, 0};
-  gcap_graph *g = new_graph(f->ctx);
+  gcap_graph *g = test_graph_create(f->ctx);
   gcap_node *cp = add_memcpy(g, NULL, 0, d, h, 64, GCAP_MEMCPY_HOST_TO_DEVICE);
   gcap_node *hn = add_host(g, &cp, 1, count_a, &c);
   gcap_exec *x = instantiate(g);
@@ -598,7 +592,7 @@ static void test_update_setter_inside_own_launch_illegal_state(void **state) {
   memset(&in, 0, sizeof in);
   in.d = test_dev_alloc(f->ctx, 64);
   dev_set(f->ctx, in.d, 0, 64);
-  gcap_graph *g = new_graph(f->ctx);
+  gcap_graph *g = test_graph_create(f->ctx);
   in.host_node = add_host(g, NULL, 0, call_setters_inside, &in);
   in.memset_node = add_memset(g, &in.host_node, 1, in.d, 0x11, 1, 64, 1, 64);
   in.x = instantiate(g);
@@ -638,7 +632,7 @@ static void test_update_kernel_all_fields(void **state) {
   float *pa = a, factor = 3.0f;
   uint32_t n = N;
   void *args[] = {&pa, &factor, &n};
-  gcap_graph *g = new_graph(f->ctx);
+  gcap_graph *g = test_graph_create(f->ctx);
   gcap_node *k = add_kernel(g, NULL, 0, scale, 1, N, args);
   gcap_exec *x = instantiate(g);
   gcap_sim_stats s0 = stats_of(f->ctx);
@@ -708,7 +702,7 @@ static void test_update_kernel_args_copied_at_call(void **state) {
   float *pa = a, v = 1.0f;
   uint32_t n = N;
   void *args[] = {&pa, &v, &n};
-  gcap_graph *g = new_graph(f->ctx);
+  gcap_graph *g = test_graph_create(f->ctx);
   gcap_node *k = add_kernel(g, NULL, 0, fill, 1, N, args);
   gcap_exec *x = instantiate(g);
   v = 5.0f;
@@ -741,7 +735,7 @@ static void test_update_kernel_launch_checks(void **state) {
   uint32_t n = N;
   void *args[] = {&pa, &v, &n};
   void *bad_args[] = {&pa, NULL, &n};
-  gcap_graph *g = new_graph(f->ctx);
+  gcap_graph *g = test_graph_create(f->ctx);
   gcap_node *k = add_kernel(g, NULL, 0, fill, 1, N, args);
   gcap_exec *x = instantiate(g);
   const gcap_kernel_node_params bad[] = {
@@ -784,7 +778,7 @@ static void test_update_kernel_handle_errors(void **state) {
   float *pa = a, v = 4.0f;
   uint32_t n = N;
   void *args[] = {&pa, &v, &n};
-  gcap_graph *g = new_graph(f->ctx);
+  gcap_graph *g = test_graph_create(f->ctx);
   gcap_node *k = add_kernel(g, NULL, 0, fill, 1, N, args);
   gcap_exec *x = instantiate(g);
   float v2 = 8.0f;
@@ -817,7 +811,7 @@ static void test_update_kernel_module_unloaded_after_set(void **state) {
   float *pa = a, v = 4.0f;
   uint32_t n = N;
   void *args[] = {&pa, &v, &n};
-  gcap_graph *g = new_graph(f->ctx);
+  gcap_graph *g = test_graph_create(f->ctx);
   gcap_node *k = add_kernel(g, NULL, 0, test_kernel_of(m, "fill"), 1, N, args);
   gcap_exec *x = instantiate(g);
   v = 6.0f;
@@ -857,7 +851,7 @@ static void test_update_kernel_jacobi_ping_pong(void **state) {
   uint32_t n = NN;
   float *out = buf[1], *in = buf[0];
   void *args[] = {&out, &in, &n};
-  gcap_graph *g = new_graph(f->ctx);
+  gcap_graph *g = test_graph_create(f->ctx);
   gcap_node *k = add_kernel(g, NULL, 0, jac, 2, 32, args);
   gcap_exec *x = instantiate(g);
 
@@ -924,7 +918,7 @@ static void make_copy(gcap_context *ctx, struct copy_graph *c, gcap_memcpy_kind 
   dev_set(ctx, c->d, 0, 64);
   memset(c->h1, 0xa1, sizeof c->h1);
   memset(c->h2, 0xb2, sizeof c->h2);
-  c->g = new_graph(ctx);
+  c->g = test_graph_create(ctx);
   c->n = add_memcpy(c->g, NULL, 0, c->d, c->h1, 64, kind);
   c->x = instantiate(c->g);
 }
@@ -1048,7 +1042,7 @@ static void test_update_memcpy_d2h_new_operands(void **state) {
   unsigned char h[64], h2[64];
   memset(h, 0, sizeof h);
   memset(h2, 0, sizeof h2);
-  gcap_graph *g = new_graph(f->ctx);
+  gcap_graph *g = test_graph_create(f->ctx);
   gcap_node *n = add_memcpy(g, NULL, 0, h, d, 64, GCAP_MEMCPY_DEVICE_TO_HOST);
   gcap_exec *x = instantiate(g);
   gcap_memcpy_node_params p = {h2, d + 32, 32, GCAP_MEMCPY_DEVICE_TO_HOST};
@@ -1092,7 +1086,7 @@ static void test_update_memset_2d_shape_fixed(void **state) {
   unsigned char *d2 = test_dev_alloc(f->ctx, 256);
   dev_set(f->ctx, d, 0, 256);
   dev_set(f->ctx, d2, 0, 256);
-  gcap_graph *g = new_graph(f->ctx);
+  gcap_graph *g = test_graph_create(f->ctx);
   /* 4 rows of 8 four-byte elements, pitch 64. */
   gcap_node *n = add_memset(g, NULL, 0, d, 0x01010101u, 4, 8, 4, 64);
   gcap_exec *x = instantiate(g);
@@ -1144,7 +1138,7 @@ static void test_update_memset_1d_width_and_element_size(void **state) {
   struct test_fixture *f = *state;
   unsigned char *d = test_dev_alloc(f->ctx, 64);
   dev_set(f->ctx, d, 0, 64);
-  gcap_graph *g = new_graph(f->ctx);
+  gcap_graph *g = test_graph_create(f->ctx);
   gcap_node *n = add_memset(g, NULL, 0, d, 0xaa, 1, 16, 1, 16);
   gcap_exec *x = instantiate(g);
   /* 12 four-byte elements = 48 bytes: fits. */
@@ -1223,7 +1217,7 @@ static void test_update_memset_param_checks(void **state) {
 static void test_update_host_unrestricted(void **state) {
   struct test_fixture *f = *state;
   struct counter c1 = {0, 0}, c2 = {0, 0};
-  gcap_graph *g = new_graph(f->ctx);
+  gcap_graph *g = test_graph_create(f->ctx);
   gcap_node *h = add_host(g, NULL, 0, count_a, &c1);
   gcap_exec *x = instantiate(g);
   launch(x, f->s);
@@ -1263,9 +1257,9 @@ static void test_update_enable_disable_kernel_memcpy_memset_only(void **state) {
   struct counter c = {0, 0};
   gcap_event *e = NULL;
   assert_ok(gcap_event_create(f->ctx, &e));
-  gcap_graph *child = new_graph(f->ctx);
+  gcap_graph *child = test_graph_create(f->ctx);
   add_empty(child, NULL, 0);
-  gcap_graph *g = new_graph(f->ctx);
+  gcap_graph *g = test_graph_create(f->ctx);
   gcap_node *ms = add_memset(g, NULL, 0, d, 0x10, 1, 64, 1, 64);
   gcap_node *mc = add_memcpy(g, &ms, 1, d, h, 32, GCAP_MEMCPY_HOST_TO_DEVICE);
   gcap_node *hn = add_host(g, NULL, 0, count_a, &c);
@@ -1393,7 +1387,7 @@ static void test_update_enable_disabled_node_keeps_edges(void **state) {
   assert_ok(gcap_stream_create(ctx, &s));
   unsigned char *d = test_dev_alloc(ctx, 64);
   struct order_probe op = {0, 0, 0};
-  gcap_graph *g = new_graph(ctx);
+  gcap_graph *g = test_graph_create(ctx);
   gcap_node *h1 = add_host(g, NULL, 0, mark_first, &op);
   gcap_node *mid = add_memset(g, &h1, 1, d, 0x01, 1, 64, 1, 64);
   add_host(g, &mid, 1, check_second, &op);
@@ -1420,9 +1414,9 @@ struct rich {
 
 static void build_rich(gcap_context *ctx, struct rich *r, unsigned char *d, unsigned char *h, unsigned char v,
                        struct counter *c, gcap_event *e) {
-  r->child = new_graph(ctx);
+  r->child = test_graph_create(ctx);
   add_memset(r->child, NULL, 0, d + 32, (uint32_t)v + 1, 1, 32, 1, 32);
-  r->g = new_graph(ctx);
+  r->g = test_graph_create(ctx);
   r->ms = add_memset(r->g, NULL, 0, d, v, 1, 16, 1, 16);
   r->mc = add_memcpy(r->g, &r->ms, 1, h, d, 16, GCAP_MEMCPY_DEVICE_TO_HOST);
   r->hn = add_host(r->g, &r->mc, 1, count_a, c);
@@ -1592,7 +1586,7 @@ static void test_update_pairing_original_nodes_still_name_exec_nodes(void **stat
   struct one_memset o = make_one_memset(f->ctx);
   unsigned char *d2 = test_dev_alloc(f->ctx, 64);
   dev_set(f->ctx, d2, 0, 64);
-  gcap_graph *g2 = new_graph(f->ctx);
+  gcap_graph *g2 = test_graph_create(f->ctx);
   gcap_node *n2 = add_memset(g2, NULL, 0, d2, 0x77, 1, 64, 1, 64);
   gcap_exec_update_info info;
   assert_ok(gcap_exec_update(o.x, g2, &info));
@@ -1632,7 +1626,7 @@ struct two {
 
 static void make_two(gcap_context *ctx, struct two *t) {
   t->d = test_dev_alloc(ctx, 64);
-  t->g = new_graph(ctx);
+  t->g = test_graph_create(ctx);
   t->a = add_memset(t->g, NULL, 0, t->d, 0x11, 1, 32, 1, 32);
   t->b = add_memset(t->g, &t->a, 1, t->d + 32, 0x22, 1, 32, 1, 32);
   t->x = instantiate(t->g);
@@ -1655,7 +1649,7 @@ static void test_update_result_count_mismatch(void **state) {
   struct test_fixture *f = *state;
   struct two t;
   make_two(f->ctx, &t);
-  gcap_graph *g = new_graph(f->ctx);
+  gcap_graph *g = test_graph_create(f->ctx);
   gcap_node *a = add_memset(g, NULL, 0, t.d, 0x33, 1, 32, 1, 32);
   add_memset(g, &a, 1, t.d + 32, 0x44, 1, 32, 1, 32);
   add_empty(g, NULL, 0);
@@ -1668,7 +1662,7 @@ static void test_update_result_count_mismatch(void **state) {
   gcap_graph_destroy(g);
 
   /* Fewer nodes. */
-  g = new_graph(f->ctx);
+  g = test_graph_create(f->ctx);
   add_memset(g, NULL, 0, t.d, 0x33, 1, 32, 1, 32);
   assert_status(gcap_exec_update(t.x, g, &info), GCAP_ERROR_GRAPH_EXEC_UPDATE_FAILURE);
   assert_info(&info, GCAP_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED, NULL, NULL);
@@ -1687,12 +1681,12 @@ static void test_update_result_dependency_count(void **state) {
   struct test_fixture *f = *state;
   /* x: A, B, C (C after A). g: A', B', C' (C' after A' and B'). */
   unsigned char *d = test_dev_alloc(f->ctx, 48);
-  gcap_graph *g0 = new_graph(f->ctx);
+  gcap_graph *g0 = test_graph_create(f->ctx);
   gcap_node *a = add_memset(g0, NULL, 0, d, 0x01, 1, 16, 1, 16);
   add_memset(g0, NULL, 0, d + 16, 0x02, 1, 16, 1, 16);
   add_memset(g0, &a, 1, d + 32, 0x03, 1, 16, 1, 16);
   gcap_exec *x = instantiate(g0);
-  gcap_graph *g = new_graph(f->ctx);
+  gcap_graph *g = test_graph_create(f->ctx);
   gcap_node *ab[2];
   ab[0] = add_memset(g, NULL, 0, d, 0x04, 1, 16, 1, 16);
   ab[1] = add_memset(g, NULL, 0, d + 16, 0x05, 1, 16, 1, 16);
@@ -1717,12 +1711,12 @@ static void test_update_result_dependency_mismatch_reports_from_node(void **stat
   struct test_fixture *f = *state;
   /* x: A, B, C (C after A). g: A', B', C' (C' after B'). */
   unsigned char *d = test_dev_alloc(f->ctx, 48);
-  gcap_graph *g0 = new_graph(f->ctx);
+  gcap_graph *g0 = test_graph_create(f->ctx);
   gcap_node *a = add_memset(g0, NULL, 0, d, 0x01, 1, 16, 1, 16);
   add_memset(g0, NULL, 0, d + 16, 0x02, 1, 16, 1, 16);
   add_memset(g0, &a, 1, d + 32, 0x03, 1, 16, 1, 16);
   gcap_exec *x = instantiate(g0);
-  gcap_graph *g = new_graph(f->ctx);
+  gcap_graph *g = test_graph_create(f->ctx);
   add_memset(g, NULL, 0, d, 0x04, 1, 16, 1, 16);
   gcap_node *b2 = add_memset(g, NULL, 0, d + 16, 0x05, 1, 16, 1, 16);
   gcap_node *c2 = add_memset(g, &b2, 1, d + 32, 0x06, 1, 16, 1, 16);
@@ -1744,13 +1738,13 @@ static void test_update_result_dependency_order_matters(void **state) {
   struct test_fixture *f = *state;
   /* x: A, B, C after (A, B). g: A', B', C' after (B', A'): same edges, other order. */
   unsigned char *d = test_dev_alloc(f->ctx, 48);
-  gcap_graph *g0 = new_graph(f->ctx);
+  gcap_graph *g0 = test_graph_create(f->ctx);
   gcap_node *ab[2];
   ab[0] = add_memset(g0, NULL, 0, d, 0x01, 1, 16, 1, 16);
   ab[1] = add_memset(g0, NULL, 0, d + 16, 0x02, 1, 16, 1, 16);
   add_memset(g0, ab, 2, d + 32, 0x03, 1, 16, 1, 16);
   gcap_exec *x = instantiate(g0);
-  gcap_graph *g = new_graph(f->ctx);
+  gcap_graph *g = test_graph_create(f->ctx);
   gcap_node *ba[2];
   ba[1] = add_memset(g, NULL, 0, d, 0x04, 1, 16, 1, 16);
   ba[0] = add_memset(g, NULL, 0, d + 16, 0x05, 1, 16, 1, 16);
@@ -1774,12 +1768,12 @@ static void test_update_result_topology_before_type(void **state) {
   unsigned char h[64];
   memset(h, 0x5c, sizeof h);
   /* x: a memcpy root M, then an empty node after it. */
-  gcap_graph *g0 = new_graph(f->ctx);
+  gcap_graph *g0 = test_graph_create(f->ctx);
   gcap_node *mc = add_memcpy(g0, NULL, 0, d, h, 64, GCAP_MEMCPY_HOST_TO_DEVICE);
   add_empty(g0, &mc, 1);
   gcap_exec *x = instantiate(g0);
   /* g: its first node is a memset with one dependency (on an empty node created second). */
-  gcap_graph *g = new_graph(f->ctx);
+  gcap_graph *g = test_graph_create(f->ctx);
   gcap_node *ms = add_memset(g, NULL, 0, d, 0x01, 1, 64, 1, 64);
   gcap_node *em = add_empty(g, NULL, 0);
   assert_ok(gcap_graph_add_dependencies(g, &em, &ms, 1));
@@ -1802,12 +1796,12 @@ static void test_update_result_topology_before_type_later_node(void **state) {
   unsigned char h[64];
   memset(h, 0x5c, sizeof h);
   /* x: memcpy M, empty E1, empty E2 after E1. g: memset S, E1', E2' after E1' and S. */
-  gcap_graph *g0 = new_graph(f->ctx);
+  gcap_graph *g0 = test_graph_create(f->ctx);
   add_memcpy(g0, NULL, 0, d, h, 64, GCAP_MEMCPY_HOST_TO_DEVICE);
   gcap_node *e1 = add_empty(g0, NULL, 0);
   add_empty(g0, &e1, 1);
   gcap_exec *x = instantiate(g0);
-  gcap_graph *g = new_graph(f->ctx);
+  gcap_graph *g = test_graph_create(f->ctx);
   gcap_node *deps[2];
   deps[1] = add_memset(g, NULL, 0, d, 0x01, 1, 64, 1, 64);
   deps[0] = add_empty(g, NULL, 0);
@@ -1830,7 +1824,7 @@ static void test_update_result_type_changed(void **state) {
   make_two(f->ctx, &t);
   unsigned char h[32];
   memset(h, 0x66, sizeof h);
-  gcap_graph *g = new_graph(f->ctx);
+  gcap_graph *g = test_graph_create(f->ctx);
   gcap_node *a = add_memset(g, NULL, 0, t.d, 0x33, 1, 32, 1, 32);
   gcap_node *b = add_memcpy(g, &a, 1, t.d + 32, h, 32, GCAP_MEMCPY_HOST_TO_DEVICE);
   gcap_exec_update_info info;
@@ -1841,7 +1835,7 @@ static void test_update_result_type_changed(void **state) {
   gcap_graph_destroy(g);
 
   /* memset -> empty. */
-  g = new_graph(f->ctx);
+  g = test_graph_create(f->ctx);
   gcap_node *e = add_empty(g, NULL, 0);
   add_memset(g, &e, 1, t.d + 32, 0x44, 1, 32, 1, 32);
   assert_status(gcap_exec_update(t.x, g, &info), GCAP_ERROR_GRAPH_EXEC_UPDATE_FAILURE);
@@ -1859,11 +1853,11 @@ static void test_update_allowed_memcpy_direction(void **state) {
   unsigned char h[64], h2[64];
   memset(h, 0x12, sizeof h);
   memset(h2, 0, sizeof h2);
-  gcap_graph *g0 = new_graph(f->ctx);
+  gcap_graph *g0 = test_graph_create(f->ctx);
   add_memcpy(g0, NULL, 0, d, h, 64, GCAP_MEMCPY_HOST_TO_DEVICE);
   gcap_exec *x = instantiate(g0);
   /* H2D -> D2H. */
-  gcap_graph *g = new_graph(f->ctx);
+  gcap_graph *g = test_graph_create(f->ctx);
   gcap_node *n = add_memcpy(g, NULL, 0, h2, d, 64, GCAP_MEMCPY_DEVICE_TO_HOST);
   gcap_exec_update_info info;
   assert_status(gcap_exec_update(x, g, &info), GCAP_ERROR_GRAPH_EXEC_UPDATE_FAILURE);
@@ -1871,7 +1865,7 @@ static void test_update_allowed_memcpy_direction(void **state) {
   assert_info(&info, GCAP_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED, n, NULL);
   gcap_graph_destroy(g);
   /* H2D -> DEFAULT with the same operands (kind change). */
-  g = new_graph(f->ctx);
+  g = test_graph_create(f->ctx);
   n = add_memcpy(g, NULL, 0, d, h, 64, GCAP_MEMCPY_DEFAULT);
   assert_status(gcap_exec_update(x, g, &info), GCAP_ERROR_GRAPH_EXEC_UPDATE_FAILURE);
   assert_info(&info, GCAP_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED, n, NULL);
@@ -1882,7 +1876,7 @@ static void test_update_allowed_memcpy_direction(void **state) {
   assert_host_bytes(h2, 0, 64);
   /* Same kind, new operands: allowed. */
   memset(h2, 0x13, sizeof h2);
-  g = new_graph(f->ctx);
+  g = test_graph_create(f->ctx);
   add_memcpy(g, NULL, 0, d + 32, h2, 32, GCAP_MEMCPY_HOST_TO_DEVICE);
   assert_ok(gcap_exec_update(x, g, &info));
   assert_info(&info, GCAP_EXEC_UPDATE_SUCCESS, NULL, NULL);
@@ -1899,7 +1893,7 @@ static void test_update_allowed_memcpy_direction(void **state) {
 static void test_update_allowed_memset_shape(void **state) {
   struct test_fixture *f = *state;
   unsigned char *d = test_dev_alloc(f->ctx, 256);
-  gcap_graph *g0 = new_graph(f->ctx);
+  gcap_graph *g0 = test_graph_create(f->ctx);
   gcap_node *a = add_memset(g0, NULL, 0, d, 0x01, 1, 32, 4, 64); /* 2-D */
   add_memset(g0, &a, 1, d + 32, 0x02, 1, 16, 1, 16);            /* 1-D */
   gcap_exec *x = instantiate(g0);
@@ -1918,7 +1912,7 @@ static void test_update_allowed_memset_shape(void **state) {
       {1, 32, 4, 64, 1, 8, 2, 64, 0},  /* 1-D -> 2-D */
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    gcap_graph *g = new_graph(f->ctx);
+    gcap_graph *g = test_graph_create(f->ctx);
     gcap_node *ga = add_memset(g, NULL, 0, d, 0x03, cases[i].es, cases[i].w, cases[i].h, cases[i].pitch);
     gcap_node *gb = add_memset(g, &ga, 1, d + 32, 0x04, cases[i].es1, cases[i].w1, cases[i].h1, cases[i].p1);
     assert_status(gcap_exec_update(x, g, &info), GCAP_ERROR_GRAPH_EXEC_UPDATE_FAILURE);
@@ -1932,7 +1926,7 @@ static void test_update_allowed_memset_shape(void **state) {
   assert_dev_bytes(f->ctx, d + 48, 0, 16);
   assert_dev_bytes(f->ctx, d + 64, 0x01, 32);
   /* 2-D with a new dst and value, 1-D with a new width and element size: allowed. */
-  gcap_graph *g = new_graph(f->ctx);
+  gcap_graph *g = test_graph_create(f->ctx);
   gcap_node *ga = add_memset(g, NULL, 0, d + 4, 0x05, 1, 32, 4, 64);
   add_memset(g, &ga, 1, d + 40, 0x06060606u, 4, 5, 1, 20);
   assert_ok(gcap_exec_update(x, g, &info));
@@ -1963,13 +1957,13 @@ static void test_update_allowed_kernel_function_change_allowed(void **state) {
   float *pa = a, v = 2.0f;
   uint32_t n = N;
   void *args[] = {&pa, &v, &n};
-  gcap_graph *g0 = new_graph(f->ctx);
+  gcap_graph *g0 = test_graph_create(f->ctx);
   gcap_node *k0 = add_kernel(g0, NULL, 0, test_kernel_of(m, "scale"), 1, N, args);
   gcap_exec *x = instantiate(g0);
   float *pb = b, v2 = 7.0f;
   uint32_t n2 = N / 2;
   void *args2[] = {&pb, &v2, &n2};
-  gcap_graph *g = new_graph(f->ctx);
+  gcap_graph *g = test_graph_create(f->ctx);
   gcap_kernel_node_params kp = {test_kernel_of(m, "fill"), GCAP_DIM3(2, 1, 1), GCAP_DIM3(4, 1, 1), 0, args2};
   gcap_node *k = NULL;
   assert_ok(gcap_graph_add_kernel_node(g, NULL, 0, &kp, &k));
@@ -2013,13 +2007,13 @@ static void test_update_allowed_host_and_event_unrestricted(void **state) {
   gcap_event *e1 = NULL, *e2 = NULL;
   assert_ok(gcap_event_create(f->ctx, &e1));
   assert_ok(gcap_event_create(f->ctx, &e2));
-  gcap_graph *g0 = new_graph(f->ctx);
+  gcap_graph *g0 = test_graph_create(f->ctx);
   gcap_node *h = add_host(g0, NULL, 0, count_a, &c1);
   gcap_node *r = NULL, *w = NULL;
   assert_ok(gcap_graph_add_event_record_node(g0, &h, 1, e1, &r));
   assert_ok(gcap_graph_add_event_wait_node(g0, &r, 1, e1, &w));
   gcap_exec *x = instantiate(g0);
-  gcap_graph *g = new_graph(f->ctx);
+  gcap_graph *g = test_graph_create(f->ctx);
   gcap_node *h2 = add_host(g, NULL, 0, count_b, &c2);
   gcap_node *r2 = NULL, *w2 = NULL;
   assert_ok(gcap_graph_add_event_record_node(g, &h2, 1, e2, &r2));
@@ -2044,18 +2038,18 @@ static void test_update_allowed_child_graph_compared_recursively(void **state) {
   unsigned char *d = test_dev_alloc(f->ctx, 64);
   unsigned char h[32];
   memset(h, 0x70, sizeof h);
-  gcap_graph *child = new_graph(f->ctx);
+  gcap_graph *child = test_graph_create(f->ctx);
   add_memset(child, NULL, 0, d, 0x01, 1, 32, 1, 32);
-  gcap_graph *g0 = new_graph(f->ctx);
+  gcap_graph *g0 = test_graph_create(f->ctx);
   gcap_node *cn0 = NULL;
   assert_ok(gcap_graph_add_child_graph_node(g0, NULL, 0, child, &cn0));
   gcap_exec *x = instantiate(g0);
   gcap_exec_update_info info;
 
   /* The child's node changed type. */
-  gcap_graph *child2 = new_graph(f->ctx);
+  gcap_graph *child2 = test_graph_create(f->ctx);
   add_memcpy(child2, NULL, 0, d, h, 32, GCAP_MEMCPY_HOST_TO_DEVICE);
-  gcap_graph *g = new_graph(f->ctx);
+  gcap_graph *g = test_graph_create(f->ctx);
   gcap_node *cn = NULL;
   assert_ok(gcap_graph_add_child_graph_node(g, NULL, 0, child2, &cn));
   gcap_graph *emb = NULL;
@@ -2069,10 +2063,10 @@ static void test_update_allowed_child_graph_compared_recursively(void **state) {
   gcap_graph_destroy(child2);
 
   /* The child has one more node. */
-  child2 = new_graph(f->ctx);
+  child2 = test_graph_create(f->ctx);
   add_memset(child2, NULL, 0, d, 0x02, 1, 32, 1, 32);
   add_empty(child2, NULL, 0);
-  g = new_graph(f->ctx);
+  g = test_graph_create(f->ctx);
   assert_ok(gcap_graph_add_child_graph_node(g, NULL, 0, child2, &cn));
   assert_status(gcap_exec_update(x, g, &info), GCAP_ERROR_GRAPH_EXEC_UPDATE_FAILURE);
   assert_int_equal(info.result, GCAP_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED);
@@ -2084,9 +2078,9 @@ static void test_update_allowed_child_graph_compared_recursively(void **state) {
   assert_dev_bytes(f->ctx, d + 32, 0, 32);
 
   /* A child with the same shape and new params updates. */
-  child2 = new_graph(f->ctx);
+  child2 = test_graph_create(f->ctx);
   add_memset(child2, NULL, 0, d + 32, 0x03, 1, 32, 1, 32);
-  g = new_graph(f->ctx);
+  g = test_graph_create(f->ctx);
   assert_ok(gcap_graph_add_child_graph_node(g, NULL, 0, child2, &cn));
   assert_ok(gcap_exec_update(x, g, &info));
   assert_info(&info, GCAP_EXEC_UPDATE_SUCCESS, NULL, NULL);
@@ -2132,12 +2126,12 @@ static void test_update_scope_handle_errors(void **state) {
   test_assert_message_set();
   assert_status(gcap_exec_update(t.x, NULL, &info), GCAP_ERROR_INVALID_HANDLE);
   assert_status(gcap_exec_update(NULL, NULL, NULL), GCAP_ERROR_INVALID_HANDLE);
-  gcap_graph *dead = new_graph(f->ctx);
+  gcap_graph *dead = test_graph_create(f->ctx);
   gcap_graph_destroy(dead);
   assert_status(gcap_exec_update(t.x, dead, &info), GCAP_ERROR_INVALID_HANDLE);
   gcap_context *other = test_context_create();
   unsigned char *od = test_dev_alloc(other, 64);
-  gcap_graph *og = new_graph(other);
+  gcap_graph *og = test_graph_create(other);
   gcap_node *oa = add_memset(og, NULL, 0, od, 0x33, 1, 32, 1, 32);
   add_memset(og, &oa, 1, od + 32, 0x44, 1, 32, 1, 32);
   assert_status(gcap_exec_update(t.x, og, &info), GCAP_ERROR_INVALID_HANDLE);
@@ -2160,7 +2154,7 @@ static void test_update_scope_failed_update_leaves_exec_unchanged(void **state) 
   assert_ok(gcap_exec_node_set_enabled(t.x, t.b, false));
   unsigned char h[32];
   memset(h, 0x66, sizeof h);
-  gcap_graph *g = new_graph(f->ctx);
+  gcap_graph *g = test_graph_create(f->ctx);
   gcap_node *a = add_memset(g, NULL, 0, t.d, 0x33, 1, 32, 1, 32);
   add_memcpy(g, &a, 1, t.d + 32, h, 32, GCAP_MEMCPY_HOST_TO_DEVICE);
   gcap_exec_update_info info;
@@ -2173,7 +2167,7 @@ static void test_update_scope_failed_update_leaves_exec_unchanged(void **state) 
 
   /* g's params no longer valid (its memory was freed): result ERROR, exec unchanged. */
   unsigned char *tmp = test_dev_alloc(f->ctx, 64);
-  g = new_graph(f->ctx);
+  g = test_graph_create(f->ctx);
   a = add_memset(g, NULL, 0, tmp, 0x33, 1, 32, 1, 32);
   add_memset(g, &a, 1, tmp + 32, 0x44, 1, 32, 1, 32);
   assert_ok(gcap_mem_free(f->ctx, tmp));
@@ -2196,7 +2190,7 @@ static void test_update_scope_success_keeps_disabled_and_graph(void **state) {
   make_two(f->ctx, &t);
   assert_ok(gcap_exec_node_set_enabled(t.x, t.b, false));
   unsigned char *d2 = test_dev_alloc(f->ctx, 64);
-  gcap_graph *g = new_graph(f->ctx);
+  gcap_graph *g = test_graph_create(f->ctx);
   gcap_node *a = add_memset(g, NULL, 0, d2, 0x33, 1, 32, 1, 32);
   gcap_node *b = add_memset(g, &a, 1, d2 + 32, 0x44, 1, 32, 1, 32);
   gcap_exec_update_info info;
@@ -2234,9 +2228,9 @@ static void test_update_scope_success_keeps_disabled_and_graph(void **state) {
 static void test_update_scope_child_graph_update_keeps_disabled(void **state) {
   struct test_fixture *f = *state;
   unsigned char *d = test_dev_alloc(f->ctx, 64);
-  gcap_graph *child = new_graph(f->ctx);
+  gcap_graph *child = test_graph_create(f->ctx);
   add_memset(child, NULL, 0, d + 32, 0x02, 1, 32, 1, 32);
-  gcap_graph *g0 = new_graph(f->ctx);
+  gcap_graph *g0 = test_graph_create(f->ctx);
   gcap_node *a = add_memset(g0, NULL, 0, d, 0x01, 1, 32, 1, 32);
   gcap_node *cn = NULL;
   assert_ok(gcap_graph_add_child_graph_node(g0, &a, 1, child, &cn));
