@@ -438,7 +438,30 @@ static gcap_graph *record_fills(struct bench *b, size_t n, bool fork_join) {
   return g;
 }
 
-/* Each figure on a fresh context: a context keeps the node chunks of graphs it freed for its next ones. */
+struct bytes {
+  size_t graph, exec;
+  double edges_per_node;
+};
+
+/*
+ * Heap bytes of a graph of n nodes (shape 0: a chain of fills, 1: fills in fork/join, 2: the mix)
+ * and of its executable, on a fresh context: a context keeps the node chunks of graphs it freed.
+ */
+static struct bytes bytes_of(size_t n, int shape) {
+  struct bench fresh;
+  bench_open(&fresh);
+  size_t before = heap_in_use();
+  gcap_graph *g = shape == 2 ? record(&fresh, n, false) : record_fills(&fresh, n, shape == 1);
+  struct bytes out = {heap_in_use() - before, 0, (double)gcap_graph_edge_count(g) / (double)n};
+  gcap_exec *x;
+  CHECK(gcap_graph_instantiate(g, 0, &x));
+  out.exec = heap_in_use() - before - out.graph;
+  gcap_exec_destroy(x);
+  gcap_graph_destroy(g);
+  bench_close(&fresh);
+  return out;
+}
+
 static void bench_memory(void) {
   size_t sizes[4];
   size_t count = sizes_list(sizes);
@@ -446,23 +469,12 @@ static void bench_memory(void) {
     static const char *const names[] = {"fills", "forkjoin4", "mix"};
     for (size_t i = 0; i < count; i++) {
       size_t n = sizes[i];
-      struct bench fresh;
-      struct bench *b = &fresh;
-      bench_open(b);
-      size_t before = heap_in_use();
-      gcap_graph *g = shape == 2 ? record(b, n, false) : record_fills(b, n, shape == 1);
-      size_t graph = heap_in_use() - before;
-      double edges = (double)gcap_graph_edge_count(g) / (double)n;
-      gcap_exec *x;
-      CHECK(gcap_graph_instantiate(g, 0, &x));
-      size_t exec = heap_in_use() - before - graph;
-      double graph_target = 64 + 8 * edges;
-      report("graph_bytes", names[shape], n, "B/node", (double)graph / (double)n, "target", graph_target, graph_target,
+      struct bytes by = bytes_of(n, shape);
+      double graph_target = 64 + 8 * by.edges_per_node;
+      report("graph_bytes", names[shape], n, "B/node", (double)by.graph / (double)n, "target", graph_target,
+             graph_target, true);
+      report("exec_bytes", names[shape], n, "B/node", (double)by.exec / (double)n, "target", 48, shape == 0 ? 48 : 0,
              true);
-      report("exec_bytes", names[shape], n, "B/node", (double)exec / (double)n, "target", 48, shape == 0 ? 48 : 0, true);
-      gcap_exec_destroy(x);
-      gcap_graph_destroy(g);
-      bench_close(b);
     }
   }
 }
@@ -611,26 +623,17 @@ static void bench_peer(struct bench *b) {
       double ours = 0, theirs = 0;
       median_pair_ns(do_gcap_build, do_peer_build, &p, "peer build", &ours, &theirs);
       report("peer_build", name, n, "ns/node", ours / (double)n, peer_name(), theirs / (double)n, 0, true);
-      struct bench fresh; /* bytes on a context that keeps no chunks of earlier graphs */
-      bench_open(&fresh);
+      struct bytes by = bytes_of(n, shape);
+      gcap_graph *g = record_fills(b, n, shape == 1);
+      CHECK(gcap_graph_instantiate(g, 0, &p.x));
       size_t before = heap_in_use();
-      gcap_graph *g = record_fills(&fresh, n, shape == 1);
-      size_t graph = heap_in_use() - before;
-      CHECK(gcap_graph_instantiate(g, 0, &p.x));
-      size_t both = heap_in_use() - before;
-      gcap_exec_destroy(p.x);
-      gcap_graph_destroy(g);
-      bench_close(&fresh);
-      g = record_fills(b, n, shape == 1);
-      CHECK(gcap_graph_instantiate(g, 0, &p.x));
-      before = heap_in_use();
       p.pg = peer_build(n, shape == 1, WIDTH, b->host_b);
       size_t peer = heap_in_use() - before;
       if (!p.pg) exit(1);
-      report("peer_graph_bytes", name, n, "B/node", (double)graph / (double)n, peer_name(), (double)peer / (double)n,
-             0, true);
-      report("peer_exec_bytes", name, n, "B/node", (double)(both - graph) / (double)n, peer_name(),
+      report("peer_graph_bytes", name, n, "B/node", (double)by.graph / (double)n, peer_name(),
              (double)peer / (double)n, 0, true);
+      report("peer_exec_bytes", name, n, "B/node", (double)by.exec / (double)n, peer_name(), (double)peer / (double)n,
+             0, true);
       median_pair_ns(do_gcap_run, do_peer_run, &p, "peer run", &ours, &theirs);
       report("peer_run", name, n, "ns/node", ours / (double)n, peer_name(), theirs / (double)n, 0, true);
       peer_destroy(p.pg);
