@@ -62,13 +62,15 @@ static struct slot *probe(struct table *t, uintptr_t key) {
   }
 }
 
-/* The first tombstone of key's probe run, or NULL (writers only). */
-static struct slot *first_tombstone(struct table *t, uintptr_t key) {
+/* Writers: the slot holding key, else where it goes: the first tombstone of its run, or the empty slot ending it. */
+static struct slot *slot_for(struct table *t, uintptr_t key) {
   size_t mask = t->count - 1;
+  struct slot *grave = NULL;
   for (size_t i = hash_of(key) & mask;; i = (i + 1) & mask) {
     uintptr_t k = atomic_load_explicit(&t->slots[i].key, memory_order_relaxed);
-    if (k == TOMBSTONE) return &t->slots[i];
-    if (k == 0) return NULL;
+    if (k == key) return &t->slots[i];
+    if (k == TOMBSTONE && !grave) grave = &t->slots[i];
+    if (k == 0) return grave ? grave : &t->slots[i];
   }
 }
 
@@ -113,10 +115,10 @@ int gcap__registry_add(const void *handle, enum gcap__handle_type type) {
     t = atomic_load_explicit(&current, memory_order_relaxed);
   }
   if (rc == 0) {
-    struct slot *s = probe(t, key);
-    bool fresh = atomic_load_explicit(&s->key, memory_order_relaxed) == 0;
-    struct slot *grave = fresh ? first_tombstone(t, key) : NULL;
-    if (grave) s = grave, tombstones--;
+    struct slot *s = slot_for(t, key);
+    uintptr_t was = atomic_load_explicit(&s->key, memory_order_relaxed);
+    bool fresh = was != key;
+    if (was == TOMBSTONE) tombstones--;
     atomic_store_explicit(&s->type, (unsigned)type, memory_order_relaxed);
     if (fresh) {
       used++;
