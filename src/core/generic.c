@@ -51,7 +51,7 @@ gcap_status gcap_graph_add_node(gcap_graph *g, gcap_node *const *deps, size_t nu
 }
 
 static gcap_status set(gcap_node *n, const gcap_node_params *p) {
-  gcap_node_type type = gcap_node_get_type(n);
+  gcap_node_type type = gcap__node_public_type(n); /* n checked by the caller */
   if (p->type != type)
     return gcap__fail(GCAP_ERROR_INVALID_VALUE, "params->type %d differs from the node's type %d", (int)p->type,
                       (int)type);
@@ -75,7 +75,7 @@ gcap_status gcap_node_set_params(gcap_node *n, const gcap_node_params *p) {
 }
 
 static gcap_status exec_set(gcap_exec *x, gcap_node *n, const gcap_node_params *p) {
-  gcap_node_type type = gcap_node_get_type(n);
+  gcap_node_type type = gcap__node_public_type(n); /* n checked by the caller */
   if (p->type != type)
     return gcap__fail(GCAP_ERROR_INVALID_VALUE, "params->type %d differs from the node's type %d", (int)p->type,
                       (int)type);

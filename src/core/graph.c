@@ -540,7 +540,7 @@ gcap_status gcap_graph_get_edges(const gcap_graph *g, gcap_node **from, gcap_nod
 gcap_node_type gcap_node_get_type(const gcap_node *n) {
   GCAP_ENTER();
   if (gcap__check_node(n, "node") != GCAP_SUCCESS) return (gcap_node_type)-1;
-  return n->type == GCAP__NODE_NATIVE ? GCAP_NODE_GRAPH : n->type;
+  return gcap__node_public_type(n);
 }
 
 static gcap_status node_neighbours(const gcap_node *n, bool dependents, gcap_node **out, size_t *count) {

@@ -115,6 +115,11 @@ struct gcap__node_chunk {
   atomic_size_t used;
 };
 
+/* The type gcap_node_get_type reports: a native CUDA child graph is a child-graph node. */
+static inline gcap_node_type gcap__node_public_type(const struct gcap_node *n) {
+  return n->type == GCAP__NODE_NATIVE ? GCAP_NODE_GRAPH : n->type;
+}
+
 /* The top-level graph g is part of (g itself unless g belongs to a child-graph node). */
 const struct gcap_graph *gcap__graph_top(const struct gcap_graph *g);
 
