@@ -86,6 +86,7 @@ static gcap_status exec_set(gcap_exec *x, gcap_node *n, const gcap_node_params *
   case GCAP_NODE_HOST: return gcap_exec_host_node_set_params(x, n, &p->u.host);
   case GCAP_NODE_EVENT_RECORD: return gcap_exec_event_record_node_set_event(x, n, p->u.event);
   case GCAP_NODE_EVENT_WAIT: return gcap_exec_event_wait_node_set_event(x, n, p->u.event);
+  case GCAP_NODE_GRAPH: return gcap_exec_child_graph_node_set_params(x, n, p->u.child_graph);
   case GCAP_NODE_EMPTY: return gcap__fail(GCAP_ERROR_INVALID_VALUE, "an empty node has no parameters to set");
   default:
     return gcap__fail(GCAP_ERROR_NOT_SUPPORTED, "a %s node's parameters cannot be set in an executable",

@@ -317,14 +317,14 @@ static gcap_status compare_topology(const struct gcap__plan *old, const struct g
 }
 
 
-/* What each node type may change (rules.md#update-allowed). */
-static gcap_status compare_nodes(const struct gcap__plan *old, const struct gcap__plan *fresh,
-                                 gcap_exec_update_info *info) {
-  for (size_t i = 0; i < old->count; i++)
-    if (old->nodes[i].type != fresh->nodes[i].type)
-      return refuse(info, GCAP_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED, &fresh->nodes[i], NULL, "a node changed type");
-  for (size_t i = 0; i < old->count; i++) {
-    const struct gcap__plan_node *a = &old->nodes[i], *b = &fresh->nodes[i];
+/* What each node type may change (rules.md#update-allowed), over `count` paired entries. */
+static gcap_status compare_entries(const struct gcap__plan_node *old, const struct gcap__plan_node *fresh, size_t count,
+                                   gcap_exec_update_info *info) {
+  for (size_t i = 0; i < count; i++)
+    if (old[i].type != fresh[i].type)
+      return refuse(info, GCAP_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED, &fresh[i], NULL, "a node changed type");
+  for (size_t i = 0; i < count; i++) {
+    const struct gcap__plan_node *a = &old[i], *b = &fresh[i];
     if (a->type == GCAP_NODE_MEMCPY && (a->u.copy.kind != b->u.copy.kind || a->u.copy.resolved != b->u.copy.resolved))
       return refuse(info, GCAP_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED, b, NULL, "a copy changed its direction or kind");
     if (a->type == GCAP_NODE_MEMSET && !fill_shape_ok(&a->u.fill, &b->u.fill))
@@ -449,7 +449,7 @@ gcap_status gcap_exec_update(gcap_exec *x, const gcap_graph *g, gcap_exec_update
     if (st != GCAP_SUCCESS && st != GCAP_ERROR_OUT_OF_MEMORY) st = gcap__fail_context(GCAP_ERROR_GRAPH_EXEC_UPDATE_FAILURE, "the new graph is not valid");
   }
   if (st == GCAP_SUCCESS) st = compare_topology(&x->plan, &fresh, info);
-  if (st == GCAP_SUCCESS) st = compare_nodes(&x->plan, &fresh, info);
+  if (st == GCAP_SUCCESS) st = compare_entries(x->plan.nodes, fresh.nodes, x->plan.count, info);
   if (st == GCAP_SUCCESS && x->ctx->ops->exec_update) {
     st = gcap__backend_exec_update(x->ctx, x->impl, &x->plan, &fresh);
     if (st == GCAP_ERROR_GRAPH_EXEC_UPDATE_FAILURE) info->result = GCAP_EXEC_UPDATE_ERROR;
@@ -472,6 +472,116 @@ gcap_status gcap_exec_update(gcap_exec *x, const gcap_graph *g, gcap_exec_update
     x->checked_epoch = gcap__alloc_epoch();
     *info = (gcap_exec_update_info){GCAP_EXEC_UPDATE_SUCCESS, NULL, NULL};
   }
+  gcap__plan_release(x->ctx, &fresh);
+  gcap__unlock(x->ctx);
+  return st;
+}
+
+/* ------------------------------------------------------ child-graph setter */
+
+/* The exit of the child graph whose GRAPH entry is p->nodes[first]: its entries lie in between. */
+static size_t child_exit(const struct gcap__plan *p, size_t first) {
+  const struct gcap__plan_node *g = &p->nodes[first];
+  size_t i = first + 1;
+  while (p->nodes[i].counted || p->nodes[i].depth != g->depth || p->nodes[i].source_id != g->source_id) i++;
+  return i;
+}
+
+/*
+ * The fresh plan of the new child graph against the old one's entries (first + 1 up to exit):
+ * the same nodes in the same creation order and plan order, with the same edges (a root of the
+ * child waits for the child's entry in x), and changes each type allows.
+ */
+static gcap_status compare_child(const struct gcap__plan *old, size_t first, size_t exit,
+                                 const struct gcap__plan *fresh, gcap_exec_update_info *info) {
+  if (exit - first - 1 != fresh->count)
+    return refuse(info, GCAP_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED, NULL, NULL, "the graphs have different node counts");
+  uint32_t depth = old->nodes[first].depth + 1;
+  for (size_t j = 0; j < fresh->count; j++) {
+    const struct gcap__plan_node *a = &old->nodes[first + 1 + j], *b = &fresh->nodes[j];
+    bool root = b->num_deps == 0 && b->depth == 0;
+    if (a->counted != b->counted || a->depth != depth + b->depth || a->source_index != b->source_index ||
+        a->num_deps != (root ? 1 : b->num_deps) || (root && old->deps[a->first_dep] != first))
+      return refuse(info, GCAP_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED, b, NULL, "the topology or node order differs");
+    for (size_t d = 0; !root && d < b->num_deps; d++)
+      if (old->deps[a->first_dep + d] != first + 1 + fresh->deps[b->first_dep + d])
+        return refuse(info, GCAP_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED, b, dep_of(fresh, b, d), "a dependency differs");
+    if (a->type == GCAP__NODE_NATIVE)
+      return refuse(info, GCAP_EXEC_UPDATE_ERROR_NOT_SUPPORTED, b, NULL, "a native CUDA child graph cannot be set");
+  }
+  return compare_entries(&old->nodes[first + 1], fresh->nodes, fresh->count, info);
+}
+
+/* Kernel entries of `fresh` get argument copies of their own: its block goes when it is released. */
+static gcap_status own_kernel_args(struct gcap__plan *fresh) {
+  for (size_t j = 0; j < fresh->count; j++) {
+    struct gcap__plan_node *b = &fresh->nodes[j];
+    if (b->type != GCAP_NODE_KERNEL || !b->u.kernel.kernel->num_params) continue;
+    void **copy = NULL;
+    const struct gcap_kernel *k = GCAP__CONTAINER(b->u.kernel.kernel, struct gcap_kernel, info);
+    gcap_status st = gcap__kernel_args_copy(k, b->u.kernel.args, &copy);
+    if (st != GCAP_SUCCESS) return st;
+    b->u.kernel.args = copy; /* gcap__plan_free_args frees it, being outside the block */
+  }
+  return GCAP_SUCCESS;
+}
+
+/* The backend takes the new entries one by one; on a refusal, those taken are set back. */
+static gcap_status offer_child(struct gcap_exec *x, size_t first, struct gcap__plan *fresh) {
+  gcap__sr_exec_changed(x);
+  gcap_status st = gcap__backend_exec_before_change(x->ctx, x->impl);
+  size_t j = 0;
+  for (; st == GCAP_SUCCESS && j < fresh->count; j++) {
+    fresh->nodes[j].disabled = x->plan.nodes[first + 1 + j].disabled;
+    st = gcap__backend_exec_set_entry(x->ctx, x->impl, &x->plan, first + 1 + j, &fresh->nodes[j]);
+  }
+  for (size_t k = 0; st != GCAP_SUCCESS && k + 1 < j; k++) /* best effort: the values it had */
+    (void)gcap__backend_exec_set_entry(x->ctx, x->impl, &x->plan, first + 1 + k, &x->plan.nodes[first + 1 + k]);
+  return st;
+}
+
+/* Entry by entry, as whole-graph update does: the old values go to `fresh`, released with it. */
+static void take_child(struct gcap_exec *x, size_t first, struct gcap__plan *fresh) {
+  for (size_t j = 0; j < fresh->count; j++) {
+    struct gcap__plan_node *a = &x->plan.nodes[first + 1 + j], *b = &fresh->nodes[j];
+    struct gcap__plan_node kept = *a;
+    *a = *b;
+    a->source = kept.source, a->source_id = kept.source_id, a->disabled = kept.disabled;
+    a->first_dep = kept.first_dep, a->num_deps = kept.num_deps, a->depth = kept.depth;
+    if (kept.type == GCAP_NODE_KERNEL) { /* freed here, by the plan that knows where it lies */
+      gcap__plan_free_args(&x->plan, kept.u.kernel.args);
+      kept.u.kernel.args = NULL;
+    }
+    *b = kept;
+  }
+  x->checked_epoch = gcap__alloc_epoch();
+}
+
+gcap_status gcap_exec_child_graph_node_set_params(gcap_exec *x, gcap_node *n, const gcap_graph *child) {
+  GCAP_ENTER();
+  gcap_status st = check_exec_node(x, n);
+  if (st == GCAP_SUCCESS && !child) st = gcap__fail(GCAP_ERROR_INVALID_VALUE, "child is NULL");
+  if (st == GCAP_SUCCESS) st = gcap__check_graph(child, "child");
+  if (st == GCAP_SUCCESS) st = gcap__check_same_context(x->ctx, child->ctx, "child");
+  if (st != GCAP_SUCCESS) return st;
+  struct gcap__plan_node *pn = NULL;
+  st = begin_set(x, n, child, GCAP_NODE_GRAPH, &pn);
+  if (st != GCAP_SUCCESS) return st;
+  st = gcap__capture_check_graph_edit(child, "setting it into a child-graph node");
+  if (st == GCAP_SUCCESS && gcap__graph_has_mem_nodes(child))
+    st = gcap__fail(GCAP_ERROR_NOT_SUPPORTED, "child %p holds allocation or free nodes", (const void *)child);
+  size_t first = (size_t)(pn - x->plan.nodes), exit = first;
+  struct gcap__plan fresh = {0};
+  gcap_exec_update_info info;
+  if (st == GCAP_SUCCESS) {
+    exit = child_exit(&x->plan, first);
+    st = gcap__build_plan(x->ctx, child, &fresh);
+  }
+  if (st == GCAP_SUCCESS && compare_child(&x->plan, first, exit, &fresh, &info) != GCAP_SUCCESS)
+    st = gcap__fail_context(GCAP_ERROR_INVALID_VALUE, "child %p does not match the node's graph", (const void *)child);
+  if (st == GCAP_SUCCESS) st = own_kernel_args(&fresh);
+  if (st == GCAP_SUCCESS) st = offer_child(x, first, &fresh);
+  if (st == GCAP_SUCCESS) take_child(x, first, &fresh);
   gcap__plan_release(x->ctx, &fresh);
   gcap__unlock(x->ctx);
   return st;

@@ -767,6 +767,41 @@ static void test_unknown_kernel_pointers_reach_the_driver(void **state) {
   finish(ctx);
 }
 
+/* A child-graph node of an executable takes another graph's values: one driver setter per node inside. */
+static void test_child_graph_setter_reaches_the_driver(void **state) {
+  (void)state;
+  gcap_context *ctx = cuda_context();
+  void *dev = NULL;
+  assert_ok(gcap_mem_alloc(ctx, 256, &dev));
+  gcap_graph *child[2], *parent[2];
+  gcap_node *cn[2];
+  for (int i = 0; i < 2; i++) {
+    gcap_node *fill = NULL, *root = NULL;
+    gcap_memset_node_params mp = {dev, 1u + (unsigned)i, 4, 16, 1, 0};
+    gcap_memcpy_node_params cp = {(char *)dev + 128, dev, 32u * (unsigned)(i + 1), GCAP_MEMCPY_DEVICE_TO_DEVICE};
+    assert_ok(gcap_graph_create(ctx, &child[i]));
+    assert_ok(gcap_graph_add_memset_node(child[i], NULL, 0, &mp, &fill));
+    assert_ok(gcap_graph_add_memcpy_node(child[i], &fill, 1, &cp, &(gcap_node *){NULL}));
+    assert_ok(gcap_graph_create(ctx, &parent[i]));
+    assert_ok(gcap_graph_add_empty_node(parent[i], NULL, 0, &root));
+    assert_ok(gcap_graph_add_child_graph_node(parent[i], &root, 1, child[i], &cn[i]));
+  }
+  gcap_exec *x = NULL;
+  assert_ok(gcap_graph_instantiate(parent[0], 0, &x));
+  fake_cuda_log_clear();
+  assert_ok(gcap_exec_child_graph_node_set_params(x, cn[0], child[1]));
+  assert_int_equal(fake_cuda_calls("cuGraphExecMemsetNodeSetParams("), 1);
+  assert_int_equal(fake_cuda_calls("cuGraphExecMemcpyNodeSetParams("), 1);
+  assert_same_graph(parent[1], x);
+  for (int i = 0; i < 2; i++) {
+    gcap_graph_destroy(parent[i]);
+    gcap_graph_destroy(child[i]);
+  }
+  gcap_exec_destroy(x);
+  assert_ok(gcap_mem_free(ctx, dev));
+  finish(ctx);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup(test_every_node_type_becomes_the_same_driver_graph, count_live_handles),
@@ -783,6 +818,7 @@ int main(void) {
       cmocka_unit_test_setup(test_capture_into_a_graph_reaches_the_driver, count_live_handles),
       cmocka_unit_test_setup(test_event_timing_reaches_the_driver, count_live_handles),
       cmocka_unit_test_setup(test_event_node_setters_reach_the_driver, count_live_handles),
+      cmocka_unit_test_setup(test_child_graph_setter_reaches_the_driver, count_live_handles),
   };
   return cmocka_run_group_tests_name("CUDA backend on the recording fake driver", tests, NULL, NULL);
 }
