@@ -146,6 +146,10 @@ static void assert_same_graph(const gcap_graph *x, const gcap_graph *y) {
       assert_memory_equal(&p.grid, &q.grid, sizeof p.grid);
       assert_memory_equal(&p.block, &q.block, sizeof p.block);
       assert_int_equal(p.shared_mem_bytes, q.shared_mem_bytes);
+      gcap_kernel_node_attr_value pa, qa;
+      assert_ok(gcap_graph_kernel_node_get_attribute(a[i], GCAP_KERNEL_NODE_ATTR_PRIORITY, &pa));
+      assert_ok(gcap_graph_kernel_node_get_attribute(b[i], GCAP_KERNEL_NODE_ATTR_PRIORITY, &qa));
+      assert_int_equal(pa.priority, qa.priority);
       bool is_scale = strcmp(gcap_kernel_name(p.kernel), "scale") == 0;
       const size_t *sizes = is_scale ? scale_sizes : opaque_sizes;
       for (size_t k = 0; k < (is_scale ? 2u : 1u); k++) assert_memory_equal(p.args[k], q.args[k], sizes[k]);
@@ -208,6 +212,8 @@ static gcap_graph *every_type(struct fx *f, gcap_event *e) {
   gcap_kernel_node_params kp = {f->scale, {1, 1, 1}, {64, 1, 1}, 0, args};
   gcap_node *kn = NULL, *copy = NULL, *host = NULL, *empty = NULL, *rec = NULL, *wait = NULL, *sub = NULL;
   assert_ok(gcap_graph_add_kernel_node(g, &rows, 1, &kp, &kn));
+  gcap_kernel_node_attr_value urgent = {.priority = -2};
+  assert_ok(gcap_graph_kernel_node_set_attribute(kn, GCAP_KERNEL_NODE_ATTR_PRIORITY, &urgent));
   gcap_memcpy_node_params cp = {f->b, f->a, 64 * sizeof(float), GCAP_MEMCPY_DEVICE_TO_DEVICE};
   assert_ok(gcap_graph_add_memcpy_node(g, &kn, 1, &cp, &copy));
   gcap_host_node_params hp = {nothing, NULL};
@@ -333,14 +339,14 @@ static void test_extents_survive_the_allocation(void **state) {
 
 /* The example of docs/format.md, written by hand in its compact layout. */
 static const char documented_example[] =
-    "{\n \"format\": \"gcap-graph\",\n \"version\": 1,\n \"kernels\": [\n"
+    "{\n \"format\": \"gcap-graph\",\n \"version\": 2,\n \"kernels\": [\n"
     "  {\"name\": \"scale\", \"param_sizes\": [8, 4], \"param_access\": [\"read_write\", \"none\"]}\n ],\n"
     " \"allocations\": [\n  {\"base\": \"0x55d0c2a1f000\", \"bytes\": \"256\"}\n ],\n \"events\": 1,\n"
     " \"graph\": {\n  \"nodes\": [\n"
     "   {\"type\": \"memset\", \"dst\": \"0x55d0c2a1f000\", \"value\": 0, \"element_size\": 4,\n"
     "    \"width\": \"64\", \"height\": \"1\", \"pitch\": \"0\"},\n"
     "   {\"type\": \"kernel\", \"kernel\": \"scale\", \"grid\": [1, 1, 1], \"block\": [64, 1, 1],\n"
-    "    \"shared_mem_bytes\": 0, \"args\": [\"00f0a1c2d0550000\", \"00002040\"]},\n"
+    "    \"shared_mem_bytes\": 0, \"priority\": -1, \"args\": [\"00f0a1c2d0550000\", \"00002040\"]},\n"
     "   {\"type\": \"event_record\", \"event\": 0},\n"
     "   {\"type\": \"graph\", \"graph\": {\"nodes\": [{\"type\": \"host\"}], \"edges\": []}}\n"
     "  ],\n  \"edges\": [[0, 1], [1, 2], [1, 3]]\n }\n}\n";
@@ -360,6 +366,9 @@ static void test_documented_example(void **state) {
   memcpy(&k, kp.args[1], sizeof k);
   assert_int_equal(y, 0x55d0c2a1f000u);
   assert_true(k == 2.5f);
+  gcap_kernel_node_attr_value v;
+  assert_ok(gcap_graph_kernel_node_get_attribute(n[1], GCAP_KERNEL_NODE_ATTR_PRIORITY, &v));
+  assert_int_equal(v.priority, -1);
   struct gcap__extent e;
   assert_true(gcap__graph_extent_of(g, y + 255, &e));
   assert_int_equal(e.base, 0x55d0c2a1f000u);
@@ -369,6 +378,26 @@ static void test_documented_example(void **state) {
   assert_same_graph(g, h);
   free(text);
   gcap_graph_destroy(h);
+  gcap_graph_destroy(g);
+}
+
+/* Files of format version 1, which had no priorities, still load: their kernels get priority 0. */
+static void test_version_1_still_loads(void **state) {
+  struct fx *f = *state;
+  char text[sizeof documented_example];
+  memcpy(text, documented_example, sizeof text);
+  char *version = strstr(text, "\"version\": 2"), *priority = strstr(text, "\"priority\": -1, ");
+  version[strlen("\"version\": ")] = '1';
+  memmove(priority, priority + strlen("\"priority\": -1, "), strlen(priority + strlen("\"priority\": -1, ")) + 1);
+  gcap_graph *g = loaded(f->ctx, text);
+  gcap_node *n[4];
+  assert_int_equal(nodes_of(g, n, 4), 4);
+  gcap_kernel_node_attr_value v = {.priority = 5};
+  assert_ok(gcap_graph_kernel_node_get_attribute(n[1], GCAP_KERNEL_NODE_ATTR_PRIORITY, &v));
+  assert_int_equal(v.priority, 0);
+  char *again = saved(g);
+  assert_non_null(strstr(again, "\"version\": 2"));
+  free(again);
   gcap_graph_destroy(g);
 }
 
@@ -442,8 +471,10 @@ static void test_truncated(void **state) {
 static void test_wrong_format_or_version(void **state) {
   struct fx *f = *state;
   assert_refused(f, "{\"format\": \"other\", \"version\": 1}", GCAP_ERROR_INVALID_VALUE, "\"format\" is not");
-  assert_refused(f, "{\"format\": \"gcap-graph\", \"version\": 2, \"graph\": {}}", GCAP_ERROR_NOT_SUPPORTED,
-                 "version 2; this gcap reads version 1");
+  assert_refused(f, "{\"format\": \"gcap-graph\", \"version\": 3, \"graph\": {}}", GCAP_ERROR_NOT_SUPPORTED,
+                 "version 3; this gcap reads versions 1 to 2");
+  assert_refused(f, "{\"format\": \"gcap-graph\", \"version\": 0, \"graph\": {}}", GCAP_ERROR_NOT_SUPPORTED,
+                 "version 0; this gcap reads versions 1 to 2");
   assert_refused(f, "{\"format\": \"gcap-graph\", \"version\": \"1\"}", GCAP_ERROR_INVALID_VALUE,
                  "\"version\" is not a number");
 }
@@ -672,6 +703,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_loaded_graph_runs, setup, teardown),
       cmocka_unit_test_setup_teardown(test_extents_survive_the_allocation, setup, teardown),
       cmocka_unit_test_setup_teardown(test_documented_example, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_version_1_still_loads, setup, teardown),
       cmocka_unit_test_setup_teardown(test_graph_allocations_save_but_do_not_load, setup, teardown),
       cmocka_unit_test_setup_teardown(test_not_json, setup, teardown),
       cmocka_unit_test_setup_teardown(test_truncated, setup, teardown),

@@ -463,6 +463,23 @@ GCAP_API gcap_status gcap_node_set_kernel_params(gcap_node *n, const gcap_kernel
 GCAP_API gcap_status gcap_node_set_memcpy_params(gcap_node *n, const gcap_memcpy_node_params *p);
 GCAP_API gcap_status gcap_node_set_memset_params(gcap_node *n, const gcap_memset_node_params *p);
 GCAP_API gcap_status gcap_node_set_host_params(gcap_node *n, const gcap_host_node_params *p);
+/* Kernel node attributes (cudaGraphKernelNodeSetAttribute); values equal CUlaunchAttributeID. */
+typedef enum gcap_kernel_node_attr {
+  GCAP_KERNEL_NODE_ATTR_PRIORITY = 8 /* value.priority: lower is more urgent, as stream priorities; 0 unless set */
+} gcap_kernel_node_attr;
+typedef union gcap_kernel_node_attr_value {
+  int priority;
+} gcap_kernel_node_attr_value;
+/**
+ * Sets an attribute of kernel node @p n. A priority takes effect in executables instantiated
+ * with GCAP_INSTANTIATE_USE_NODE_PRIORITY: among nodes ready at once, the more urgent starts
+ * first (on the simulator's plan order; on CUDA, the driver's scheduling). Kernel parameters set
+ * later keep it.
+ */
+GCAP_API gcap_status gcap_graph_kernel_node_set_attribute(gcap_node *n, gcap_kernel_node_attr attr,
+                                                          const gcap_kernel_node_attr_value *value);
+GCAP_API gcap_status gcap_graph_kernel_node_get_attribute(const gcap_node *n, gcap_kernel_node_attr attr,
+                                                          gcap_kernel_node_attr_value *value);
 /** The graph embedded in a child-graph node (borrowed; edits change the node). */
 GCAP_API gcap_status gcap_node_get_child_graph(const gcap_node *n, gcap_graph **child);
 /** The event of an event record or wait node. */
@@ -563,9 +580,9 @@ GCAP_API gcap_status gcap_graph_release_user_object(gcap_graph *g, gcap_user_obj
 /* ------------------------------------------------------- executable graphs */
 
 #define GCAP_INSTANTIATE_AUTO_FREE_ON_LAUNCH 1u /* other bits: INVALID_VALUE */
-#define GCAP_INSTANTIATE_UPLOAD 2u             /* gcap_graph_instantiate_with_params: upload to params->upload_stream */
+#define GCAP_INSTANTIATE_UPLOAD 2u             /* gcap_graph_instantiate_with_params only: upload to params->upload_stream */
 #define GCAP_INSTANTIATE_DEVICE_LAUNCH 4u      /* NOT_SUPPORTED */
-#define GCAP_INSTANTIATE_USE_NODE_PRIORITY 8u  /* NOT_SUPPORTED in this version */
+#define GCAP_INSTANTIATE_USE_NODE_PRIORITY 8u  /* kernel nodes' priority attributes order ready work */
 typedef enum gcap_instantiate_result {
   GCAP_INSTANTIATE_SUCCESS = 0,
   GCAP_INSTANTIATE_ERROR = 1,              /* a node's parameters failed: see error_node_out */
@@ -603,6 +620,8 @@ typedef enum gcap_exec_update_result { /* values equal CUgraphExecUpdateResult *
   GCAP_EXEC_UPDATE_ERROR_FUNCTION_CHANGED = 4,
   GCAP_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED = 5,
   GCAP_EXEC_UPDATE_ERROR_NOT_SUPPORTED = 6,
+  GCAP_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE = 7, /* not returned by gcap */
+  GCAP_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED = 8,          /* a kernel's priority, under USE_NODE_PRIORITY */
 } gcap_exec_update_result;
 typedef struct gcap_exec_update_info {
   gcap_exec_update_result result;

@@ -101,6 +101,12 @@ static gcap_status add_node(struct cuda_context *c, struct materialized *m, cons
   case GCAP_NODE_KERNEL: {
     CUDA_KERNEL_NODE_PARAMS p = kernel_params(&pn->u.kernel);
     r = d->cuGraphAddKernelNode(node, m->graph, deps, n, &p);
+    if (r == CUDA_SUCCESS && pn->u.kernel.priority) {
+      CUkernelNodeAttrValue v;
+      memset(&v, 0, sizeof v);
+      v.priority = pn->u.kernel.priority;
+      r = d->cuGraphKernelNodeSetAttribute(*node, CU_LAUNCH_ATTRIBUTE_PRIORITY, &v);
+    }
     break;
   }
   case GCAP_NODE_MEMCPY: {
@@ -168,11 +174,19 @@ static gcap_status apply_disabled(struct cuda_context *c, struct cuda_exec *x, c
   return GCAP_SUCCESS;
 }
 
+/*
+ * AUTO_FREE stays with the core, which makes and frees graph allocations itself; priorities are
+ * the driver's to honour.
+ */
+static unsigned long long instantiate_flags(const struct gcap__plan *plan) {
+  return plan->flags & GCAP_INSTANTIATE_USE_NODE_PRIORITY ? CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY : 0;
+}
+
 static gcap_status instantiate(struct cuda_context *c, const struct gcap__plan *plan, struct cuda_exec *x) {
   struct materialized m;
   gcap_status st = materialize(c, plan, &m);
   if (st == GCAP_SUCCESS)
-    st = gcap__cuda_check(c->d->cuGraphInstantiateWithFlags(&x->exec, m.graph, 0),
+    st = gcap__cuda_check(c->d->cuGraphInstantiateWithFlags(&x->exec, m.graph, instantiate_flags(plan)),
                           "cuGraphInstantiateWithFlags(%zu nodes)", plan->count);
   if (st != GCAP_SUCCESS) {
     if (m.graph) discard(c, &m);

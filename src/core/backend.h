@@ -28,6 +28,7 @@ struct gcap__launch {
   const struct gcap__kernel_info *kernel;
   gcap_dim3 grid, block;
   uint32_t shared_mem_bytes;
+  int priority;      /* the node's priority attribute (0 for stream launches) */
   void *const *args; /* one pointer per parameter */
 };
 
@@ -90,6 +91,7 @@ struct gcap__plan_node {
 };
 
 struct gcap__plan {
+  unsigned flags; /* GCAP_INSTANTIATE_*: with USE_NODE_PRIORITY, kernel priorities order ready nodes */
   struct gcap__plan_node *nodes;
   size_t count;
   size_t counted; /* gcap_exec_node_count */

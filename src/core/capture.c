@@ -787,8 +787,8 @@ gcap_status gcap_capture_finish(gcap_capture *c, unsigned instantiate_flags, gca
   if (st == GCAP_SUCCESS) st = gcap__refuse_in_host_callback();
   if (st != GCAP_SUCCESS) return st;
   if (!exec) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "exec is NULL");
-  if (instantiate_flags & ~GCAP_INSTANTIATE_AUTO_FREE_ON_LAUNCH)
-    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "instantiate_flags 0x%x has unknown bits", instantiate_flags);
+  st = gcap__check_instantiate_flags(instantiate_flags, GCAP__INSTANTIATE_FLAGS, "instantiate_flags");
+  if (st != GCAP_SUCCESS) return st;
   gcap__lock(c->ctx);
   gcap_graph *g = NULL;
   st = end_object(c, &g);

@@ -88,12 +88,15 @@ static void put_params(FILE *out, const struct gcap_node *n, unsigned flags) {
 
 static void put_graph(FILE *out, const struct gcap_graph *g, unsigned flags);
 
+#define ATTRIBUTES (GCAP_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_ATTRIBUTES | GCAP_GRAPH_DEBUG_DOT_FLAGS_VERBOSE)
+
 static void put_node(FILE *out, const struct gcap_graph *g, const struct gcap_node *n, unsigned flags) {
   bool runtime = flags & GCAP_GRAPH_DEBUG_DOT_FLAGS_RUNTIME_TYPES;
   fprintf(out, "\"graph_%llu_node_%zu\"[style=\"solid\" shape=\"record\" label=\"{%zu|%s", (unsigned long long)g->serial,
           n->index, n->index, type_label(n->type, runtime));
   if (flags & (GCAP_GRAPH_DEBUG_DOT_FLAGS_HANDLES | GCAP_GRAPH_DEBUG_DOT_FLAGS_VERBOSE)) fprintf(out, "|%p", (void *)n);
   if (wants_params(n->type, flags)) put_params(out, n, flags);
+  if (n->type == GCAP_NODE_KERNEL && (flags & ATTRIBUTES)) fprintf(out, "|priority: %d", n->p.kernel.priority);
   fputs("}\"];\n", out);
   if (n->type == GCAP_NODE_GRAPH) put_graph(out, n->p.child, flags);
 }

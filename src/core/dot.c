@@ -57,6 +57,7 @@ static void put_params(FILE *out, const struct gcap_node *n) {
     const struct gcap__kernel_params *k = &n->p.kernel;
     fprintf(out, "\\ngrid (%u,%u,%u) block (%u,%u,%u)\\nshared %u bytes, %zu params", k->grid.x, k->grid.y, k->grid.z,
             k->block.x, k->block.y, k->block.z, k->shared_mem_bytes, k->kernel->info.num_params);
+    if (k->priority) fprintf(out, "\\npriority %d", k->priority);
     break;
   }
   case GCAP_NODE_MEMCPY:

@@ -52,21 +52,68 @@ static gcap_status push_dep(struct builder *b, size_t index) {
   return GCAP_SUCCESS;
 }
 
-/* Kahn's algorithm, ready nodes taken in creation order: the order a launch runs them in. */
-gcap_status gcap__topological_order(const struct gcap_graph *g, struct gcap_node ***out) {
-  size_t n = g->nodes.count;
-  struct gcap_node **order = gcap__malloc(n * sizeof *order);
-  uint32_t *waiting = gcap__malloc(n * sizeof *waiting);
-  if (!order || !waiting) {
-    gcap__free(order);
-    gcap__free(waiting);
-    return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to order the graph");
+static int priority_of(const struct gcap_node *n) { return n->type == GCAP_NODE_KERNEL ? n->p.kernel.priority : 0; }
+
+/* Ready nodes by priority, then creation order: a binary heap of the nodes it holds. */
+struct ready_heap {
+  struct gcap_node **items;
+  size_t count;
+};
+
+static bool runs_before(const struct gcap_node *a, const struct gcap_node *b) {
+  int pa = priority_of(a), pb = priority_of(b);
+  return pa != pb ? pa < pb : a->index < b->index;
+}
+
+static void heap_push(struct ready_heap *h, struct gcap_node *n) {
+  size_t i = h->count++;
+  for (; i > 0 && runs_before(n, h->items[(i - 1) / 2]); i = (i - 1) / 2) h->items[i] = h->items[(i - 1) / 2];
+  h->items[i] = n;
+}
+
+static struct gcap_node *heap_pop(struct ready_heap *h) {
+  struct gcap_node *top = h->items[0], *last = h->items[--h->count];
+  size_t i = 0;
+  for (;;) {
+    size_t c = 2 * i + 1;
+    if (c >= h->count) break;
+    if (c + 1 < h->count && runs_before(h->items[c + 1], h->items[c])) c++;
+    if (!runs_before(h->items[c], last)) break;
+    h->items[i] = h->items[c];
+    i = c;
   }
+  if (h->count) h->items[i] = last;
+  return top;
+}
+
+/* Kahn's algorithm with a heap: the ready node of highest priority first (USE_NODE_PRIORITY). */
+static size_t order_by_priority(const struct gcap_graph *g, uint32_t *waiting, struct gcap_node **order,
+                                struct gcap_node **heap_items) {
+  struct ready_heap h = {heap_items, 0};
+  size_t tail = 0;
+  for (size_t i = 0; i < g->nodes.count; i++)
+    if (waiting[i] == 0) heap_push(&h, g->nodes.items[i]);
+  while (h.count) {
+    struct gcap_node *done = order[tail++] = heap_pop(&h);
+    for (size_t i = 0; i < done->dependents.count; i++) {
+      struct gcap_node *next = gcap__nlist_items(&done->dependents)[i];
+      if (--waiting[next->index] == 0) heap_push(&h, next);
+    }
+  }
+  return tail;
+}
+
+static bool has_priorities(const struct gcap_graph *g) {
+  for (size_t i = 0; i < g->nodes.count; i++)
+    if (priority_of(g->nodes.items[i])) return true;
+  return false;
+}
+
+/* Kahn's algorithm, ready nodes taken in creation order. */
+static size_t order_by_creation(const struct gcap_graph *g, uint32_t *waiting, struct gcap_node **order) {
   size_t head = 0, tail = 0;
-  for (size_t i = 0; i < n; i++) {
-    waiting[i] = g->nodes.items[i]->deps.count;
+  for (size_t i = 0; i < g->nodes.count; i++)
     if (waiting[i] == 0) order[tail++] = g->nodes.items[i];
-  }
   while (head < tail) {
     struct gcap_node *done = order[head++];
     for (size_t i = 0; i < done->dependents.count; i++) {
@@ -74,8 +121,26 @@ gcap_status gcap__topological_order(const struct gcap_graph *g, struct gcap_node
       if (--waiting[next->index] == 0) order[tail++] = next;
     }
   }
+  return tail;
+}
+
+gcap_status gcap__topological_order(const struct gcap_graph *g, bool by_priority, struct gcap_node ***out) {
+  size_t n = g->nodes.count;
+  by_priority = by_priority && has_priorities(g);
+  struct gcap_node **order = gcap__malloc(n * sizeof *order);
+  struct gcap_node **heap = by_priority ? gcap__malloc(n * sizeof *heap) : NULL;
+  uint32_t *waiting = gcap__malloc(n * sizeof *waiting);
+  if (!order || !waiting || (by_priority && !heap)) {
+    gcap__free(order);
+    gcap__free(heap);
+    gcap__free(waiting);
+    return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to order the graph");
+  }
+  for (size_t i = 0; i < n; i++) waiting[i] = g->nodes.items[i]->deps.count;
+  size_t ordered = by_priority ? order_by_priority(g, waiting, order, heap) : order_by_creation(g, waiting, order);
+  gcap__free(heap);
   gcap__free(waiting);
-  if (tail < n) {
+  if (ordered < n) {
     gcap__free(order);
     return gcap__fail(GCAP_ERROR_INVALID_VALUE, "the graph has a cycle");
   }
@@ -99,7 +164,7 @@ static gcap_status snapshot_params(struct builder *b, struct gcap__plan_node *pn
       b->args_next += round16(bytes);
     }
     gcap__module_retain(k->kernel->module);
-    pn->u.kernel = (struct gcap__launch){&k->kernel->info, k->grid, k->block, k->shared_mem_bytes, args};
+    pn->u.kernel = (struct gcap__launch){&k->kernel->info, k->grid, k->block, k->shared_mem_bytes, k->priority, args};
     return GCAP_SUCCESS;
   }
   case GCAP_NODE_MEMCPY: { /* a DEFAULT copy's direction is inferred again here */
@@ -188,7 +253,7 @@ static gcap_status emit_graph(struct builder *b, const struct gcap_graph *g, siz
   struct gcap_node **order = NULL;
   bool outer_trusted = b->trusted;
   b->trusted = g->ranges_known && g->ranges_epoch == gcap__alloc_epoch();
-  gcap_status st = gcap__topological_order(g, &order);
+  gcap_status st = gcap__topological_order(g, b->plan->flags & GCAP_INSTANTIATE_USE_NODE_PRIORITY, &order);
   for (size_t i = 0; st == GCAP_SUCCESS && i < g->nodes.count; i++) {
     struct gcap_node *n = order[i];
     size_t entry = 0;
@@ -230,8 +295,10 @@ void gcap__plan_release(struct gcap_context *ctx, struct gcap__plan *p) {
   memset(p, 0, sizeof *p);
 }
 
-gcap_status gcap__build_plan(struct gcap_context *ctx, const struct gcap_graph *g, struct gcap__plan *plan) {
+gcap_status gcap__build_plan(struct gcap_context *ctx, const struct gcap_graph *g, unsigned flags,
+                             struct gcap__plan *plan) {
   memset(plan, 0, sizeof *plan);
+  plan->flags = flags;
   struct plan_size size = {0, 0};
   plan_size(g, false, &size);
   if (size.entries > UINT32_MAX || size.deps > UINT32_MAX)
@@ -338,7 +405,7 @@ gcap_status gcap__instantiate(struct gcap_graph *g, unsigned flags, gcap_exec **
   x->ctx = ctx;
   x->flags = flags;
   gcap__list_init(&x->link);
-  st = gcap__build_plan(ctx, g, &x->plan);
+  st = gcap__build_plan(ctx, g, flags, &x->plan);
   x->checked_epoch = gcap__alloc_epoch();
   if (st == GCAP_SUCCESS && hold_user_objects(&x->user_objects, g) != 0)
     st = gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the executable's user object references");
@@ -364,9 +431,7 @@ gcap_status gcap_graph_instantiate(gcap_graph *g, unsigned flags, gcap_exec **ou
   if (st == GCAP_SUCCESS) st = gcap__refuse_in_host_callback();
   if (st != GCAP_SUCCESS) return st;
   if (!out) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "out is NULL");
-  if (flags & ~GCAP_INSTANTIATE_AUTO_FREE_ON_LAUNCH)
-    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "flags 0x%x has unknown bits 0x%x", flags,
-                      flags & ~GCAP_INSTANTIATE_AUTO_FREE_ON_LAUNCH);
+  if ((st = gcap__check_instantiate_flags(flags, GCAP__INSTANTIATE_FLAGS, "flags")) != GCAP_SUCCESS) return st;
   gcap__lock(g->ctx);
   st = gcap__instantiate(g, flags, out);
   gcap__unlock(g->ctx);
@@ -502,16 +567,20 @@ gcap_status gcap_exec_upload(gcap_exec *x, gcap_stream *s) {
   return st;
 }
 
+gcap_status gcap__check_instantiate_flags(unsigned flags, unsigned allowed, const char *what) {
+  unsigned unknown = flags & ~(allowed | GCAP_INSTANTIATE_DEVICE_LAUNCH);
+  if (unknown) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "%s 0x%x has unknown bits 0x%x", what, flags, unknown);
+  if (flags & GCAP_INSTANTIATE_DEVICE_LAUNCH)
+    return gcap__fail(GCAP_ERROR_NOT_SUPPORTED, "%s 0x%x: device launch (GCAP_INSTANTIATE_DEVICE_LAUNCH) is not supported",
+                      what, flags);
+  return GCAP_SUCCESS;
+}
+
 static gcap_status check_instantiate_params(const gcap_graph *g, const gcap_instantiate_params *p) {
-  const unsigned known = GCAP_INSTANTIATE_AUTO_FREE_ON_LAUNCH | GCAP_INSTANTIATE_UPLOAD |
-                         GCAP_INSTANTIATE_DEVICE_LAUNCH | GCAP_INSTANTIATE_USE_NODE_PRIORITY;
-  if (p->flags & ~known)
-    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "params->flags 0x%x has unknown bits 0x%x", p->flags, p->flags & ~known);
-  if (p->flags & (GCAP_INSTANTIATE_DEVICE_LAUNCH | GCAP_INSTANTIATE_USE_NODE_PRIORITY))
-    return gcap__fail(GCAP_ERROR_NOT_SUPPORTED, "params->flags 0x%x: device launch and node priorities are not supported",
-                      p->flags);
-  if (!(p->flags & GCAP_INSTANTIATE_UPLOAD)) return GCAP_SUCCESS;
-  gcap_status st = gcap__check_stream(p->upload_stream, "params->upload_stream");
+  gcap_status st = gcap__check_instantiate_flags(p->flags, GCAP__INSTANTIATE_FLAGS | GCAP_INSTANTIATE_UPLOAD,
+                                                 "params->flags");
+  if (st != GCAP_SUCCESS || !(p->flags & GCAP_INSTANTIATE_UPLOAD)) return st;
+  st = gcap__check_stream(p->upload_stream, "params->upload_stream");
   return st == GCAP_SUCCESS ? gcap__check_same_context(g->ctx, p->upload_stream->ctx, "params->upload_stream") : st;
 }
 

@@ -28,10 +28,14 @@ gcap_status gcap__check_exec(const gcap_exec *x, const char *what);
  * the context lock, outside callbacks, by the calls that wait for work.
  */
 void gcap__exec_reap(struct gcap_context *ctx);
-/* g's nodes in the order a launch runs them (Kahn, ready nodes in creation order); *out is gcap__malloc'ed. */
-gcap_status gcap__topological_order(const struct gcap_graph *g, struct gcap_node ***out);
-/* Builds the flat plan of g (parameters copied and checked); on failure nothing is left to free. */
-gcap_status gcap__build_plan(struct gcap_context *ctx, const struct gcap_graph *g, struct gcap__plan *plan);
+/*
+ * g's nodes in the order a launch runs them (Kahn, ready nodes in creation order, or
+ * `by_priority`: kernel nodes of higher priority, a lower value, first); *out is gcap__malloc'ed.
+ */
+gcap_status gcap__topological_order(const struct gcap_graph *g, bool by_priority, struct gcap_node ***out);
+/* Builds the flat plan of g (parameters copied and checked) for GCAP_INSTANTIATE_* `flags`; on failure nothing is left to free. */
+gcap_status gcap__build_plan(struct gcap_context *ctx, const struct gcap_graph *g, unsigned flags,
+                             struct gcap__plan *plan);
 /* Frees a kernel entry's argument copy unless it lies in the plan's block. */
 void gcap__plan_free_args(const struct gcap__plan *p, void *const *args);
 /* Releases what a plan's entries hold (argument copies, kernel and event references). */

@@ -181,7 +181,14 @@ gcap_status gcap__launch_kernel(struct gcap_stream *s, struct gcap_kernel *k, gc
                                 uint32_t shared_mem_bytes, void **args);
 /* The kernel `name` of any loaded module: SUCCESS, NOT_FOUND, or the backend's failure to resolve it. */
 gcap_status gcap__find_kernel(struct gcap_context *ctx, const char *name, struct gcap_kernel **out);
+/* The flags every instantiation takes. */
+#define GCAP__INSTANTIATE_FLAGS (GCAP_INSTANTIATE_AUTO_FREE_ON_LAUNCH | GCAP_INSTANTIATE_USE_NODE_PRIORITY)
 gcap_status gcap__instantiate(struct gcap_graph *g, unsigned flags, gcap_exec **out);
+/*
+ * The instantiation flags of a call that takes `allowed` (UPLOAD only with parameters): other
+ * bits INVALID_VALUE, DEVICE_LAUNCH NOT_SUPPORTED; the message names the argument `what`.
+ */
+gcap_status gcap__check_instantiate_flags(unsigned flags, unsigned allowed, const char *what);
 
 /* gcap_event_create_with_flags after its argument checks. */
 gcap_status gcap__event_new(struct gcap_context *ctx, unsigned flags, struct gcap_event **out);

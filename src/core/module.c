@@ -334,7 +334,7 @@ gcap_status gcap__launch_kernel(struct gcap_stream *s, struct gcap_kernel *k, gc
     gcap_kernel_node_params p = {k, grid, block, shared_mem_bytes, args};
     st = gcap__capture_record_kernel(s, &p);
   } else if (st == GCAP_SUCCESS) {
-    struct gcap__launch l = {&k->info, grid, block, shared_mem_bytes, args};
+    struct gcap__launch l = {&k->info, grid, block, shared_mem_bytes, 0, args};
     st = gcap__sr_kernel(s, k, args);
     if (st == GCAP_SUCCESS) st = gcap__backend_launch_kernel(s->ctx, s->impl, &l);
     gcap__sr_done(s->ctx, st);

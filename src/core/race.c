@@ -134,7 +134,7 @@ static gcap_status flatten_child(struct flat *f, const struct gcap_graph *child,
 
 static gcap_status flatten_graph(struct flat *f, const struct gcap_graph *g, size_t parent, size_t *entry_of) {
   struct gcap_node **order = NULL;
-  gcap_status st = gcap__topological_order(g, &order);
+  gcap_status st = gcap__topological_order(g, false, &order);
   for (size_t i = 0; st == GCAP_SUCCESS && i < g->nodes.count; i++) {
     const struct gcap_node *n = order[i];
     size_t entry = 0;

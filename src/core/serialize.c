@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +14,8 @@
 #include "race.h"
 
 #define FORMAT_NAME "gcap-graph"
-#define FORMAT_VERSION 1
+#define FORMAT_VERSION 2 /* written; 1 is read as well (it has a subset of 2's fields) */
+#define FORMAT_OLDEST 1
 #define MAX_DEPTH 64 /* child graphs inside child graphs: deeper files are refused, not recursed into */
 
 static const char *const copy_kinds[] = {"host_to_host", "host_to_device", "device_to_host", "device_to_device",
@@ -129,6 +131,7 @@ static json_t *kernel_node(const struct gcap_node *n, int *oom) {
   put(o, "grid", dim3(kp->grid), oom);
   put(o, "block", dim3(kp->block), oom);
   put(o, "shared_mem_bytes", json_integer(kp->shared_mem_bytes), oom);
+  if (kp->priority) put(o, "priority", json_integer(kp->priority), oom);
   put(o, "args", args, oom);
   return o;
 }
@@ -547,6 +550,16 @@ static gcap_status kernel_from_table(struct loader *l, json_t *node, struct gcap
   return bad(l, "kernel", "names a kernel missing from the file's kernel table");
 }
 
+/* Optional (version 2): 0 when absent. */
+static gcap_status get_priority(const struct loader *l, json_t *node, int *out) {
+  json_t *v = json_object_get(node, "priority");
+  if (!v) return GCAP_SUCCESS;
+  if (!json_is_integer(v) || json_integer_value(v) < INT_MIN || json_integer_value(v) > INT_MAX)
+    return bad(l, "priority", "is not an int");
+  *out = (int)json_integer_value(v);
+  return GCAP_SUCCESS;
+}
+
 static gcap_status load_kernel(struct loader *l, struct gcap_graph *g, json_t *node) {
   gcap_kernel_node_params p = {0};
   gcap_status st = kernel_from_table(l, node, &p.kernel);
@@ -566,8 +579,11 @@ static gcap_status load_kernel(struct loader *l, struct gcap_graph *g, json_t *n
     st = get_hex(l, json_array_get(args, i), i, k->param_sizes[i], p.args[i]);
   }
   if (st == GCAP_SUCCESS) st = gcap__check_launch(p.kernel, p.grid, p.block, p.shared_mem_bytes, p.args);
+  int priority = 0;
+  if (st == GCAP_SUCCESS) st = get_priority(l, node, &priority);
   struct gcap_node *n = NULL;
   if (st == GCAP_SUCCESS) st = gcap__node_make_kernel(g, &p, &n);
+  if (st == GCAP_SUCCESS) n->p.kernel.priority = priority;
   if (st == GCAP_SUCCESS) st = append(g, n);
   gcap__free(values);
   gcap__free(p.args);
@@ -742,9 +758,9 @@ static gcap_status check_header(const struct loader *l, json_t *doc) {
   if (!format || strcmp(format, FORMAT_NAME) != 0) return bad(l, "format", "is not \"" FORMAT_NAME "\"");
   json_t *version = json_object_get(doc, "version");
   if (!json_is_integer(version)) return bad(l, "version", "is not a number");
-  if (json_integer_value(version) != FORMAT_VERSION)
+  if (json_integer_value(version) < FORMAT_OLDEST || json_integer_value(version) > FORMAT_VERSION)
     return gcap__fail(GCAP_ERROR_NOT_SUPPORTED, "the file is format version %" JSON_INTEGER_FORMAT
-                      "; this gcap reads version %d", json_integer_value(version), FORMAT_VERSION);
+                      "; this gcap reads versions %d to %d", json_integer_value(version), FORMAT_OLDEST, FORMAT_VERSION);
   if (!json_is_object(json_object_get(doc, "graph"))) return bad(l, "graph", "is not an object");
   return GCAP_SUCCESS;
 }

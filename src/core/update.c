@@ -85,7 +85,7 @@ gcap_status gcap_exec_kernel_node_set_params(gcap_exec *x, gcap_node *n, const g
   void **args = NULL;
   if (st == GCAP_SUCCESS) st = gcap__kernel_args_copy(p->kernel, p->args, &args);
   struct gcap__plan_node fresh = *pn;
-  fresh.u.kernel = (struct gcap__launch){&p->kernel->info, p->grid, p->block, p->shared_mem_bytes, args};
+  fresh.u.kernel = (struct gcap__launch){&p->kernel->info, p->grid, p->block, p->shared_mem_bytes, pn->u.kernel.priority, args};
   if (st == GCAP_SUCCESS && (st = offer(x, pn, &fresh)) != GCAP_SUCCESS) gcap__free(args);
   if (st == GCAP_SUCCESS) {
     gcap__module_retain(p->kernel->module);
@@ -319,7 +319,7 @@ static gcap_status compare_topology(const struct gcap__plan *old, const struct g
 
 /* What each node type may change (rules.md#update-allowed), over `count` paired entries. */
 static gcap_status compare_entries(const struct gcap__plan_node *old, const struct gcap__plan_node *fresh, size_t count,
-                                   gcap_exec_update_info *info) {
+                                   unsigned flags, gcap_exec_update_info *info) {
   for (size_t i = 0; i < count; i++)
     if (old[i].type != fresh[i].type)
       return refuse(info, GCAP_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED, &fresh[i], NULL, "a node changed type");
@@ -331,6 +331,10 @@ static gcap_status compare_entries(const struct gcap__plan_node *old, const stru
       return refuse(info, GCAP_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED, b, NULL, "a memset node changed its shape");
     if ((a->type == GCAP_NODE_MEM_ALLOC || a->type == GCAP_NODE_MEM_FREE) && a->u.mem != b->u.mem)
       return refuse(info, GCAP_EXEC_UPDATE_ERROR_NOT_SUPPORTED, b, NULL, "allocation and free nodes cannot be updated");
+    if (a->type == GCAP_NODE_KERNEL && (flags & GCAP_INSTANTIATE_USE_NODE_PRIORITY) &&
+        a->u.kernel.priority != b->u.kernel.priority)
+      return refuse(info, GCAP_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED, b, NULL,
+                    "a kernel's priority changed in an executable instantiated with GCAP_INSTANTIATE_USE_NODE_PRIORITY");
   }
   return GCAP_SUCCESS;
 }
@@ -354,6 +358,7 @@ static gcap_status update_in_place(struct gcap_exec *x, const struct gcap_graph 
       if (gcap__nlist_items(&n->deps)[d]->index != p->nodes[p->deps[pn->first_dep + d]].source_index)
         return GCAP_SUCCESS;
     if (n->type == GCAP_NODE_KERNEL && &n->p.kernel.kernel->info != pn->u.kernel.kernel) return GCAP_SUCCESS;
+    if (n->type == GCAP_NODE_KERNEL && n->p.kernel.priority != pn->u.kernel.priority) return GCAP_SUCCESS;
     if ((n->type == GCAP_NODE_MEM_ALLOC || n->type == GCAP_NODE_MEM_FREE) && n->p.mem != pn->u.mem) return GCAP_SUCCESS;
     gcap_status st = GCAP_SUCCESS;
     struct gcap__copy copy; /* the new values, checked (a whole plan entry would be a large copy per node) */
@@ -445,11 +450,11 @@ gcap_status gcap_exec_update(gcap_exec *x, const gcap_graph *g, gcap_exec_update
   }
   struct gcap__plan fresh = {0};
   if (st == GCAP_SUCCESS) {
-    st = gcap__build_plan(x->ctx, g, &fresh);
+    st = gcap__build_plan(x->ctx, g, x->flags, &fresh);
     if (st != GCAP_SUCCESS && st != GCAP_ERROR_OUT_OF_MEMORY) st = gcap__fail_context(GCAP_ERROR_GRAPH_EXEC_UPDATE_FAILURE, "the new graph is not valid");
   }
   if (st == GCAP_SUCCESS) st = compare_topology(&x->plan, &fresh, info);
-  if (st == GCAP_SUCCESS) st = compare_entries(x->plan.nodes, fresh.nodes, x->plan.count, info);
+  if (st == GCAP_SUCCESS) st = compare_entries(x->plan.nodes, fresh.nodes, x->plan.count, x->flags, info);
   if (st == GCAP_SUCCESS && x->ctx->ops->exec_update) {
     st = gcap__backend_exec_update(x->ctx, x->impl, &x->plan, &fresh);
     if (st == GCAP_ERROR_GRAPH_EXEC_UPDATE_FAILURE) info->result = GCAP_EXEC_UPDATE_ERROR;
@@ -509,7 +514,7 @@ static gcap_status compare_child(const struct gcap__plan *old, size_t first, siz
     if (a->type == GCAP__NODE_NATIVE)
       return refuse(info, GCAP_EXEC_UPDATE_ERROR_NOT_SUPPORTED, b, NULL, "a native CUDA child graph cannot be set");
   }
-  return compare_entries(&old->nodes[first + 1], fresh->nodes, fresh->count, info);
+  return compare_entries(&old->nodes[first + 1], fresh->nodes, fresh->count, fresh->flags, info);
 }
 
 /* Kernel entries of `fresh` get argument copies of their own: its block goes when it is released. */
@@ -575,7 +580,7 @@ gcap_status gcap_exec_child_graph_node_set_params(gcap_exec *x, gcap_node *n, co
   gcap_exec_update_info info;
   if (st == GCAP_SUCCESS) {
     exit = child_exit(&x->plan, first);
-    st = gcap__build_plan(x->ctx, child, &fresh);
+    st = gcap__build_plan(x->ctx, child, x->flags, &fresh);
   }
   if (st == GCAP_SUCCESS && compare_child(&x->plan, first, exit, &fresh, &info) != GCAP_SUCCESS)
     st = gcap__fail_context(GCAP_ERROR_INVALID_VALUE, "child %p does not match the node's graph", (const void *)child);

@@ -160,6 +160,7 @@ struct node {
   CUDA_HOST_NODE_PARAMS host;
   struct handle *event;
   struct graph *child; /* the driver's own clone */
+  int priority;        /* CU_LAUNCH_ATTRIBUTE_PRIORITY of a kernel node */
 };
 
 struct graph {
@@ -981,6 +982,18 @@ static CUresult CUDAAPI f_cuGraphAddKernelNode(CUgraphNode *out, CUgraph g, cons
   ADD_NODE("cuGraphAddKernelNode", N_KERNEL, kernel_ok("cuGraphAddKernelNode", p, n));
 }
 
+static CUresult CUDAAPI f_cuGraphKernelNodeSetAttribute(CUgraphNode node, CUkernelNodeAttrID attr,
+                                                        const CUkernelNodeAttrValue *value) {
+  BEGIN("cuGraphKernelNodeSetAttribute(%p, %d)", (void *)node, (int)attr);
+  struct node *n;
+  NEED_HANDLE(n, node, K_NODE, "cuGraphKernelNodeSetAttribute", "hNode");
+  NEED(n->type == N_KERNEL, "cuGraphKernelNodeSetAttribute: node %u is a %s node", n->h.id, node_type_names[n->type]);
+  NEED(value, "cuGraphKernelNodeSetAttribute: value is NULL");
+  NEED(attr == CU_LAUNCH_ATTRIBUTE_PRIORITY, "cuGraphKernelNodeSetAttribute: attribute %d is not simulated", (int)attr);
+  n->priority = value->priority;
+  END(CUDA_SUCCESS);
+}
+
 static CUresult CUDAAPI f_cuGraphAddMemcpyNode(CUgraphNode *out, CUgraph g, const CUgraphNode *deps, size_t num,
                                                const CUDA_MEMCPY3D *p, CUcontext ctx) {
   BEGIN("cuGraphAddMemcpyNode(%p, %zu deps)", (void *)g, num);
@@ -1068,6 +1081,9 @@ static CUresult CUDAAPI f_cuGraphInstantiateWithFlags(CUgraphExec *out, CUgraph 
   struct graph *gr;
   NEED_HANDLE(gr, g, K_GRAPH, "cuGraphInstantiateWithFlags", "hGraph");
   NEED(out, "cuGraphInstantiateWithFlags: phGraphExec is NULL");
+  NEED(!(flags & ~(unsigned long long)(CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH |
+                                      CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY)),
+       "cuGraphInstantiateWithFlags: flags %llu", flags);
   struct exec *x = new_handle(K_EXEC, sizeof *x);
   x->tmpl = gr, x->count = gr->count;
   x->nodes = calloc(gr->count ? gr->count : 1, sizeof *x->nodes);
@@ -1256,6 +1272,7 @@ static void describe_node(const struct node *n, char *line, size_t size) {
                     n->kernel.blockDimZ, n->kernel.sharedMemBytes);
     for (size_t i = 0; i < f->args_size && (size_t)used + 3 < rest; i++)
       used += snprintf(at + used, rest - (size_t)used, "%02x", n->args[i]);
+    if (n->priority && (size_t)used < rest) used += snprintf(at + used, rest - (size_t)used, " priority=%d", n->priority);
     break;
   }
   case N_MEMCPY: {
@@ -1419,6 +1436,7 @@ struct entry {
     ENTRY(cuModuleLoadData, 2000), \
     ENTRY(cuModuleUnload, 2000), ENTRY(cuModuleGetFunction, 2000), ENTRY(cuFuncGetParamInfo, 12040), \
     ENTRY(cuGraphCreate, 10000), ENTRY(cuGraphDestroy, 10000), ENTRY(cuGraphAddKernelNode, 12000), \
+    ENTRY(cuGraphKernelNodeSetAttribute, 11000), \
     ENTRY(cuGraphAddMemcpyNode, 10000), ENTRY(cuGraphAddMemsetNode, 10000), ENTRY(cuGraphAddHostNode, 10000), \
     ENTRY(cuGraphAddEmptyNode, 10000), ENTRY(cuGraphAddEventRecordNode, 11010), \
     ENTRY(cuGraphAddEventWaitNode, 11010), ENTRY(cuGraphAddChildGraphNode, 10000), \

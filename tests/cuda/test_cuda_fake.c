@@ -802,6 +802,38 @@ static void test_child_graph_setter_reaches_the_driver(void **state) {
   finish(ctx);
 }
 
+/* A kernel node's priority becomes the driver node's attribute, and the flag the driver's. */
+static void test_kernel_priority_reaches_the_driver(void **state) {
+  (void)state;
+  gcap_context *ctx = cuda_context();
+  gcap_module *m = NULL;
+  gcap_kernel *k = load_kernel(ctx, "k_8_4", &m);
+  void *dev = NULL;
+  assert_ok(gcap_mem_alloc(ctx, 64, &dev));
+  uint32_t value = 3;
+  void *args[] = {&dev, &value};
+  gcap_kernel_node_params kp = {k, GCAP_DIM3(1, 1, 1), GCAP_DIM3(32, 1, 1), 0, args};
+  gcap_graph *g = NULL;
+  gcap_node *n = NULL;
+  assert_ok(gcap_graph_create(ctx, &g));
+  assert_ok(gcap_graph_add_kernel_node(g, NULL, 0, &kp, &n));
+  gcap_kernel_node_attr_value v = {.priority = -4};
+  assert_ok(gcap_graph_kernel_node_set_attribute(n, GCAP_KERNEL_NODE_ATTR_PRIORITY, &v));
+  fake_cuda_log_clear();
+  gcap_exec *x = NULL;
+  assert_ok(gcap_graph_instantiate(g, GCAP_INSTANTIATE_USE_NODE_PRIORITY, &x));
+  assert_int_equal(fake_cuda_calls("cuGraphKernelNodeSetAttribute("), 1);
+  assert_int_equal(fake_cuda_calls("cuGraphInstantiateWithFlags("), 1);
+  assert_int_equal(fake_cuda_calls("flags=8)"), 1);
+  static char got[TEXT];
+  fake_cuda_describe_exec(gcap_cuda_graph_exec(x), got, sizeof got);
+  assert_non_null(strstr(got, " priority=-4"));
+  gcap_exec_destroy(x);
+  gcap_graph_destroy(g);
+  assert_ok(gcap_mem_free(ctx, dev));
+  finish(ctx);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup(test_every_node_type_becomes_the_same_driver_graph, count_live_handles),
@@ -819,6 +851,7 @@ int main(void) {
       cmocka_unit_test_setup(test_event_timing_reaches_the_driver, count_live_handles),
       cmocka_unit_test_setup(test_event_node_setters_reach_the_driver, count_live_handles),
       cmocka_unit_test_setup(test_child_graph_setter_reaches_the_driver, count_live_handles),
+      cmocka_unit_test_setup(test_kernel_priority_reaches_the_driver, count_live_handles),
   };
   return cmocka_run_group_tests_name("CUDA backend on the recording fake driver", tests, NULL, NULL);
 }
