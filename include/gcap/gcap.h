@@ -438,6 +438,23 @@ GCAP_API gcap_status gcap_graph_add_event_record_node(gcap_graph *g, gcap_node *
 /** Adds a node that waits for the work last recorded in @p e. */
 GCAP_API gcap_status gcap_graph_add_event_wait_node(gcap_graph *g, gcap_node *const *deps, size_t num_deps,
                                                     gcap_event *e, gcap_node **out);
+/* A graph allocation made by hand (cudaGraphAddMemAllocNode). */
+typedef struct gcap_mem_alloc_node_params {
+  size_t bytes;    /* > 0 */
+  gcap_pool *pool; /* NULL, or the pool whose memory it takes (as a capture with this pool would) */
+  void *dptr;      /* out: the address, fixed from the node's creation on */
+} gcap_mem_alloc_node_params;
+/**
+ * Adds a MEM_ALLOC node: memory is reserved now and @p p->dptr set to its address, which every
+ * launch of every executable made from @p g allocates. As for captured allocation nodes, @p g
+ * then refuses clone, use as a child graph, and node or edge removal; a child graph's graph
+ * refuses the node (NOT_SUPPORTED).
+ */
+GCAP_API gcap_status gcap_graph_add_mem_alloc_node(gcap_graph *g, gcap_node *const *deps, size_t num_deps,
+                                                   gcap_mem_alloc_node_params *p, gcap_node **out);
+/** Adds a MEM_FREE node for @p dptr, an address an allocation node (of any graph) returned and no free node names. */
+GCAP_API gcap_status gcap_graph_add_mem_free_node(gcap_graph *g, gcap_node *const *deps, size_t num_deps, void *dptr,
+                                                  gcap_node **out);
 /** Adds edges from[i] -> to[i]; a cycle, duplicate or self edge is INVALID_VALUE and adds nothing. */
 GCAP_API gcap_status gcap_graph_add_dependencies(gcap_graph *g, gcap_node *const *from, gcap_node *const *to,
                                                  size_t n);
@@ -480,6 +497,10 @@ GCAP_API gcap_status gcap_graph_kernel_node_set_attribute(gcap_node *n, gcap_ker
                                                           const gcap_kernel_node_attr_value *value);
 GCAP_API gcap_status gcap_graph_kernel_node_get_attribute(const gcap_node *n, gcap_kernel_node_attr attr,
                                                           gcap_kernel_node_attr_value *value);
+/** The bytes, pool and address of a MEM_ALLOC node (cudaGraphMemAllocNodeGetParams). */
+GCAP_API gcap_status gcap_node_get_mem_alloc_params(const gcap_node *n, gcap_mem_alloc_node_params *p);
+/** The address a MEM_FREE node frees (cudaGraphMemFreeNodeGetParams). */
+GCAP_API gcap_status gcap_node_get_mem_free_params(const gcap_node *n, void **dptr);
 /** The graph embedded in a child-graph node (borrowed; edits change the node). */
 GCAP_API gcap_status gcap_node_get_child_graph(const gcap_node *n, gcap_graph **child);
 /** The event of an event record or wait node. */
@@ -499,13 +520,15 @@ typedef struct gcap_node_params {
     gcap_memcpy_node_params copy;
     gcap_memset_node_params fill;
     gcap_host_node_params host;
-    const gcap_graph *child_graph; /* GRAPH: cloned into the node */
-    gcap_event *event;             /* EVENT_RECORD, EVENT_WAIT */
+    const gcap_graph *child_graph;       /* GRAPH: cloned into the node */
+    gcap_event *event;                   /* EVENT_RECORD, EVENT_WAIT */
+    gcap_mem_alloc_node_params mem_alloc; /* MEM_ALLOC: its dptr is written back */
+    void *mem_free;                      /* MEM_FREE: the address it frees */
   } u;
 } gcap_node_params;
-/** The add_*_node call of @p p's type; allocation nodes: NOT_SUPPORTED (capture makes them). */
-GCAP_API gcap_status gcap_graph_add_node(gcap_graph *g, gcap_node *const *deps, size_t num_deps,
-                                         const gcap_node_params *p, gcap_node **out);
+/** The add_*_node call of @p p's type; what that call writes back (an allocation's address) lands in @p p. */
+GCAP_API gcap_status gcap_graph_add_node(gcap_graph *g, gcap_node *const *deps, size_t num_deps, gcap_node_params *p,
+                                         gcap_node **out);
 /** The node setter of @p n's type, which @p p must have; child-graph and empty nodes: NOT_SUPPORTED. */
 GCAP_API gcap_status gcap_node_set_params(gcap_node *n, const gcap_node_params *p);
 /** The executable's setter of @p n's type, which @p p must have. */

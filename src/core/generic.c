@@ -22,7 +22,7 @@ static gcap_status no_params(const char *what) {
   return gcap__fail(GCAP_ERROR_INVALID_VALUE, "params is NULL%s", what);
 }
 
-static gcap_status add(gcap_graph *g, gcap_node *const *deps, size_t n, const gcap_node_params *p, gcap_node **out) {
+static gcap_status add(gcap_graph *g, gcap_node *const *deps, size_t n, gcap_node_params *p, gcap_node **out) {
   switch (p->type) {
   case GCAP_NODE_KERNEL: return gcap_graph_add_kernel_node(g, deps, n, &p->u.kernel, out);
   case GCAP_NODE_MEMCPY: return gcap_graph_add_memcpy_node(g, deps, n, &p->u.copy, out);
@@ -32,15 +32,13 @@ static gcap_status add(gcap_graph *g, gcap_node *const *deps, size_t n, const gc
   case GCAP_NODE_EMPTY: return gcap_graph_add_empty_node(g, deps, n, out);
   case GCAP_NODE_EVENT_RECORD: return gcap_graph_add_event_record_node(g, deps, n, p->u.event, out);
   case GCAP_NODE_EVENT_WAIT: return gcap_graph_add_event_wait_node(g, deps, n, p->u.event, out);
-  case GCAP_NODE_MEM_ALLOC:
-  case GCAP_NODE_MEM_FREE:
-    return gcap__fail(GCAP_ERROR_NOT_SUPPORTED, "params->type %d: allocation nodes are made by capture only",
-                      (int)p->type);
+  case GCAP_NODE_MEM_ALLOC: return gcap_graph_add_mem_alloc_node(g, deps, n, &p->u.mem_alloc, out);
+  case GCAP_NODE_MEM_FREE: return gcap_graph_add_mem_free_node(g, deps, n, p->u.mem_free, out);
   default: return gcap__fail(GCAP_ERROR_INVALID_VALUE, "params->type %d is not a gcap_node_type", (int)p->type);
   }
 }
 
-gcap_status gcap_graph_add_node(gcap_graph *g, gcap_node *const *deps, size_t num_deps, const gcap_node_params *p,
+gcap_status gcap_graph_add_node(gcap_graph *g, gcap_node *const *deps, size_t num_deps, gcap_node_params *p,
                                 gcap_node **out) {
   GCAP_ENTER();
   if (out) *out = NULL;

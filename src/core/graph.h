@@ -171,6 +171,17 @@ void gcap__node_release_for_graph_free(struct gcap_node *n);
 gcap_status gcap__node_copy_params(struct gcap_node *dst, const struct gcap_node *src);
 
 
+/*
+ * The add_*_node calls' steps: handle checks of g, deps and out (before the lock); the NULL
+ * checks and the dependencies' (still before it); appending a node whose parameters are set
+ * (under it: on failure the parameters are released and the node given back).
+ */
+gcap_status gcap__node_begin_add(gcap_graph *g, gcap_node *const *deps, size_t num_deps, gcap_node **out);
+gcap_status gcap__node_finish_checks(gcap_graph *g, gcap_node *const *deps, size_t num_deps, const void *params,
+                                     gcap_node **out);
+gcap_status gcap__node_commit(gcap_graph *g, struct gcap_node *n, gcap_node *const *deps, size_t num_deps,
+                              gcap_node **out);
+
 /* Detached nodes for stream capture (parameters already checked); append with gcap__node_append. */
 gcap_status gcap__node_make_kernel(struct gcap_graph *g, const gcap_kernel_node_params *p, struct gcap_node **out);
 gcap_status gcap__node_make_value(struct gcap_graph *g, gcap_node_type type, const void *p, size_t size,

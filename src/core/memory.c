@@ -353,11 +353,10 @@ gcap_status gcap_mem_alloc_async(gcap_stream *s, size_t bytes, void **dptr) {
   return st;
 }
 
-/* A free node needs an address an alloc node returned, freed by no other free node (rules.md#mem-free-node). */
-static gcap_status check_graph_free(struct gcap_context *ctx, const void *p, struct gcap__galloc **out) {
+gcap_status gcap__check_graph_free(struct gcap_context *ctx, const void *p, struct gcap__galloc **out) {
   const struct gcap__allocation *a = gcap__find_allocation(ctx, p);
   if (!a || !a->graph || a->base != (uintptr_t)p)
-    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "%p is not an address a captured gcap_mem_alloc_async returned", p);
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "%p is not an address an allocation node returned", p);
   if (a->graph->freed_in_graph || a->graph->freed_elsewhere)
     return gcap__fail(GCAP_ERROR_INVALID_VALUE, "graph allocation %p already has a free node", p);
   *out = a->graph;
@@ -388,7 +387,7 @@ gcap_status gcap_mem_free_async(gcap_stream *s, void *dptr) {
   struct gcap__galloc *g = NULL;
   const struct gcap__allocation *a = NULL;
   if (!dptr) st = gcap__fail(GCAP_ERROR_INVALID_VALUE, "dptr is NULL");
-  else if (s->seq) st = check_graph_free(ctx, dptr, &g);
+  else if (s->seq) st = gcap__check_graph_free(ctx, dptr, &g);
   else st = check_free(ctx, dptr, GCAP__ALLOC_DEVICE, &a);
   bool record = false;
   st = gcap__capture_route(s, st, &record);

@@ -347,23 +347,23 @@ void gcap__node_discard(struct gcap_node *n) {
 /* -------------------------------------------------------------- add nodes */
 
 /* What every add_*_node checks before its own parameters: graph, deps' handles, out. */
-static gcap_status begin_add(gcap_graph *g, gcap_node *const *deps, size_t num_deps, gcap_node **out) {
+gcap_status gcap__node_begin_add(gcap_graph *g, gcap_node *const *deps, size_t num_deps, gcap_node **out) {
   if (out) *out = NULL;
   gcap_status st = gcap__check_graph(g, "graph");
   if (st == GCAP_SUCCESS) st = gcap__node_check_dep_handles(g, deps, num_deps);
   return st;
 }
 
-static gcap_status finish_checks(gcap_graph *g, gcap_node *const *deps, size_t num_deps, const void *params,
-                                 gcap_node **out) {
+gcap_status gcap__node_finish_checks(gcap_graph *g, gcap_node *const *deps, size_t num_deps, const void *params,
+                                     gcap_node **out) {
   if (!out) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "out is NULL");
   if (!params) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "params is NULL");
   return gcap__node_check_deps(g, deps, num_deps);
 }
 
 /* Appends a node whose parameters are already set; on failure releases them. */
-static gcap_status commit(gcap_graph *g, struct gcap_node *n, gcap_node *const *deps, size_t num_deps,
-                          gcap_node **out) {
+gcap_status gcap__node_commit(gcap_graph *g, struct gcap_node *n, gcap_node *const *deps, size_t num_deps,
+                              gcap_node **out) {
   gcap_status st = gcap__node_append(g, n, deps, num_deps, true);
   if (st != GCAP_SUCCESS) {
     gcap__node_release_params(n);
@@ -377,17 +377,17 @@ static gcap_status commit(gcap_graph *g, struct gcap_node *n, gcap_node *const *
 gcap_status gcap_graph_add_kernel_node(gcap_graph *g, gcap_node *const *deps, size_t num_deps,
                                        const gcap_kernel_node_params *p, gcap_node **out) {
   GCAP_ENTER();
-  gcap_status st = begin_add(g, deps, num_deps, out);
+  gcap_status st = gcap__node_begin_add(g, deps, num_deps, out);
   if (st == GCAP_SUCCESS && p) st = gcap__check_kernel(p->kernel, "params->kernel");
   if (st == GCAP_SUCCESS && p) st = gcap__check_same_context(g->ctx, p->kernel->module->ctx, "params->kernel");
-  if (st == GCAP_SUCCESS) st = finish_checks(g, deps, num_deps, p, out);
+  if (st == GCAP_SUCCESS) st = gcap__node_finish_checks(g, deps, num_deps, p, out);
   if (st != GCAP_SUCCESS) return st;
   gcap__lock(g->ctx);
   st = check_kernel_params(g, p);
   struct gcap_node *n = st == GCAP_SUCCESS ? new_node(g, GCAP_NODE_KERNEL) : NULL;
   if (st == GCAP_SUCCESS && !n) st = GCAP_ERROR_OUT_OF_MEMORY;
   if (n && (st = set_kernel_params(n, p)) != GCAP_SUCCESS) gcap__node_unalloc(n);
-  else if (n) st = commit(g, n, deps, num_deps, out);
+  else if (n) st = gcap__node_commit(g, n, deps, num_deps, out);
   gcap__unlock(g->ctx);
   return st;
 }
@@ -397,8 +397,8 @@ typedef gcap_status (*value_check)(const struct gcap_graph *g, const void *param
 
 static gcap_status add_value_node(gcap_graph *g, gcap_node *const *deps, size_t num_deps, gcap_node_type type,
                                   const void *p, size_t size, value_check check, gcap_node **out) {
-  gcap_status st = begin_add(g, deps, num_deps, out);
-  if (st == GCAP_SUCCESS) st = finish_checks(g, deps, num_deps, p, out);
+  gcap_status st = gcap__node_begin_add(g, deps, num_deps, out);
+  if (st == GCAP_SUCCESS) st = gcap__node_finish_checks(g, deps, num_deps, p, out);
   if (st != GCAP_SUCCESS) return st;
   gcap__lock(g->ctx);
   st = check(g, p);
@@ -406,7 +406,7 @@ static gcap_status add_value_node(gcap_graph *g, gcap_node *const *deps, size_t 
   if (st == GCAP_SUCCESS && !n) st = GCAP_ERROR_OUT_OF_MEMORY;
   if (n) {
     memcpy(&n->p, p, size);
-    st = commit(g, n, deps, num_deps, out);
+    st = gcap__node_commit(g, n, deps, num_deps, out);
   }
   gcap__unlock(g->ctx);
   return st;
@@ -437,12 +437,12 @@ gcap_status gcap_graph_add_host_node(gcap_graph *g, gcap_node *const *deps, size
 gcap_status gcap_graph_add_empty_node(gcap_graph *g, gcap_node *const *deps, size_t num_deps, gcap_node **out) {
   GCAP_ENTER();
   static const int no_params = 0;
-  gcap_status st = begin_add(g, deps, num_deps, out);
-  if (st == GCAP_SUCCESS) st = finish_checks(g, deps, num_deps, &no_params, out);
+  gcap_status st = gcap__node_begin_add(g, deps, num_deps, out);
+  if (st == GCAP_SUCCESS) st = gcap__node_finish_checks(g, deps, num_deps, &no_params, out);
   if (st != GCAP_SUCCESS) return st;
   gcap__lock(g->ctx);
   struct gcap_node *n = new_node(g, GCAP_NODE_EMPTY);
-  st = n ? commit(g, n, deps, num_deps, out) : GCAP_ERROR_OUT_OF_MEMORY;
+  st = n ? gcap__node_commit(g, n, deps, num_deps, out) : GCAP_ERROR_OUT_OF_MEMORY;
   gcap__unlock(g->ctx);
   return st;
 }
@@ -450,28 +450,28 @@ gcap_status gcap_graph_add_empty_node(gcap_graph *g, gcap_node *const *deps, siz
 gcap_status gcap_graph_add_child_graph_node(gcap_graph *g, gcap_node *const *deps, size_t num_deps,
                                             const gcap_graph *child, gcap_node **out) {
   GCAP_ENTER();
-  gcap_status st = begin_add(g, deps, num_deps, out);
+  gcap_status st = gcap__node_begin_add(g, deps, num_deps, out);
   if (st == GCAP_SUCCESS) st = gcap__check_graph(child, "child");
   if (st == GCAP_SUCCESS) st = gcap__check_same_context(g->ctx, child->ctx, "child");
-  if (st == GCAP_SUCCESS) st = finish_checks(g, deps, num_deps, child, out);
+  if (st == GCAP_SUCCESS) st = gcap__node_finish_checks(g, deps, num_deps, child, out);
   if (st != GCAP_SUCCESS) return st;
   gcap__lock(g->ctx);
   struct gcap_node *n = new_node(g, GCAP_NODE_GRAPH);
   st = n ? gcap__graph_clone(child, n, &n->p.child) : GCAP_ERROR_OUT_OF_MEMORY;
   if (n && st != GCAP_SUCCESS) gcap__node_unalloc(n);
-  else if (n) st = commit(g, n, deps, num_deps, out);
+  else if (n) st = gcap__node_commit(g, n, deps, num_deps, out);
   gcap__unlock(g->ctx);
   return st;
 }
 
 gcap_status gcap__graph_add_native(gcap_graph *g, gcap_node *const *deps, size_t num_deps, void *native,
                                    gcap_node **out) {
-  gcap_status st = begin_add(g, deps, num_deps, out);
+  gcap_status st = gcap__node_begin_add(g, deps, num_deps, out);
   if (st == GCAP_SUCCESS && !native) st = gcap__fail(GCAP_ERROR_INVALID_VALUE, "native is NULL");
   if (st == GCAP_SUCCESS && !g->ctx->ops->native_graph_clone)
     st = gcap__fail(GCAP_ERROR_NOT_SUPPORTED, "graph %p belongs to a %s context: native CUDA graphs need the CUDA backend",
                     (void *)g, g->ctx->ops->name);
-  if (st == GCAP_SUCCESS) st = finish_checks(g, deps, num_deps, native, out);
+  if (st == GCAP_SUCCESS) st = gcap__node_finish_checks(g, deps, num_deps, native, out);
   if (st != GCAP_SUCCESS) return st;
   gcap__lock(g->ctx);
   struct gcap_node *n = new_node(g, GCAP__NODE_NATIVE);
@@ -480,7 +480,7 @@ gcap_status gcap__graph_add_native(gcap_graph *g, gcap_node *const *deps, size_t
     gcap__node_unalloc(n);
   } else if (n) {
     n->p.native.ctx = g->ctx;
-    st = commit(g, n, deps, num_deps, out);
+    st = gcap__node_commit(g, n, deps, num_deps, out);
   }
   gcap__unlock(g->ctx);
   return st;
@@ -488,10 +488,10 @@ gcap_status gcap__graph_add_native(gcap_graph *g, gcap_node *const *deps, size_t
 
 static gcap_status add_event_node(gcap_graph *g, gcap_node *const *deps, size_t num_deps, gcap_event *e,
                                   gcap_node **out, gcap_node_type type) {
-  gcap_status st = begin_add(g, deps, num_deps, out);
+  gcap_status st = gcap__node_begin_add(g, deps, num_deps, out);
   if (st == GCAP_SUCCESS) st = gcap__check_event(e, "event");
   if (st == GCAP_SUCCESS) st = gcap__check_same_context(g->ctx, e->ctx, "event");
-  if (st == GCAP_SUCCESS) st = finish_checks(g, deps, num_deps, e, out);
+  if (st == GCAP_SUCCESS) st = gcap__node_finish_checks(g, deps, num_deps, e, out);
   if (st != GCAP_SUCCESS) return st;
   gcap__lock(g->ctx);
   struct gcap_node *n = new_node(g, type);
@@ -499,7 +499,7 @@ static gcap_status add_event_node(gcap_graph *g, gcap_node *const *deps, size_t 
   if (n) {
     n->p.event = e;
     gcap__event_retain(e);
-    st = commit(g, n, deps, num_deps, out);
+    st = gcap__node_commit(g, n, deps, num_deps, out);
   }
   gcap__unlock(g->ctx);
   return st;

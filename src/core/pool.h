@@ -41,6 +41,8 @@ struct gcap__galloc {
 /* Reserves memory for a captured allocation (from `pool` when given) and enters it in the allocation table. */
 gcap_status gcap__galloc_new(struct gcap_context *ctx, struct gcap_pool *pool, size_t bytes, struct gcap__galloc **out);
 void gcap__galloc_retain(struct gcap__galloc *a);
+/* A free node needs an address an alloc node returned, freed by no other free node (rules.md#mem-free-node). */
+gcap_status gcap__check_graph_free(struct gcap_context *ctx, const void *p, struct gcap__galloc **out);
 /* A MEM_FREE node of graph `g` now names a, or no longer does. */
 void gcap__galloc_mark_freed(struct gcap__galloc *a, const struct gcap_graph *g, bool freed);
 /* Drops a reference; the last one frees the memory unless it is allocated now (it then waits for a free). */

@@ -834,6 +834,34 @@ static void test_kernel_priority_reaches_the_driver(void **state) {
   finish(ctx);
 }
 
+/* Allocation nodes by hand: the memory is the driver's from the node's creation; the nodes order only. */
+static void test_mem_nodes_by_hand_reach_the_driver(void **state) {
+  (void)state;
+  gcap_context *ctx = cuda_context();
+  gcap_stream *s = NULL;
+  assert_ok(gcap_stream_create(ctx, &s));
+  gcap_graph *g = NULL;
+  gcap_node *a = NULL, *fill = NULL, *fr = NULL;
+  assert_ok(gcap_graph_create(ctx, &g));
+  fake_cuda_log_clear();
+  gcap_mem_alloc_node_params ap = {256, NULL, NULL};
+  assert_ok(gcap_graph_add_mem_alloc_node(g, NULL, 0, &ap, &a));
+  assert_int_equal(fake_cuda_calls("cuMemAlloc("), 1);
+  gcap_memset_node_params fp = {ap.dptr, 7, 4, 64, 1, 0};
+  assert_ok(gcap_graph_add_memset_node(g, &a, 1, &fp, &fill));
+  assert_ok(gcap_graph_add_mem_free_node(g, &fill, 1, ap.dptr, &fr));
+  gcap_exec *x = NULL;
+  assert_ok(gcap_graph_instantiate(g, 0, &x));
+  assert_same_graph(g, x);
+  assert_ok(gcap_exec_launch(x, s));
+  assert_ok(gcap_stream_synchronize(s));
+  gcap_exec_destroy(x);
+  gcap_graph_destroy(g);
+  assert_int_equal(fake_cuda_calls("cuMemFree("), 1);
+  assert_ok(gcap_stream_destroy(s));
+  finish(ctx);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup(test_every_node_type_becomes_the_same_driver_graph, count_live_handles),
@@ -852,6 +880,7 @@ int main(void) {
       cmocka_unit_test_setup(test_event_node_setters_reach_the_driver, count_live_handles),
       cmocka_unit_test_setup(test_child_graph_setter_reaches_the_driver, count_live_handles),
       cmocka_unit_test_setup(test_kernel_priority_reaches_the_driver, count_live_handles),
+      cmocka_unit_test_setup(test_mem_nodes_by_hand_reach_the_driver, count_live_handles),
   };
   return cmocka_run_group_tests_name("CUDA backend on the recording fake driver", tests, NULL, NULL);
 }
