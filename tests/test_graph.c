@@ -1632,7 +1632,9 @@ static void test_generic_node_calls(void **state) {
   assert_status(gcap_graph_add_node(g, NULL, 0, &bad, &out), GCAP_ERROR_INVALID_VALUE);
   test_assert_message_contains("params->type 99 is not a gcap_node_type");
   bad.type = GCAP_NODE_MEM_ALLOC;
-  assert_status(gcap_graph_add_node(g, NULL, 0, &bad, &out), GCAP_ERROR_NOT_SUPPORTED);
+  bad.u.mem_alloc = (gcap_mem_alloc_node_params){0, NULL, NULL};
+  assert_status(gcap_graph_add_node(g, NULL, 0, &bad, &out), GCAP_ERROR_INVALID_VALUE);
+  test_assert_message_contains("gcap_graph_add_node: params->bytes is 0");
   assert_status(gcap_graph_add_node(g, NULL, 0, NULL, &out), GCAP_ERROR_INVALID_VALUE);
   test_assert_message_contains("gcap_graph_add_node: params is NULL");
   assert_status(gcap_graph_add_node(NULL, NULL, 0, &kinds[0], &out), GCAP_ERROR_INVALID_HANDLE);
