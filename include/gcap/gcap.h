@@ -144,6 +144,42 @@ GCAP_API gcap_status gcap_memset_async(gcap_stream *s, void *dst, int value, siz
 GCAP_API gcap_status gcap_memset_d16_async(gcap_stream *s, void *dst, uint16_t value, size_t count);
 /** Stream-ordered fill of @p count 32-bit elements; @p dst 4-byte aligned. */
 GCAP_API gcap_status gcap_memset_d32_async(gcap_stream *s, void *dst, uint32_t value, size_t count);
+/*
+ * 2-D and 3-D copies of linear memory (cudaMemcpy3DParms without arrays). Linear memory only:
+ * gcap has no CUDA arrays. Widths and x positions are in bytes.
+ */
+typedef struct gcap_pitched_ptr { /* cudaPitchedPtr */
+  void *ptr;
+  size_t pitch; /* bytes from a row to the next */
+  size_t xsize; /* the row's logical width in bytes (not checked, as by CUDA for linear memory) */
+  size_t ysize; /* rows from a slice to the next */
+} gcap_pitched_ptr;
+typedef struct gcap_pos {
+  size_t x, y, z; /* x in bytes */
+} gcap_pos;
+typedef struct gcap_extent {
+  size_t width, height, depth; /* width in bytes */
+} gcap_extent;
+typedef struct gcap_memcpy_3d_params {
+  gcap_pitched_ptr src;
+  gcap_pos src_pos;
+  gcap_pitched_ptr dst;
+  gcap_pos dst_pos;
+  gcap_extent extent;
+  gcap_memcpy_kind kind;
+} gcap_memcpy_3d_params;
+/**
+ * Allocates @p height rows of at least @p width bytes (both > 0) of device memory; *@p pitch is
+ * the bytes from a row to the next, @p width rounded up to a multiple of 512 (cudaMallocPitch).
+ */
+GCAP_API gcap_status gcap_mem_alloc_pitch(gcap_context *ctx, size_t width, size_t height, void **dptr, size_t *pitch);
+/**
+ * Stream-ordered copy of @p height rows of @p width bytes, rows @p dpitch and @p spitch bytes apart
+ * (cudaMemcpy2DAsync); each pitch at least @p width when @p height > 1. In capture, a MEMCPY node
+ * with 3-D parameters (gcap_node_get_memcpy_3d_params).
+ */
+GCAP_API gcap_status gcap_memcpy_2d_async(gcap_stream *s, void *dst, size_t dpitch, const void *src, size_t spitch,
+                                          size_t width, size_t height, gcap_memcpy_kind kind);
 /** Stream-ordered allocation; in capture, a MEM_ALLOC node. */
 GCAP_API gcap_status gcap_mem_alloc_async(gcap_stream *s, size_t bytes, void **dptr);
 /** Stream-ordered free; in capture, a MEM_FREE node. */
@@ -420,6 +456,14 @@ GCAP_API gcap_status gcap_graph_add_kernel_node(gcap_graph *g, gcap_node *const 
 /** Adds a 1-D copy node. */
 GCAP_API gcap_status gcap_graph_add_memcpy_node(gcap_graph *g, gcap_node *const *deps, size_t num_deps,
                                                 const gcap_memcpy_node_params *p, gcap_node **out);
+/**
+ * Adds a copy node with 3-D parameters (cudaGraphAddMemcpyNode): extent.height rows of
+ * extent.width bytes in each of extent.depth slices. Each side's pitch must hold its x position
+ * plus the width when there is more than one row, and its ysize its y position plus the height
+ * when there is more than one slice; every row of a device side must lie in one allocation.
+ */
+GCAP_API gcap_status gcap_graph_add_memcpy_3d_node(gcap_graph *g, gcap_node *const *deps, size_t num_deps,
+                                                   const gcap_memcpy_3d_params *p, gcap_node **out);
 /** Adds a fill node (1-D, or 2-D with height > 1 and pitch). */
 GCAP_API gcap_status gcap_graph_add_memset_node(gcap_graph *g, gcap_node *const *deps, size_t num_deps,
                                                 const gcap_memset_node_params *p, gcap_node **out);
@@ -472,12 +516,16 @@ GCAP_API gcap_status gcap_node_get_dependencies(const gcap_node *n, gcap_node **
 GCAP_API gcap_status gcap_node_get_dependents(const gcap_node *n, gcap_node **deps, size_t *count);
 /** Kernel parameters; p->args is borrowed from the node. INVALID_VALUE for another node type. */
 GCAP_API gcap_status gcap_node_get_kernel_params(const gcap_node *n, gcap_kernel_node_params *p);
+/** A copy node's 1-D parameters; a 3-D copy gives its first row (INVALID_VALUE unless it is one row). */
 GCAP_API gcap_status gcap_node_get_memcpy_params(const gcap_node *n, gcap_memcpy_node_params *p);
+/** A copy node's 3-D parameters; a 1-D copy reads as one row of its bytes, pitches 0. */
+GCAP_API gcap_status gcap_node_get_memcpy_3d_params(const gcap_node *n, gcap_memcpy_3d_params *p);
 GCAP_API gcap_status gcap_node_get_memset_params(const gcap_node *n, gcap_memset_node_params *p);
 GCAP_API gcap_status gcap_node_get_host_params(const gcap_node *n, gcap_host_node_params *p);
 /** Replace a node's parameters, checked as at creation; nothing changes on failure. */
 GCAP_API gcap_status gcap_node_set_kernel_params(gcap_node *n, const gcap_kernel_node_params *p);
 GCAP_API gcap_status gcap_node_set_memcpy_params(gcap_node *n, const gcap_memcpy_node_params *p);
+GCAP_API gcap_status gcap_node_set_memcpy_3d_params(gcap_node *n, const gcap_memcpy_3d_params *p);
 GCAP_API gcap_status gcap_node_set_memset_params(gcap_node *n, const gcap_memset_node_params *p);
 GCAP_API gcap_status gcap_node_set_host_params(gcap_node *n, const gcap_host_node_params *p);
 /* Kernel node attributes (cudaGraphKernelNodeSetAttribute); values equal CUlaunchAttributeID. */
@@ -661,6 +709,7 @@ GCAP_API gcap_status gcap_exec_update(gcap_exec *x, const gcap_graph *g, gcap_ex
 /** Per-node setters; @p n names the node of the graph @p x was instantiated from. */
 GCAP_API gcap_status gcap_exec_kernel_node_set_params(gcap_exec *x, gcap_node *n, const gcap_kernel_node_params *p);
 GCAP_API gcap_status gcap_exec_memcpy_node_set_params(gcap_exec *x, gcap_node *n, const gcap_memcpy_node_params *p);
+GCAP_API gcap_status gcap_exec_memcpy_3d_node_set_params(gcap_exec *x, gcap_node *n, const gcap_memcpy_3d_params *p);
 GCAP_API gcap_status gcap_exec_memset_node_set_params(gcap_exec *x, gcap_node *n, const gcap_memset_node_params *p);
 GCAP_API gcap_status gcap_exec_host_node_set_params(gcap_exec *x, gcap_node *n, const gcap_host_node_params *p);
 /** The event of an event record (wait) node in @p x (cudaGraphExecEventRecordNodeSetEvent, ...WaitNodeSetEvent). */

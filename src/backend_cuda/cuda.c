@@ -299,8 +299,19 @@ static gcap_status cuda_stream_query(struct gcap__backend_ctx *b, void *stream) 
 static gcap_status cuda_memcpy(struct gcap__backend_ctx *b, void *stream, const struct gcap__copy *cp) {
   ENTER(b);
   CUstream on = stream ? stream : c->sync_stream;
-  CUresult r = c->d->cuMemcpyAsync(cuda_dptr(cp->dst), cuda_dptr(cp->src), cp->bytes, on);
-  gcap_status st = gcap__cuda_check(r, "cuMemcpyAsync(%p <- %p, %zu bytes)", cp->dst, cp->src, cp->bytes);
+  gcap_status st;
+  if (cp->shape) { /* unified addressing tells the driver which side is where, as for cuMemcpyAsync */
+    CUDA_MEMCPY3D p;
+    memset(&p, 0, sizeof p);
+    p.srcMemoryType = p.dstMemoryType = CU_MEMORYTYPE_UNIFIED;
+    p.srcDevice = cuda_dptr(cp->src), p.dstDevice = cuda_dptr(cp->dst);
+    cuda_set_copy_shape(&p, cp);
+    st = gcap__cuda_check(c->d->cuMemcpy3DAsync(&p, on), "cuMemcpy3DAsync(%p <- %p, %zu x %zu x %zu)", cp->dst, cp->src,
+                          cp->bytes, cp->shape->height, cp->shape->depth);
+  } else {
+    CUresult r = c->d->cuMemcpyAsync(cuda_dptr(cp->dst), cuda_dptr(cp->src), cp->bytes, on);
+    st = gcap__cuda_check(r, "cuMemcpyAsync(%p <- %p, %zu bytes)", cp->dst, cp->src, cp->bytes);
+  }
   if (st == GCAP_SUCCESS && !stream)
     st = gcap__cuda_check(c->d->cuStreamSynchronize(on), "cuStreamSynchronize (synchronous copy)");
   LEAVE(st);

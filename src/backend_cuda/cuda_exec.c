@@ -73,10 +73,18 @@ static CUDA_MEMCPY3D copy_params(const struct gcap__copy *c) {
   copy_side(side_type(c, src_device), c->src, &p.srcMemoryType, &p.srcDevice, &p.srcHost);
   copy_side(side_type(c, dst_device), c->dst, &p.dstMemoryType, &p.dstDevice, &dst_host);
   p.dstHost = (void *)dst_host;
-  p.WidthInBytes = c->bytes;
-  p.Height = 1;
-  p.Depth = 1;
+  cuda_set_copy_shape(&p, c);
   return p;
+}
+
+void cuda_set_copy_shape(CUDA_MEMCPY3D *p, const struct gcap__copy *c) {
+  const struct gcap__copy_shape *s = c->shape;
+  p->WidthInBytes = c->bytes;
+  p->Height = s ? s->height : 1;
+  p->Depth = s ? s->depth : 1;
+  if (!s) return;
+  p->srcPitch = s->src_pitch, p->srcHeight = s->depth > 1 ? s->src_rows : 0;
+  p->dstPitch = s->dst_pitch, p->dstHeight = s->depth > 1 ? s->dst_rows : 0;
 }
 
 static CUDA_MEMSET_NODE_PARAMS fill_params(const struct gcap__fill *f) {

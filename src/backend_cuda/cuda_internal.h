@@ -79,5 +79,7 @@ void cuda_exec_destroy_deferred(struct cuda_context *c);
 gcap_status cuda_check_fill_alignment(const struct gcap__fill *f);
 
 static inline CUdeviceptr cuda_dptr(const void *p) { return (CUdeviceptr)(uintptr_t)p; }
+/* A CUDA_MEMCPY3D's widths, heights, depths and pitches from a gcap copy (1-D: one row). */
+void cuda_set_copy_shape(CUDA_MEMCPY3D *p, const struct gcap__copy *c);
 
 #endif

@@ -5,8 +5,17 @@
 #include "sim_internal.h"
 
 void sim_run_copy(struct sim_context *sc, const struct gcap__copy *c) {
-  memmove(c->dst, c->src, c->bytes);
-  sc->stats.bytes_copied += c->bytes;
+  const struct gcap__copy_shape *s = c->shape;
+  if (!s) {
+    memmove(c->dst, c->src, c->bytes);
+    sc->stats.bytes_copied += c->bytes;
+    return;
+  }
+  size_t rows = s->height * s->depth;
+  for (size_t r = 0; r < rows; r++)
+    memmove((unsigned char *)c->dst + gcap__copy_row_offset(r, s->height, s->dst_pitch, s->dst_rows),
+            (const unsigned char *)c->src + gcap__copy_row_offset(r, s->height, s->src_pitch, s->src_rows), c->bytes);
+  sc->stats.bytes_copied += (uint64_t)rows * c->bytes;
 }
 
 /* Short fills (most fill nodes) as word stores the compiler can keep inline, not a libc call each. */

@@ -340,8 +340,8 @@ void sim_work_begin_for(struct sim_context *sc, const struct gcap__copy *c, cons
   }
   m->narrow = c || f;
   if (c) {
-    open_span(m, c->dst, c->bytes);
-    open_span(m, c->src, c->bytes);
+    open_span(m, c->dst, gcap__copy_span(c, 1));
+    open_span(m, c->src, gcap__copy_span(c, 0));
   } else if (f) {
     open_span(m, f->dst, fill_extent(f));
   } else {

@@ -154,8 +154,8 @@ static gcap_status check_alive(const struct sim_context *sc, const void *p, size
 }
 
 gcap_status sim_check_copy_alive(const struct sim_context *sc, const struct gcap__copy *c) {
-  gcap_status st = check_alive(sc, c->src, c->bytes, "reads");
-  return st != GCAP_SUCCESS ? st : check_alive(sc, c->dst, c->bytes, "writes");
+  gcap_status st = check_alive(sc, c->src, gcap__copy_span(c, 0), "reads");
+  return st != GCAP_SUCCESS ? st : check_alive(sc, c->dst, gcap__copy_span(c, 1), "writes");
 }
 
 gcap_status sim_check_fill_alive(const struct sim_context *sc, const struct gcap__fill *f) {
@@ -208,6 +208,7 @@ static void op_free(struct sim_context *sc, struct sim_op *op) {
   switch (op->kind) {
   case SIM_WORK_FREE: sc->frees_queued -= op->u.free.ptr != NULL; break;
   case SIM_WORK_KERNEL: gcap__free(op->u.kernel); break;
+  case SIM_WORK_COPY: gcap__free((void *)op->u.copy.shape); break;
   case SIM_WORK_RECORD:
   case SIM_WORK_WAIT: sim_record_release(op->u.record); break;
   case SIM_WORK_LAUNCH: launch_op_free(op->u.launch); break;
@@ -320,9 +321,20 @@ static gcap_status prepare_launch(struct sim_context *sc, struct sim_op *op, str
   return GCAP_SUCCESS;
 }
 
+/* A shaped copy's shape is the caller's until the call returns: the queued copy keeps its own. */
+static gcap_status copy_copy(struct sim_op *op, const struct gcap__copy *c) {
+  op->u.copy = *c;
+  if (!c->shape) return GCAP_SUCCESS;
+  struct gcap__copy_shape *shape = gcap__malloc(sizeof *shape);
+  op->u.copy.shape = shape;
+  if (!shape) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to queue the copy");
+  *shape = *c->shape;
+  return GCAP_SUCCESS;
+}
+
 static gcap_status prepare(struct sim_context *sc, struct sim_op *op, struct sim_stream *s, const struct sim_work *w) {
   switch (w->kind) {
-  case SIM_WORK_COPY: op->u.copy = *w->copy; return GCAP_SUCCESS;
+  case SIM_WORK_COPY: return copy_copy(op, w->copy);
   case SIM_WORK_FILL: op->u.fill = *w->fill; return GCAP_SUCCESS;
   case SIM_WORK_KERNEL: return copy_kernel(op, w->launch);
   case SIM_WORK_HOST: op->u.host.fn = w->fn, op->u.host.user_data = w->user_data; return GCAP_SUCCESS;

@@ -32,13 +32,58 @@ struct gcap__launch {
   void *const *args; /* one pointer per parameter */
 };
 
+/* The layout of a 2-D or 3-D copy: `height` rows of gcap__copy.bytes in each of `depth` slices. */
+struct gcap__copy_shape {
+  size_t height, depth;
+  size_t dst_pitch, src_pitch; /* bytes from the start of a row to the next's */
+  size_t dst_rows, src_rows;   /* rows from the start of a slice to the next's (depth > 1) */
+};
+
 struct gcap__copy {
-  void *dst;
+  void *dst;         /* the first row's first byte */
   const void *src;
-  size_t bytes;
+  size_t bytes;      /* of each row: all of them for a 1-D copy */
   gcap_memcpy_kind kind; /* as given */
   gcap_memcpy_kind resolved; /* never DEFAULT */
+  const struct gcap__copy_shape *shape; /* NULL for a 1-D copy */
 };
+
+/* The row `row` (0 .. height * depth - 1) of a shaped copy, at `pitch` and `rows` per slice. */
+static inline size_t gcap__copy_row_offset(size_t row, size_t height, size_t pitch, size_t rows) {
+  return (row / height) * rows * pitch + (row % height) * pitch;
+}
+
+/* Bytes from a side's first byte to one past its last (`dst` side or src side). */
+static inline size_t gcap__copy_span(const struct gcap__copy *c, int dst) {
+  const struct gcap__copy_shape *s = c->shape;
+  if (!s || c->bytes == 0 || s->height == 0 || s->depth == 0) return s ? 0 : c->bytes;
+  size_t pitch = dst ? s->dst_pitch : s->src_pitch, rows = dst ? s->dst_rows : s->src_rows;
+  return gcap__copy_row_offset(s->height * s->depth - 1, s->height, pitch, rows) + c->bytes;
+}
+
+/* The rows a side of a copy touches: 1 when they touch each other (or there is one), height * depth otherwise. */
+static inline size_t gcap__copy_side_rows(const struct gcap__copy *c, int dst) {
+  const struct gcap__copy_shape *s = c->shape;
+  if (!s) return 1;
+  size_t pitch = dst ? s->dst_pitch : s->src_pitch, rows = dst ? s->dst_rows : s->src_rows;
+  return pitch == c->bytes && (s->depth == 1 || rows == s->height) ? 1 : s->height * s->depth;
+}
+
+/* Row r (of gcap__copy_side_rows) of a side: its offset from the side's first byte, and its bytes. */
+static inline size_t gcap__copy_side_row(const struct gcap__copy *c, int dst, size_t r, size_t *bytes) {
+  const struct gcap__copy_shape *s = c->shape;
+  if (gcap__copy_side_rows(c, dst) == 1) {
+    *bytes = s ? c->bytes * s->height * s->depth : c->bytes;
+    return 0;
+  }
+  *bytes = c->bytes;
+  return gcap__copy_row_offset(r, s->height, dst ? s->dst_pitch : s->src_pitch, dst ? s->dst_rows : s->src_rows);
+}
+
+/* True when the copy moves no byte. */
+static inline int gcap__copy_empty(const struct gcap__copy *c) {
+  return c->bytes == 0 || (c->shape && (c->shape->height == 0 || c->shape->depth == 0));
+}
 
 struct gcap__fill {
   void *dst;

@@ -118,12 +118,23 @@ gcap_status gcap__capture_record_value(struct gcap_stream *s, gcap_node_type typ
   return gcap__fail(st, "no memory to record the node");
 }
 
+/* A node made for the capture (st its making's status) joins it, or the capture is invalidated. */
+static gcap_status record_made(struct gcap_stream *s, gcap_status st, struct gcap_node *n, const char *what) {
+  if (st == GCAP_SUCCESS) return gcap__capture_append(s, n);
+  invalidate(s->seq, st, "stream", s, s->seq->graph->nodes.count, "out of memory");
+  return gcap__fail(st, "no memory to record the %s node", what);
+}
+
 gcap_status gcap__capture_record_kernel(struct gcap_stream *s, const gcap_kernel_node_params *p) {
   struct gcap_node *n = NULL;
   gcap_status st = gcap__node_make_kernel(s->seq->graph, p, &n);
-  if (st == GCAP_SUCCESS) return gcap__capture_append(s, n);
-  invalidate(s->seq, st, "stream", s, s->seq->graph->nodes.count, "out of memory");
-  return gcap__fail(st, "no memory to record the kernel node");
+  return record_made(s, st, n, "kernel");
+}
+
+gcap_status gcap__capture_record_copy_3d(struct gcap_stream *s, const gcap_memcpy_3d_params *p) {
+  struct gcap_node *n = NULL;
+  gcap_status st = gcap__node_make_copy_3d(s->seq->graph, p, &n);
+  return record_made(s, st, n, "copy");
 }
 
 /* ------------------------------------------------------------ prohibitions */

@@ -52,6 +52,8 @@ gcap_status gcap__capture_append(struct gcap_stream *s, struct gcap_node *n);
  */
 gcap_status gcap__capture_record_value(struct gcap_stream *s, gcap_node_type type, const void *params, size_t size);
 gcap_status gcap__capture_record_kernel(struct gcap_stream *s, const gcap_kernel_node_params *p);
+/* A copy with 3-D parameters (checked already). */
+gcap_status gcap__capture_record_copy_3d(struct gcap_stream *s, const gcap_memcpy_3d_params *p);
 
 /* The pool the capture s belongs to draws graph allocations from (NULL: none). */
 struct gcap_pool *gcap__capture_pool(const struct gcap_stream *s);

@@ -62,9 +62,13 @@ static void put_params(FILE *out, const struct gcap_node *n, unsigned flags) {
   }
   case GCAP_NODE_MEMCPY: {
     static const char *const kinds[] = {"HostToHost", "HostToDevice", "DeviceToHost", "DeviceToDevice", "Default"};
-    const gcap_memcpy_node_params *c = &n->p.memcpy;
+    const gcap_memcpy_node_params *c = &n->p.memcpy.flat;
     fprintf(out, "|kind: %s|src: %p|dst: %p|bytes: %zu", (unsigned)c->kind <= 4 ? kinds[c->kind] : "?", c->src,
             c->dst, c->bytes);
+    const gcap_memcpy_3d_params *p3 = n->p.memcpy.p3;
+    if (p3)
+      fprintf(out, "|extent: (%zu,%zu,%zu)|srcPitch: %zu|dstPitch: %zu", p3->extent.width, p3->extent.height,
+              p3->extent.depth, p3->src.pitch, p3->dst.pitch);
     break;
   }
   case GCAP_NODE_MEMSET: {

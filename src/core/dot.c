@@ -61,7 +61,12 @@ static void put_params(FILE *out, const struct gcap_node *n) {
     break;
   }
   case GCAP_NODE_MEMCPY:
-    fprintf(out, "\\ndst %p src %p\\n%zu bytes", n->p.memcpy.dst, n->p.memcpy.src, n->p.memcpy.bytes);
+    fprintf(out, "\\ndst %p src %p\\n%zu bytes", n->p.memcpy.flat.dst, n->p.memcpy.flat.src, n->p.memcpy.flat.bytes);
+    if (n->p.memcpy.p3) {
+      const gcap_memcpy_3d_params *p3 = n->p.memcpy.p3;
+      fprintf(out, " x %zu rows x %zu slices\\npitch %zu (dst) %zu (src)", p3->extent.height, p3->extent.depth,
+              p3->dst.pitch, p3->src.pitch);
+    }
     break;
   case GCAP_NODE_MEMSET: {
     const gcap_memset_node_params *m = &n->p.memset;
@@ -84,7 +89,7 @@ static void put_node(FILE *out, const struct gcap_node *n, unsigned flags) {
     fputc(' ', out);
     gcap__dot_put_escaped(out, n->p.kernel.kernel->name);
   } else if (n->type == GCAP_NODE_MEMCPY) {
-    fprintf(out, " %s", copy_direction(n->p.memcpy.kind));
+    fprintf(out, " %s", copy_direction(n->p.memcpy.flat.kind));
   } else if (n->type == GCAP_NODE_GRAPH) {
     fprintf(out, " (%zu nodes)", n->p.child->nodes.count);
   } else if (n->type == GCAP_NODE_HOST) {

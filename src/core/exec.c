@@ -37,6 +37,7 @@ static void plan_size(const struct gcap_graph *g, bool child, struct plan_size *
     size->entries++;
     size->deps += n->deps.count ? n->deps.count : child;
     if (n->type == GCAP_NODE_KERNEL) size->args += round16(gcap__kernel_args_bytes(n->p.kernel.kernel));
+    if (n->type == GCAP_NODE_MEMCPY && n->p.memcpy.p3) size->args += round16(sizeof(struct gcap__copy_shape));
     if (n->type != GCAP_NODE_GRAPH) continue;
     const struct gcap_graph *c = n->p.child;
     size->entries++; /* the child's exit, waiting for its sinks (or its entry when it is empty) */
@@ -168,7 +169,13 @@ static gcap_status snapshot_params(struct builder *b, struct gcap__plan_node *pn
     return GCAP_SUCCESS;
   }
   case GCAP_NODE_MEMCPY: { /* a DEFAULT copy's direction is inferred again here */
-    pn->u.copy = gcap__copy_of(&n->p.memcpy);
+    struct gcap__copy_shape shape;
+    pn->u.copy = gcap__copy_of_node(n, &shape);
+    if (pn->u.copy.shape) { /* the plan's own, in its block */
+      void *slot = b->args_next;
+      b->args_next += round16(sizeof shape);
+      pn->u.copy.shape = memcpy(slot, &shape, sizeof shape);
+    }
     bool checked = b->trusted && pn->u.copy.kind != GCAP_MEMCPY_DEFAULT && pn->u.copy.bytes != 0;
     return checked ? GCAP_SUCCESS : gcap__check_copy(b->ctx, &pn->u.copy, false);
   }
@@ -269,11 +276,13 @@ static gcap_status emit_graph(struct builder *b, const struct gcap_graph *g, siz
   return st;
 }
 
-void gcap__plan_free_args(const struct gcap__plan *p, void *const *args) {
-  const unsigned char *a = (const unsigned char *)args;
+void gcap__plan_free_owned(const struct gcap__plan *p, const void *piece) {
+  const unsigned char *a = piece;
   bool in_block = p->args_block && a >= p->args_block && a < p->args_block + p->args_block_bytes;
-  if (!in_block) gcap__free((void *)args);
+  if (!in_block) gcap__free((void *)piece);
 }
+
+void gcap__plan_free_args(const struct gcap__plan *p, void *const *args) { gcap__plan_free_owned(p, args); }
 
 void gcap__plan_release(struct gcap_context *ctx, struct gcap__plan *p) {
   for (size_t i = 0; i < p->count; i++) {
@@ -281,6 +290,8 @@ void gcap__plan_release(struct gcap_context *ctx, struct gcap__plan *p) {
     if (pn->type == GCAP_NODE_KERNEL) {
       gcap__plan_free_args(p, pn->u.kernel.args);
       gcap__module_release(GCAP__CONTAINER(pn->u.kernel.kernel, struct gcap_kernel, info)->module);
+    } else if (pn->type == GCAP_NODE_MEMCPY) {
+      gcap__plan_free_owned(p, pn->u.copy.shape);
     } else if (pn->type == GCAP_NODE_EVENT_RECORD || pn->type == GCAP_NODE_EVENT_WAIT) {
       gcap__event_release(pn->u.event.handle);
     } else if (pn->type == GCAP_NODE_MEM_ALLOC || pn->type == GCAP_NODE_MEM_FREE) {

@@ -44,7 +44,10 @@ struct gcap_node {
   struct gcap__node_list deps, dependents;
   union {
     struct gcap__kernel_params kernel;
-    gcap_memcpy_node_params memcpy;
+    struct {
+      gcap_memcpy_node_params flat; /* a 3-D copy's first row (its pointers, row bytes and kind) */
+      gcap_memcpy_3d_params *p3;    /* a 3-D copy's parameters, in the graph's arena; NULL for 1-D */
+    } memcpy;
     gcap_memset_node_params memset;
     gcap_host_node_params host;
     struct gcap_graph *child;
@@ -181,6 +184,21 @@ gcap_status gcap__node_finish_checks(gcap_graph *g, gcap_node *const *deps, size
                                      gcap_node **out);
 gcap_status gcap__node_commit(gcap_graph *g, struct gcap_node *n, gcap_node *const *deps, size_t num_deps,
                               gcap_node **out);
+
+/* Copies with 3-D parameters (copy3d.c): p checked into the first row c and its shape (no range check). */
+gcap_status gcap__copy_from_3d(const gcap_memcpy_3d_params *p, struct gcap__copy *c, struct gcap__copy_shape *shape);
+/* The same, and the ranges checked against ctx's allocations. */
+gcap_status gcap__check_copy_3d(const struct gcap_context *ctx, const gcap_memcpy_3d_params *p, struct gcap__copy *c,
+                                struct gcap__copy_shape *shape);
+/* A detached copy node with 3-D parameters p (checked already). */
+gcap_status gcap__node_make_copy_3d(struct gcap_graph *g, const gcap_memcpy_3d_params *p, struct gcap_node **out);
+/* Gives a copy node's 3-D parameters back to its graph's arena: it is a 1-D copy again. */
+void gcap__node_drop_copy_3d(struct gcap_node *n);
+/* A copy node's copy as checks and plans take it; its shape, if any, in *shape. */
+struct gcap__copy gcap__copy_of_node(const struct gcap_node *n, struct gcap__copy_shape *shape);
+
+/* Handle check of n, then "params is NULL" when p is, then n's type (INVALID_VALUE naming both types). */
+gcap_status gcap__node_check_typed(const gcap_node *n, gcap_node_type want, const void *p);
 
 /* Detached nodes for stream capture (parameters already checked); append with gcap__node_append. */
 gcap_status gcap__node_make_kernel(struct gcap_graph *g, const gcap_kernel_node_params *p, struct gcap_node **out);

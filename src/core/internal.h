@@ -158,7 +158,7 @@ void gcap__alloc_table_erase(struct gcap_context *ctx, const void *p);
 
 /* A copy or fill node's parameters as the checks and backends take them. */
 static inline struct gcap__copy gcap__copy_of(const gcap_memcpy_node_params *p) {
-  return (struct gcap__copy){p->dst, p->src, p->bytes, p->kind, p->kind};
+  return (struct gcap__copy){p->dst, p->src, p->bytes, p->kind, p->kind, NULL};
 }
 static inline struct gcap__fill gcap__fill_of(const gcap_memset_node_params *p) {
   return (struct gcap__fill){p->dst, p->value, p->element_size, p->width, p->height, p->pitch};
@@ -176,6 +176,10 @@ gcap_status gcap__check_kernel_pointers(const struct gcap_context *ctx, const st
 
 /* Internal forms of public calls, for the capture object (no GCAP_ENTER; context lock held or not). */
 gcap_status gcap__memcpy_async(struct gcap_stream *s, void *dst, const void *src, size_t bytes, gcap_memcpy_kind kind);
+/* A checked copy run on s now (not captured), through the stream race check. */
+gcap_status gcap__copy_eager(struct gcap_stream *s, const struct gcap__copy *c);
+/* gcap_mem_alloc without its GCAP_ENTER: the caller's name stays in messages. */
+gcap_status gcap__mem_alloc_device(gcap_context *ctx, size_t bytes, void **dptr);
 gcap_status gcap__fill_async(struct gcap_stream *s, void *dst, uint32_t value, unsigned element_size, size_t count);
 gcap_status gcap__launch_kernel(struct gcap_stream *s, struct gcap_kernel *k, gcap_dim3 grid, gcap_dim3 block,
                                 uint32_t shared_mem_bytes, void **args);

@@ -72,27 +72,17 @@ gcap_status gcap_graph_add_mem_free_node(gcap_graph *g, gcap_node *const *deps, 
   return st;
 }
 
-static gcap_status check_mem_node(const gcap_node *n, gcap_node_type want, const void *out) {
-  gcap_status st = gcap__check_node(n, "node");
-  if (st != GCAP_SUCCESS) return st;
-  if (!out) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "%s is NULL", want == GCAP_NODE_MEM_ALLOC ? "params" : "dptr");
-  if (n->type != want)
-    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "node %p is %s %s node, not %s %s node", (const void *)n,
-                      gcap__article(n->type), gcap__node_type_name(n->type), gcap__article(want),
-                      gcap__node_type_name(want));
-  return GCAP_SUCCESS;
-}
-
 gcap_status gcap_node_get_mem_alloc_params(const gcap_node *n, gcap_mem_alloc_node_params *p) {
   GCAP_ENTER();
-  gcap_status st = check_mem_node(n, GCAP_NODE_MEM_ALLOC, p);
+  gcap_status st = gcap__node_check_typed(n, GCAP_NODE_MEM_ALLOC, p);
   if (st == GCAP_SUCCESS) *p = (gcap_mem_alloc_node_params){n->p.mem->bytes, n->p.mem->pool, n->p.mem->ptr};
   return st;
 }
 
 gcap_status gcap_node_get_mem_free_params(const gcap_node *n, void **dptr) {
   GCAP_ENTER();
-  gcap_status st = check_mem_node(n, GCAP_NODE_MEM_FREE, dptr);
+  gcap_status st = gcap__node_check_typed(n, GCAP_NODE_MEM_FREE, n); /* dptr is no "params" */
+  if (st == GCAP_SUCCESS && !dptr) st = gcap__fail(GCAP_ERROR_INVALID_VALUE, "dptr is NULL");
   if (st == GCAP_SUCCESS) *dptr = n->p.mem->ptr;
   return st;
 }

@@ -174,14 +174,16 @@ static const char *kind_name(gcap_memcpy_kind k) {
 gcap_status gcap__check_copy(const struct gcap_context *ctx, struct gcap__copy *c, bool allow_empty) {
   if ((unsigned)c->kind > GCAP_MEMCPY_DEFAULT)
     return gcap__fail(GCAP_ERROR_INVALID_VALUE, "kind %d is not a gcap_memcpy_kind", (int)c->kind);
-  if (c->bytes == 0) {
+  if (gcap__copy_empty(c)) {
     c->resolved = c->kind == GCAP_MEMCPY_DEFAULT ? GCAP_MEMCPY_HOST_TO_HOST : c->kind;
-    return allow_empty ? GCAP_SUCCESS : gcap__fail(GCAP_ERROR_INVALID_VALUE, "bytes is 0");
+    return allow_empty ? GCAP_SUCCESS : gcap__fail(GCAP_ERROR_INVALID_VALUE, c->bytes ? "the copy has no rows" : "bytes is 0");
   }
   if (!c->dst) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "dst is NULL");
   if (!c->src) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "src is NULL");
-  if ((uintptr_t)c->dst + c->bytes < (uintptr_t)c->dst || (uintptr_t)c->src + c->bytes < (uintptr_t)c->src)
-    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "a range of %zu bytes wraps the address space", c->bytes);
+  size_t dst_span = gcap__copy_span(c, 1), src_span = gcap__copy_span(c, 0); /* a shape's rows are checked by their span */
+  if ((uintptr_t)c->dst + dst_span < (uintptr_t)c->dst || (uintptr_t)c->src + src_span < (uintptr_t)c->src)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "a range of %zu bytes wraps the address space",
+                      dst_span > src_span ? dst_span : src_span);
   struct gcap__allocation dst_other, src_other;
   const struct gcap__allocation *da = find_any(ctx, c->dst, &dst_other);
   const struct gcap__allocation *sa = find_any(ctx, c->src, &src_other);
@@ -200,8 +202,8 @@ gcap_status gcap__check_copy(const struct gcap_context *ctx, struct gcap__copy *
   bool src_device = k == GCAP_MEMCPY_DEVICE_TO_HOST || k == GCAP_MEMCPY_DEVICE_TO_DEVICE;
   st = check_side(ctx, da, c->dst, dst_device, "dst", kind_name(c->kind));
   if (st == GCAP_SUCCESS) st = check_side(ctx, sa, c->src, src_device, "src", kind_name(c->kind));
-  if (st == GCAP_SUCCESS) st = check_fits(da, c->dst, c->bytes, "dst");
-  if (st == GCAP_SUCCESS) st = check_fits(sa, c->src, c->bytes, "src");
+  if (st == GCAP_SUCCESS) st = check_fits(da, c->dst, dst_span, "dst");
+  if (st == GCAP_SUCCESS) st = check_fits(sa, c->src, src_span, "src");
   if (st == GCAP_SUCCESS) c->resolved = k;
   return st;
 }
@@ -396,9 +398,13 @@ gcap_status gcap_mem_free_async(gcap_stream *s, void *dptr) {
   return st;
 }
 
+gcap_status gcap__mem_alloc_device(gcap_context *ctx, size_t bytes, void **dptr) {
+  return allocate(ctx, bytes, dptr, GCAP__ALLOC_DEVICE);
+}
+
 gcap_status gcap_mem_alloc(gcap_context *ctx, size_t bytes, void **dptr) {
   GCAP_ENTER();
-  return allocate(ctx, bytes, dptr, GCAP__ALLOC_DEVICE);
+  return gcap__mem_alloc_device(ctx, bytes, dptr);
 }
 
 gcap_status gcap_mem_free(gcap_context *ctx, void *dptr) {
@@ -421,7 +427,7 @@ gcap_status gcap_memcpy(gcap_context *ctx, void *dst, const void *src, size_t by
   gcap_status st = gcap__check_context(ctx, "ctx");
   if (st == GCAP_SUCCESS) st = gcap__refuse_in_host_callback();
   if (st != GCAP_SUCCESS) return st;
-  struct gcap__copy c = {dst, src, bytes, kind, kind};
+  struct gcap__copy c = {dst, src, bytes, kind, kind, NULL};
   gcap__lock(ctx);
   st = gcap__check_copy(ctx, &c, true);
   if (st == GCAP_SUCCESS) st = gcap__capture_prohibit("ctx", ctx);
@@ -434,7 +440,7 @@ gcap_status gcap_memcpy(gcap_context *ctx, void *dst, const void *src, size_t by
 /* ------------------------------------------------------------ stream-ordered */
 
 /* Eager work goes through the stream race check (a no-op without check_races). */
-static gcap_status copy_eager(struct gcap_stream *s, const struct gcap__copy *c) {
+gcap_status gcap__copy_eager(struct gcap_stream *s, const struct gcap__copy *c) {
   gcap_status st = gcap__sr_copy(s, c);
   if (st == GCAP_SUCCESS) st = gcap__backend_memcpy(s->ctx, s->impl, c);
   gcap__sr_done(s->ctx, st);
@@ -453,13 +459,13 @@ gcap_status gcap__memcpy_async(struct gcap_stream *s, void *dst, const void *src
   if (st == GCAP_SUCCESS) st = gcap__refuse_in_host_callback();
   if (st != GCAP_SUCCESS) return st;
   struct gcap_context *ctx = s->ctx;
-  struct gcap__copy c = {dst, src, bytes, kind, kind};
+  struct gcap__copy c = {dst, src, bytes, kind, kind, NULL};
   bool record = false;
   gcap__lock(ctx);
   st = gcap__capture_route(s, gcap__check_copy(ctx, &c, true), &record);
   if (st == GCAP_SUCCESS && bytes > 0) {
     gcap_memcpy_node_params p = {dst, src, bytes, kind};
-    st = record ? gcap__capture_record_value(s, GCAP_NODE_MEMCPY, &p, sizeof p) : copy_eager(s, &c);
+    st = record ? gcap__capture_record_value(s, GCAP_NODE_MEMCPY, &p, sizeof p) : gcap__copy_eager(s, &c);
   }
   gcap__unlock(ctx);
   return st;

@@ -182,6 +182,9 @@ static void release_params(struct gcap_node *n, bool graph_going) {
   case GCAP_NODE_GRAPH: gcap__graph_free(n->p.child); break;
   case GCAP_NODE_EVENT_RECORD:
   case GCAP_NODE_EVENT_WAIT: gcap__event_release(n->p.event); break;
+  case GCAP_NODE_MEMCPY:
+    if (!graph_going) gcap__node_drop_copy_3d(n);
+    break;
   case GCAP_NODE_MEM_FREE:
     if (n->graph) gcap__galloc_mark_freed(n->p.mem, n->graph, false); /* appended nodes only */
     gcap__galloc_release(n->p.mem);
@@ -216,6 +219,15 @@ gcap_status gcap__node_copy_params(struct gcap_node *dst, const struct gcap_node
     return GCAP_SUCCESS;
   }
   case GCAP_NODE_GRAPH: return gcap__graph_clone(src->p.child, dst, &dst->p.child);
+  case GCAP_NODE_MEMCPY: {
+    dst->p.memcpy.p3 = NULL;
+    if (!src->p.memcpy.p3) return GCAP_SUCCESS;
+    gcap_memcpy_3d_params *p3 = gcap__arena_alloc(&gcap__chunk_of(dst)->graph->arena, sizeof *p3);
+    if (!p3) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the copy's parameters");
+    *p3 = *src->p.memcpy.p3;
+    dst->p.memcpy.p3 = p3;
+    return GCAP_SUCCESS;
+  }
   case GCAP_NODE_EVENT_RECORD:
   case GCAP_NODE_EVENT_WAIT: gcap__event_retain(src->p.event); return GCAP_SUCCESS;
   default: return GCAP_SUCCESS;
@@ -536,7 +548,7 @@ static const char *type_name(gcap_node_type t) {
   return "unknown";
 }
 
-static gcap_status check_typed(const gcap_node *n, gcap_node_type want, const void *p) {
+gcap_status gcap__node_check_typed(const gcap_node *n, gcap_node_type want, const void *p) {
   gcap_status st = gcap__check_node(n, "node");
   if (st != GCAP_SUCCESS) return st;
   if (!p) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "params is NULL");
@@ -548,7 +560,7 @@ static gcap_status check_typed(const gcap_node *n, gcap_node_type want, const vo
 
 gcap_status gcap_node_get_kernel_params(const gcap_node *n, gcap_kernel_node_params *p) {
   GCAP_ENTER();
-  gcap_status st = check_typed(n, GCAP_NODE_KERNEL, p);
+  gcap_status st = gcap__node_check_typed(n, GCAP_NODE_KERNEL, p);
   if (st != GCAP_SUCCESS) return st;
   const struct gcap__kernel_params *k = &n->p.kernel;
   *p = (gcap_kernel_node_params){k->kernel, k->grid, k->block, k->shared_mem_bytes, k->args};
@@ -557,27 +569,31 @@ gcap_status gcap_node_get_kernel_params(const gcap_node *n, gcap_kernel_node_par
 
 gcap_status gcap_node_get_memcpy_params(const gcap_node *n, gcap_memcpy_node_params *p) {
   GCAP_ENTER();
-  gcap_status st = check_typed(n, GCAP_NODE_MEMCPY, p);
-  if (st == GCAP_SUCCESS) *p = n->p.memcpy;
+  gcap_status st = gcap__node_check_typed(n, GCAP_NODE_MEMCPY, p);
+  const gcap_memcpy_3d_params *p3 = st == GCAP_SUCCESS ? n->p.memcpy.p3 : NULL;
+  if (p3 && (p3->extent.height > 1 || p3->extent.depth > 1))
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "node %p copies %zu x %zu rows: read it with gcap_node_get_memcpy_3d_params",
+                      (const void *)n, p3->extent.height, p3->extent.depth);
+  if (st == GCAP_SUCCESS) *p = n->p.memcpy.flat;
   return st;
 }
 
 gcap_status gcap_node_get_memset_params(const gcap_node *n, gcap_memset_node_params *p) {
   GCAP_ENTER();
-  gcap_status st = check_typed(n, GCAP_NODE_MEMSET, p);
+  gcap_status st = gcap__node_check_typed(n, GCAP_NODE_MEMSET, p);
   if (st == GCAP_SUCCESS) *p = n->p.memset;
   return st;
 }
 
 gcap_status gcap_node_get_host_params(const gcap_node *n, gcap_host_node_params *p) {
   GCAP_ENTER();
-  gcap_status st = check_typed(n, GCAP_NODE_HOST, p);
+  gcap_status st = gcap__node_check_typed(n, GCAP_NODE_HOST, p);
   if (st == GCAP_SUCCESS) *p = n->p.host;
   return st;
 }
 
 static gcap_status check_attr(const gcap_node *n, gcap_kernel_node_attr attr, const void *value) {
-  gcap_status st = check_typed(n, GCAP_NODE_KERNEL, n); /* value is checked below, with its own name */
+  gcap_status st = gcap__node_check_typed(n, GCAP_NODE_KERNEL, n); /* value is checked below, with its own name */
   if (st == GCAP_SUCCESS && attr != GCAP_KERNEL_NODE_ATTR_PRIORITY)
     st = gcap__fail(GCAP_ERROR_INVALID_VALUE, "attr %d is not a gcap_kernel_node_attr", (int)attr);
   if (st == GCAP_SUCCESS && !value) st = gcap__fail(GCAP_ERROR_INVALID_VALUE, "value is NULL");
@@ -607,7 +623,7 @@ gcap_status gcap_node_set_kernel_params(gcap_node *n, const gcap_kernel_node_par
   GCAP_ENTER();
   gcap_status st = gcap__check_node(n, "node");
   if (st == GCAP_SUCCESS && p) st = gcap__check_kernel(p->kernel, "params->kernel");
-  if (st == GCAP_SUCCESS) st = check_typed(n, GCAP_NODE_KERNEL, p);
+  if (st == GCAP_SUCCESS) st = gcap__node_check_typed(n, GCAP_NODE_KERNEL, p);
   if (st != GCAP_SUCCESS) return st;
   gcap__lock(n->graph->ctx);
   st = check_kernel_params(n->graph, p);
@@ -619,11 +635,12 @@ gcap_status gcap_node_set_kernel_params(gcap_node *n, const gcap_kernel_node_par
 
 gcap_status gcap_node_set_memcpy_params(gcap_node *n, const gcap_memcpy_node_params *p) {
   GCAP_ENTER();
-  gcap_status st = check_typed(n, GCAP_NODE_MEMCPY, p);
+  gcap_status st = gcap__node_check_typed(n, GCAP_NODE_MEMCPY, p);
   if (st != GCAP_SUCCESS) return st;
   gcap__lock(n->graph->ctx);
   st = check_memcpy_params(n->graph, p);
-  if (st == GCAP_SUCCESS) n->p.memcpy = *p;
+  if (st == GCAP_SUCCESS) gcap__node_drop_copy_3d(n); /* a 1-D copy from now on */
+  if (st == GCAP_SUCCESS) n->p.memcpy.flat = *p;
   if (st == GCAP_SUCCESS) gcap__graph_note_ranges(n->graph, n, true);
   gcap__unlock(n->graph->ctx);
   return st;
@@ -631,7 +648,7 @@ gcap_status gcap_node_set_memcpy_params(gcap_node *n, const gcap_memcpy_node_par
 
 gcap_status gcap_node_set_memset_params(gcap_node *n, const gcap_memset_node_params *p) {
   GCAP_ENTER();
-  gcap_status st = check_typed(n, GCAP_NODE_MEMSET, p);
+  gcap_status st = gcap__node_check_typed(n, GCAP_NODE_MEMSET, p);
   if (st != GCAP_SUCCESS) return st;
   gcap__lock(n->graph->ctx);
   st = check_memset_params(n->graph, p);
@@ -643,7 +660,7 @@ gcap_status gcap_node_set_memset_params(gcap_node *n, const gcap_memset_node_par
 
 gcap_status gcap_node_set_host_params(gcap_node *n, const gcap_host_node_params *p) {
   GCAP_ENTER();
-  gcap_status st = check_typed(n, GCAP_NODE_HOST, p);
+  gcap_status st = gcap__node_check_typed(n, GCAP_NODE_HOST, p);
   if (st == GCAP_SUCCESS) st = check_host_params(p);
   if (st != GCAP_SUCCESS) return st;
   gcap__lock(n->graph->ctx);
@@ -655,7 +672,7 @@ gcap_status gcap_node_set_host_params(gcap_node *n, const gcap_host_node_params 
 gcap_status gcap_node_get_child_graph(const gcap_node *n, gcap_graph **child) {
   GCAP_ENTER();
   if (child) *child = NULL;
-  gcap_status st = check_typed(n, GCAP_NODE_GRAPH, child);
+  gcap_status st = gcap__node_check_typed(n, GCAP_NODE_GRAPH, child);
   if (st == GCAP_ERROR_INVALID_VALUE && n->type == GCAP__NODE_NATIVE)
     st = gcap__fail(GCAP_ERROR_NOT_SUPPORTED, "node %p embeds a native CUDA graph, which is not a gcap graph", (void *)n);
   if (st == GCAP_SUCCESS) *child = n->p.child;

@@ -190,13 +190,25 @@ static gcap_status add_fill_accesses(struct analysis *an, size_t entry, const gc
   return st;
 }
 
+/* A 2-D or 3-D copy touches its rows, not what lies between them. */
+static gcap_status add_copy_accesses(struct analysis *an, size_t entry, const struct gcap_node *n) {
+  struct gcap__copy_shape shape;
+  struct gcap__copy c = gcap__copy_of_node(n, &shape);
+  gcap_status st = GCAP_SUCCESS;
+  for (int dst = 0; dst < 2; dst++) {
+    uintptr_t base = dst ? (uintptr_t)c.dst : (uintptr_t)c.src;
+    for (size_t r = 0, bytes = 0; st == GCAP_SUCCESS && r < gcap__copy_side_rows(&c, dst); r++) {
+      size_t offset = gcap__copy_side_row(&c, dst, r, &bytes);
+      st = add_access(an, entry, base + offset, bytes, dst);
+    }
+  }
+  return st;
+}
+
 static gcap_status add_node_accesses(struct analysis *an, size_t entry, const struct gcap_node *n) {
   switch (n->type) {
   case GCAP_NODE_KERNEL: return add_kernel_accesses(an, entry, n);
-  case GCAP_NODE_MEMCPY: {
-    gcap_status st = add_access(an, entry, (uintptr_t)n->p.memcpy.src, n->p.memcpy.bytes, false);
-    return st == GCAP_SUCCESS ? add_access(an, entry, (uintptr_t)n->p.memcpy.dst, n->p.memcpy.bytes, true) : st;
-  }
+  case GCAP_NODE_MEMCPY: return add_copy_accesses(an, entry, n);
   case GCAP_NODE_MEMSET: return add_fill_accesses(an, entry, &n->p.memset);
   case GCAP_NODE_MEM_ALLOC:
   case GCAP_NODE_MEM_FREE: return add_access(an, entry, (uintptr_t)n->p.mem->ptr, n->p.mem->bytes, true);

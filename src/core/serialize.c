@@ -147,6 +147,39 @@ static json_t *memcpy_node(const gcap_memcpy_node_params *p, int *oom) {
   return o;
 }
 
+static json_t *pitched(const gcap_pitched_ptr *pp, int *oom) {
+  json_t *o = json_object();
+  if (!o) return NULL;
+  put(o, "ptr", address((uintptr_t)pp->ptr), oom);
+  put(o, "pitch", count(pp->pitch), oom);
+  put(o, "xsize", count(pp->xsize), oom);
+  put(o, "ysize", count(pp->ysize), oom);
+  return o;
+}
+
+static json_t *triple(const char *a, size_t x, const char *b, size_t y, const char *c, size_t z, int *oom) {
+  json_t *o = json_object();
+  if (!o) return NULL;
+  put(o, a, count(x), oom);
+  put(o, b, count(y), oom);
+  put(o, c, count(z), oom);
+  return o;
+}
+
+/* Version 2: a copy with 3-D parameters, as gcap_node_get_memcpy_3d_params gives them. */
+static json_t *memcpy_3d_node(const gcap_memcpy_3d_params *p, int *oom) {
+  json_t *o = json_object();
+  if (!o) return NULL;
+  put(o, "type", json_string("memcpy_3d"), oom);
+  put(o, "src", pitched(&p->src, oom), oom);
+  put(o, "src_pos", triple("x", p->src_pos.x, "y", p->src_pos.y, "z", p->src_pos.z, oom), oom);
+  put(o, "dst", pitched(&p->dst, oom), oom);
+  put(o, "dst_pos", triple("x", p->dst_pos.x, "y", p->dst_pos.y, "z", p->dst_pos.z, oom), oom);
+  put(o, "extent", triple("width", p->extent.width, "height", p->extent.height, "depth", p->extent.depth, oom), oom);
+  put(o, "kind", json_string(copy_kinds[p->kind]), oom);
+  return o;
+}
+
 static json_t *memset_node(const gcap_memset_node_params *p, int *oom) {
   json_t *o = json_object();
   if (!o) return NULL;
@@ -195,7 +228,8 @@ static json_t *node_object(const struct gcap_node *n, struct save_tables *t, int
   case GCAP_NODE_KERNEL:
     if (add_kernel(t, n->p.kernel.kernel) != 0 || add_extents(t, n) != 0) *oom = 1;
     return kernel_node(n, oom);
-  case GCAP_NODE_MEMCPY: return memcpy_node(&n->p.memcpy, oom);
+  case GCAP_NODE_MEMCPY:
+    return n->p.memcpy.p3 ? memcpy_3d_node(n->p.memcpy.p3, oom) : memcpy_node(&n->p.memcpy.flat, oom);
   case GCAP_NODE_MEMSET: return memset_node(&n->p.memset, oom);
   case GCAP_NODE_HOST: return typed("host");
   case GCAP_NODE_EMPTY: return typed("empty");
@@ -602,24 +636,66 @@ static gcap_status checked(const struct loader *l, gcap_status st) {
   return st == GCAP_SUCCESS ? st : gcap__fail_context(st, "%s", l->where);
 }
 
+static gcap_status get_kind(const struct loader *l, json_t *node, gcap_memcpy_kind *out) {
+  const char *kind = json_string_value(json_object_get(node, "kind"));
+  size_t k = 0;
+  while (kind && k < sizeof copy_kinds / sizeof *copy_kinds && strcmp(kind, copy_kinds[k]) != 0) k++;
+  if (!kind || k == sizeof copy_kinds / sizeof *copy_kinds)
+    return bad(l, "kind", "is not one of host_to_host, host_to_device, device_to_host, device_to_device, default");
+  *out = (gcap_memcpy_kind)k;
+  return GCAP_SUCCESS;
+}
+
 static gcap_status load_memcpy(struct loader *l, struct gcap_graph *g, json_t *node) {
   gcap_memcpy_node_params p = {0};
   gcap_status st = get_pointer(l, node, "dst", &p.dst);
   void *src = NULL;
   if (st == GCAP_SUCCESS) st = get_pointer(l, node, "src", &src);
   if (st == GCAP_SUCCESS) st = get_size(l, node, "bytes", &p.bytes);
-  const char *kind = json_string_value(json_object_get(node, "kind"));
-  size_t k = 0;
-  while (kind && k < sizeof copy_kinds / sizeof *copy_kinds && strcmp(kind, copy_kinds[k]) != 0) k++;
-  if (st == GCAP_SUCCESS && (!kind || k == sizeof copy_kinds / sizeof *copy_kinds))
-    st = bad(l, "kind", "is not one of host_to_host, host_to_device, device_to_host, device_to_device, default");
+  if (st == GCAP_SUCCESS) st = get_kind(l, node, &p.kind);
   if (st != GCAP_SUCCESS) return st;
   p.src = src;
-  p.kind = (gcap_memcpy_kind)k;
   struct gcap__copy c = gcap__copy_of(&p);
   st = checked(l, gcap__check_copy(&unknown_memory, &c, false));
   struct gcap_node *n = NULL;
   if (st == GCAP_SUCCESS) st = gcap__node_make_value(g, GCAP_NODE_MEMCPY, &p, sizeof p, &n);
+  return st == GCAP_SUCCESS ? append(g, n) : st;
+}
+
+/* An object field holding three sizes named a, b, c. */
+static gcap_status get_triple(const struct loader *l, json_t *node, const char *field, const char *const names[3],
+                              size_t *out[3]) {
+  json_t *o = json_object_get(node, field);
+  if (!json_is_object(o)) return bad(l, field, "is not an object");
+  gcap_status st = GCAP_SUCCESS;
+  for (int i = 0; st == GCAP_SUCCESS && i < 3; i++) st = get_size(l, o, names[i], out[i]);
+  return st;
+}
+
+static gcap_status get_pitched(const struct loader *l, json_t *node, const char *field, gcap_pitched_ptr *out) {
+  static const char *const names[] = {"pitch", "xsize", "ysize"};
+  size_t *sizes[] = {&out->pitch, &out->xsize, &out->ysize};
+  gcap_status st = get_triple(l, node, field, names, sizes);
+  return st == GCAP_SUCCESS ? get_pointer(l, json_object_get(node, field), "ptr", &out->ptr) : st;
+}
+
+static gcap_status load_memcpy_3d(struct loader *l, struct gcap_graph *g, json_t *node) {
+  static const char *const xyz[] = {"x", "y", "z"}, *const whd[] = {"width", "height", "depth"};
+  gcap_memcpy_3d_params p;
+  memset(&p, 0, sizeof p);
+  size_t *src_pos[] = {&p.src_pos.x, &p.src_pos.y, &p.src_pos.z}, *dst_pos[] = {&p.dst_pos.x, &p.dst_pos.y, &p.dst_pos.z};
+  size_t *extent[] = {&p.extent.width, &p.extent.height, &p.extent.depth};
+  gcap_status st = get_pitched(l, node, "src", &p.src);
+  if (st == GCAP_SUCCESS) st = get_triple(l, node, "src_pos", xyz, src_pos);
+  if (st == GCAP_SUCCESS) st = get_pitched(l, node, "dst", &p.dst);
+  if (st == GCAP_SUCCESS) st = get_triple(l, node, "dst_pos", xyz, dst_pos);
+  if (st == GCAP_SUCCESS) st = get_triple(l, node, "extent", whd, extent);
+  if (st == GCAP_SUCCESS) st = get_kind(l, node, &p.kind);
+  struct gcap__copy c;
+  struct gcap__copy_shape shape;
+  if (st == GCAP_SUCCESS) st = checked(l, gcap__check_copy_3d(&unknown_memory, &p, &c, &shape));
+  struct gcap_node *n = NULL;
+  if (st == GCAP_SUCCESS) st = gcap__node_make_copy_3d(g, &p, &n);
   return st == GCAP_SUCCESS ? append(g, n) : st;
 }
 
@@ -683,6 +759,7 @@ static gcap_status load_node(struct loader *l, struct gcap_graph *g, json_t *nod
     return gcap__fail(GCAP_ERROR_INVALID_VALUE, "%s: the file holds more than %u nodes", l->where, MAX_NODES);
   if (strcmp(type, "kernel") == 0) return load_kernel(l, g, node);
   if (strcmp(type, "memcpy") == 0) return load_memcpy(l, g, node);
+  if (strcmp(type, "memcpy_3d") == 0) return load_memcpy_3d(l, g, node);
   if (strcmp(type, "memset") == 0) return load_memset(l, g, node);
   if (strcmp(type, "host") == 0) return load_plain(g, GCAP_NODE_HOST);
   if (strcmp(type, "empty") == 0) return load_plain(g, GCAP_NODE_EMPTY);

@@ -303,9 +303,10 @@ static struct sr_issue *issue_on(struct gcap__stream_races *r, const struct gcap
   return is;
 }
 
+/* Each side's span: an eager 2-D copy's rows are checked together, with what lies between them. */
 static void copy_accesses(const struct gcap__copy *c, struct sr_access acc[2]) {
-  acc[0] = (struct sr_access){(uintptr_t)c->src, (uintptr_t)c->src + c->bytes, SR_READ};
-  acc[1] = (struct sr_access){(uintptr_t)c->dst, (uintptr_t)c->dst + c->bytes, SR_WRITE};
+  acc[0] = (struct sr_access){(uintptr_t)c->src, (uintptr_t)c->src + gcap__copy_span(c, 0), SR_READ};
+  acc[1] = (struct sr_access){(uintptr_t)c->dst, (uintptr_t)c->dst + gcap__copy_span(c, 1), SR_WRITE};
 }
 
 gcap_status gcap__sr_check_copy(struct gcap_stream *s, const struct gcap__copy *c) {
@@ -414,20 +415,29 @@ static gcap_status fill_accesses(struct acc_builder *b, const struct gcap__fill 
   return st;
 }
 
+/* A graph's copy, row by row (one range per side when its rows touch). */
+static gcap_status copy_row_accesses(struct acc_builder *b, const struct gcap__copy *cp) {
+  struct gcap__sr_exec *c = b->c;
+  gcap_status st = GCAP_SUCCESS;
+  if (gcap__copy_empty(cp)) return st;
+  for (int dst = 0; dst < 2; dst++) {
+    uintptr_t base = dst ? (uintptr_t)cp->dst : (uintptr_t)cp->src;
+    for (size_t r = 0, bytes = 0; st == GCAP_SUCCESS && r < gcap__copy_side_rows(cp, dst); r++) {
+      uintptr_t lo = base + gcap__copy_side_row(cp, dst, r, &bytes);
+      st = push_access(&c->acc, &c->count, &b->acc_cap, (struct sr_access){lo, lo + bytes, dst ? SR_WRITE : SR_READ});
+    }
+  }
+  return st;
+}
+
 static gcap_status entry_accesses(struct acc_builder *b, const struct gcap_context *ctx, const struct gcap__plan_node *pn) {
   struct gcap__sr_exec *c = b->c;
-  struct sr_access acc[2];
   switch (pn->type) {
   case GCAP_NODE_KERNEL: {
     const struct gcap_kernel *k = GCAP__CONTAINER(pn->u.kernel.kernel, struct gcap_kernel, info);
     return kernel_accesses(ctx, k, pn->u.kernel.args, &c->acc, &c->count, &b->acc_cap);
   }
-  case GCAP_NODE_MEMCPY: {
-    if (pn->u.copy.bytes == 0) return GCAP_SUCCESS;
-    copy_accesses(&pn->u.copy, acc);
-    gcap_status st = push_access(&c->acc, &c->count, &b->acc_cap, acc[0]);
-    return st == GCAP_SUCCESS ? push_access(&c->acc, &c->count, &b->acc_cap, acc[1]) : st;
-  }
+  case GCAP_NODE_MEMCPY: return copy_row_accesses(b, &pn->u.copy);
   case GCAP_NODE_MEMSET: return fill_accesses(b, &pn->u.fill);
   case GCAP_NODE_MEM_ALLOC:
   case GCAP_NODE_MEM_FREE: {

@@ -97,22 +97,58 @@ gcap_status gcap_exec_kernel_node_set_params(gcap_exec *x, gcap_node *n, const g
   return st;
 }
 
+/* The backend takes c (its shape a copy of the caller's); then the entry does. */
+static gcap_status offer_copy(struct gcap_exec *x, struct gcap__plan_node *pn, const struct gcap__copy *c) {
+  struct gcap__plan_node fresh = *pn;
+  fresh.u.copy = *c;
+  struct gcap__copy_shape *shape = NULL;
+  if (c->shape && !(shape = gcap__malloc(sizeof *shape)))
+    return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the copy's shape");
+  if (shape) *shape = *c->shape;
+  fresh.u.copy.shape = shape;
+  gcap_status st = offer(x, pn, &fresh);
+  if (st != GCAP_SUCCESS) {
+    gcap__free(shape);
+    return st;
+  }
+  gcap__plan_free_owned(&x->plan, pn->u.copy.shape);
+  pn->u.copy = fresh.u.copy;
+  return GCAP_SUCCESS;
+}
+
+/* A copy's kind stays, and so does the direction its operands give (rules.md#update-memcpy). */
+static gcap_status check_same_direction(const struct gcap__plan_node *pn, struct gcap_exec *x, struct gcap__copy *c) {
+  if (c->kind != pn->u.copy.kind) /* any change of kind, even to or from DEFAULT */
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "kind %d differs from the node's kind %d", (int)c->kind,
+                      (int)pn->u.copy.kind);
+  gcap_status st = gcap__check_copy(x->ctx, c, false);
+  if (st == GCAP_SUCCESS && c->resolved != pn->u.copy.resolved)
+    st = gcap__fail(GCAP_ERROR_INVALID_VALUE, "the new operands change the copy's direction");
+  return st;
+}
+
 gcap_status gcap_exec_memcpy_node_set_params(gcap_exec *x, gcap_node *n, const gcap_memcpy_node_params *p) {
   GCAP_ENTER();
   struct gcap__plan_node *pn = NULL;
   gcap_status st = begin_set(x, n, p, GCAP_NODE_MEMCPY, &pn);
   if (st != GCAP_SUCCESS) return st;
   struct gcap__copy c = gcap__copy_of(p);
-  if (p->kind != pn->u.copy.kind) /* any change of kind, even to or from DEFAULT (rules.md#update-memcpy) */
-    st = gcap__fail(GCAP_ERROR_INVALID_VALUE, "kind %d differs from the node's kind %d", (int)p->kind,
-                    (int)pn->u.copy.kind);
-  if (st == GCAP_SUCCESS) st = gcap__check_copy(x->ctx, &c, false);
-  if (st == GCAP_SUCCESS && c.resolved != pn->u.copy.resolved)
-    st = gcap__fail(GCAP_ERROR_INVALID_VALUE, "the new operands change the copy's direction");
-  struct gcap__plan_node fresh = *pn;
-  fresh.u.copy = c;
-  if (st == GCAP_SUCCESS) st = offer(x, pn, &fresh);
-  if (st == GCAP_SUCCESS) pn->u.copy = c;
+  st = check_same_direction(pn, x, &c);
+  if (st == GCAP_SUCCESS) st = offer_copy(x, pn, &c);
+  gcap__unlock(x->ctx);
+  return st;
+}
+
+gcap_status gcap_exec_memcpy_3d_node_set_params(gcap_exec *x, gcap_node *n, const gcap_memcpy_3d_params *p) {
+  GCAP_ENTER();
+  struct gcap__plan_node *pn = NULL;
+  gcap_status st = begin_set(x, n, p, GCAP_NODE_MEMCPY, &pn);
+  if (st != GCAP_SUCCESS) return st;
+  struct gcap__copy c;
+  struct gcap__copy_shape shape;
+  st = gcap__copy_from_3d(p, &c, &shape);
+  if (st == GCAP_SUCCESS) st = check_same_direction(pn, x, &c);
+  if (st == GCAP_SUCCESS) st = offer_copy(x, pn, &c);
   gcap__unlock(x->ctx);
   return st;
 }
@@ -359,12 +395,13 @@ static gcap_status update_in_place(struct gcap_exec *x, const struct gcap_graph 
         return GCAP_SUCCESS;
     if (n->type == GCAP_NODE_KERNEL && &n->p.kernel.kernel->info != pn->u.kernel.kernel) return GCAP_SUCCESS;
     if (n->type == GCAP_NODE_KERNEL && n->p.kernel.priority != pn->u.kernel.priority) return GCAP_SUCCESS;
+    if (n->type == GCAP_NODE_MEMCPY && (n->p.memcpy.p3 || pn->u.copy.shape)) return GCAP_SUCCESS; /* shapes: a plan's own */
     if ((n->type == GCAP_NODE_MEM_ALLOC || n->type == GCAP_NODE_MEM_FREE) && n->p.mem != pn->u.mem) return GCAP_SUCCESS;
     gcap_status st = GCAP_SUCCESS;
     struct gcap__copy copy; /* the new values, checked (a whole plan entry would be a large copy per node) */
     struct gcap__fill fill;
     if (n->type == GCAP_NODE_MEMCPY) {
-      copy = gcap__copy_of(&n->p.memcpy);
+      copy = gcap__copy_of(&n->p.memcpy.flat);
       if (!trusted || copy.kind == GCAP_MEMCPY_DEFAULT || copy.bytes == 0) st = gcap__check_copy(x->ctx, &copy, false);
     } else if (n->type == GCAP_NODE_MEMSET) {
       fill = gcap__fill_of(&n->p.memset);
@@ -393,7 +430,7 @@ static gcap_status update_in_place(struct gcap_exec *x, const struct gcap_graph 
       break;
     }
     case GCAP_NODE_MEMCPY:
-      pn->u.copy.dst = n->p.memcpy.dst, pn->u.copy.src = n->p.memcpy.src, pn->u.copy.bytes = n->p.memcpy.bytes;
+      pn->u.copy.dst = n->p.memcpy.flat.dst, pn->u.copy.src = n->p.memcpy.flat.src, pn->u.copy.bytes = n->p.memcpy.flat.bytes;
       break;
     case GCAP_NODE_MEMSET: pn->u.fill = gcap__fill_of(&n->p.memset); break;
     case GCAP_NODE_HOST: pn->u.host.fn = n->p.host.fn, pn->u.host.user_data = n->p.host.user_data; break;
@@ -517,10 +554,27 @@ static gcap_status compare_child(const struct gcap__plan *old, size_t first, siz
   return compare_entries(&old->nodes[first + 1], fresh->nodes, fresh->count, fresh->flags, info);
 }
 
-/* Kernel entries of `fresh` get argument copies of their own: its block goes when it is released. */
-static gcap_status own_kernel_args(struct gcap__plan *fresh) {
+/* A copy entry's shape of its own (NULL stays NULL). */
+static gcap_status own_shape(struct gcap__plan_node *b) {
+  if (!b->u.copy.shape) return GCAP_SUCCESS;
+  struct gcap__copy_shape *shape = gcap__malloc(sizeof *shape);
+  if (!shape) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the copy's shape");
+  *shape = *b->u.copy.shape;
+  b->u.copy.shape = shape; /* gcap__plan_free_owned frees it, being outside the block */
+  return GCAP_SUCCESS;
+}
+
+/*
+ * Kernel entries of `fresh` get argument copies of their own, and copy entries their shapes:
+ * its block goes when it is released.
+ */
+static gcap_status own_block_parts(struct gcap__plan *fresh) {
   for (size_t j = 0; j < fresh->count; j++) {
     struct gcap__plan_node *b = &fresh->nodes[j];
+    if (b->type == GCAP_NODE_MEMCPY) {
+      gcap_status st = own_shape(b);
+      if (st != GCAP_SUCCESS) return st;
+    }
     if (b->type != GCAP_NODE_KERNEL || !b->u.kernel.kernel->num_params) continue;
     void **copy = NULL;
     const struct gcap_kernel *k = GCAP__CONTAINER(b->u.kernel.kernel, struct gcap_kernel, info);
@@ -556,6 +610,9 @@ static void take_child(struct gcap_exec *x, size_t first, struct gcap__plan *fre
     if (kept.type == GCAP_NODE_KERNEL) { /* freed here, by the plan that knows where it lies */
       gcap__plan_free_args(&x->plan, kept.u.kernel.args);
       kept.u.kernel.args = NULL;
+    } else if (kept.type == GCAP_NODE_MEMCPY) {
+      gcap__plan_free_owned(&x->plan, kept.u.copy.shape);
+      kept.u.copy.shape = NULL;
     }
     *b = kept;
   }
@@ -584,7 +641,7 @@ gcap_status gcap_exec_child_graph_node_set_params(gcap_exec *x, gcap_node *n, co
   }
   if (st == GCAP_SUCCESS && compare_child(&x->plan, first, exit, &fresh, &info) != GCAP_SUCCESS)
     st = gcap__fail_context(GCAP_ERROR_INVALID_VALUE, "child %p does not match the node's graph", (const void *)child);
-  if (st == GCAP_SUCCESS) st = own_kernel_args(&fresh);
+  if (st == GCAP_SUCCESS) st = own_block_parts(&fresh);
   if (st == GCAP_SUCCESS) st = offer_child(x, first, &fresh);
   if (st == GCAP_SUCCESS) take_child(x, first, &fresh);
   gcap__plan_release(x->ctx, &fresh);

@@ -210,7 +210,7 @@ static struct memory *memory_at(uintptr_t p, size_t bytes) {
 
 /* ------------------------------------------------------------ the device thread */
 
-enum work_type { W_COPY, W_FILL, W_HOST, W_GRAPH, W_KERNEL };
+enum work_type { W_COPY, W_FILL, W_HOST, W_GRAPH, W_KERNEL, W_COPY3D };
 struct work {
   enum work_type type;
   void *dst;
@@ -221,6 +221,7 @@ struct work {
   void *user_data;
   struct node *nodes; /* W_GRAPH: a snapshot of the executable at launch */
   size_t count;
+  CUDA_MEMCPY3D copy3d; /* W_COPY3D */
 };
 
 static struct work *queue;
@@ -249,17 +250,21 @@ static void run_host(CUhostFn fn, void *user_data) {
 
 static void run_nodes(const struct node *nodes, size_t count);
 
+/* Row by row, slice by slice (linear memory: the pointers are the sides' first bytes). */
+static void run_copy3d(const CUDA_MEMCPY3D *c) {
+  unsigned char *dst = c->dstMemoryType == CU_MEMORYTYPE_HOST ? c->dstHost : (void *)(uintptr_t)c->dstDevice;
+  const unsigned char *src =
+      c->srcMemoryType == CU_MEMORYTYPE_HOST ? c->srcHost : (const void *)(uintptr_t)c->srcDevice;
+  for (size_t z = 0; z < c->Depth; z++)
+    for (size_t y = 0; y < c->Height; y++)
+      memmove(dst + (z * c->dstHeight + y) * c->dstPitch, src + (z * c->srcHeight + y) * c->srcPitch, c->WidthInBytes);
+}
+
 static void run_node(const struct node *n) {
   if (!n->enabled) return;
   switch (n->type) {
   case N_KERNEL: kernel_runs++; break;
-  case N_MEMCPY: {
-    const CUDA_MEMCPY3D *c = &n->copy;
-    void *dst = c->dstMemoryType == CU_MEMORYTYPE_HOST ? c->dstHost : (void *)(uintptr_t)c->dstDevice;
-    const void *src = c->srcMemoryType == CU_MEMORYTYPE_HOST ? c->srcHost : (const void *)(uintptr_t)c->srcDevice;
-    memmove(dst, src, c->WidthInBytes);
-    break;
-  }
+  case N_MEMCPY: run_copy3d(&n->copy); break;
   case N_MEMSET: run_fill(&n->fill); break;
   case N_HOST: run_host(n->host.fn, n->host.userData); break;
   case N_CHILD: {
@@ -281,6 +286,7 @@ static void run_nodes(const struct node *nodes, size_t count) {
 static void run_work(struct work *w) {
   switch (w->type) {
   case W_COPY: memmove(w->dst, w->src, w->bytes); break;
+  case W_COPY3D: run_copy3d(&w->copy3d); break;
   case W_FILL: run_fill(&w->fill); break;
   case W_HOST: run_host(w->fn, w->user_data); break;
   case W_KERNEL: kernel_runs++; break;
@@ -692,6 +698,22 @@ static CUresult CUDAAPI f_cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t byte
             N_MEMCPY));
 }
 
+static bool shape_ok(const char *fn, const CUDA_MEMCPY3D *p);
+
+static CUresult CUDAAPI f_cuMemcpy3DAsync(const CUDA_MEMCPY3D *p, CUstream s) {
+  BEGIN("cuMemcpy3DAsync(%zu x %zu x %zu, stream=%p)", p ? p->WidthInBytes : 0, p ? p->Height : 0, p ? p->Depth : 0,
+        (void *)s);
+  NEED_CONTEXT("cuMemcpy3DAsync");
+  NEED(p, "cuMemcpy3DAsync: pCopy is NULL");
+  NEED(shape_ok("cuMemcpy3DAsync", p), "cuMemcpy3DAsync: see above");
+  NEED(p->srcMemoryType == CU_MEMORYTYPE_UNIFIED && p->dstMemoryType == CU_MEMORYTYPE_UNIFIED && p->srcDevice &&
+           p->dstDevice,
+       "cuMemcpy3DAsync: gcap passes unified pointers");
+  struct stream *st;
+  if (!stream_arg("cuMemcpy3DAsync", s, &st)) END(CUDA_ERROR_INVALID_HANDLE);
+  END(issue(st, (struct work){.type = W_COPY3D, .copy3d = *p}, N_MEMCPY));
+}
+
 static CUresult CUDAAPI f_cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream s) {
   BEGIN("cuMemcpyAsync(%p <- %p, %zu, stream=%p)", (void *)(uintptr_t)dst, (void *)(uintptr_t)src, bytes, (void *)s);
   NEED_CONTEXT("cuMemcpyAsync");
@@ -928,15 +950,35 @@ static const char *type_name(CUmemorytype t) {
   }
 }
 
+/* The bytes from a side's first to one past its last. */
+static size_t span(const CUDA_MEMCPY3D *p, size_t pitch, size_t height) {
+  return ((p->Depth - 1) * height + p->Height - 1) * pitch + p->WidthInBytes;
+}
+
+/* Linear memory only, positions folded into the pointers; pitches that hold the rows, heights the slices. */
+static bool shape_ok(const char *fn, const CUDA_MEMCPY3D *p) {
+  if (p->WidthInBytes == 0 || p->Height == 0 || p->Depth == 0)
+    return violation("%s: a %zu x %zu x %zu copy", fn, p->WidthInBytes, p->Height, p->Depth), false;
+  if (p->srcXInBytes || p->srcY || p->srcZ || p->dstXInBytes || p->dstY || p->dstZ || p->srcArray || p->dstArray)
+    return violation("%s: positions or arrays, which gcap never passes", fn), false;
+  bool rows = p->Height > 1 || p->Depth > 1;
+  if (rows && (p->srcPitch < p->WidthInBytes || p->dstPitch < p->WidthInBytes))
+    return violation("%s: a pitch (%zu, %zu) below WidthInBytes %zu", fn, p->srcPitch, p->dstPitch, p->WidthInBytes),
+           false;
+  if (p->Depth > 1 && (p->srcHeight < p->Height || p->dstHeight < p->Height))
+    return violation("%s: a slice height (%zu, %zu) below Height %zu", fn, p->srcHeight, p->dstHeight, p->Height),
+           false;
+  return true;
+}
+
 static bool copy_ok(const char *fn, const CUDA_MEMCPY3D *p, CUcontext ctx, struct node *into) {
   if (!p) return violation("%s: copyParams is NULL", fn), false;
   record("%s copy dst=%s src=%s bytes=%zu", fn, type_name(p->dstMemoryType), type_name(p->srcMemoryType),
          p->WidthInBytes);
   if (!context_arg(ctx)) return violation("%s: ctx %p is not a retained context", fn, (void *)ctx), false;
-  if (p->WidthInBytes == 0 || p->Height != 1 || p->Depth != 1)
-    return violation("%s: a %zu x %zu x %zu copy", fn, p->WidthInBytes, p->Height, p->Depth), false;
-  if (!side_ok(fn, "src", p->srcMemoryType, p->srcDevice, p->srcHost, p->WidthInBytes) ||
-      !side_ok(fn, "dst", p->dstMemoryType, p->dstDevice, p->dstHost, p->WidthInBytes))
+  if (!shape_ok(fn, p)) return false;
+  if (!side_ok(fn, "src", p->srcMemoryType, p->srcDevice, p->srcHost, span(p, p->srcPitch, p->srcHeight)) ||
+      !side_ok(fn, "dst", p->dstMemoryType, p->dstDevice, p->dstHost, span(p, p->dstPitch, p->dstHeight)))
     return false;
   into->copy = *p;
   return true;
@@ -1280,6 +1322,9 @@ static void describe_node(const struct node *n, char *line, size_t size) {
     const void *dst = c->dstMemoryType == CU_MEMORYTYPE_HOST ? c->dstHost : (void *)(uintptr_t)c->dstDevice;
     const void *src = c->srcMemoryType == CU_MEMORYTYPE_HOST ? c->srcHost : (void *)(uintptr_t)c->srcDevice;
     used = snprintf(at, rest, " dst=%p src=%p bytes=%zu", dst, src, c->WidthInBytes);
+    if (c->Height > 1 || c->Depth > 1)
+      used += snprintf(at + used, rest - (size_t)used, " rows=%zu slices=%zu pitch=%zu,%zu height=%zu,%zu", c->Height,
+                       c->Depth, c->dstPitch, c->srcPitch, c->dstHeight, c->srcHeight);
     break;
   }
   case N_MEMSET:
@@ -1426,7 +1471,7 @@ struct entry {
     ENTRY(cuGetErrorName, 6000), ENTRY(cuGetErrorString, 6000), ENTRY(cuDevicePrimaryCtxRetain, 7000), \
     ENTRY(cuDevicePrimaryCtxRelease, 11000), ENTRY(cuCtxSetCurrent, 4000), ENTRY(cuCtxGetCurrent, 4000), \
     ENTRY(cuCtxSynchronize, 2000), ENTRY(cuMemAlloc, 3020), ENTRY(cuMemFree, 3020), ENTRY(cuMemAllocHost, 3020), \
-    ENTRY(cuMemFreeHost, 2000), ENTRY(cuMemcpy, 4000), ENTRY(cuMemcpyAsync, 4000), ENTRY(cuMemsetD8Async, 3020), \
+    ENTRY(cuMemFreeHost, 2000), ENTRY(cuMemcpy, 4000), ENTRY(cuMemcpyAsync, 4000), ENTRY(cuMemcpy3DAsync, 3020), ENTRY(cuMemsetD8Async, 3020), \
     ENTRY(cuMemsetD16Async, 3020), ENTRY(cuMemsetD32Async, 3020), ENTRY(cuMemsetD2D8Async, 3020), \
     ENTRY(cuMemsetD2D16Async, 3020), ENTRY(cuMemsetD2D32Async, 3020), ENTRY(cuStreamCreate, 2000), \
     ENTRY(cuStreamDestroy, 4000), ENTRY(cuStreamSynchronize, 2000), ENTRY(cuStreamQuery, 2000), \

@@ -112,17 +112,29 @@ static void kernel_label(const gcap_node *n, char *out, size_t size) {
   for (size_t b = 0; b < used; b++) w += snprintf(out + w, size - (size_t)w, "%02x", args[b]);
 }
 
+/* A side's first byte: its position folded into its pointer, as the backend passes it. */
+static const char *first_byte(const gcap_pitched_ptr *pp, const gcap_pos *pos) {
+  return (const char *)pp->ptr + (pos->z * pp->ysize + pos->y) * pp->pitch + pos->x;
+}
+
+static void copy_label(const gcap_node *n, char *out, size_t size) {
+  gcap_memcpy_3d_params c;
+  assert_ok(gcap_node_get_memcpy_3d_params(n, &c));
+  int w = snprintf(out, size, "memcpy dst=%p src=%p bytes=%zu", (const void *)first_byte(&c.dst, &c.dst_pos),
+                   (const void *)first_byte(&c.src, &c.src_pos), c.extent.width);
+  if (c.extent.height > 1 || c.extent.depth > 1)
+    snprintf(out + w, size - (size_t)w, " rows=%zu slices=%zu pitch=%zu,%zu height=%zu,%zu", c.extent.height,
+             c.extent.depth, c.dst.pitch, c.src.pitch, c.extent.depth > 1 ? c.dst.ysize : 0,
+             c.extent.depth > 1 ? c.src.ysize : 0);
+}
+
 /* What a node becomes in the driver's graph; a gcap child graph's entry and exit are empty nodes. */
 static void label(const gcap_node *n, char *out, size_t size) {
-  gcap_memcpy_node_params c;
   gcap_memset_node_params f;
   gcap_graph *child = NULL;
   switch (gcap_node_get_type(n)) {
   case GCAP_NODE_KERNEL: kernel_label(n, out, size); break;
-  case GCAP_NODE_MEMCPY:
-    assert_ok(gcap_node_get_memcpy_params(n, &c));
-    snprintf(out, size, "memcpy dst=%p src=%p bytes=%zu", c.dst, c.src, c.bytes);
-    break;
+  case GCAP_NODE_MEMCPY: copy_label(n, out, size); break;
   case GCAP_NODE_MEMSET:
     assert_ok(gcap_node_get_memset_params(n, &f));
     snprintf(out, size, "memset dst=%p value=%u element=%u width=%zu height=%zu pitch=%zu", f.dst, f.value,
@@ -862,6 +874,50 @@ static void test_mem_nodes_by_hand_reach_the_driver(void **state) {
   finish(ctx);
 }
 
+/* 2-D and 3-D copies: cuMemcpy3DAsync on streams, CUDA_MEMCPY3D shapes in graphs, and the bytes land. */
+static void test_copies_in_rows_reach_the_driver(void **state) {
+  (void)state;
+  gcap_context *ctx = cuda_context();
+  gcap_stream *s = NULL;
+  assert_ok(gcap_stream_create(ctx, &s));
+  unsigned char host[4 * 16], back[4 * 16];
+  for (int i = 0; i < 64; i++) host[i] = (unsigned char)i;
+  memset(back, 0, sizeof back);
+  void *d = NULL;
+  size_t pitch = 0;
+  assert_ok(gcap_mem_alloc_pitch(ctx, 8, 4, &d, &pitch));
+  fake_cuda_log_clear();
+  assert_ok(gcap_memcpy_2d_async(s, d, pitch, host, 16, 8, 4, GCAP_MEMCPY_HOST_TO_DEVICE));
+  assert_int_equal(fake_cuda_calls("cuMemcpy3DAsync(8 x 4 x 1"), 1);
+  gcap_graph *g = NULL;
+  gcap_node *n = NULL;
+  assert_ok(gcap_graph_create(ctx, &g));
+  gcap_memcpy_3d_params p;
+  memset(&p, 0, sizeof p);
+  p.src = (gcap_pitched_ptr){d, pitch, 8, 2};
+  p.dst = (gcap_pitched_ptr){back, 16, 16, 2};
+  p.extent = (gcap_extent){8, 2, 2};
+  p.kind = GCAP_MEMCPY_DEVICE_TO_HOST;
+  assert_ok(gcap_graph_add_memcpy_3d_node(g, NULL, 0, &p, &n));
+  gcap_exec *x = NULL;
+  assert_ok(gcap_graph_instantiate(g, 0, &x));
+  assert_same_graph(g, x);
+  static char got[TEXT];
+  fake_cuda_describe_exec(gcap_cuda_graph_exec(x), got, sizeof got);
+  char want[96];
+  snprintf(want, sizeof want, " rows=2 slices=2 pitch=16,%zu height=2,2", pitch);
+  assert_non_null(strstr(got, want));
+  assert_ok(gcap_exec_launch(x, s));
+  assert_ok(gcap_stream_synchronize(s));
+  for (int r = 0; r < 4; r++) /* two slices of two rows: the four rows, pitch 16 again */
+    for (int b = 0; b < 16; b++) assert_int_equal(back[r * 16 + b], b < 8 ? host[r * 16 + b] : 0);
+  gcap_exec_destroy(x);
+  gcap_graph_destroy(g);
+  assert_ok(gcap_mem_free(ctx, d));
+  assert_ok(gcap_stream_destroy(s));
+  finish(ctx);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup(test_every_node_type_becomes_the_same_driver_graph, count_live_handles),
@@ -881,6 +937,7 @@ int main(void) {
       cmocka_unit_test_setup(test_child_graph_setter_reaches_the_driver, count_live_handles),
       cmocka_unit_test_setup(test_kernel_priority_reaches_the_driver, count_live_handles),
       cmocka_unit_test_setup(test_mem_nodes_by_hand_reach_the_driver, count_live_handles),
+      cmocka_unit_test_setup(test_copies_in_rows_reach_the_driver, count_live_handles),
   };
   return cmocka_run_group_tests_name("CUDA backend on the recording fake driver", tests, NULL, NULL);
 }
