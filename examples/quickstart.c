@@ -102,6 +102,7 @@ static const char *type_name(gcap_node_type t) {
   case GCAP_NODE_EVENT_RECORD: return "event record";
   case GCAP_NODE_MEM_ALLOC: return "mem alloc";
   case GCAP_NODE_MEM_FREE: return "mem free";
+  case GCAP_NODE_CONDITIONAL: return "conditional";
   }
   return "?";
 }

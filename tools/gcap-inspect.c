@@ -206,6 +206,7 @@ static const char *type_name(gcap_node_type t) {
   case GCAP_NODE_EVENT_WAIT: return "event_wait";
   case GCAP_NODE_MEM_ALLOC: return "mem_alloc";
   case GCAP_NODE_MEM_FREE: return "mem_free";
+  case GCAP_NODE_CONDITIONAL: return "conditional";
   default: return "unknown";
   }
 }

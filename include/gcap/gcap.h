@@ -400,6 +400,7 @@ typedef enum gcap_node_type { /* values equal CUgraphNodeType */
   GCAP_NODE_EVENT_RECORD = 7,
   GCAP_NODE_MEM_ALLOC = 10,
   GCAP_NODE_MEM_FREE = 11,
+  GCAP_NODE_CONDITIONAL = 13,
 } gcap_node_type;
 
 typedef struct gcap_kernel_node_params {
@@ -545,6 +546,43 @@ GCAP_API gcap_status gcap_graph_kernel_node_set_attribute(gcap_node *n, gcap_ker
                                                           const gcap_kernel_node_attr_value *value);
 GCAP_API gcap_status gcap_graph_kernel_node_get_attribute(const gcap_node *n, gcap_kernel_node_attr attr,
                                                           gcap_kernel_node_attr_value *value);
+/* ------------------------------------------------------- conditional nodes */
+
+/* A conditional handle (cudaGraphConditionalHandle): kernels of a launch set its value. */
+typedef uint64_t gcap_conditional_handle;
+#define GCAP_GRAPH_COND_ASSIGN_DEFAULT 1u /* every launch starts with the default value */
+typedef enum gcap_conditional_type { /* values equal cudaGraphConditionalNodeType */
+  GCAP_CONDITIONAL_IF = 0,     /* size 1: body 0 runs when the value is not 0; size 2: else body 1 */
+  GCAP_CONDITIONAL_WHILE = 1,  /* size 1: body 0 runs while the value is not 0, tested before each pass */
+  GCAP_CONDITIONAL_SWITCH = 2, /* size >= 1: body v runs when the value v is below size */
+} gcap_conditional_type;
+typedef struct gcap_conditional_node_params {
+  gcap_conditional_handle handle; /* of the graph the node is added to, or of a graph it is in */
+  gcap_conditional_type type;
+  unsigned size;                  /* bodies */
+  gcap_graph **body_out;          /* `size` entries the call fills: the body graphs, owned by the node */
+} gcap_conditional_node_params;
+/**
+ * A handle for conditional nodes in @p g or in the bodies of its conditional nodes
+ * (cudaGraphConditionalHandleCreate). Its value starts as @p default_value, and with
+ * GCAP_GRAPH_COND_ASSIGN_DEFAULT each launch starts with it; otherwise a launch starts with the
+ * last value set. A graph holding handles has one executable at a time and refuses clone and
+ * use as a child graph (NOT_SUPPORTED). Set it from a kernel: gcap_sim_set_conditional on the
+ * simulator, cudaGraphSetConditional on a GPU.
+ */
+GCAP_API gcap_status gcap_graph_conditional_handle_create(gcap_graph *g, unsigned default_value, unsigned flags,
+                                                          gcap_conditional_handle *out);
+/**
+ * Adds a conditional node (cudaGraphAddNode with cudaConditionalNodeParams) and writes its
+ * @p p->size empty body graphs to @p p->body_out: fill them with nodes or by capture
+ * (gcap_stream_begin_capture_to_graph). Bodies hold kernel, empty, child-graph, memset, memcpy
+ * and conditional nodes only; instantiation refuses others (INVALID_VALUE).
+ */
+GCAP_API gcap_status gcap_graph_add_conditional_node(gcap_graph *g, gcap_node *const *deps, size_t num_deps,
+                                                     gcap_conditional_node_params *p, gcap_node **out);
+/** A conditional node's handle, type and size; its bodies too when @p p->body_out is not NULL. */
+GCAP_API gcap_status gcap_node_get_conditional_params(const gcap_node *n, gcap_conditional_node_params *p);
+
 /** The bytes, pool and address of a MEM_ALLOC node (cudaGraphMemAllocNodeGetParams). */
 GCAP_API gcap_status gcap_node_get_mem_alloc_params(const gcap_node *n, gcap_mem_alloc_node_params *p);
 /** The address a MEM_FREE node frees (cudaGraphMemFreeNodeGetParams). */
@@ -572,6 +610,7 @@ typedef struct gcap_node_params {
     gcap_event *event;                   /* EVENT_RECORD, EVENT_WAIT */
     gcap_mem_alloc_node_params mem_alloc; /* MEM_ALLOC: its dptr is written back */
     void *mem_free;                      /* MEM_FREE: the address it frees */
+    gcap_conditional_node_params conditional; /* CONDITIONAL: its bodies are written back */
   } u;
 } gcap_node_params;
 /** The add_*_node call of @p p's type; what that call writes back (an allocation's address) lands in @p p. */

@@ -58,6 +58,14 @@ GCAP_API gcap_status gcap_sim_get_stats(const gcap_context *ctx, gcap_sim_stats 
  */
 GCAP_API void gcap_sim_syncthreads(const gcap_sim_thread *t);
 
+/**
+ * cudaGraphSetConditional for CPU kernels: sets the value of conditional handle @p h, which the
+ * conditional nodes using it read when they run. Racing calls leave one of the values, as on a
+ * GPU. A kernel passing a value that is not a live handle fails its launch (INVALID_VALUE);
+ * called outside a kernel, it does nothing.
+ */
+GCAP_API void gcap_sim_set_conditional(gcap_conditional_handle h, unsigned value);
+
 #ifdef __cplusplus
 }
 #endif

@@ -171,9 +171,36 @@ static uint64_t next_random(uint64_t *state) { /* splitmix64 */
   return z ^ (z >> 31);
 }
 
+static gcap_status run_entry(struct sim_context *sc, const struct gcap__plan_node *pn);
+
+/* A body runs in plan order, its entries counted as the launch's nodes. */
+static gcap_status run_body(struct sim_context *sc, const struct gcap__plan *body) {
+  gcap_status st = GCAP_SUCCESS;
+  for (size_t i = 0; st == GCAP_SUCCESS && i < body->count; i++) st = run_entry(sc, &body->nodes[i]);
+  sc->stats.nodes_executed += body->counted;
+  return st;
+}
+
+/* The value is read when the node runs, and by WHILE again after every pass of its body. */
+static gcap_status run_conditional(struct sim_context *sc, const struct gcap__cond_plan *cp) {
+  unsigned v = atomic_load(&cp->cond->value);
+  switch (cp->type) {
+  case GCAP_CONDITIONAL_IF:
+    if (v) return run_body(sc, &cp->bodies[0]);
+    return cp->size == 2 ? run_body(sc, &cp->bodies[1]) : GCAP_SUCCESS;
+  case GCAP_CONDITIONAL_WHILE: {
+    gcap_status st = GCAP_SUCCESS;
+    while (st == GCAP_SUCCESS && atomic_load(&cp->cond->value)) st = run_body(sc, &cp->bodies[0]);
+    return st;
+  }
+  default: return v < cp->size ? run_body(sc, &cp->bodies[v]) : GCAP_SUCCESS;
+  }
+}
+
 static gcap_status run_entry(struct sim_context *sc, const struct gcap__plan_node *pn) {
   if (pn->disabled) return GCAP_SUCCESS;
   switch (pn->type) {
+  case GCAP_NODE_CONDITIONAL: return run_conditional(sc, pn->u.cond);
   case GCAP_NODE_KERNEL: return sim_run_checked_kernel(sc, &pn->u.kernel);
   case GCAP_NODE_MEMCPY: return sim_run_checked_copy(sc, &pn->u.copy);
   case GCAP_NODE_MEMSET: return sim_run_checked_fill(sc, &pn->u.fill);
@@ -215,6 +242,7 @@ static gcap_status run(struct sim_context *sc, const struct sim_launch_ctx *lc, 
 void sim_launch_start(struct sim_context *sc, const struct sim_launch_ctx *lc) {
   struct sim_exec *x = lc->exec;
   const struct gcap__plan *plan = lc->plan;
+  gcap__plan_reset_conds(plan);
   x->next = 0;
   x->remaining = plan->count;
   x->ready_count = 0;
@@ -273,6 +301,7 @@ gcap_status sim_exec_launch(struct gcap__backend_ctx *b, void *exec, const struc
   const struct sim_launch_ctx lc = {exec, plan, ++sc->launches_begun, s->number};
   gcap_status st = GCAP_SUCCESS;
   s->issued++;
+  gcap__plan_reset_conds(plan);
   sim_work_begin(sc);
   if (!sc->trace && (!exec || sc->options.order != GCAP_SIM_ORDER_SHUFFLE)) {
     /* In plan order, start to end, nothing to trace: the tightest loop (no per-step bookkeeping). */

@@ -549,3 +549,16 @@ gcap_status sim_run_kernel(struct sim_context *sc, const struct gcap__launch *l)
   sc->stats.barriers_passed += sim_worker_take_counts(ks->caller).barriers_passed;
   return atomic_load(&job.failed) ? gcap__fail(job.status, "%s", job.message) : GCAP_SUCCESS;
 }
+
+void gcap_sim_set_conditional(gcap_conditional_handle h, unsigned value) {
+  struct sim_worker *w = running;
+  if (!w) return; /* device code only */
+  struct gcap__cond *c = gcap__cond_lookup(h);
+  if (!c) {
+    job_fail(w->job, GCAP_ERROR_INVALID_VALUE,
+             "kernel \"%s\" called gcap_sim_set_conditional with 0x%llx, which is not a live conditional handle",
+             w->job->l->kernel->name, (unsigned long long)h);
+    return;
+  }
+  atomic_store(&c->value, value);
+}

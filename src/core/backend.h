@@ -8,6 +8,7 @@
 #include <gcap/config.h>
 #include <gcap/gcap.h>
 #include <gcap/sim.h>
+#include <stdatomic.h>
 
 /* What a backend embeds first in its context struct (wlroots-style base). */
 struct gcap__backend_ctx {
@@ -95,6 +96,22 @@ struct gcap__fill {
 struct gcap__galloc;
 
 /*
+ * A conditional handle. The core makes it on a top-level graph; kernels of a launch set its
+ * value (gcap_sim_set_conditional), and the conditional nodes read it when they run.
+ */
+struct gcap__cond {
+  _Atomic unsigned value;
+  unsigned default_value, flags;
+  unsigned refs;   /* its graph's, and each plan's that uses it (under the context lock) */
+  uint64_t handle; /* what the user holds: the backend's value (CUDA), or this object's address */
+};
+
+/* The live handle h, or NULL (for the simulator's gcap_sim_set_conditional: no lock needed). */
+struct gcap__cond *gcap__cond_lookup(uint64_t h);
+
+struct gcap__plan;
+
+/*
  * A child graph made outside gcap (gcap_cuda_graph_add_native_child): reported as GRAPH to
  * users, carried as this internal type so no code mistakes it for a gcap child graph.
  */
@@ -130,6 +147,7 @@ struct gcap__plan_node {
       gcap_event *handle; /* the core's object, kept alive by the plan */
     } event;
     struct gcap__galloc *mem; /* MEM_ALLOC, MEM_FREE: the core marks them; backends run nothing */
+    struct gcap__cond_plan *cond; /* CONDITIONAL */
     void *native;             /* GCAP__NODE_NATIVE: the plan's own clone of the native graph */
   } u;
   uint32_t first_dep, num_deps; /* into gcap__plan.deps: indices of earlier entries */
@@ -137,6 +155,10 @@ struct gcap__plan_node {
 
 struct gcap__plan {
   unsigned flags; /* GCAP_INSTANTIATE_*: with USE_NODE_PRIORITY, kernel priorities order ready nodes */
+  /* A top-level plan: its graph's conditional handles, which launches reset (ASSIGN_DEFAULT). */
+  struct gcap__cond **conds;
+  size_t num_conds;
+  void *cond_native; /* the backend's object for them (CUDA: the graph they were made on), or NULL */
   struct gcap__plan_node *nodes;
   size_t count;
   size_t counted; /* gcap_exec_node_count */
@@ -147,6 +169,20 @@ struct gcap__plan {
   unsigned char *args_block;
   size_t args_block_bytes;
 };
+
+/* A conditional node's entry: each body a plan of its own, run as the value says. */
+struct gcap__cond_plan {
+  struct gcap__cond *cond;
+  gcap_conditional_type type;
+  unsigned size;
+  struct gcap__plan *bodies; /* size of them */
+};
+
+/* Resets the handles of a top-level plan that take their default at every launch. */
+static inline void gcap__plan_reset_conds(const struct gcap__plan *p) {
+  for (size_t i = 0; i < p->num_conds; i++)
+    if (p->conds[i]->flags & GCAP_GRAPH_COND_ASSIGN_DEFAULT) p->conds[i]->value = p->conds[i]->default_value;
+}
 
 struct gcap_backend_ops {
   const char *name;
@@ -238,6 +274,16 @@ struct gcap_backend_ops {
   /* Optional (NULL: native child graphs are NOT_SUPPORTED): copy and free a native graph. */
   gcap_status (*native_graph_clone)(struct gcap__backend_ctx *b, void *native, void **out);
   void (*native_graph_destroy)(struct gcap__backend_ctx *b, void *native);
+
+  /*
+   * Optional (NULL: a handle's value is its object's address): a conditional handle the device
+   * can set, made on *native (the backend's object for one top-level graph's handles, made on
+   * first use, reference-counted by the graph and by plans).
+   */
+  gcap_status (*cond_create)(struct gcap__backend_ctx *b, void **native, unsigned default_value, unsigned flags,
+                             uint64_t *handle);
+  void (*cond_native_retain)(struct gcap__backend_ctx *b, void *native);
+  void (*cond_native_release)(struct gcap__backend_ctx *b, void *native);
 
   /* Optional (NULL: NOT_SUPPORTED). */
   gcap_status (*sim_get_stats)(const struct gcap__backend_ctx *b, gcap_sim_stats *out);

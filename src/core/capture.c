@@ -544,7 +544,7 @@ gcap_status gcap_stream_end_capture(gcap_stream *s, gcap_graph **graph) {
 static gcap_status check_target_graph(const struct gcap_stream *s, const struct gcap_graph *g) {
   gcap_status st = gcap__check_same_context(s->ctx, g->ctx, "graph");
   if (st != GCAP_SUCCESS) return st;
-  if (g->owner)
+  if (g->owner && g->owner->type != GCAP_NODE_CONDITIONAL) /* a conditional node's bodies are filled so */
     return gcap__fail(GCAP_ERROR_INVALID_VALUE, "graph %p belongs to a child-graph node; capture into a graph of your own",
                       (const void *)g);
   if (g->capturing)

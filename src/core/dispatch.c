@@ -293,6 +293,22 @@ void gcap__backend_native_graph_destroy(struct gcap_context *ctx, void *native) 
   ctx->ops->native_graph_destroy(ctx->backend, native);
 }
 
+gcap_status gcap__backend_cond_create(struct gcap_context *ctx, void **native, unsigned default_value, unsigned flags,
+                                      uint64_t *handle) {
+  assert(ctx && ctx->backend);
+  if (!ctx->ops->cond_create) return GCAP_SUCCESS;
+  if (injected(ctx->ops->name, "cond_create")) return GCAP_ERROR_BACKEND;
+  return ctx->ops->cond_create(ctx->backend, native, default_value, flags, handle);
+}
+
+void gcap__backend_cond_native_retain(struct gcap_context *ctx, void *native) {
+  if (ctx->ops->cond_native_retain) ctx->ops->cond_native_retain(ctx->backend, native);
+}
+
+void gcap__backend_cond_native_release(struct gcap_context *ctx, void *native) {
+  if (ctx->ops->cond_native_release) ctx->ops->cond_native_release(ctx->backend, native);
+}
+
 gcap_status gcap__backend_sim_get_stats(struct gcap_context *ctx, gcap_sim_stats *out) {
   assert(ctx && ctx->backend);
   assert(out);

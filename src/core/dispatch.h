@@ -58,6 +58,11 @@ gcap_status gcap__backend_stream_capture_begin(struct gcap_context *ctx, void *s
 void gcap__backend_stream_capture_end(struct gcap_context *ctx, void *stream, size_t *foreign_work);
 gcap_status gcap__backend_native_graph_clone(struct gcap_context *ctx, void *native, void **out);
 void gcap__backend_native_graph_destroy(struct gcap_context *ctx, void *native);
+/* Conditional handles: the backend's value for a new one (kept as is without the op), and its object for them. */
+gcap_status gcap__backend_cond_create(struct gcap_context *ctx, void **native, unsigned default_value, unsigned flags,
+                                      uint64_t *handle);
+void gcap__backend_cond_native_retain(struct gcap_context *ctx, void *native);
+void gcap__backend_cond_native_release(struct gcap_context *ctx, void *native);
 gcap_status gcap__backend_sim_get_stats(struct gcap_context *ctx, gcap_sim_stats *out);
 bool gcap__backend_wants_race_check(const struct gcap_context *ctx);
 /* "" unless the backend has something to say about the next launch's order (see backend.h). */

@@ -190,6 +190,7 @@ static gcap_status snapshot_params(struct builder *b, struct gcap__plan_node *pn
     gcap__galloc_retain(n->p.mem);
     pn->u.mem = n->p.mem;
     return GCAP_SUCCESS;
+  case GCAP_NODE_CONDITIONAL: return gcap__cond_plan_build(b->ctx, n, b->plan->flags, &pn->u.cond);
   case GCAP_NODE_EVENT_RECORD:
   case GCAP_NODE_EVENT_WAIT:
     gcap__event_retain(n->p.event);
@@ -298,8 +299,11 @@ void gcap__plan_release(struct gcap_context *ctx, struct gcap__plan *p) {
       gcap__galloc_release(pn->u.mem);
     } else if (pn->type == GCAP__NODE_NATIVE) {
       gcap__backend_native_graph_destroy(ctx, pn->u.native);
+    } else if (pn->type == GCAP_NODE_CONDITIONAL) {
+      gcap__cond_plan_free(ctx, pn->u.cond);
     }
   }
+  gcap__plan_drop_conds(ctx, p);
   gcap__free(p->nodes);
   gcap__free(p->deps);
   gcap__free(p->args_block);
@@ -393,7 +397,7 @@ static void attach_graph_memory(struct gcap_exec *x, struct gcap_graph *g) {
       x->pool->attached_execs++;
     }
   }
-  if (x->mem_entries) {
+  if (x->mem_entries || gcap__graph_has_conditionals(g)) { /* one executable at a time (rules.md#exec-one-at-a-time) */
     g->mem_exec = x;
     x->mem_graph = g;
     x->mem_graph_serial = g->serial;
@@ -409,14 +413,16 @@ gcap_status gcap__instantiate(struct gcap_graph *g, unsigned flags, gcap_exec **
   if (st != GCAP_SUCCESS) return st;
   if (g->mem_exec)
     return gcap__fail(GCAP_ERROR_NOT_SUPPORTED,
-                      "graph %p holds graph allocations and already has executable %p; destroy it first",
-                      (void *)g, (void *)g->mem_exec);
+                      "graph %p holds %s and already has executable %p; destroy it first", (void *)g,
+                      g->mem_nodes ? "graph allocations" : "conditional nodes or handles", (void *)g->mem_exec);
   struct gcap_exec *x = gcap__calloc(1, sizeof *x);
   if (!x) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the executable");
   x->ctx = ctx;
   x->flags = flags;
   gcap__list_init(&x->link);
   st = gcap__build_plan(ctx, g, flags, &x->plan);
+  if (st == GCAP_SUCCESS && gcap__plan_take_conds(&x->plan, g) != 0)
+    st = gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the executable's conditional handles");
   x->checked_epoch = gcap__alloc_epoch();
   if (st == GCAP_SUCCESS && hold_user_objects(&x->user_objects, g) != 0)
     st = gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the executable's user object references");

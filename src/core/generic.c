@@ -34,6 +34,7 @@ static gcap_status add(gcap_graph *g, gcap_node *const *deps, size_t n, gcap_nod
   case GCAP_NODE_EVENT_WAIT: return gcap_graph_add_event_wait_node(g, deps, n, p->u.event, out);
   case GCAP_NODE_MEM_ALLOC: return gcap_graph_add_mem_alloc_node(g, deps, n, &p->u.mem_alloc, out);
   case GCAP_NODE_MEM_FREE: return gcap_graph_add_mem_free_node(g, deps, n, p->u.mem_free, out);
+  case GCAP_NODE_CONDITIONAL: return gcap_graph_add_conditional_node(g, deps, n, &p->u.conditional, out);
   default: return gcap__fail(GCAP_ERROR_INVALID_VALUE, "params->type %d is not a gcap_node_type", (int)p->type);
   }
 }

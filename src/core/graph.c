@@ -131,6 +131,7 @@ void gcap__graph_free(struct gcap_graph *g) {
   gcap__graph_free_chunks(g);
   gcap__arena_free_all(&g->arena);
   gcap__uo_refs_release(&g->user_objects);
+  gcap__graph_release_conds(g);
   gcap__free(g->nodes.items);
   gcap__free(g->edges);
   gcap__free(g->recorded);
@@ -172,7 +173,8 @@ void gcap_graph_destroy(gcap_graph *g) {
   struct gcap_context *ctx = g->ctx;
   gcap__lock(ctx);
   if (g->owner)
-    gcap__fail(GCAP_ERROR_ILLEGAL_STATE, "graph %p belongs to a child-graph node; destroy that node instead", (void *)g);
+    gcap__fail(GCAP_ERROR_ILLEGAL_STATE, "graph %p belongs to %s %s node; destroy that node instead", (void *)g,
+               gcap__article(g->owner->type), gcap__node_type_name(g->owner->type));
   else if (g->capturing)
     gcap__capture_check_graph_edit(g, "destroying it");
   else
@@ -348,6 +350,7 @@ gcap_status gcap_graph_destroy_node(gcap_node *n) {
   g->nodes.count--;
   for (size_t i = n->index; i < g->nodes.count; i++) g->nodes.items[i]->index = i;
   g->child_graph_nodes -= n->type == GCAP_NODE_GRAPH; /* graphs with memory nodes refuse this */
+  g->cond_nodes -= n->type == GCAP_NODE_CONDITIONAL;
   gcap__node_release_params(n);
   gcap__nlist_release(g, &n->deps);
   gcap__nlist_release(g, &n->dependents);
@@ -370,6 +373,9 @@ void gcap__graph_note_ranges(struct gcap_graph *g, const struct gcap_node *n, bo
 
 gcap_status gcap__graph_clone(const struct gcap_graph *g, struct gcap_node *owner, struct gcap_graph **out) {
   if (gcap__graph_has_mem_nodes(g)) return refuse_mem_graph(g, owner ? "use as a child graph" : "cloning");
+  if (gcap__graph_has_conditionals(g))
+    return gcap__fail(GCAP_ERROR_NOT_SUPPORTED, "graph %p holds conditional nodes or handles: %s is not supported",
+                      (const void *)g, owner ? "use as a child graph" : "cloning");
   struct gcap_graph *copy = NULL;
   gcap_status st = gcap__graph_new(g->ctx, owner, &copy);
   if (st != GCAP_SUCCESS) return st;

@@ -53,6 +53,7 @@ struct gcap_node {
     struct gcap_graph *child;
     struct gcap_event *event;
     struct gcap__galloc *mem; /* MEM_ALLOC and MEM_FREE */
+    struct gcap__cond_node *cond; /* CONDITIONAL */
     struct {
       void *handle;               /* the backend's native graph, owned by the node */
       struct gcap_context *ctx;   /* whose backend frees it */
@@ -103,6 +104,19 @@ struct gcap_graph {
   struct gcap__extent *recorded;
   size_t recorded_count, recorded_cap;
   struct gcap__uo_refs user_objects; /* references it holds (gcap_graph_retain_user_object) */
+  /* A top-level graph's conditional handles, and the backend's object they were made on. */
+  struct gcap__cond **conds;
+  size_t num_conds, conds_cap;
+  void *cond_native;
+  size_t cond_nodes; /* CONDITIONAL nodes among its nodes */
+};
+
+/* A conditional node's parameters and the bodies it owns. */
+struct gcap__cond_node {
+  struct gcap__cond *cond;
+  gcap_conditional_type type;
+  unsigned size;
+  struct gcap_graph *bodies[]; /* size of them, owned by the node */
 };
 
 /*
@@ -196,6 +210,19 @@ gcap_status gcap__node_make_copy_3d(struct gcap_graph *g, const gcap_memcpy_3d_p
 void gcap__node_drop_copy_3d(struct gcap_node *n);
 /* A copy node's copy as checks and plans take it; its shape, if any, in *shape. */
 struct gcap__copy gcap__copy_of_node(const struct gcap_node *n, struct gcap__copy_shape *shape);
+
+/* Conditional nodes and handles (conditional.c). */
+void gcap__cond_node_free(struct gcap_node *n);
+void gcap__graph_release_conds(struct gcap_graph *g);
+/* True when g (or a body or child graph in it, at any depth) holds conditional nodes or handles. */
+bool gcap__graph_has_conditionals(const struct gcap_graph *g);
+/* The plan entry of conditional node n: its bodies built as plans; on failure nothing is left to free. */
+gcap_status gcap__cond_plan_build(struct gcap_context *ctx, const struct gcap_node *n, unsigned flags,
+                                  struct gcap__cond_plan **out);
+void gcap__cond_plan_free(struct gcap_context *ctx, struct gcap__cond_plan *cp);
+/* A top-level plan takes references to its graph's handles (0, or -1 when out of memory). */
+int gcap__plan_take_conds(struct gcap__plan *p, const struct gcap_graph *g);
+void gcap__plan_drop_conds(struct gcap_context *ctx, struct gcap__plan *p);
 
 /* Handle check of n, then "params is NULL" when p is, then n's type (INVALID_VALUE naming both types). */
 gcap_status gcap__node_check_typed(const gcap_node *n, gcap_node_type want, const void *p);

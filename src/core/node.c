@@ -190,6 +190,7 @@ static void release_params(struct gcap_node *n, bool graph_going) {
     gcap__galloc_release(n->p.mem);
     break;
   case GCAP_NODE_MEM_ALLOC: gcap__galloc_release(n->p.mem); break;
+  case GCAP_NODE_CONDITIONAL: gcap__cond_node_free(n); break;
   default: break;
   }
   if (!graph_going) memset(&n->p, 0, sizeof n->p);
@@ -281,6 +282,7 @@ gcap_status gcap__node_append(struct gcap_graph *g, struct gcap_node *n, gcap_no
   }
   gcap__graph_note_ranges(g, n, checked);
   g->child_graph_nodes += n->type == GCAP_NODE_GRAPH;
+  g->cond_nodes += n->type == GCAP_NODE_CONDITIONAL;
   g->mem_nodes += n->type == GCAP_NODE_MEM_ALLOC || n->type == GCAP_NODE_MEM_FREE;
   return GCAP_SUCCESS;
 oom:
@@ -544,6 +546,7 @@ static const char *type_name(gcap_node_type t) {
   case GCAP_NODE_EVENT_RECORD: return "event record";
   case GCAP_NODE_MEM_ALLOC: return "mem alloc";
   case GCAP_NODE_MEM_FREE: return "mem free";
+  case GCAP_NODE_CONDITIONAL: return "conditional";
   }
   return "unknown";
 }

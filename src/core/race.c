@@ -205,8 +205,28 @@ static gcap_status add_copy_accesses(struct analysis *an, size_t entry, const st
   return st;
 }
 
+static gcap_status add_node_accesses(struct analysis *an, size_t entry, const struct gcap_node *n);
+
+/*
+ * A conditional node touches what any of its bodies may: it runs them (or not) between its
+ * dependencies and its dependents, so inside it nothing races with the rest of the graph.
+ */
+static gcap_status add_body_accesses(struct analysis *an, size_t entry, const struct gcap_graph *body) {
+  gcap_status st = GCAP_SUCCESS;
+  for (size_t i = 0; st == GCAP_SUCCESS && i < body->nodes.count; i++) {
+    const struct gcap_node *n = body->nodes.items[i];
+    st = n->type == GCAP_NODE_GRAPH ? add_body_accesses(an, entry, n->p.child) : add_node_accesses(an, entry, n);
+  }
+  return st;
+}
+
 static gcap_status add_node_accesses(struct analysis *an, size_t entry, const struct gcap_node *n) {
   switch (n->type) {
+  case GCAP_NODE_CONDITIONAL: {
+    gcap_status st = GCAP_SUCCESS;
+    for (unsigned b = 0; st == GCAP_SUCCESS && b < n->p.cond->size; b++) st = add_body_accesses(an, entry, n->p.cond->bodies[b]);
+    return st;
+  }
   case GCAP_NODE_KERNEL: return add_kernel_accesses(an, entry, n);
   case GCAP_NODE_MEMCPY: return add_copy_accesses(an, entry, n);
   case GCAP_NODE_MEMSET: return add_fill_accesses(an, entry, &n->p.memset);

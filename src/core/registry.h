@@ -19,6 +19,7 @@ enum gcap__handle_type {
   GCAP__H_CAPTURE,
   GCAP__H_POOL,
   GCAP__H_USER_OBJECT,
+  GCAP__H_COND,       /* a conditional handle (the simulator's gcap_sim_set_conditional checks it) */
   GCAP__H_NODE_CHUNK, /* storage of a graph's nodes: checked like a handle, not counted as one */
 };
 

@@ -365,6 +365,9 @@ static gcap_status compare_entries(const struct gcap__plan_node *old, const stru
       return refuse(info, GCAP_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED, b, NULL, "a copy changed its direction or kind");
     if (a->type == GCAP_NODE_MEMSET && !fill_shape_ok(&a->u.fill, &b->u.fill))
       return refuse(info, GCAP_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED, b, NULL, "a memset node changed its shape");
+    if (a->type == GCAP_NODE_CONDITIONAL)
+      return refuse(info, GCAP_EXEC_UPDATE_ERROR_NOT_SUPPORTED, b, NULL,
+                    "executables with conditional nodes cannot be updated in this version of gcap");
     if ((a->type == GCAP_NODE_MEM_ALLOC || a->type == GCAP_NODE_MEM_FREE) && a->u.mem != b->u.mem)
       return refuse(info, GCAP_EXEC_UPDATE_ERROR_NOT_SUPPORTED, b, NULL, "allocation and free nodes cannot be updated");
     if (a->type == GCAP_NODE_KERNEL && (flags & GCAP_INSTANTIATE_USE_NODE_PRIORITY) &&
@@ -389,7 +392,9 @@ static gcap_status update_in_place(struct gcap_exec *x, const struct gcap_graph 
   for (size_t i = 0; i < p->count; i++) {
     const struct gcap__plan_node *pn = &p->nodes[i];
     const struct gcap_node *n = g->nodes.items[pn->source_index];
-    if (pn->type == GCAP_NODE_GRAPH || n->deps.count != pn->num_deps || n->type != pn->type) return GCAP_SUCCESS;
+    if (pn->type == GCAP_NODE_GRAPH || pn->type == GCAP_NODE_CONDITIONAL || n->deps.count != pn->num_deps ||
+        n->type != pn->type)
+      return GCAP_SUCCESS;
     for (size_t d = 0; d < pn->num_deps; d++)
       if (gcap__nlist_items(&n->deps)[d]->index != p->nodes[p->deps[pn->first_dep + d]].source_index)
         return GCAP_SUCCESS;
