@@ -3,12 +3,14 @@
  * gcap_sim_set_conditional, bodies filled by hand and by capture, nesting, a conditional added
  * inside a stream capture, and the restrictions CUDA places on graphs holding them.
  */
+#define _POSIX_C_SOURCE 200809L /* mkstemp */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "common.h"
@@ -422,6 +424,87 @@ static void test_races_see_bodies(void **state) {
   gcap_graph_destroy(g);
 }
 
+static char *text_of(FILE *f) {
+  fflush(f);
+  fseek(f, 0, SEEK_END);
+  long len = ftell(f);
+  char *text = calloc(1, (size_t)len + 1);
+  rewind(f);
+  assert_int_equal(fread(text, 1, (size_t)len, f), (size_t)len);
+  return text;
+}
+
+/* DOT shows the node and its bodies; a saved graph loads with new handles of the same defaults. */
+static void test_dot_and_saved_graphs(void **state) {
+  struct fx *f = *state;
+  gcap_graph *g = test_graph_create(f->ctx), *body[2];
+  gcap_conditional_handle h = 0;
+  assert_ok(gcap_graph_conditional_handle_create(g, 7, GCAP_GRAPH_COND_ASSIGN_DEFAULT, &h));
+  add_cond(g, NULL, h, GCAP_CONDITIONAL_IF, 2, body);
+  gcap_memset_node_params fill = {f->words, 0, 4, 1, 1, 0};
+  assert_ok(gcap_graph_add_memset_node(body[1], NULL, 0, &fill, &(gcap_node *){NULL}));
+  assert_ok(gcap_graph_add_memset_node(body[1], NULL, 0, &fill, &(gcap_node *){NULL}));
+
+  FILE *dot = tmpfile();
+  assert_ok(gcap_graph_write_dot(g, dot, GCAP_DOT_VERBOSE));
+  char *text = text_of(dot);
+  fclose(dot);
+  assert_non_null(strstr(text, "0: conditional IF (bodies of 0, 2 nodes)\\nhandle 0x"));
+  assert_non_null(strstr(text, "shape=diamond"));
+  free(text);
+  char path[] = "/tmp/gcap-conditional-XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  close(fd);
+  assert_ok(gcap_graph_debug_dot_print(g, path, GCAP_GRAPH_DEBUG_DOT_FLAGS_CONDITIONAL_NODE_PARAMS));
+  FILE *in = fopen(path, "r");
+  text = text_of(in);
+  fclose(in);
+  remove(path);
+  assert_non_null(strstr(text, "|CONDITIONAL|type: cudaGraphCondTypeIf|size: 2|handle: 0x"));
+  assert_non_null(strstr(text, "|default: 7|flags: 1"));
+  size_t clusters = 0;
+  for (const char *at = strstr(text, "subgraph cluster_"); at; at = strstr(at + 1, "subgraph cluster_")) clusters++;
+  assert_int_equal(clusters, 3); /* the graph and its two bodies */
+  free(text);
+
+  FILE *saved = tmpfile();
+  gcap_status st = gcap_graph_save(g, saved);
+  if (st == GCAP_ERROR_NOT_SUPPORTED) { /* built without jansson */
+    fclose(saved);
+    gcap_graph_destroy(g);
+    return;
+  }
+  assert_ok(st);
+  text = text_of(saved);
+  assert_non_null(strstr(text, "\"conditional_type\": \"if\""));
+  rewind(saved);
+  gcap_graph *loaded = NULL;
+  assert_ok(gcap_graph_load(f->ctx, saved, &loaded));
+  fclose(saved);
+  gcap_node *n = NULL;
+  size_t one = 1;
+  assert_ok(gcap_graph_get_nodes(loaded, &n, &one));
+  gcap_graph *got_bodies[2];
+  gcap_conditional_node_params p = {.body_out = got_bodies};
+  assert_ok(gcap_node_get_conditional_params(n, &p));
+  assert_int_equal(p.type, GCAP_CONDITIONAL_IF);
+  assert_int_equal(p.size, 2);
+  assert_true(p.handle != h);
+  assert_int_equal(gcap_graph_node_count(got_bodies[1]), 2);
+  if (test_on_sim()) { /* the new handle starts at the saved default: 7 runs body 0, which is empty */
+    gcap_exec *x = NULL;
+    assert_ok(gcap_graph_instantiate(loaded, 0, &x));
+    words_set(f, 0, 5, 0);
+    run(f, x);
+    assert_int_equal(word(f, 0), 0);
+    gcap_exec_destroy(x);
+  }
+  free(text);
+  gcap_graph_destroy(loaded);
+  gcap_graph_destroy(g);
+}
+
 int main(void) {
   test_require_backend();
   const struct CMUnitTest tests[] = {
@@ -435,6 +518,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_restrictions, setup, teardown),
       cmocka_unit_test_setup_teardown(test_bad_handle_in_a_kernel, setup, teardown),
       cmocka_unit_test_setup_teardown(test_races_see_bodies, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_dot_and_saved_graphs, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

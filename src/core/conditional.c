@@ -41,7 +41,7 @@ static struct gcap__cond *find_cond(const struct gcap_graph *g, uint64_t handle)
   return NULL;
 }
 
-static gcap_status new_cond(struct gcap_graph *g, unsigned default_value, unsigned flags, struct gcap__cond **out) {
+gcap_status gcap__cond_new(struct gcap_graph *g, unsigned default_value, unsigned flags, struct gcap__cond **out) {
   struct gcap__cond *c = gcap__calloc(1, sizeof *c);
   if (!c || gcap__grow((void **)&g->conds, &g->conds_cap, g->num_conds + 1, sizeof *g->conds) != 0 ||
       gcap__registry_add(c, GCAP__H_COND) != 0) {
@@ -75,7 +75,7 @@ gcap_status gcap_graph_conditional_handle_create(gcap_graph *g, unsigned default
   struct gcap__cond *c = NULL;
   st = top->mem_exec ? gcap__fail(GCAP_ERROR_NOT_SUPPORTED, "graph %p has executable %p; destroy it first",
                                   (void *)top, (void *)top->mem_exec)
-                     : new_cond(top, default_value, flags, &c);
+                     : gcap__cond_new(top, default_value, flags, &c);
   if (st == GCAP_SUCCESS) *out = c->handle;
   gcap__unlock(g->ctx);
   return st;
@@ -132,28 +132,36 @@ gcap_status gcap_graph_add_conditional_node(gcap_graph *g, gcap_node *const *dep
   if (st == GCAP_SUCCESS) st = gcap__node_finish_checks(g, deps, num_deps, p, out);
   if (st != GCAP_SUCCESS) return st;
   gcap__lock(g->ctx);
-  struct gcap__cond *c = find_cond(g, p->handle);
+  struct gcap_node *n = NULL;
   st = check_container(g);
-  if (st == GCAP_SUCCESS && !c)
-    st = gcap__fail(GCAP_ERROR_INVALID_VALUE, "params->handle 0x%llx is not a handle of graph %p (or of the graph it is in)",
-                    (unsigned long long)p->handle, (void *)gcap__graph_top(g));
-  struct gcap__cond_node *cn = st == GCAP_SUCCESS ? gcap__calloc(1, sizeof *cn + p->size * sizeof cn->bodies[0]) : NULL;
-  struct gcap_node *n = cn ? gcap__node_alloc(g, GCAP_NODE_CONDITIONAL) : NULL;
-  if (st == GCAP_SUCCESS && !n) {
-    gcap__free(cn);
-    st = gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the conditional node");
-  }
-  if (n) {
-    *cn = (struct gcap__cond_node){c, p->type, p->size};
-    c->refs++;
-    n->p.cond = cn;
-    st = make_bodies(n, cn);
-    if (st == GCAP_SUCCESS) st = gcap__node_commit(g, n, deps, num_deps, out); /* releases cn on failure */
-    else gcap__node_discard(n);
-    for (unsigned i = 0; st == GCAP_SUCCESS && i < p->size; i++) p->body_out[i] = cn->bodies[i];
-  }
+  if (st == GCAP_SUCCESS) st = gcap__cond_node_make(g, p, &n);
+  if (st == GCAP_SUCCESS) st = gcap__node_commit(g, n, deps, num_deps, out); /* releases the bodies on failure */
+  for (unsigned i = 0; st == GCAP_SUCCESS && i < p->size; i++) p->body_out[i] = n->p.cond->bodies[i];
   gcap__unlock(g->ctx);
   return st;
+}
+
+gcap_status gcap__cond_node_make(struct gcap_graph *g, const gcap_conditional_node_params *p, struct gcap_node **out) {
+  struct gcap__cond *c = find_cond(g, p->handle);
+  if (!c)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "params->handle 0x%llx is not a handle of graph %p (or of the graph it is in)",
+                      (unsigned long long)p->handle, (void *)gcap__graph_top(g));
+  struct gcap__cond_node *cn = gcap__calloc(1, sizeof *cn + p->size * sizeof cn->bodies[0]);
+  struct gcap_node *n = cn ? gcap__node_alloc(g, GCAP_NODE_CONDITIONAL) : NULL;
+  if (!n) {
+    gcap__free(cn);
+    return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the conditional node");
+  }
+  *cn = (struct gcap__cond_node){c, p->type, p->size};
+  c->refs++;
+  n->p.cond = cn;
+  gcap_status st = make_bodies(n, cn);
+  if (st != GCAP_SUCCESS) {
+    gcap__node_discard(n);
+    return st;
+  }
+  *out = n;
+  return GCAP_SUCCESS;
 }
 
 gcap_status gcap_node_get_conditional_params(const gcap_node *n, gcap_conditional_node_params *p) {

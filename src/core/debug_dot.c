@@ -10,11 +10,12 @@
 /* The node's type as the driver (CU_GRAPH_NODE_TYPE_*) or the runtime (cudaGraphNodeType*) names it. */
 static const char *type_label(gcap_node_type t, bool runtime) {
   static const char *const driver[] = {"KERNEL", "MEMCPY", "MEMSET", "HOST", "GRAPH", "EMPTY", "WAIT_EVENT", "EVENT_RECORD",
-                                       "MEM_ALLOC", "MEM_FREE"};
+                                       "MEM_ALLOC", "MEM_FREE", "CONDITIONAL"};
   static const char *const rt[] = {"cudaGraphNodeTypeKernel", "cudaGraphNodeTypeMemcpy", "cudaGraphNodeTypeMemset",
                                    "cudaGraphNodeTypeHost", "cudaGraphNodeTypeGraph", "cudaGraphNodeTypeEmpty",
                                    "cudaGraphNodeTypeWaitEvent", "cudaGraphNodeTypeEventRecord",
-                                   "cudaGraphNodeTypeMemAlloc", "cudaGraphNodeTypeMemFree"};
+                                   "cudaGraphNodeTypeMemAlloc", "cudaGraphNodeTypeMemFree",
+                                   "cudaGraphNodeTypeConditional"};
   int i;
   switch (t) {
   case GCAP_NODE_KERNEL: i = 0; break;
@@ -26,6 +27,7 @@ static const char *type_label(gcap_node_type t, bool runtime) {
   case GCAP_NODE_MEM_ALLOC: i = 8; break;
   case GCAP_NODE_MEM_FREE: i = 9; break;
   case GCAP_NODE_EMPTY: i = 5; break;
+  case GCAP_NODE_CONDITIONAL: i = 10; break;
   default: i = 4; break; /* child graphs, native ones included */
   }
   return runtime ? rt[i] : driver[i];
@@ -43,6 +45,7 @@ static bool wants_params(gcap_node_type t, unsigned flags) {
   case GCAP_NODE_EVENT_WAIT: return flags & GCAP_GRAPH_DEBUG_DOT_FLAGS_EVENT_NODE_PARAMS;
   case GCAP_NODE_MEM_ALLOC: return flags & GCAP_GRAPH_DEBUG_DOT_FLAGS_MEM_ALLOC_NODE_PARAMS;
   case GCAP_NODE_MEM_FREE: return flags & GCAP_GRAPH_DEBUG_DOT_FLAGS_MEM_FREE_NODE_PARAMS;
+  case GCAP_NODE_CONDITIONAL: return flags & GCAP_GRAPH_DEBUG_DOT_FLAGS_CONDITIONAL_NODE_PARAMS;
   default: return false;
   }
 }
@@ -86,6 +89,13 @@ static void put_params(FILE *out, const struct gcap_node *n, unsigned flags) {
   case GCAP_NODE_EVENT_WAIT: fprintf(out, "|event: %p", (void *)n->p.event); break;
   case GCAP_NODE_MEM_ALLOC: fprintf(out, "|dptr: %p|bytesize: %zu", n->p.mem->ptr, n->p.mem->bytes); break;
   case GCAP_NODE_MEM_FREE: fprintf(out, "|dptr: %p", n->p.mem->ptr); break;
+  case GCAP_NODE_CONDITIONAL: {
+    static const char *const kinds[] = {"cudaGraphCondTypeIf", "cudaGraphCondTypeWhile", "cudaGraphCondTypeSwitch"};
+    const struct gcap__cond *c = n->p.cond->cond;
+    fprintf(out, "|type: %s|size: %u|handle: 0x%llx|default: %u|flags: %u", kinds[n->p.cond->type], n->p.cond->size,
+            (unsigned long long)c->handle, c->default_value, c->flags);
+    break;
+  }
   default: break;
   }
 }
@@ -103,6 +113,15 @@ static void put_node(FILE *out, const struct gcap_graph *g, const struct gcap_no
   if (n->type == GCAP_NODE_KERNEL && (flags & ATTRIBUTES)) fprintf(out, "|priority: %d", n->p.kernel.priority);
   fputs("}\"];\n", out);
   if (n->type == GCAP_NODE_GRAPH) put_graph(out, n->p.child, flags);
+  for (unsigned b = 0; n->type == GCAP_NODE_CONDITIONAL && b < n->p.cond->size; b++)
+    put_graph(out, n->p.cond->bodies[b], flags);
+}
+
+/* The dashed arrow from a node to the cluster of a graph it runs (a child graph, a body). */
+static void point_at(FILE *out, const struct gcap_graph *g, const struct gcap_node *n, const struct gcap_graph *inner) {
+  if (!inner->nodes.count) return;
+  fprintf(out, "\"graph_%llu_node_%zu\" -> \"graph_%llu_node_0\" [style=\"dashed\" lhead=\"cluster_%llu\"];\n",
+          (unsigned long long)g->serial, n->index, (unsigned long long)inner->serial, (unsigned long long)inner->serial);
 }
 
 /* A graph is a cluster; a child graph's cluster sits in its parent's, and its node points at it. */
@@ -120,10 +139,8 @@ static void put_graph(FILE *out, const struct gcap_graph *g, unsigned flags) {
   fputs("}\n", out);
   for (size_t i = 0; i < g->nodes.count; i++) {
     const struct gcap_node *n = g->nodes.items[i];
-    if (n->type == GCAP_NODE_GRAPH && n->p.child->nodes.count)
-      fprintf(out, "\"graph_%llu_node_%zu\" -> \"graph_%llu_node_0\" [style=\"dashed\" lhead=\"cluster_%llu\"];\n",
-              (unsigned long long)g->serial, n->index, (unsigned long long)n->p.child->serial,
-              (unsigned long long)n->p.child->serial);
+    if (n->type == GCAP_NODE_GRAPH) point_at(out, g, n, n->p.child);
+    for (unsigned b = 0; n->type == GCAP_NODE_CONDITIONAL && b < n->p.cond->size; b++) point_at(out, g, n, n->p.cond->bodies[b]);
   }
 }
 

@@ -20,6 +20,7 @@ static const char *fill_colour(gcap_node_type t) {
   case GCAP_NODE_EVENT_WAIT: return "#ffff99";
   case GCAP_NODE_MEM_ALLOC:
   case GCAP_NODE_MEM_FREE: return "#d9d9d9";
+  case GCAP_NODE_CONDITIONAL: return "#ff7f00";
   default: return "#ffffff";
   }
 }
@@ -79,6 +80,7 @@ static void put_params(FILE *out, const struct gcap_node *n) {
   case GCAP_NODE_EVENT_WAIT: fprintf(out, "\\nevent %p", (void *)n->p.event); break;
   case GCAP_NODE_MEM_ALLOC:
   case GCAP_NODE_MEM_FREE: fprintf(out, "\\n%p, %zu bytes", n->p.mem->ptr, n->p.mem->bytes); break;
+  case GCAP_NODE_CONDITIONAL: fprintf(out, "\\nhandle 0x%llx", (unsigned long long)n->p.cond->cond->handle); break;
   default: break;
   }
 }
@@ -92,12 +94,19 @@ static void put_node(FILE *out, const struct gcap_node *n, unsigned flags) {
     fprintf(out, " %s", copy_direction(n->p.memcpy.flat.kind));
   } else if (n->type == GCAP_NODE_GRAPH) {
     fprintf(out, " (%zu nodes)", n->p.child->nodes.count);
+  } else if (n->type == GCAP_NODE_CONDITIONAL) {
+    static const char *const kinds[] = {"IF", "WHILE", "SWITCH"};
+    fprintf(out, " %s (bodies of", kinds[n->p.cond->type]);
+    for (unsigned b = 0; b < n->p.cond->size; b++) fprintf(out, "%s %zu", b ? "," : "", n->p.cond->bodies[b]->nodes.count);
+    fputs(" nodes)", out);
   } else if (n->type == GCAP_NODE_HOST) {
     gcap__dot_put_host_fn(out, n->p.host.fn);
   }
   if (flags & GCAP_DOT_VERBOSE) put_params(out, n);
   fprintf(out, "\", style=filled, fillcolor=\"%s\"%s];\n", fill_colour(n->type),
-          n->type == GCAP_NODE_GRAPH || n->type == GCAP__NODE_NATIVE ? ", shape=box3d" : "");
+          n->type == GCAP_NODE_GRAPH || n->type == GCAP__NODE_NATIVE ? ", shape=box3d"
+          : n->type == GCAP_NODE_CONDITIONAL                        ? ", shape=diamond"
+                                                                    : "");
 }
 
 gcap_status gcap_graph_write_dot(const gcap_graph *g, FILE *out, unsigned flags) {

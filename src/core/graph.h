@@ -212,6 +212,9 @@ void gcap__node_drop_copy_3d(struct gcap_node *n);
 struct gcap__copy gcap__copy_of_node(const struct gcap_node *n, struct gcap__copy_shape *shape);
 
 /* Conditional nodes and handles (conditional.c). */
+gcap_status gcap__cond_new(struct gcap_graph *g, unsigned default_value, unsigned flags, struct gcap__cond **out);
+/* A detached conditional node with empty bodies (p checked by the caller, but for its handle). */
+gcap_status gcap__cond_node_make(struct gcap_graph *g, const gcap_conditional_node_params *p, struct gcap_node **out);
 void gcap__cond_node_free(struct gcap_node *n);
 void gcap__graph_release_conds(struct gcap_graph *g);
 /* True when g (or a body or child graph in it, at any depth) holds conditional nodes or handles. */

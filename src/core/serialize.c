@@ -222,6 +222,38 @@ static json_t *mem_node(const struct gcap_node *n, int *oom) {
   return o;
 }
 
+static const char *const cond_types[] = {"if", "while", "switch"};
+
+/* Version 2: its handle by position in the top-level graph's table, and its bodies. */
+static json_t *conditional_node(const struct gcap_node *n, struct save_tables *t, int *oom) {
+  const struct gcap_graph *top = gcap__graph_top(n->graph);
+  size_t handle = 0;
+  while (handle < top->num_conds && top->conds[handle] != n->p.cond->cond) handle++;
+  json_t *o = typed("conditional"), *bodies = json_array();
+  if (!o || !bodies) {
+    json_decref(o), json_decref(bodies);
+    *oom = 1;
+    return NULL;
+  }
+  put(o, "handle", json_integer((json_int_t)handle), oom);
+  put(o, "conditional_type", json_string(cond_types[n->p.cond->type]), oom);
+  for (unsigned b = 0; b < n->p.cond->size && !*oom; b++)
+    if (json_array_append_new(bodies, graph_object(n->p.cond->bodies[b], t, oom)) != 0) *oom = 1;
+  put(o, "bodies", bodies, oom);
+  return o;
+}
+
+static json_t *conditionals_array(const struct gcap_graph *g, int *oom) {
+  json_t *a = json_array();
+  for (size_t i = 0; a && i < g->num_conds; i++) {
+    json_t *o = json_pack("{sIsI}", "default", (json_int_t)g->conds[i]->default_value, "flags",
+                          (json_int_t)g->conds[i]->flags);
+    if (!o || json_array_append_new(a, o) != 0) *oom = 1;
+  }
+  if (!a) *oom = 1;
+  return a;
+}
+
 static json_t *node_object(const struct gcap_node *n, struct save_tables *t, int *oom) {
   json_t *o = NULL;
   switch (n->type) {
@@ -244,6 +276,7 @@ static json_t *node_object(const struct gcap_node *n, struct save_tables *t, int
     return o;
   case GCAP_NODE_MEM_ALLOC:
   case GCAP_NODE_MEM_FREE: return mem_node(n, oom);
+  case GCAP_NODE_CONDITIONAL: return conditional_node(n, t, oom);
   default: return NULL; /* native children are refused before saving starts */
   }
 }
@@ -315,6 +348,7 @@ static json_t *document(const struct gcap_graph *g, int *oom) {
     put(doc, "kernels", kernels_array(&t, oom), oom);
     put(doc, "allocations", extents_array(&t, oom), oom);
     put(doc, "events", json_integer((json_int_t)t.num_events), oom);
+    if (g->num_conds) put(doc, "conditionals", conditionals_array(g, oom), oom);
     put(doc, "graph", graph, oom);
   } else {
     json_decref(graph);
@@ -752,6 +786,53 @@ static gcap_status load_child(struct loader *l, struct gcap_graph *g, json_t *no
   return st == GCAP_SUCCESS ? load_graph(l, n->p.child, inner, depth + 1) : st;
 }
 
+/* The file's conditional handles (version 2), made on the loaded graph in their order. */
+static gcap_status load_conditionals(struct loader *l, struct gcap_graph *g, json_t *list) {
+  if (!list) return GCAP_SUCCESS;
+  if (!json_is_array(list)) return bad(l, "conditionals", "is not an array");
+  for (size_t i = 0; i < json_array_size(list); i++) {
+    json_t *c = json_array_get(list, i);
+    snprintf(l->where, sizeof l->where, "conditionals[%zu]", i);
+    uint32_t def = 0, flags = 0;
+    gcap_status st = json_is_object(c) ? get_u32(l, c, "default", &def) : bad(l, "conditionals", "holds a non-object");
+    if (st == GCAP_SUCCESS) st = get_u32(l, c, "flags", &flags);
+    if (st == GCAP_SUCCESS && (flags & ~GCAP_GRAPH_COND_ASSIGN_DEFAULT)) st = bad(l, "flags", "has unknown bits");
+    struct gcap__cond *made = NULL;
+    if (st == GCAP_SUCCESS) st = gcap__cond_new(g, def, flags, &made);
+    if (st != GCAP_SUCCESS) return st;
+  }
+  l->where[0] = '\0';
+  return GCAP_SUCCESS;
+}
+
+static gcap_status load_conditional(struct loader *l, struct gcap_graph *g, json_t *node, unsigned depth) {
+  if (depth >= MAX_DEPTH) return bad(l, "bodies", "nest graphs deeper than 64 levels");
+  const struct gcap_graph *top = gcap__graph_top(g);
+  uint64_t handle = 0;
+  gcap_status st = get_u64(l, node, "handle", UINT64_MAX, &handle);
+  if (st == GCAP_SUCCESS && handle >= top->num_conds) return bad(l, "handle", "is not an index into \"conditionals\"");
+  const char *type = json_string_value(json_object_get(node, "conditional_type"));
+  unsigned t = 0;
+  while (type && t < 3 && strcmp(type, cond_types[t]) != 0) t++;
+  if (st == GCAP_SUCCESS && (!type || t == 3)) return bad(l, "conditional_type", "is not if, while or switch");
+  json_t *bodies = json_object_get(node, "bodies");
+  size_t size = json_array_size(bodies);
+  if (st == GCAP_SUCCESS && (!json_is_array(bodies) || size == 0 || size > 4096 ||
+                             (t == GCAP_CONDITIONAL_IF && size > 2) || (t == GCAP_CONDITIONAL_WHILE && size != 1)))
+    return bad(l, "bodies", "is not an array of as many graphs as the type takes (IF: 1 or 2, WHILE: 1, SWITCH: 1 to 4096)");
+  if (st != GCAP_SUCCESS) return st;
+  gcap_conditional_node_params p = {top->conds[handle]->handle, (gcap_conditional_type)t,
+                                    (unsigned)json_array_size(bodies), NULL};
+  struct gcap_node *n = NULL;
+  st = gcap__cond_node_make(g, &p, &n);
+  if (st == GCAP_SUCCESS) st = append(g, n);
+  for (unsigned b = 0; st == GCAP_SUCCESS && b < p.size; b++) {
+    json_t *body = json_array_get(bodies, b);
+    st = json_is_object(body) ? load_graph(l, n->p.cond->bodies[b], body, depth + 1) : bad(l, "bodies", "holds a non-object");
+  }
+  return st;
+}
+
 static gcap_status load_node(struct loader *l, struct gcap_graph *g, json_t *node, unsigned depth) {
   const char *type = json_is_object(node) ? type_of(node) : NULL;
   if (!type) return bad(l, "type", "is missing (or the node is not an object)");
@@ -766,6 +847,7 @@ static gcap_status load_node(struct loader *l, struct gcap_graph *g, json_t *nod
   if (strcmp(type, "graph") == 0) return load_child(l, g, node, depth);
   if (strcmp(type, "event_record") == 0) return load_event_node(l, g, node, GCAP_NODE_EVENT_RECORD);
   if (strcmp(type, "event_wait") == 0) return load_event_node(l, g, node, GCAP_NODE_EVENT_WAIT);
+  if (strcmp(type, "conditional") == 0) return load_conditional(l, g, node, depth);
   if (strcmp(type, "mem_alloc") == 0 || strcmp(type, "mem_free") == 0)
     return gcap__fail(GCAP_ERROR_NOT_SUPPORTED,
                       "%s: a %s node: graph allocations get new addresses in a new process, so graphs that allocate "
@@ -850,6 +932,7 @@ static gcap_status load_document(struct loader *l, json_t *doc, struct gcap_grap
   struct gcap_graph *g = NULL;
   if (st == GCAP_SUCCESS) st = gcap__graph_new(l->ctx, NULL, &g);
   if (st == GCAP_SUCCESS) st = record_allocations(l, g, json_object_get(doc, "allocations"));
+  if (st == GCAP_SUCCESS) st = load_conditionals(l, g, json_object_get(doc, "conditionals"));
   if (st == GCAP_SUCCESS) st = load_graph(l, g, json_object_get(doc, "graph"), 0);
   if (st != GCAP_SUCCESS && g) gcap__graph_free(g);
   if (st == GCAP_SUCCESS) *out = g;
