@@ -600,5 +600,8 @@ const struct gcap_backend_ops gcap__cuda_ops = {
     .stream_capture_end = cuda_stream_capture_end,
     .native_graph_clone = cuda_native_graph_clone,
     .native_graph_destroy = cuda_native_graph_destroy,
+    .cond_create = cuda_cond_create,
+    .cond_native_retain = cuda_cond_native_retain,
+    .cond_native_release = cuda_cond_native_release,
     .sim_get_stats = NULL,
 };

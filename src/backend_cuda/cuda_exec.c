@@ -11,6 +11,7 @@
 
 struct cuda_exec {
   CUgraph graph;
+  void *holder; /* the conditional handles' holder the graph belongs to (then not the executable's), or NULL */
   CUgraphExec exec;
   CUgraphNode *nodes; /* one per plan entry */
   size_t count;
@@ -25,7 +26,35 @@ struct materialized {
   CUgraph graph;
   CUgraphNode *nodes;
   struct cuda_host_call *host_calls;
+  bool borrowed; /* the graph is the conditional handles' holder's: discard leaves it */
 };
+
+static gcap_status add_entries(struct cuda_context *c, struct materialized *m, const struct gcap__plan *plan);
+
+/* The driver makes the bodies (phGraph_out); each is filled from its own plan. */
+static gcap_status add_conditional(struct cuda_context *c, struct materialized *m, const struct gcap__cond_plan *cp,
+                                   CUgraphNode *node, const CUgraphNode *deps, size_t n, size_t index) {
+  if (!c->d->cuGraphAddNode)
+    return gcap__fail(GCAP_ERROR_NOT_SUPPORTED, "plan entry %zu: the CUDA driver has no conditional nodes", index);
+  CUgraphNodeParams p;
+  memset(&p, 0, sizeof p);
+  p.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
+  p.conditional.handle = cp->cond->handle;
+  p.conditional.type = (CUgraphConditionalNodeType)cp->type;
+  p.conditional.size = cp->size;
+  p.conditional.ctx = c->ctx;
+  gcap_status st = gcap__cuda_check(c->d->cuGraphAddNode(node, m->graph, deps, n, &p),
+                                    "cuGraphAddNode(plan entry %zu, conditional)", index);
+  for (unsigned b = 0; st == GCAP_SUCCESS && b < cp->size; b++) {
+    struct materialized body = {p.conditional.phGraph_out[b], NULL, NULL, true};
+    body.nodes = gcap__calloc(cp->bodies[b].count ? cp->bodies[b].count : 1, sizeof *body.nodes);
+    st = body.nodes ? add_entries(c, &body, &cp->bodies[b])
+                    : gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for a conditional body's nodes");
+    gcap__free(body.nodes);
+    cuda_free_host_calls(body.host_calls); /* bodies hold no host nodes */
+  }
+  return st;
+}
 
 static struct cuda_host_call *new_host_call(struct cuda_host_call **list, gcap_host_fn fn, void *user_data) {
   struct cuda_host_call *call = gcap__malloc(sizeof *call);
@@ -139,6 +168,7 @@ static gcap_status add_node(struct cuda_context *c, struct materialized *m, cons
   case GCAP_NODE_EVENT_RECORD: r = d->cuGraphAddEventRecordNode(node, m->graph, deps, n, pn->u.event.impl); break;
   case GCAP_NODE_EVENT_WAIT: r = d->cuGraphAddEventWaitNode(node, m->graph, deps, n, pn->u.event.impl); break;
   case GCAP__NODE_NATIVE: r = d->cuGraphAddChildGraphNode(node, m->graph, deps, n, pn->u.native); break;
+  case GCAP_NODE_CONDITIONAL: return add_conditional(c, m, pn->u.cond, node, deps, n, index);
   /*
    * Child-graph entries and their exits order only; MEM_ALLOC and MEM_FREE reserve nothing here:
    * the core made the allocation when it was captured, so the node keeps its address.
@@ -149,25 +179,36 @@ static gcap_status add_node(struct cuda_context *c, struct materialized *m, cons
 }
 
 static void discard(struct cuda_context *c, struct materialized *m) {
-  if (m->graph) c->d->cuGraphDestroy(m->graph);
+  if (m->graph && !m->borrowed) c->d->cuGraphDestroy(m->graph); /* a holder's nodes go at its next use */
   gcap__free(m->nodes);
   cuda_free_host_calls(m->host_calls);
   memset(m, 0, sizeof *m);
 }
 
-static gcap_status materialize(struct cuda_context *c, const struct gcap__plan *plan, struct materialized *m) {
-  memset(m, 0, sizeof *m);
-  m->nodes = gcap__calloc(plan->count, sizeof *m->nodes);
-  CUgraphNode *deps = gcap__calloc(plan->num_deps, sizeof *deps);
-  gcap_status st = m->nodes && deps ? GCAP_SUCCESS
-                                    : gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for %zu CUDA graph nodes", plan->count);
-  if (st == GCAP_SUCCESS) st = gcap__cuda_check(c->d->cuGraphCreate(&m->graph, 0), "cuGraphCreate");
+/* Every entry of plan into m->graph, m->nodes[i] the node of entry i. */
+static gcap_status add_entries(struct cuda_context *c, struct materialized *m, const struct gcap__plan *plan) {
+  CUgraphNode *deps = gcap__calloc(plan->num_deps ? plan->num_deps : 1, sizeof *deps);
+  if (!deps) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for %zu CUDA graph edges", plan->num_deps);
+  gcap_status st = GCAP_SUCCESS;
   for (size_t i = 0; st == GCAP_SUCCESS && i < plan->count; i++) {
     const struct gcap__plan_node *pn = &plan->nodes[i];
     for (size_t k = 0; k < pn->num_deps; k++) deps[k] = m->nodes[plan->deps[pn->first_dep + k]];
     st = add_node(c, m, pn, i, deps);
   }
   gcap__free(deps);
+  return st;
+}
+
+/* A graph with conditional handles is built in the CUgraph they were made on (cuda_cond.c). */
+static gcap_status materialize(struct cuda_context *c, const struct gcap__plan *plan, struct materialized *m) {
+  memset(m, 0, sizeof *m);
+  m->nodes = gcap__calloc(plan->count ? plan->count : 1, sizeof *m->nodes);
+  gcap_status st = m->nodes ? GCAP_SUCCESS
+                            : gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for %zu CUDA graph nodes", plan->count);
+  m->borrowed = plan->cond_native != NULL;
+  if (st == GCAP_SUCCESS && m->borrowed) st = cuda_cond_holder_graph(c, plan->cond_native, &m->graph);
+  else if (st == GCAP_SUCCESS) st = gcap__cuda_check(c->d->cuGraphCreate(&m->graph, 0), "cuGraphCreate");
+  if (st == GCAP_SUCCESS) st = add_entries(c, m, plan);
   if (st != GCAP_SUCCESS) discard(c, m);
   return st;
 }
@@ -201,6 +242,10 @@ static gcap_status instantiate(struct cuda_context *c, const struct gcap__plan *
     return st;
   }
   x->graph = m.graph, x->nodes = m.nodes, x->host_calls = m.host_calls, x->count = plan->count;
+  if (m.borrowed) {
+    x->holder = plan->cond_native;
+    cuda_cond_native_retain(&c->base, x->holder);
+  }
   return GCAP_SUCCESS;
 }
 
@@ -232,10 +277,11 @@ CUgraphExec cuda_exec_native(void *exec) { return ((struct cuda_exec *)exec)->ex
 static void release(struct cuda_context *c, struct cuda_exec *x) {
   bool finished = !x->launched || (!x->untracked && c->d->cuEventQuery(x->done) == CUDA_SUCCESS);
   if (x->exec) c->d->cuGraphExecDestroy(x->exec);
-  if (x->graph) c->d->cuGraphDestroy(x->graph);
+  if (x->graph && !x->holder) c->d->cuGraphDestroy(x->graph);
   if (x->done) c->d->cuEventDestroy(x->done);
   if (finished) cuda_free_host_calls(x->host_calls);
   else cuda_adopt_orphans(c, x->host_calls);
+  if (x->holder) cuda_cond_native_release(&c->base, x->holder);
   gcap__free(x->nodes);
   gcap__free(x);
 }

@@ -63,6 +63,13 @@ void cuda_free_host_calls(struct cuda_host_call *call);
 void cuda_adopt_orphans(struct cuda_context *c, struct cuda_host_call *calls);
 
 gcap_status cuda_exec_create(struct gcap__backend_ctx *b, const struct gcap__plan *plan, void **out);
+/* Conditional handles: made on one CUgraph per top-level gcap graph, which its executables are built in. */
+gcap_status cuda_cond_create(struct gcap__backend_ctx *b, void **native, unsigned default_value, unsigned flags,
+                             uint64_t *handle);
+void cuda_cond_native_retain(struct gcap__backend_ctx *b, void *native);
+void cuda_cond_native_release(struct gcap__backend_ctx *b, void *native);
+/* The holder's CUgraph, emptied of the nodes a previous executable was built from. */
+gcap_status cuda_cond_holder_graph(struct cuda_context *c, void *native, CUgraph *out);
 void cuda_exec_destroy(struct gcap__backend_ctx *b, void *exec);
 gcap_status cuda_exec_wait(struct gcap__backend_ctx *b, void *exec);
 gcap_status cuda_exec_upload(struct gcap__backend_ctx *b, void *exec, void *stream);

@@ -38,7 +38,9 @@
   X(cuStreamBeginCapture, 10010) X(cuStreamEndCapture, 10000)
 
 /* Entry points the backend can do without (NULL when the driver is older). */
-#define GCAP_CUDA_OPTIONAL(X) X(cuFuncGetParamInfo, 12040)
+#define GCAP_CUDA_OPTIONAL(X)                                                                                          \
+  X(cuFuncGetParamInfo, 12040) X(cuGraphConditionalHandleCreate, 12030) X(cuGraphAddNode, 12020)                      \
+  X(cuGraphDestroyNode, 10000)
 
 #define GCAP_CUDA_FIELD(name, version) PFN_##name##_v##version name;
 struct gcap__cuda_driver {

@@ -139,9 +139,9 @@ struct function {
   size_t sizes[16], offsets[16], args_size;
 };
 
-enum node_type { N_KERNEL, N_MEMCPY, N_MEMSET, N_HOST, N_EMPTY, N_EVENT_RECORD, N_EVENT_WAIT, N_CHILD };
-static const char *const node_type_names[] = {"kernel", "memcpy",       "memset",     "host",
-                                              "empty",  "event_record", "event_wait", "child"};
+enum node_type { N_KERNEL, N_MEMCPY, N_MEMSET, N_HOST, N_EMPTY, N_EVENT_RECORD, N_EVENT_WAIT, N_CHILD, N_COND };
+static const char *const node_type_names[] = {"kernel",     "memcpy",     "memset", "host",       "empty",
+                                              "event_record", "event_wait", "child", "conditional"};
 
 struct graph;
 
@@ -161,12 +161,17 @@ struct node {
   struct handle *event;
   struct graph *child; /* the driver's own clone */
   int priority;        /* CU_LAUNCH_ATTRIBUTE_PRIORITY of a kernel node */
+  CUDA_CONDITIONAL_NODE_PARAMS cond; /* N_COND: phGraph_out points at bodies */
+  CUgraph bodies[8];
 };
 
 struct graph {
   struct handle h;
   struct node **nodes;
   size_t count, cap;
+  struct graph *parent; /* a conditional body's: the graph its node is in */
+  CUgraphConditionalHandle handles[16]; /* made on it by cuGraphConditionalHandleCreate */
+  size_t num_handles;
 };
 
 struct exec {
@@ -872,6 +877,8 @@ static void kill_graph(struct graph *g) {
   for (size_t i = 0; i < g->count; i++) {
     g->nodes[i]->h.live = false;
     if (g->nodes[i]->child) kill_graph(g->nodes[i]->child);
+    for (unsigned b = 0; g->nodes[i]->type == N_COND && b < g->nodes[i]->cond.size; b++)
+      kill_graph((struct graph *)g->nodes[i]->bodies[b]);
   }
 }
 
@@ -1096,6 +1103,77 @@ static CUresult CUDAAPI f_cuGraphAddChildGraphNode(CUgraphNode *out, CUgraph g, 
   struct graph *c = use("cuGraphAddChildGraphNode", "childGraph", child, K_GRAPH);
   if (!c) END(CUDA_ERROR_INVALID_HANDLE);
   ADD_NODE("cuGraphAddChildGraphNode", N_CHILD, (n->child = clone_graph(c)) != NULL);
+}
+
+static CUgraphConditionalHandle next_handle = 0x100;
+
+static CUresult CUDAAPI f_cuGraphConditionalHandleCreate(CUgraphConditionalHandle *out, CUgraph g, CUcontext ctx,
+                                                         unsigned default_value, unsigned flags) {
+  BEGIN("cuGraphConditionalHandleCreate(%p, default %u, flags %u)", (void *)g, default_value, flags);
+  struct graph *gr;
+  NEED_HANDLE(gr, g, K_GRAPH, "cuGraphConditionalHandleCreate", "hGraph");
+  NEED(out, "cuGraphConditionalHandleCreate: pHandle_out is NULL");
+  NEED(context_arg(ctx), "cuGraphConditionalHandleCreate: ctx %p is not a retained context", (void *)ctx);
+  NEED(flags <= CU_GRAPH_COND_ASSIGN_DEFAULT, "cuGraphConditionalHandleCreate: flags %u", flags);
+  NEED(gr->num_handles < 16, "cuGraphConditionalHandleCreate: the fake keeps 16 handles per graph");
+  *out = gr->handles[gr->num_handles++] = next_handle++;
+  END(CUDA_SUCCESS);
+}
+
+/* The handle was made on g or on a graph g is a body of (cuda.h: "this graph or one of its children"). */
+static bool handle_of(const struct graph *g, CUgraphConditionalHandle h) {
+  for (; g; g = g->parent)
+    for (size_t i = 0; i < g->num_handles; i++)
+      if (g->handles[i] == h) return true;
+  return false;
+}
+
+static bool cond_ok(const CUgraphNodeParams *p, struct node *into) {
+  const CUDA_CONDITIONAL_NODE_PARAMS *c = &p->conditional;
+  if (p->type != CU_GRAPH_NODE_TYPE_CONDITIONAL)
+    return violation("cuGraphAddNode: type %d, which the fake does not simulate", (int)p->type), false;
+  if (!handle_of(into->graph, c->handle))
+    return violation("cuGraphAddNode: handle %llu was not made on this graph or a graph it is in",
+                     (unsigned long long)c->handle), false;
+  bool fits = c->type == CU_GRAPH_COND_TYPE_IF ? c->size == 1 || c->size == 2
+              : c->type == CU_GRAPH_COND_TYPE_WHILE ? c->size == 1 : c->size >= 1 && c->size <= 8;
+  if (!fits || !context_arg(c->ctx)) return violation("cuGraphAddNode: a conditional of type %d and size %u", (int)c->type, c->size), false;
+  into->cond = *c;
+  for (unsigned b = 0; b < c->size; b++) {
+    struct graph *body = new_graph();
+    body->parent = into->graph;
+    into->bodies[b] = (CUgraph)body;
+  }
+  into->cond.phGraph_out = into->bodies;
+  return true;
+}
+
+static CUresult CUDAAPI f_cuGraphAddNode(CUgraphNode *out, CUgraph g, const CUgraphNode *deps, size_t num,
+                                        CUgraphNodeParams *p) {
+  BEGIN("cuGraphAddNode(%p, %zu deps, type %d)", (void *)g, num, p ? (int)p->type : -1);
+  NEED(p, "cuGraphAddNode: nodeParams is NULL");
+  ADD_NODE("cuGraphAddNode", N_COND, cond_ok(p, n) && (p->conditional.phGraph_out = n->bodies, true));
+}
+
+/* Removes the node, its edges and what it owns; the graph's other nodes keep their order. */
+static CUresult CUDAAPI f_cuGraphDestroyNode(CUgraphNode node) {
+  BEGIN("cuGraphDestroyNode(%p)", (void *)node);
+  struct node *n;
+  NEED_HANDLE(n, node, K_NODE, "cuGraphDestroyNode", "hNode");
+  struct graph *g = n->graph;
+  for (size_t i = n->index + 1; i < g->count; i++) (g->nodes[i - 1] = g->nodes[i])->index = i - 1;
+  g->count--;
+  for (size_t i = 0; i < g->count; i++) { /* edges into the node go with it */
+    struct node *o = g->nodes[i];
+    size_t kept = 0;
+    for (size_t d = 0; d < o->num_deps; d++)
+      if (o->deps[d] != n) o->deps[kept++] = o->deps[d];
+    o->num_deps = kept;
+  }
+  n->h.live = false;
+  if (n->child) kill_graph(n->child);
+  for (unsigned b = 0; n->type == N_COND && b < n->cond.size; b++) kill_graph((struct graph *)n->bodies[b]);
+  END(CUDA_SUCCESS);
 }
 
 static CUresult CUDAAPI f_cuGraphClone(CUgraph *out, CUgraph g) {
@@ -1333,6 +1411,11 @@ static void describe_node(const struct node *n, char *line, size_t size) {
                     n->fill.pitch);
     break;
   case N_CHILD: used = snprintf(at, rest, " nodes=%zu", n->child->count); break;
+  case N_COND:
+    used = snprintf(at, rest, " type=%d size=%u bodies", (int)n->cond.type, n->cond.size);
+    for (unsigned b = 0; b < n->cond.size && (size_t)used < rest; b++)
+      used += snprintf(at + used, rest - (size_t)used, "%s%zu", b ? "," : "=", ((struct graph *)n->bodies[b])->count);
+    break;
   default: used = 0; break;
   }
   if (!n->enabled) snprintf(at + used, rest - (size_t)used, " [disabled]");
@@ -1481,6 +1564,7 @@ struct entry {
     ENTRY(cuModuleLoadData, 2000), \
     ENTRY(cuModuleUnload, 2000), ENTRY(cuModuleGetFunction, 2000), ENTRY(cuFuncGetParamInfo, 12040), \
     ENTRY(cuGraphCreate, 10000), ENTRY(cuGraphDestroy, 10000), ENTRY(cuGraphAddKernelNode, 12000), \
+    ENTRY(cuGraphConditionalHandleCreate, 12030), ENTRY(cuGraphAddNode, 12020), ENTRY(cuGraphDestroyNode, 10000), \
     ENTRY(cuGraphKernelNodeSetAttribute, 11000), \
     ENTRY(cuGraphAddMemcpyNode, 10000), ENTRY(cuGraphAddMemsetNode, 10000), ENTRY(cuGraphAddHostNode, 10000), \
     ENTRY(cuGraphAddEmptyNode, 10000), ENTRY(cuGraphAddEventRecordNode, 11010), \

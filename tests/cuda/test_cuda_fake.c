@@ -147,6 +147,14 @@ static void label(const gcap_node *n, char *out, size_t size) {
     if (gcap_node_get_child_graph(n, &child) == GCAP_ERROR_NOT_SUPPORTED) snprintf(out, size, "child nodes=1");
     else snprintf(out, size, "empty");
     break;
+  case GCAP_NODE_CONDITIONAL: {
+    gcap_graph *bodies[8];
+    gcap_conditional_node_params p = {.body_out = bodies};
+    assert_ok(gcap_node_get_conditional_params(n, &p));
+    int w = snprintf(out, size, "conditional type=%d size=%u bodies", (int)p.type, p.size);
+    for (unsigned b = 0; b < p.size; b++) w += snprintf(out + w, size - (size_t)w, "%s%zu", b ? "," : "=", gcap_graph_node_count(bodies[b]));
+    break;
+  }
   default: snprintf(out, size, "empty"); break; /* EMPTY, MEM_ALLOC, MEM_FREE */
   }
 }
@@ -918,6 +926,52 @@ static void test_copies_in_rows_reach_the_driver(void **state) {
   finish(ctx);
 }
 
+/* Conditional nodes: handles made on one driver graph, which the executable is built in; bodies filled from their plans. */
+static void test_conditional_nodes_reach_the_driver(void **state) {
+  (void)state;
+  gcap_context *ctx = cuda_context();
+  gcap_stream *s = NULL;
+  assert_ok(gcap_stream_create(ctx, &s));
+  void *dev = NULL;
+  assert_ok(gcap_mem_alloc(ctx, 64, &dev));
+  gcap_graph *g = NULL, *body[1], *cases[2];
+  assert_ok(gcap_graph_create(ctx, &g));
+  fake_cuda_log_clear();
+  gcap_conditional_handle h = 0, k = 0;
+  assert_ok(gcap_graph_conditional_handle_create(g, 1, GCAP_GRAPH_COND_ASSIGN_DEFAULT, &h));
+  assert_ok(gcap_graph_conditional_handle_create(g, 0, 0, &k));
+  assert_int_equal(fake_cuda_calls("cuGraphConditionalHandleCreate("), 2);
+  assert_int_equal(fake_cuda_calls("cuGraphCreate("), 1); /* one graph holds both */
+  assert_true(h >= 0x100 && k == h + 1);                  /* the driver's own values */
+  gcap_conditional_node_params wp = {h, GCAP_CONDITIONAL_WHILE, 1, body};
+  gcap_node *loop = NULL, *sw = NULL;
+  assert_ok(gcap_graph_add_conditional_node(g, NULL, 0, &wp, &loop));
+  gcap_memset_node_params fill = {dev, 3, 4, 16, 1, 0};
+  gcap_node *first = NULL;
+  assert_ok(gcap_graph_add_memset_node(body[0], NULL, 0, &fill, &first));
+  gcap_conditional_node_params sp = {k, GCAP_CONDITIONAL_SWITCH, 2, cases}; /* nested in the body */
+  assert_ok(gcap_graph_add_conditional_node(body[0], &first, 1, &sp, &sw));
+  assert_ok(gcap_graph_add_memset_node(cases[1], NULL, 0, &fill, &(gcap_node *){NULL}));
+  gcap_exec *x = NULL;
+  assert_ok(gcap_graph_instantiate(g, 0, &x));
+  assert_int_equal(fake_cuda_calls("cuGraphAddNode("), 2);
+  assert_int_equal(fake_cuda_calls("cuGraphCreate("), 1); /* built in the handles' graph */
+  assert_same_graph(g, x);
+  assert_ok(gcap_exec_launch(x, s));
+  assert_ok(gcap_stream_synchronize(s));
+  gcap_exec_destroy(x);
+  assert_ok(gcap_graph_instantiate(g, 0, &x)); /* the previous executable's nodes are cleared first */
+  assert_int_equal(fake_cuda_calls("cuGraphDestroyNode("), 1);
+  assert_same_graph(g, x);
+  gcap_graph_destroy(g); /* the executable keeps the handles' graph */
+  assert_ok(gcap_exec_launch(x, s));
+  assert_ok(gcap_stream_synchronize(s));
+  gcap_exec_destroy(x);
+  assert_ok(gcap_mem_free(ctx, dev));
+  assert_ok(gcap_stream_destroy(s));
+  finish(ctx);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup(test_every_node_type_becomes_the_same_driver_graph, count_live_handles),
@@ -938,6 +992,7 @@ int main(void) {
       cmocka_unit_test_setup(test_kernel_priority_reaches_the_driver, count_live_handles),
       cmocka_unit_test_setup(test_mem_nodes_by_hand_reach_the_driver, count_live_handles),
       cmocka_unit_test_setup(test_copies_in_rows_reach_the_driver, count_live_handles),
+      cmocka_unit_test_setup(test_conditional_nodes_reach_the_driver, count_live_handles),
   };
   return cmocka_run_group_tests_name("CUDA backend on the recording fake driver", tests, NULL, NULL);
 }
