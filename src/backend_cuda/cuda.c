@@ -436,11 +436,15 @@ static gcap_status cuda_event_elapsed_time(struct gcap__backend_ctx *b, void *st
 }
 
 /* cuModuleLoadData reads PTX up to its NUL; an ELF cubin or a fatbin carries its own size. */
-static bool needs_terminator(const unsigned char *image, size_t size) {
+/* A cubin (ELF) or fatbin, as opposed to PTX text. */
+static bool is_binary(const unsigned char *image, size_t size) {
   static const unsigned char elf[4] = {0x7f, 'E', 'L', 'F'};
   static const unsigned char fatbin[4] = {0x50, 0xed, 0x55, 0xba};
-  if (size >= 4 && (memcmp(image, elf, 4) == 0 || memcmp(image, fatbin, 4) == 0)) return false;
-  return size > 0 && image[size - 1] != '\0';
+  return size >= 4 && (memcmp(image, elf, 4) == 0 || memcmp(image, fatbin, 4) == 0);
+}
+
+static bool needs_terminator(const unsigned char *image, size_t size) {
+  return !is_binary(image, size) && size > 0 && image[size - 1] != '\0';
 }
 
 static gcap_status cuda_module_load(struct gcap__backend_ctx *b, const gcap_module_desc *desc, void **out) {
@@ -459,8 +463,11 @@ static gcap_status cuda_module_load(struct gcap__backend_ctx *b, const gcap_modu
     image = copy;
   }
   CUmodule m = NULL;
-  gcap_status st =
-      gcap__cuda_check(c->d->cuModuleLoadData(&m, image), "cuModuleLoadData(%zu-byte image)", desc->image_size);
+  bool text = !is_binary(desc->image, desc->image_size);
+  gcap_status st = text && cuda_ptx_needs_devrt(image)
+                       ? cuda_link_ptx(c, image, &m)
+                       : gcap__cuda_check(c->d->cuModuleLoadData(&m, image), "cuModuleLoadData(%zu-byte image)",
+                                          desc->image_size);
   gcap__free(copy);
   if (st == GCAP_SUCCESS) *out = m;
   LEAVE(st);

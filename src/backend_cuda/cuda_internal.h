@@ -63,6 +63,9 @@ void cuda_free_host_calls(struct cuda_host_call *call);
 void cuda_adopt_orphans(struct cuda_context *c, struct cuda_host_call *calls);
 
 gcap_status cuda_exec_create(struct gcap__backend_ctx *b, const struct gcap__plan *plan, void **out);
+/* PTX text declaring .extern functions, which only linking with libcudadevrt resolves (cuda_link.c). */
+bool cuda_ptx_needs_devrt(const char *ptx);
+gcap_status cuda_link_ptx(struct cuda_context *c, const char *ptx, CUmodule *out);
 /* Conditional handles: made on one CUgraph per top-level gcap graph, which its executables are built in. */
 gcap_status cuda_cond_create(struct gcap__backend_ctx *b, void **native, unsigned default_value, unsigned flags,
                              uint64_t *handle);

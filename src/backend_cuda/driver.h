@@ -40,7 +40,8 @@
 /* Entry points the backend can do without (NULL when the driver is older). */
 #define GCAP_CUDA_OPTIONAL(X)                                                                                          \
   X(cuFuncGetParamInfo, 12040) X(cuGraphConditionalHandleCreate, 12030) X(cuGraphAddNode, 12020)                      \
-  X(cuGraphDestroyNode, 10000)
+  X(cuGraphDestroyNode, 10000) X(cuLinkCreate, 6050) X(cuLinkAddData, 6050) X(cuLinkAddFile, 6050)                    \
+  X(cuLinkComplete, 5050) X(cuLinkDestroy, 5050)
 
 #define GCAP_CUDA_FIELD(name, version) PFN_##name##_v##version name;
 struct gcap__cuda_driver {

@@ -70,9 +70,9 @@ static void violation(const char *fmt, ...) {
 
 /* ------------------------------------------------------------ handles */
 
-enum kind { K_CONTEXT, K_STREAM, K_EVENT, K_MODULE, K_FUNCTION, K_GRAPH, K_NODE, K_EXEC, K_MEMORY, K_HOST_MEMORY };
+enum kind { K_CONTEXT, K_STREAM, K_EVENT, K_MODULE, K_FUNCTION, K_GRAPH, K_NODE, K_EXEC, K_MEMORY, K_HOST_MEMORY, K_LINK };
 static const char *const kind_names[] = {"context", "stream",   "event", "module",     "function",
-                                         "graph",   "graph node", "graph exec", "device memory", "host memory"};
+                                         "graph",   "graph node", "graph exec", "device memory", "host memory", "link state"};
 
 /* Handles are never freed: a destroyed one stays readable, so a late use is reported, not a crash. */
 struct handle {
@@ -806,6 +806,66 @@ static CUresult CUDAAPI f_cuModuleLoadData(CUmodule *m, const void *image) {
   NEED(m && image, "cuModuleLoadData: module or image is NULL");
   *m = (CUmodule)new_handle(K_MODULE, sizeof(struct handle));
   END(CUDA_SUCCESS);
+}
+
+/* A link state: what the driver would turn into a cubin; here the PTX, with the library's path checked. */
+struct link {
+  struct handle h;
+  char *ptx;
+  bool library;
+};
+
+static CUresult CUDAAPI f_cuLinkCreate(unsigned n, CUjit_option *options, void **values, CUlinkState *out) {
+  BEGIN("cuLinkCreate(%u options)", n);
+  (void)options, (void)values;
+  NEED_CONTEXT("cuLinkCreate");
+  NEED(out, "cuLinkCreate: stateOut is NULL");
+  *out = (CUlinkState)new_handle(K_LINK, sizeof(struct link));
+  END(CUDA_SUCCESS);
+}
+
+static CUresult CUDAAPI f_cuLinkAddData(CUlinkState s, CUjitInputType type, void *data, size_t size, const char *name,
+                                        unsigned n, CUjit_option *options, void **values) {
+  BEGIN("cuLinkAddData(type %d, %zu bytes, %s)", (int)type, size, name ? name : "(null)");
+  (void)n, (void)options, (void)values;
+  struct link *l;
+  NEED_HANDLE(l, s, K_LINK, "cuLinkAddData", "state");
+  NEED(type == CU_JIT_INPUT_PTX && data && size && ((const char *)data)[size - 1] == '\0',
+       "cuLinkAddData: gcap adds NUL-terminated PTX only");
+  free(l->ptx);
+  l->ptx = strdup(data);
+  END(CUDA_SUCCESS);
+}
+
+static CUresult CUDAAPI f_cuLinkAddFile(CUlinkState s, CUjitInputType type, const char *path, unsigned n,
+                                        CUjit_option *options, void **values) {
+  BEGIN("cuLinkAddFile(type %d, %s)", (int)type, path ? path : "(null)");
+  (void)n, (void)options, (void)values;
+  struct link *l;
+  NEED_HANDLE(l, s, K_LINK, "cuLinkAddFile", "state");
+  FILE *file = path ? fopen(path, "rb") : NULL;
+  NEED(type == CU_JIT_INPUT_LIBRARY && file, "cuLinkAddFile: a library that cannot be opened");
+  fclose(file);
+  l->library = true;
+  END(CUDA_SUCCESS);
+}
+
+static CUresult CUDAAPI f_cuLinkComplete(CUlinkState s, void **cubin, size_t *size) {
+  BEGIN("cuLinkComplete");
+  struct link *l;
+  NEED_HANDLE(l, s, K_LINK, "cuLinkComplete", "state");
+  NEED(l->ptx && l->library && cubin && size, "cuLinkComplete: nothing to link, or no library for .extern functions");
+  *cubin = l->ptx, *size = strlen(l->ptx) + 1;
+  END(CUDA_SUCCESS);
+}
+
+static CUresult CUDAAPI f_cuLinkDestroy(CUlinkState s) {
+  BEGIN("cuLinkDestroy");
+  struct link *l;
+  NEED_HANDLE(l, s, K_LINK, "cuLinkDestroy", "state");
+  free(l->ptx);
+  l->ptx = NULL;
+  END(destroy("cuLinkDestroy", s, K_LINK) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE);
 }
 
 static CUresult CUDAAPI f_cuModuleUnload(CUmodule m) {
@@ -1564,7 +1624,9 @@ struct entry {
     ENTRY(cuModuleLoadData, 2000), \
     ENTRY(cuModuleUnload, 2000), ENTRY(cuModuleGetFunction, 2000), ENTRY(cuFuncGetParamInfo, 12040), \
     ENTRY(cuGraphCreate, 10000), ENTRY(cuGraphDestroy, 10000), ENTRY(cuGraphAddKernelNode, 12000), \
-    ENTRY(cuGraphConditionalHandleCreate, 12030), ENTRY(cuGraphAddNode, 12020), ENTRY(cuGraphDestroyNode, 10000), \
+    ENTRY(cuGraphConditionalHandleCreate, 12030), ENTRY(cuLinkCreate, 6050), ENTRY(cuLinkAddData, 6050), \
+    ENTRY(cuLinkAddFile, 6050), ENTRY(cuLinkComplete, 5050), ENTRY(cuLinkDestroy, 5050), \
+    ENTRY(cuGraphAddNode, 12020), ENTRY(cuGraphDestroyNode, 10000), \
     ENTRY(cuGraphKernelNodeSetAttribute, 11000), \
     ENTRY(cuGraphAddMemcpyNode, 10000), ENTRY(cuGraphAddMemsetNode, 10000), ENTRY(cuGraphAddHostNode, 10000), \
     ENTRY(cuGraphAddEmptyNode, 10000), ENTRY(cuGraphAddEventRecordNode, 11010), \

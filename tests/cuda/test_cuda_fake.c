@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cudaTypedefs.h>
 #include <gcap/cuda.h>
@@ -972,6 +973,35 @@ static void test_conditional_nodes_reach_the_driver(void **state) {
   finish(ctx);
 }
 
+/* PTX calling cudaGraphSetConditional declares it .extern: the module is linked with libcudadevrt first. */
+static void test_device_runtime_ptx_is_linked(void **state) {
+  (void)state;
+  static const char ptx[] = ".version 7.5\n.target sm_75\n.address_size 64\n"
+                            ".extern .func cudaGraphSetConditional\n(\n .param .b64 h,\n .param .b32 v\n)\n;\n";
+  static const size_t sizes[] = {8};
+  gcap_kernel_def def = {.name = "k_8", .num_params = 1, .param_sizes = sizes};
+  gcap_module_desc d = {ptx, sizeof ptx, &def, 1};
+  char library[] = "/tmp/gcap-devrt-XXXXXX";
+  int fd = mkstemp(library);
+  assert_true(fd >= 0);
+  gcap_context *ctx = cuda_context();
+  gcap_module *m = NULL;
+  assert_int_equal(setenv("GCAP_CUDADEVRT", "/nonexistent/libcudadevrt.a", 1), 0);
+  assert_status(gcap_module_load(ctx, &d, &m), GCAP_ERROR_NOT_FOUND);
+  test_assert_message_contains("need the CUDA toolkit's libcudadevrt.a; none found: set GCAP_CUDADEVRT");
+  assert_int_equal(setenv("GCAP_CUDADEVRT", library, 1), 0);
+  fake_cuda_log_clear();
+  assert_ok(gcap_module_load(ctx, &d, &m));
+  assert_int_equal(fake_cuda_calls("cuLinkAddFile(type 4, /tmp/gcap-devrt-"), 1); /* CU_JIT_INPUT_LIBRARY */
+  assert_int_equal(fake_cuda_calls("cuLinkComplete"), 1);
+  assert_int_equal(fake_cuda_calls("cuLinkDestroy"), 1);
+  assert_ok(gcap_module_unload(m));
+  unsetenv("GCAP_CUDADEVRT");
+  close(fd);
+  remove(library);
+  finish(ctx);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup(test_every_node_type_becomes_the_same_driver_graph, count_live_handles),
@@ -993,6 +1023,7 @@ int main(void) {
       cmocka_unit_test_setup(test_mem_nodes_by_hand_reach_the_driver, count_live_handles),
       cmocka_unit_test_setup(test_copies_in_rows_reach_the_driver, count_live_handles),
       cmocka_unit_test_setup(test_conditional_nodes_reach_the_driver, count_live_handles),
+      cmocka_unit_test_setup(test_device_runtime_ptx_is_linked, count_live_handles),
   };
   return cmocka_run_group_tests_name("CUDA backend on the recording fake driver", tests, NULL, NULL);
 }
