@@ -1373,6 +1373,99 @@ static void test_stream_race_check_oom(void **state) {
   run_with_faults("stream race check: ten streams, events, kernels, launches", stream_race_once);
 }
 
+/* ------------------------------------------ the CUDA 12 graph API: one scenario */
+
+/* countdown(uint32_t *counter, gcap_conditional_handle h): --*counter; h says whether it is above 0. */
+static void countdown_sim(const gcap_sim_thread *t, void *const *args) {
+  uint32_t *counter;
+  gcap_conditional_handle h;
+  memcpy(&counter, args[0], sizeof counter);
+  memcpy(&h, args[1], sizeof h);
+  if (t->thread_idx.x != 0) return;
+  --*counter;
+  gcap_sim_set_conditional(h, *counter != 0);
+}
+
+static const size_t countdown_sizes[] = {sizeof(uint32_t *), sizeof(gcap_conditional_handle)};
+
+/*
+ * A WHILE node counting down in its body, a 3-D copy, allocation nodes by hand, a kernel with a
+ * priority, instantiation with the priority flag and a launch; then a child graph's executable
+ * given another child's values, and an eager 2-D copy. Each call succeeds or fails cleanly.
+ */
+static bool graph_api_12_once(long n) {
+  struct fx f;
+  fx_setup(&f, false);
+  const gcap_kernel_def def = {.name = "countdown", .sim_fn = countdown_sim, .num_params = 2, .param_sizes = countdown_sizes};
+  gcap_module_desc d = {.kernels = &def, .num_kernels = 1};
+  gcap_module *m = NULL;
+  gcap_kernel *countdown = NULL;
+  assert_ok(gcap_module_load(f.ctx, &d, &m));
+  assert_ok(gcap_module_get_kernel(m, "countdown", &countdown));
+  uint32_t three = 3, *counter = f.dev_c;
+  assert_ok(gcap_memcpy(f.ctx, counter, &three, sizeof three, GCAP_MEMCPY_HOST_TO_DEVICE));
+  gcap_graph *g = NULL, *body[1] = {NULL}, *child = NULL, *other = NULL, *parent = NULL;
+  gcap_node *loop = NULL, *tick = NULL, *copy = NULL, *alloc = NULL, *freed = NULL, *cn = NULL;
+  gcap_exec *x = NULL, *px = NULL;
+  gcap_conditional_handle h = 0;
+  bool ok = false;
+  inject_begin(n);
+  STEP_OUT(gcap_graph_create(f.ctx, &g), "gcap_graph_create", g);
+  STEP(gcap_graph_conditional_handle_create(g, 1, GCAP_GRAPH_COND_ASSIGN_DEFAULT, &h), "gcap_graph_conditional_handle_create");
+  gcap_conditional_node_params cp = {h, GCAP_CONDITIONAL_WHILE, 1, body};
+  STEP_OUT(gcap_graph_add_conditional_node(g, NULL, 0, &cp, &loop), "gcap_graph_add_conditional_node", loop);
+  void *args[] = {&counter, &h};
+  gcap_kernel_node_params kp = {countdown, {1, 1, 1}, {1, 1, 1}, 0, args};
+  STEP_OUT(gcap_graph_add_kernel_node(body[0], NULL, 0, &kp, &tick), "gcap_graph_add_kernel_node", tick);
+  gcap_kernel_node_attr_value urgent = {.priority = -1};
+  STEP(gcap_graph_kernel_node_set_attribute(tick, GCAP_KERNEL_NODE_ATTR_PRIORITY, &urgent), "gcap_graph_kernel_node_set_attribute");
+  gcap_memcpy_3d_params p3;
+  memset(&p3, 0, sizeof p3);
+  p3.src = (gcap_pitched_ptr){f.dev_a, 16 * sizeof(float), 16 * sizeof(float), 4};
+  p3.dst = (gcap_pitched_ptr){f.dev_b, 16 * sizeof(float), 16 * sizeof(float), 4};
+  p3.extent = (gcap_extent){8 * sizeof(float), 4, 1};
+  p3.kind = GCAP_MEMCPY_DEVICE_TO_DEVICE;
+  STEP_OUT(gcap_graph_add_memcpy_3d_node(g, &loop, 1, &p3, &copy), "gcap_graph_add_memcpy_3d_node", copy);
+  gcap_mem_alloc_node_params ap = {256, NULL, NULL};
+  STEP_OUT(gcap_graph_add_mem_alloc_node(g, &copy, 1, &ap, &alloc), "gcap_graph_add_mem_alloc_node", alloc);
+  STEP_OUT(gcap_graph_add_mem_free_node(g, &alloc, 1, ap.dptr, &freed), "gcap_graph_add_mem_free_node", freed);
+  STEP_OUT(gcap_graph_instantiate(g, GCAP_INSTANTIATE_USE_NODE_PRIORITY, &x), "gcap_graph_instantiate", x);
+  STEP(gcap_exec_launch(x, f.s), "gcap_exec_launch");
+  STEP(gcap_stream_synchronize(f.s), "gcap_stream_synchronize");
+  /* An executable's child-graph node takes another graph's values. */
+  STEP_OUT(gcap_graph_create(f.ctx, &child), "gcap_graph_create", child);
+  STEP_OUT(gcap_graph_add_memcpy_3d_node(child, NULL, 0, &p3, &copy), "gcap_graph_add_memcpy_3d_node", copy);
+  STEP_OUT(gcap_graph_clone(child, &other), "gcap_graph_clone", other);
+  STEP_OUT(gcap_graph_create(f.ctx, &parent), "gcap_graph_create", parent);
+  STEP_OUT(gcap_graph_add_child_graph_node(parent, NULL, 0, child, &cn), "gcap_graph_add_child_graph_node", cn);
+  STEP_OUT(gcap_graph_instantiate(parent, 0, &px), "gcap_graph_instantiate", px);
+  STEP(gcap_exec_child_graph_node_set_params(px, cn, other), "gcap_exec_child_graph_node_set_params");
+  STEP(gcap_memcpy_2d_async(f.s, f.dev_b, 16 * sizeof(float), f.dev_a, 16 * sizeof(float), 8 * sizeof(float), 4,
+                            GCAP_MEMCPY_DEVICE_TO_DEVICE),
+       "gcap_memcpy_2d_async");
+  STEP(gcap_stream_synchronize(f.s), "gcap_stream_synchronize");
+  ok = true;
+stop:
+  inject_end();
+  if (ok) {
+    uint32_t left = 9;
+    assert_ok(gcap_memcpy(f.ctx, &left, counter, sizeof left, GCAP_MEMCPY_DEVICE_TO_HOST));
+    assert_int_equal(left, 0);
+  }
+  gcap_exec_destroy(x);
+  gcap_exec_destroy(px);
+  gcap_graph *made[] = {g, child, other, parent};
+  for (size_t i = 0; i < 4; i++) gcap_graph_destroy(made[i]);
+  fx_teardown(&f);
+  return ok;
+}
+
+static void test_graph_api_12_oom(void **state) {
+  (void)state;
+  if (!test_on_sim()) skip(); /* kernels set conditionals only on the simulator */
+  run_with_faults("conditional, 3-D copy, allocation nodes, priority, child setter, 2-D copy", graph_api_12_once);
+}
+
 int main(void) {
   test_require_backend();
 #define OOM_TEST(fn) cmocka_unit_test_setup_teardown(fn, reset_injection, reset_injection)
@@ -1393,6 +1486,7 @@ int main(void) {
       OOM_TEST(test_races_and_saving_oom),
       OOM_TEST(test_pooled_scenario_oom),
       OOM_TEST(test_stream_race_check_oom),
+      OOM_TEST(test_graph_api_12_oom),
       /* The same scenarios with the backend failing instead: those that call it. */
       BACKEND_TEST(test_context_create_oom),
       BACKEND_TEST(test_stream_event_oom),
@@ -1403,6 +1497,7 @@ int main(void) {
       BACKEND_TEST(test_instantiate_launch_shuffled_oom),
       BACKEND_TEST(test_pooled_scenario_oom),
       BACKEND_TEST(test_stream_race_check_oom),
+      BACKEND_TEST(test_graph_api_12_oom),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
