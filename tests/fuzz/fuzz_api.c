@@ -87,6 +87,11 @@ static struct {
   unsigned child_graphs; /* child-graph nodes added so far */
   uint8_t arena[ARENA];
   bool callback_failed; /* a call inside a host callback failed during the current call */
+  /* Conditional handles made so far, with their defaults: a WHILE takes only a handle that starts
+   * at 0, since no kernel here ever sets one (a loop on 1 would never end). */
+  gcap_conditional_handle conds[8];
+  unsigned cond_defaults[8];
+  size_t next_cond;
 } st;
 
 static max_align_t bogus[4]; /* addresses that were never handles */
@@ -1203,6 +1208,96 @@ static void op_callbacks(struct input *in) {
   c->slot = byte(in);
 }
 
+/* ------------------------------------------------- the CUDA 12 graph API */
+
+static gcap_conditional_node_params conditional_params(struct input *in, gcap_graph **bodies) {
+  size_t pick = byte(in) % 10;
+  gcap_conditional_node_params p = {pick < 8 ? st.conds[pick] : (gcap_conditional_handle)byte(in) << 4,
+                                    (gcap_conditional_type)(byte(in) % 4), byte(in) % 5, byte(in) == 9 ? NULL : bodies};
+  if (p.type == GCAP_CONDITIONAL_WHILE && pick < 8 && st.cond_defaults[pick]) p.type = GCAP_CONDITIONAL_IF;
+  return p;
+}
+
+/* Device sides only: the library checks those; a host side could run past memory the harness owns. */
+static gcap_memcpy_3d_params copy_3d_params(struct input *in) {
+  static const size_t sizes[] = {0, 1, 8, 16, 64, 256};
+  gcap_memcpy_3d_params p;
+  memset(&p, 0, sizeof p);
+  p.src = (gcap_pitched_ptr){device_side(in), PICK(in, sizes), PICK(in, sizes), PICK(in, sizes)};
+  p.dst = (gcap_pitched_ptr){device_side(in), PICK(in, sizes), PICK(in, sizes), PICK(in, sizes)};
+  p.src_pos = (gcap_pos){PICK(in, sizes), byte(in) % 3, byte(in) % 3};
+  p.dst_pos = (gcap_pos){PICK(in, sizes), byte(in) % 3, byte(in) % 3};
+  p.extent = (gcap_extent){PICK(in, sizes), byte(in) % 4, byte(in) % 4};
+  p.kind = byte(in) < 240 ? GCAP_MEMCPY_DEVICE_TO_DEVICE : (gcap_memcpy_kind)9;
+  return p;
+}
+
+static void add_conditional(struct input *in, gcap_graph *g, struct deps *d) {
+  gcap_graph *bodies[4] = {NULL};
+  gcap_node *n = SENTINEL;
+  gcap_conditional_node_params p = conditional_params(in, bodies);
+  gcap_status s = gcap_graph_add_conditional_node(g, d->n, d->count, &p, &n);
+  node_made(s, "add_conditional_node", g, &n);
+  int ns = s == GCAP_SUCCESS ? slot_of(K_NODE, n) : -1;
+  for (unsigned b = 0; ns >= 0 && b < p.size; b++) remember(K_GRAPH, bodies[b], st.slots[K_NODE][ns].ctx, ns);
+}
+
+static void op_graph_api_12(struct input *in) {
+  gcap_graph *g = handle(in, K_GRAPH);
+  struct deps d = dependencies(in);
+  gcap_node *n = SENTINEL;
+  switch (byte(in) % 8) {
+  case 0: {
+    gcap_conditional_handle h = 0;
+    unsigned def = byte(in) % 3, flags = byte(in) % 3;
+    if (check(gcap_graph_conditional_handle_create(g, def, flags, byte(in) == 9 ? NULL : &h), "conditional_handle_create",
+              NULL) && h) {
+      st.cond_defaults[st.next_cond % 8] = def;
+      st.conds[st.next_cond++ % 8] = h;
+    }
+    break;
+  }
+  case 1: add_conditional(in, g, &d); break;
+  case 2: {
+    gcap_memcpy_3d_params p = copy_3d_params(in);
+    node_made(gcap_graph_add_memcpy_3d_node(g, d.n, d.count, &p, &n), "add_memcpy_3d_node", g, &n);
+    break;
+  }
+  case 3: {
+    static const size_t sizes[] = {0, 1, 64, 4096};
+    gcap_mem_alloc_node_params p = {PICK(in, sizes), byte(in) < 200 ? NULL : handle(in, K_POOL), NULL};
+    node_made(gcap_graph_add_mem_alloc_node(g, d.n, d.count, byte(in) == 9 ? NULL : &p, &n), "add_mem_alloc_node", g, &n);
+    if (n && n != SENTINEL && p.dptr) remember_ptr(p.dptr, p.bytes, -1, P_GRAPH);
+    break;
+  }
+  case 4: node_made(gcap_graph_add_mem_free_node(g, d.n, d.count, device_side(in), &n), "add_mem_free_node", g, &n); break;
+  case 5: {
+    gcap_kernel_node_attr_value v = {.priority = (int)byte(in) - 128};
+    gcap_node *k = handle(in, K_NODE);
+    if (byte(in) & 1) check(gcap_graph_kernel_node_set_attribute(k, (gcap_kernel_node_attr)(byte(in) % 10), &v), "kernel_node_set_attribute", NULL);
+    else check(gcap_graph_kernel_node_get_attribute(k, GCAP_KERNEL_NODE_ATTR_PRIORITY, &v), "kernel_node_get_attribute", NULL);
+    break;
+  }
+  case 6:
+    check(gcap_exec_child_graph_node_set_params(handle(in, K_EXEC), handle(in, K_NODE), g), "exec_child_graph_node_set_params",
+          NULL);
+    break;
+  default: {
+    gcap_memcpy_3d_params p = copy_3d_params(in);
+    gcap_stream *s = handle(in, K_STREAM);
+    if (byte(in) & 1) {
+      check(gcap_memcpy_2d_async(s, p.dst.ptr, p.dst.pitch, p.src.ptr, p.src.pitch, p.extent.width, p.extent.height,
+                                 p.kind),
+            "memcpy_2d_async", NULL);
+    } else {
+      gcap_exec *x = handle(in, K_EXEC);
+      check(gcap_exec_memcpy_3d_node_set_params(x, handle(in, K_NODE), &p), "exec_memcpy_3d_node_set_params", NULL);
+    }
+    break;
+  }
+  }
+}
+
 /* ------------------------------------------------------------ driver */
 
 typedef void (*op_fn)(struct input *in);
@@ -1211,7 +1306,7 @@ static const op_fn ops[] = {
     op_query_node, op_set_node, op_graph_lifetime, op_graph_outputs,  op_exec,         op_exec,
     op_exec_update, op_stream_work, op_stream_work, op_sync,          op_stream_capture, op_stream_capture,
     op_capture_object, op_capture_object, op_objects, op_modules,    op_memory,        op_memory,
-    op_contexts,   op_callbacks,      op_user_objects,
+    op_contexts,   op_callbacks,      op_user_objects, op_graph_api_12,
 };
 
 static void reset(void) {
