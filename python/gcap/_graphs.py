@@ -1,0 +1,389 @@
+"""Graphs, nodes and executables: built by capture or by hand, inspected, instantiated, updated."""
+import ctypes
+import os
+import tempfile
+from ctypes import byref, c_size_t, c_uint64, c_void_p
+
+from . import _lib
+from ._lib import lib
+from ._objects import (Buffer, ExecUpdateFailure, Handle, InvalidValue, _pointer_of, check, error_of, host_callback,
+                       kind_of)
+
+NODE_TYPES = {0: "kernel", 1: "memcpy", 2: "memset", 3: "host", 4: "graph", 5: "empty", 6: "event_wait",
+              7: "event_record", 10: "mem_alloc", 11: "mem_free", 13: "conditional"}
+_CONDITIONAL_TYPES = {"if": 0, "while": 1, "switch": 2}
+_UPDATE_RESULTS = {0: "SUCCESS", 1: "ERROR", 2: "TOPOLOGY_CHANGED", 3: "NODE_TYPE_CHANGED", 4: "FUNCTION_CHANGED",
+                   5: "PARAMETERS_CHANGED", 6: "NOT_SUPPORTED", 7: "UNSUPPORTED_FUNCTION_CHANGE",
+                   8: "ATTRIBUTES_CHANGED"}
+
+
+def _free_graph(h):
+    lib.gcap_graph_destroy(h)
+
+
+def _node_array(nodes):
+    nodes = list(nodes or ())
+    return (c_void_p * max(1, len(nodes)))(*[n._handle() for n in nodes]), len(nodes)
+
+
+def _enumerate(fn, *args):
+    count = c_size_t(0)
+    check(fn(*args, None, byref(count)))
+    arr = (c_void_p * max(1, count.value))()
+    check(fn(*args, arr, byref(count)))
+    return [arr[i] for i in range(count.value)]
+
+
+class Graph(Handle):
+    """A graph of a context. Nodes come from capture or from the add_* methods; `nodes`, `edges`,
+    `to_dot()`, `find_races()`, `instantiate()`. In a notebook it displays as its picture."""
+
+    _destroy = staticmethod(_free_graph)
+
+    def __init__(self, ctx, h, owned=True):
+        super().__init__(ctx, h)
+        self._owned = owned
+        self._host_fns = []
+
+    @classmethod
+    def _create(cls, ctx):
+        h = c_void_p()
+        check(lib.gcap_graph_create(ctx._handle(), byref(h)))
+        return cls(ctx, h.value)
+
+    @classmethod
+    def _load(cls, ctx, path):
+        f = _lib.libc.fopen(os.fsencode(path), b"r")
+        if not f:
+            raise InvalidValue("cannot read %r" % (path,), "GCAP_ERROR_INVALID_VALUE", 1)
+        h = c_void_p()
+        st = lib.gcap_graph_load(ctx._handle(), f, byref(h))
+        _lib.libc.fclose(f)
+        check(st)
+        return cls(ctx, h.value)
+
+    def close(self):
+        if self._owned:
+            super().close()
+        self._h = None
+
+    def __repr__(self):
+        if self._h is None:
+            return "<gcap.Graph (closed)>"
+        return "<gcap.Graph: %d nodes, %d edges>" % (len(self.nodes), len(self.edges))
+
+    # -------------------------------------------------------------- inspection
+
+    def _node(self, h):
+        return Node(self, h)
+
+    @property
+    def nodes(self):
+        """The nodes in creation order."""
+        return [self._node(h) for h in _enumerate(lib.gcap_graph_get_nodes, self._handle())]
+
+    @property
+    def edges(self):
+        """(from, to) pairs in creation order."""
+        count = c_size_t(0)
+        check(lib.gcap_graph_get_edges(self._handle(), None, None, byref(count)))
+        a, b = (c_void_p * max(1, count.value))(), (c_void_p * max(1, count.value))()
+        check(lib.gcap_graph_get_edges(self._h, a, b, byref(count)))
+        return [(self._node(a[i]), self._node(b[i])) for i in range(count.value)]
+
+    def to_dot(self, verbose=False):
+        """The graph in Graphviz's DOT language."""
+        return _via_file(lambda f: lib.gcap_graph_write_dot(self._handle(), f, 1 if verbose else 0))
+
+    def save(self, path):
+        """Saves the graph as gcap's versioned JSON."""
+        f = _lib.libc.fopen(os.fsencode(path), b"w")
+        if not f:
+            raise InvalidValue("cannot write %r" % (path,), "GCAP_ERROR_INVALID_VALUE", 1)
+        st = lib.gcap_graph_save(self._handle(), f)
+        _lib.libc.fclose(f)
+        check(st)
+
+    def find_races(self):
+        """Pairs of nodes with no path between them touching the same bytes, one writing: a list of Race."""
+        count = c_size_t(0)
+        check(lib.gcap_graph_find_races(self._handle(), None, byref(count)))
+        arr = (_lib.race * max(1, count.value))()
+        check(lib.gcap_graph_find_races(self._h, arr, byref(count)))
+        return [Race(self._node(r.first), self._node(r.second), r.addr, r.bytes) for r in arr[:count.value]]
+
+    def clone(self):
+        h = c_void_p()
+        check(lib.gcap_graph_clone(self._handle(), byref(h)))
+        return Graph(self._ctx, h.value)
+
+    def instantiate(self, auto_free=False, use_node_priority=False):
+        h = c_void_p()
+        flags = (1 if auto_free else 0) | (8 if use_node_priority else 0)
+        check(lib.gcap_graph_instantiate(self._handle(), flags, byref(h)))
+        return Exec(self._ctx, h.value, self)
+
+    # -------------------------------------------------------------- building
+
+    def _added(self, st, h):
+        check(st)
+        return self._node(h.value)
+
+    def add_empty(self, deps=()):
+        arr, n = _node_array(deps)
+        h = c_void_p()
+        return self._added(lib.gcap_graph_add_empty_node(self._handle(), arr, n, byref(h)), h)
+
+    def add_memset(self, buf, value, deps=(), offset=0, nbytes=None, element_size=1):
+        """A fill of nbytes (default: to the end) of buf from offset with `value` in `element_size`-byte elements."""
+        p = _memset_params(buf, value, offset, nbytes, element_size)
+        arr, n = _node_array(deps)
+        h = c_void_p()
+        return self._added(lib.gcap_graph_add_memset_node(self._handle(), arr, n, byref(p), byref(h)), h)
+
+    def add_memcpy(self, dst, src, nbytes=None, kind="default", deps=()):
+        p, keep = _memcpy_params(dst, src, nbytes, kind)
+        self._host_fns.append(keep)  # host arrays the node reads or writes at every launch
+        arr, n = _node_array(deps)
+        h = c_void_p()
+        return self._added(lib.gcap_graph_add_memcpy_node(self._handle(), arr, n, byref(p), byref(h)), h)
+
+    def add_kernel(self, kernel, grid, block, args=(), deps=(), shared_mem=0):
+        from ._objects import dim3_of
+        packed = kernel._pack(args)
+        p = _lib.kernel_node_params(kernel._handle(), dim3_of(grid), dim3_of(block), int(shared_mem), packed.pointers)
+        arr, n = _node_array(deps)
+        h = c_void_p()
+        return self._added(lib.gcap_graph_add_kernel_node(self._handle(), arr, n, byref(p), byref(h)), h)
+
+    def add_host(self, fn, deps=()):
+        cb = self._ctx._keep_alive(host_callback(fn))
+        p = _lib.host_node_params(cb, None)
+        arr, n = _node_array(deps)
+        h = c_void_p()
+        return self._added(lib.gcap_graph_add_host_node(self._handle(), arr, n, byref(p), byref(h)), h)
+
+    def add_child(self, child, deps=()):
+        """A node running a copy of `child`."""
+        arr, n = _node_array(deps)
+        h = c_void_p()
+        return self._added(lib.gcap_graph_add_child_graph_node(self._handle(), arr, n, child._handle(), byref(h)), h)
+
+    def add_event_record(self, event, deps=()):
+        arr, n = _node_array(deps)
+        h = c_void_p()
+        return self._added(lib.gcap_graph_add_event_record_node(self._handle(), arr, n, event._handle(), byref(h)), h)
+
+    def add_event_wait(self, event, deps=()):
+        arr, n = _node_array(deps)
+        h = c_void_p()
+        return self._added(lib.gcap_graph_add_event_wait_node(self._handle(), arr, n, event._handle(), byref(h)), h)
+
+    def conditional_handle(self, default=0, assign_default=False):
+        """A conditional handle (an int to pass to kernels as a "handle" parameter)."""
+        h = c_uint64()
+        check(lib.gcap_graph_conditional_handle_create(self._handle(), int(default), 1 if assign_default else 0, byref(h)))
+        return h.value
+
+    def add_conditional(self, handle, type="if", size=1, deps=()):
+        """A conditional node; returns (node, [body graphs])."""
+        if type not in _CONDITIONAL_TYPES:
+            raise InvalidValue("type %r is not 'if', 'while' or 'switch'" % (type,), "GCAP_ERROR_INVALID_VALUE", 1)
+        bodies = (c_void_p * max(1, size))()
+        p = _lib.conditional_node_params(int(handle), _CONDITIONAL_TYPES[type], int(size), bodies)
+        arr, n = _node_array(deps)
+        h = c_void_p()
+        node = self._added(lib.gcap_graph_add_conditional_node(self._handle(), arr, n, byref(p), byref(h)), h)
+        return node, [Graph(self._ctx, bodies[i], owned=False) for i in range(size)]
+
+    def add_dependencies(self, edges):
+        """Adds (from, to) edges; all or none."""
+        edges = list(edges)
+        a, n = _node_array([e[0] for e in edges])
+        b, _ = _node_array([e[1] for e in edges])
+        check(lib.gcap_graph_add_dependencies(self._handle(), a, b, n))
+
+    def remove_dependencies(self, edges):
+        edges = list(edges)
+        a, n = _node_array([e[0] for e in edges])
+        b, _ = _node_array([e[1] for e in edges])
+        check(lib.gcap_graph_remove_dependencies(self._handle(), a, b, n))
+
+    def _repr_svg_(self):
+        from ._pictures import graph_svg
+        return graph_svg(self)
+
+
+def _via_file(write):
+    fd, path = tempfile.mkstemp(suffix=".dot")
+    os.close(fd)
+    try:
+        f = _lib.libc.fopen(os.fsencode(path), b"w")
+        st = write(f)
+        _lib.libc.fclose(f)
+        check(st)
+        with open(path) as text:
+            return text.read()
+    finally:
+        os.remove(path)
+
+
+def _memset_params(buf, value, offset, nbytes, element_size):
+    ptr, size, _ = _pointer_of(buf)
+    if nbytes is None:
+        nbytes = (size or 0) - offset
+    if element_size not in (1, 2, 4) or nbytes % element_size:
+        raise InvalidValue("element_size %r: 1, 2 or 4, dividing nbytes %d" % (element_size, nbytes),
+                           "GCAP_ERROR_INVALID_VALUE", 1)
+    return _lib.memset_node_params(ptr + offset, int(value), element_size, nbytes // element_size, 1, 0)
+
+
+def _memcpy_params(dst, src, nbytes, kind):
+    d, dsize, dkeep = _pointer_of(dst)
+    s, ssize, skeep = _pointer_of(src)
+    if nbytes is None:
+        sizes = [x for x in (dsize, ssize) if x is not None]
+        if not sizes:
+            raise InvalidValue("nbytes is needed for two plain addresses", "GCAP_ERROR_INVALID_VALUE", 1)
+        nbytes = min(sizes)
+    return _lib.memcpy_node_params(d, s, int(nbytes), kind_of(kind)), (dkeep, skeep)
+
+
+class Race:
+    """Two nodes with no path between them touching `nbytes` at `addr`, one of them writing."""
+
+    def __init__(self, first, second, addr, nbytes):
+        self.first, self.second, self.addr, self.nbytes = first, second, addr, nbytes
+
+    def __repr__(self):
+        return "<gcap.Race %s and %s on %d bytes at 0x%x>" % (self.first, self.second, self.nbytes, self.addr or 0)
+
+
+class Node:
+    """A node of a graph: `type`, `dependencies`, `params` (a dict of its parameters)."""
+
+    def __init__(self, graph, h):
+        self.graph, self._h = graph, h
+
+    def _handle(self):
+        self.graph._handle()  # its graph (and context) still there
+        return self._h
+
+    def __eq__(self, other):
+        return isinstance(other, Node) and other._h == self._h
+
+    def __hash__(self):
+        return hash(self._h)
+
+    @property
+    def type(self):
+        return NODE_TYPES.get(lib.gcap_node_get_type(self._handle()), "unknown")
+
+    @property
+    def index(self):
+        return self.graph.nodes.index(self)
+
+    def __repr__(self):
+        try:
+            return "<gcap.Node %d: %s>" % (self.index, self.type)
+        except Exception:
+            return "<gcap.Node (gone)>"
+
+    @property
+    def dependencies(self):
+        return [Node(self.graph, h) for h in _enumerate(lib.gcap_node_get_dependencies, self._handle())]
+
+    @property
+    def params(self):
+        t = self.type
+        if t == "memset":
+            p = _lib.memset_node_params()
+            check(lib.gcap_node_get_memset_params(self._h, byref(p)))
+            return {"dst": p.dst, "value": p.value, "element_size": p.element_size, "width": p.width,
+                    "height": p.height, "pitch": p.pitch}
+        if t == "memcpy":
+            p = _lib.memcpy_node_params()
+            check(lib.gcap_node_get_memcpy_params(self._h, byref(p)))
+            kinds = ("host_to_host", "host_to_device", "device_to_host", "device_to_device", "default")
+            return {"dst": p.dst, "src": p.src, "nbytes": p.bytes, "kind": kinds[p.kind]}
+        if t == "kernel":
+            p = _lib.kernel_node_params()
+            check(lib.gcap_node_get_kernel_params(self._h, byref(p)))
+            return {"kernel": lib.gcap_kernel_name(p.kernel).decode(), "grid": (p.grid.x, p.grid.y, p.grid.z),
+                    "block": (p.block.x, p.block.y, p.block.z), "shared_mem": p.shared_mem_bytes}
+        if t == "graph":
+            child = c_void_p()
+            check(lib.gcap_node_get_child_graph(self._h, byref(child)))
+            return {"graph": Graph(self.graph._ctx, child.value, owned=False)}
+        return {}
+
+    def set_memset(self, value=None, buf=None, offset=0, nbytes=None):
+        """New fill parameters for this node of the graph (as CUDA's cudaGraphMemsetNodeSetParams)."""
+        old = self.params
+        if buf is None:
+            p = _lib.memset_node_params(old["dst"], old["value"] if value is None else int(value), old["element_size"],
+                                        old["width"], old["height"], old["pitch"])
+        else:
+            p = _memset_params(buf, value, offset, nbytes, 1)
+        check(lib.gcap_node_set_memset_params(self._handle(), byref(p)))
+
+
+class Exec(Handle):
+    """An executable graph: `launch(stream)`, `update(graph)`, per-node setters. Launches of one
+    executable never overlap."""
+
+    def __init__(self, ctx, h, graph):
+        super().__init__(ctx, h)
+        self.source = graph
+
+    def close(self):
+        h, self._h = self._h, None
+        if h is not None and self._ctx._h is not None:
+            lib.gcap_exec_destroy(h)
+
+    @property
+    def node_count(self):
+        return lib.gcap_exec_node_count(self._handle())
+
+    def __repr__(self):
+        if self._h is None:
+            return "<gcap.Exec (closed)>"
+        return "<gcap.Exec: %d nodes per launch>" % self.node_count
+
+    def launch(self, stream):
+        check(lib.gcap_exec_launch(self._handle(), stream._handle()))
+
+    def upload(self, stream):
+        check(lib.gcap_exec_upload(self._handle(), stream._handle()))
+
+    def update(self, graph):
+        """Takes the parameters of `graph`, of the same shape; raises ExecUpdateFailure (with `.result` and
+        `.error_node`) and leaves the executable as it was otherwise."""
+        info = _lib.exec_update_info()
+        st = lib.gcap_exec_update(self._handle(), graph._handle(), byref(info))
+        if st != 0:
+            err = error_of(st)
+            err.result = _UPDATE_RESULTS.get(info.result, str(info.result))
+            err.error_node = Node(graph, info.error_node) if info.error_node else None
+            raise err
+
+    def set_memset(self, node, buf, value, offset=0, nbytes=None, element_size=1):
+        p = _memset_params(buf, value, offset, nbytes, element_size)
+        check(lib.gcap_exec_memset_node_set_params(self._handle(), node._handle(), byref(p)))
+
+    def set_memcpy(self, node, dst, src, nbytes=None, kind="default"):
+        p, keep = _memcpy_params(dst, src, nbytes, kind)
+        self._ctx._keep_alive(keep)
+        check(lib.gcap_exec_memcpy_node_set_params(self._handle(), node._handle(), byref(p)))
+
+    def set_kernel(self, node, kernel, grid, block, args=(), shared_mem=0):
+        from ._objects import dim3_of
+        packed = kernel._pack(args)
+        p = _lib.kernel_node_params(kernel._handle(), dim3_of(grid), dim3_of(block), int(shared_mem), packed.pointers)
+        check(lib.gcap_exec_kernel_node_set_params(self._handle(), node._handle(), byref(p)))
+
+    def set_enabled(self, node, enabled):
+        check(lib.gcap_exec_node_set_enabled(self._handle(), node._handle(), bool(enabled)))
+
+
+__all__ = ["Graph", "Node", "Exec", "Race", "ExecUpdateFailure", "Buffer", "ctypes"]

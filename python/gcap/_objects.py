@@ -1,0 +1,539 @@
+"""Contexts, errors, memory, streams, events and captures: the C handles, owned by Python objects."""
+import ctypes
+import sys
+import traceback
+import weakref
+from ctypes import byref, c_float, c_int, c_size_t, c_void_p
+
+from . import _lib
+from ._lib import lib
+
+# ------------------------------------------------------------------ errors
+
+
+class Error(Exception):
+    """A gcap call failed. `status` is the C status name, `code` its value; the text is the C library's message."""
+
+    status = "GCAP_ERROR_UNKNOWN"
+
+    def __init__(self, message, status=None, code=None):
+        super().__init__(message)
+        if status is not None:
+            self.status = status
+        self.code = code
+
+
+_CLASS_OF = {}
+
+
+def _error_class(name, status):
+    cls = type(name, (Error,), {"status": status, "__doc__": "gcap status %s." % status})
+    _CLASS_OF[status] = cls
+    return cls
+
+
+InvalidValue = _error_class("InvalidValue", "GCAP_ERROR_INVALID_VALUE")
+OutOfMemory = _error_class("OutOfMemory", "GCAP_ERROR_OUT_OF_MEMORY")
+NotInitialized = _error_class("NotInitialized", "GCAP_ERROR_NOT_INITIALIZED")
+InvalidHandle = _error_class("InvalidHandle", "GCAP_ERROR_INVALID_HANDLE")
+NotSupported = _error_class("NotSupported", "GCAP_ERROR_NOT_SUPPORTED")
+NotFound = _error_class("NotFound", "GCAP_ERROR_NOT_FOUND")
+NotReady = _error_class("NotReady", "GCAP_ERROR_NOT_READY")
+IllegalState = _error_class("IllegalState", "GCAP_ERROR_ILLEGAL_STATE")
+CaptureUnsupported = _error_class("CaptureUnsupported", "GCAP_ERROR_STREAM_CAPTURE_UNSUPPORTED")
+CaptureInvalidated = _error_class("CaptureInvalidated", "GCAP_ERROR_STREAM_CAPTURE_INVALIDATED")
+CaptureMerge = _error_class("CaptureMerge", "GCAP_ERROR_STREAM_CAPTURE_MERGE")
+CaptureUnmatched = _error_class("CaptureUnmatched", "GCAP_ERROR_STREAM_CAPTURE_UNMATCHED")
+CaptureUnjoined = _error_class("CaptureUnjoined", "GCAP_ERROR_STREAM_CAPTURE_UNJOINED")
+CaptureIsolation = _error_class("CaptureIsolation", "GCAP_ERROR_STREAM_CAPTURE_ISOLATION")
+CaptureImplicit = _error_class("CaptureImplicit", "GCAP_ERROR_STREAM_CAPTURE_IMPLICIT")
+CapturedEvent = _error_class("CapturedEvent", "GCAP_ERROR_CAPTURED_EVENT")
+CaptureWrongThread = _error_class("CaptureWrongThread", "GCAP_ERROR_STREAM_CAPTURE_WRONG_THREAD")
+ExecUpdateFailure = _error_class("ExecUpdateFailure", "GCAP_ERROR_GRAPH_EXEC_UPDATE_FAILURE")
+BackendError = _error_class("BackendError", "GCAP_ERROR_BACKEND")
+
+
+class ContextClosed(InvalidHandle):
+    """The object's context was closed: its C handle is gone."""
+
+
+def error_of(st, message=None):
+    name = lib.gcap_status_name(st).decode()
+    if message is None:
+        message = lib.gcap_last_error_message().decode()
+    return _CLASS_OF.get(name, Error)(message or name, name, st)
+
+
+def check(st):
+    """Raises the exception of status st (with this thread's C message) unless it is GCAP_SUCCESS."""
+    if st != 0:
+        raise error_of(st)
+
+
+# ------------------------------------------------------------------ handles
+
+
+class Handle:
+    """A C handle of a context: freed when collected, and never used once its context is closed."""
+
+    _destroy = None  # the C function that frees it
+
+    def __init__(self, ctx, h):
+        self._ctx = ctx
+        self._h = h
+        if ctx is not None:
+            ctx._children.add(self)
+
+    @property
+    def context(self):
+        return self._ctx
+
+    def _handle(self):
+        if self._ctx is not None and self._ctx._h is None:
+            raise ContextClosed("%s: its context is closed" % type(self).__name__, "GCAP_ERROR_INVALID_HANDLE", 4)
+        if self._h is None:
+            raise InvalidHandle("%s: it was closed" % type(self).__name__, "GCAP_ERROR_INVALID_HANDLE", 4)
+        return self._h
+
+    def _forget(self):
+        self._h = None
+
+    def close(self):
+        """Frees the C handle now (later calls on this object raise)."""
+        h, self._h = self._h, None
+        if h is not None and self._destroy is not None and (self._ctx is None or self._ctx._h is not None):
+            type(self)._destroy(h)
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # interpreter shutdown, or a stream still capturing: nothing to report to
+            pass
+
+
+def _free_stream(h):
+    lib.gcap_stream_destroy(h)
+
+
+def _free_event(h):
+    lib.gcap_event_destroy(h)
+
+
+# ------------------------------------------------------------------ context
+
+_BACKENDS = {"auto": 0, "sim": 1, "cuda": 2}
+_ORDERS = {"capture": 0, "shuffle": 1}
+_EXECS = {"immediate": 0, "deferred": 1}
+
+
+class Context:
+    """A gcap context: `Context(backend="sim", order="shuffle", seed=3, check_races=True, trace="t.json")`.
+
+    Simulator options as keywords: order ("capture" or "shuffle"), seed, check_races, trace (a path the
+    Chrome trace-event timeline is written to), exec ("immediate" or "deferred"), strict_memory, threads.
+    Use it as a `with` block, or call close(); every object made from it is unusable afterwards.
+    """
+
+    def __init__(self, backend="sim", device=0, **sim):
+        self._h = None
+        self._children = weakref.WeakSet()
+        self._keep = []  # callbacks and kernel definitions the C side may call until the context goes
+        self._trace_file = None
+        self._trace_path = sim.get("trace")
+        if backend not in _BACKENDS:
+            raise InvalidValue("backend %r is not 'auto', 'sim' or 'cuda'" % (backend,), "GCAP_ERROR_INVALID_VALUE", 1)
+        opts = _lib.context_options()
+        lib.gcap_context_options_init(byref(opts))
+        opts.backend, opts.device = _BACKENDS[backend], device
+        if sim:
+            so = self._sim_options(sim)
+            self._so = so
+            opts.sim = ctypes.pointer(so)
+        h = c_void_p()
+        st = lib.gcap_context_create(byref(opts), byref(h))
+        if st != 0:
+            err = error_of(st)
+            self._close_trace()
+            raise err
+        self._h = h.value
+        self._buffers = {}  # pointer -> Buffer, for the views Python kernels get
+
+    def _sim_options(self, sim):
+        so = _lib.sim_options()
+        lib.gcap_sim_options_init(byref(so))
+        unknown = set(sim) - {"order", "seed", "check_races", "trace", "exec", "strict_memory", "threads"}
+        if unknown:
+            raise InvalidValue("unknown simulator option(s): %s" % ", ".join(sorted(unknown)), "GCAP_ERROR_INVALID_VALUE", 1)
+        if "order" in sim:
+            if sim["order"] not in _ORDERS:
+                raise InvalidValue("order %r is not 'capture' or 'shuffle'" % (sim["order"],), "GCAP_ERROR_INVALID_VALUE", 1)
+            so.order = _ORDERS[sim["order"]]
+        if "exec" in sim:
+            if sim["exec"] not in _EXECS:
+                raise InvalidValue("exec %r is not 'immediate' or 'deferred'" % (sim["exec"],), "GCAP_ERROR_INVALID_VALUE", 1)
+            so.exec = _EXECS[sim["exec"]]
+        so.seed = int(sim.get("seed", 0))
+        so.check_races = bool(sim.get("check_races", False))
+        so.strict_memory = bool(sim.get("strict_memory", False))
+        so.threads = int(sim.get("threads", 0))
+        if sim.get("trace"):
+            self._trace_file = _lib.libc.fopen(str(sim["trace"]).encode(), b"w")
+            if not self._trace_file:
+                raise InvalidValue("trace %r cannot be written" % (sim["trace"],), "GCAP_ERROR_INVALID_VALUE", 1)
+            so.trace = self._trace_file
+        return so
+
+    def _handle(self):
+        if self._h is None:
+            raise ContextClosed("the context is closed", "GCAP_ERROR_INVALID_HANDLE", 4)
+        return self._h
+
+    def _close_trace(self):
+        if self._trace_file:
+            _lib.libc.fclose(self._trace_file)
+            self._trace_file = None
+
+    def close(self):
+        """Destroys the context and everything made from it (their Python objects then raise ContextClosed)."""
+        if self._h is None:
+            return
+        for child in list(self._children):
+            child._forget()
+        h, self._h = self._h, None
+        lib.gcap_context_destroy(h)
+        self._close_trace()
+        self._keep.clear()
+        self._buffers.clear()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    @property
+    def backend(self):
+        """'sim' or 'cuda'."""
+        return lib.gcap_backend_name(lib.gcap_context_backend(self._handle())).decode()
+
+    def __repr__(self):
+        return "<gcap.Context %s>" % ("closed" if self._h is None else "on " + self.backend)
+
+    def synchronize(self):
+        check(lib.gcap_context_synchronize(self._handle()))
+
+    def stats(self):
+        """The simulator's counters as a dict (NotSupported on CUDA)."""
+        s = _lib.sim_stats()
+        check(lib.gcap_sim_get_stats(self._handle(), byref(s)))
+        return {name: getattr(s, name) for name, _ in s._fields_}
+
+    def stream(self):
+        return Stream(self)
+
+    def event(self):
+        return Event(self)
+
+    def alloc(self, nbytes):
+        """nbytes of device memory: a Buffer."""
+        return Buffer(self, nbytes)
+
+    def graph(self):
+        from ._graphs import Graph
+        return Graph._create(self)
+
+    def load_graph(self, path):
+        from ._graphs import Graph
+        return Graph._load(self, path)
+
+    def load_module(self, kernels, image=None):
+        """A module of `kernels` (gcap.kernel(...) definitions); `image`: PTX text or cubin bytes for CUDA."""
+        from ._kernels import Module
+        return Module(self, kernels, image)
+
+    def trace(self):
+        """The timeline written so far to the `trace` file, as a picture in notebooks."""
+        from ._pictures import Trace
+        if not self._trace_path:
+            raise IllegalState("the context was made without trace=...", "GCAP_ERROR_ILLEGAL_STATE", 8)
+        if self._trace_file:
+            _lib.libc.fflush(self._trace_file)
+        return Trace(self._trace_path)
+
+    def _keep_alive(self, obj):
+        self._keep.append(obj)
+        return obj
+
+    def _buffer_at(self, address):
+        for ptr, buf in self._buffers.items():
+            if ptr <= address < ptr + buf.nbytes:
+                return buf
+        return None
+
+
+# ------------------------------------------------------------------ memory
+
+_KINDS = {"host_to_host": 0, "host_to_device": 1, "device_to_host": 2, "device_to_device": 3, "default": 4}
+
+
+def kind_of(kind):
+    if isinstance(kind, int):
+        return kind
+    if kind not in _KINDS:
+        raise InvalidValue("kind %r is not one of %s" % (kind, ", ".join(_KINDS)), "GCAP_ERROR_INVALID_VALUE", 1)
+    return _KINDS[kind]
+
+
+class Buffer(Handle):
+    """Device memory of a context: `.ptr` (its address) and `.nbytes`."""
+
+    def __init__(self, ctx, nbytes):
+        p = c_void_p()
+        check(lib.gcap_mem_alloc(ctx._handle(), int(nbytes), byref(p)))
+        super().__init__(ctx, p.value)
+        self.nbytes = int(nbytes)
+        self._ptr = p.value
+        ctx._buffers[self._ptr] = self
+
+    @property
+    def ptr(self):
+        return self._handle()
+
+    def close(self):
+        h, self._h = self._h, None
+        if h is not None and self._ctx._h is not None:
+            self._ctx._buffers.pop(h, None)
+            lib.gcap_mem_free(self._ctx._h, h)
+
+    def __repr__(self):
+        return "<gcap.Buffer %d bytes at 0x%x>" % (self.nbytes, self._ptr)
+
+    def copy_from(self, data, stream=None, offset=0):
+        """Copies a numpy array or bytes-like object in (on `stream`, ordered, or synchronously)."""
+        src, nbytes, keep = host_pointer(data)
+        if offset + nbytes > self.nbytes:
+            raise InvalidValue("%d bytes at offset %d do not fit the buffer's %d" % (nbytes, offset, self.nbytes),
+                               "GCAP_ERROR_INVALID_VALUE", 1)
+        if stream is None:
+            check(lib.gcap_memcpy(self._ctx._handle(), self.ptr + offset, src, nbytes, 1))
+        else:
+            stream._keep.append(keep)
+            check(lib.gcap_memcpy_async(stream._handle(), self.ptr + offset, src, nbytes, 1))
+
+    def to_numpy(self, dtype="uint8", count=None, offset=0, stream=None):
+        """A new numpy array of the buffer's bytes (synchronizing `stream` first when given)."""
+        import numpy as np
+        dtype = np.dtype(dtype)
+        if count is None:
+            count = (self.nbytes - offset) // dtype.itemsize
+        out = np.empty(count, dtype)
+        if stream is not None:
+            stream.synchronize()
+        if out.nbytes:
+            check(lib.gcap_memcpy(self._ctx._handle(), out.ctypes.data, self.ptr + offset, out.nbytes, 2))
+        return out
+
+
+def host_pointer(data):
+    """(address, bytes, object to keep alive) of a numpy array or bytes-like object."""
+    if hasattr(data, "__array_interface__"):
+        import numpy as np
+        arr = np.ascontiguousarray(data)
+        return arr.ctypes.data, arr.nbytes, arr
+    buf = (ctypes.c_char * len(data)).from_buffer_copy(bytes(data))
+    return ctypes.addressof(buf), len(data), buf
+
+
+def _pointer_of(x):
+    """(address, bytes or None, keep) of a Buffer, an array or an int address."""
+    if isinstance(x, Buffer):
+        return x.ptr, x.nbytes, x
+    if isinstance(x, int):
+        return x, None, None
+    return host_pointer(x)
+
+
+# ------------------------------------------------------------------ streams and events
+
+_MODES = {"global": 0, "thread_local": 1, "relaxed": 2}
+
+
+class Stream(Handle):
+    _destroy = staticmethod(_free_stream)
+
+    def __init__(self, ctx):
+        h = c_void_p()
+        check(lib.gcap_stream_create(ctx._handle(), byref(h)))
+        super().__init__(ctx, h.value)
+        self._keep = []  # host arrays of copies not yet waited for
+
+    def __repr__(self):
+        return "<gcap.Stream%s>" % (" (closed)" if self._h is None else "")
+
+    def synchronize(self):
+        check(lib.gcap_stream_synchronize(self._handle()))
+        self._keep.clear()
+
+    def query(self):
+        """True when all its work is done."""
+        st = lib.gcap_stream_query(self._handle())
+        if st == 7:
+            return False
+        check(st)
+        return True
+
+    def wait(self, event):
+        check(lib.gcap_stream_wait_event(self._handle(), event._handle()))
+
+    def memset(self, buf, value, offset=0, nbytes=None):
+        """Fills nbytes (default: to the end) of `buf` from `offset` with the byte `value`."""
+        ptr, size, _ = _pointer_of(buf)
+        if nbytes is None:
+            nbytes = (size or 0) - offset
+        check(lib.gcap_memset_async(self._handle(), ptr + offset, int(value), int(nbytes)))
+
+    def memcpy(self, dst, src, nbytes=None, kind="default"):
+        """Copies between Buffers and host arrays (kind inferred from the pointers by default)."""
+        d, dsize, dkeep = _pointer_of(dst)
+        s, ssize, skeep = _pointer_of(src)
+        if nbytes is None:
+            sizes = [x for x in (dsize, ssize) if x is not None]
+            if not sizes:
+                raise InvalidValue("nbytes is needed for two plain addresses", "GCAP_ERROR_INVALID_VALUE", 1)
+            nbytes = min(sizes)
+        self._keep.extend(x for x in (dkeep, skeep) if x is not None and not isinstance(x, Buffer))
+        check(lib.gcap_memcpy_async(self._handle(), d, s, int(nbytes), kind_of(kind)))
+
+    def launch(self, kernel, grid, block, args=(), shared_mem=0):
+        """Launches `kernel` (from ctx.load_module) with `args` converted to its parameter types."""
+        packed = kernel._pack(args)
+        check(lib.gcap_launch_kernel(self._handle(), kernel._handle(), dim3_of(grid), dim3_of(block), int(shared_mem),
+                                     packed.pointers))
+
+    def host_func(self, fn):
+        """Runs fn() when the stream reaches it (a host node when capturing)."""
+        cb = self._ctx._keep_alive(host_callback(fn))
+        check(lib.gcap_launch_host_func(self._handle(), cb, None))
+
+    def capture(self, mode="global"):
+        """`with s.capture() as cap:` records the stream's work into `cap.graph` instead of running it."""
+        return Capture(self, mode)
+
+    def capture_info(self):
+        """(status, graph pointer, number of frontier nodes) of the stream's capture."""
+        info = _lib.capture_info()
+        check(lib.gcap_stream_get_capture_info(self._handle(), byref(info)))
+        return {"status": ("none", "active", "invalidated")[info.status], "id": info.id,
+                "frontier": info.num_dependencies}
+
+
+def dim3_of(v):
+    if isinstance(v, int):
+        return _lib.dim3(v, 1, 1)
+    v = tuple(v) + (1, 1)
+    return _lib.dim3(v[0], v[1], v[2])
+
+
+def host_callback(fn):
+    def call(_user_data):
+        try:
+            fn()
+        except BaseException:  # it cannot propagate through C: report it as an unraisable error
+            traceback.print_exc(file=sys.stderr)
+    return _lib.host_fn(call)
+
+
+class Event(Handle):
+    _destroy = staticmethod(_free_event)
+
+    def __init__(self, ctx):
+        h = c_void_p()
+        check(lib.gcap_event_create(ctx._handle(), byref(h)))
+        super().__init__(ctx, h.value)
+
+    def __repr__(self):
+        return "<gcap.Event%s>" % (" (closed)" if self._h is None else "")
+
+    def record(self, stream):
+        check(lib.gcap_event_record(self._handle(), stream._handle()))
+
+    def synchronize(self):
+        check(lib.gcap_event_synchronize(self._handle()))
+
+    def query(self):
+        st = lib.gcap_event_query(self._handle())
+        if st == 7:
+            return False
+        check(st)
+        return True
+
+    def elapsed_ms(self, end):
+        """Milliseconds from this event's record to `end`'s."""
+        ms = c_float()
+        check(lib.gcap_event_elapsed_time(self._handle(), end._handle(), byref(ms)))
+        return ms.value
+
+
+# ------------------------------------------------------------------ capture
+
+
+class Capture:
+    """A scoped stream capture. After the block, `graph` is the captured Graph, or None when the capture
+    failed (then `error` says why). An exception inside the block ends and discards the capture, leaves
+    the stream usable, and propagates."""
+
+    def __init__(self, stream, mode):
+        if mode not in _MODES:
+            raise InvalidValue("mode %r is not 'global', 'thread_local' or 'relaxed'" % (mode,),
+                               "GCAP_ERROR_INVALID_VALUE", 1)
+        self.stream, self.mode = stream, mode
+        self.graph, self.error = None, None
+        self._h = None
+
+    def __enter__(self):
+        opts = _lib.capture_options()
+        lib.gcap_capture_options_init(byref(opts))
+        opts.mode = _MODES[self.mode]
+        h = c_void_p()
+        check(lib.gcap_capture_begin(self.stream._handle(), byref(opts), byref(h)))
+        self._h = h.value
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        h, self._h = self._h, None
+        if exc_type is not None:
+            lib.gcap_capture_destroy(h)  # ends it, discards the graph: the stream is usable again
+            return False
+        g = c_void_p()
+        st = lib.gcap_capture_end(h, byref(g))
+        if st == 0:
+            from ._graphs import Graph
+            self.graph = Graph(self.stream._ctx, g.value)
+        else:
+            self.error = error_of(st)
+        lib.gcap_capture_destroy(h)
+        return False
+
+    @property
+    def status(self):
+        """'active', 'invalidated' while it lasts; 'ended' or 'failed' after."""
+        if self._h is None:
+            return "failed" if self.error is not None else "ended" if self.graph is not None else "not begun"
+        s = c_int()
+        check(lib.gcap_capture_get_status(self._h, byref(s)))
+        return ("none", "active", "invalidated")[s.value]
+
+    def __repr__(self):
+        if self.graph is not None:
+            return "<gcap.Capture (%s mode): %d nodes, %d edges>" % (self.mode, len(self.graph.nodes), len(self.graph.edges))
+        if self.error is not None:
+            return "<gcap.Capture (%s mode) failed: %s: %s>" % (self.mode, self.error.status, self.error)
+        return "<gcap.Capture (%s mode) %s>" % (self.mode, self.status)
+
