@@ -327,6 +327,21 @@ class Node:
             p = _memset_params(buf, value, offset, nbytes, 1)
         check(lib.gcap_node_set_memset_params(self._handle(), byref(p)))
 
+    def set_memcpy(self, dst, src, nbytes=None, kind="default"):
+        p, keep = _memcpy_params(dst, src, nbytes, kind)
+        self.graph._host_fns.append(keep)
+        check(lib.gcap_node_set_memcpy_params(self._handle(), byref(p)))
+
+    def set_kernel(self, kernel, grid, block, args=(), shared_mem=0):
+        from ._objects import dim3_of
+        packed = kernel._pack(args)
+        p = _lib.kernel_node_params(kernel._handle(), dim3_of(grid), dim3_of(block), int(shared_mem), packed.pointers)
+        check(lib.gcap_node_set_kernel_params(self._handle(), byref(p)))
+
+    def destroy(self):
+        """Removes the node and its edges from its graph."""
+        check(lib.gcap_graph_destroy_node(self._handle()))
+
 
 class Exec(Handle):
     """An executable graph: `launch(stream)`, `update(graph)`, per-node setters. Launches of one
