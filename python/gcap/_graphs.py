@@ -6,8 +6,8 @@ from ctypes import byref, c_size_t, c_uint64, c_void_p
 
 from . import _lib
 from ._lib import lib
-from ._objects import (Buffer, ExecUpdateFailure, Handle, InvalidValue, _pointer_of, check, error_of, host_callback,
-                       kind_of)
+from ._objects import (Buffer, ExecUpdateFailure, Handle, InvalidValue, _pointer_of, check, copy_operands, error_of,
+                       host_callback, kind_of)
 
 NODE_TYPES = {0: "kernel", 1: "memcpy", 2: "memset", 3: "host", 4: "graph", 5: "empty", 6: "event_wait",
               7: "event_record", 10: "mem_alloc", 11: "mem_free", 13: "conditional"}
@@ -239,14 +239,8 @@ def _memset_params(buf, value, offset, nbytes, element_size):
 
 
 def _memcpy_params(dst, src, nbytes, kind):
-    d, dsize, dkeep = _pointer_of(dst)
-    s, ssize, skeep = _pointer_of(src)
-    if nbytes is None:
-        sizes = [x for x in (dsize, ssize) if x is not None]
-        if not sizes:
-            raise InvalidValue("nbytes is needed for two plain addresses", "GCAP_ERROR_INVALID_VALUE", 1)
-        nbytes = min(sizes)
-    return _lib.memcpy_node_params(d, s, int(nbytes), kind_of(kind)), (dkeep, skeep)
+    d, s, nbytes, keep = copy_operands(dst, src, nbytes)
+    return _lib.memcpy_node_params(d, s, nbytes, kind_of(kind)), keep
 
 
 class Race:

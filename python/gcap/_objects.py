@@ -351,6 +351,18 @@ def host_pointer(data):
     return ctypes.addressof(buf), len(data), buf
 
 
+def copy_operands(dst, src, nbytes):
+    """(dst address, src address, bytes, objects to keep alive): bytes default to the smaller known size."""
+    d, dsize, dkeep = _pointer_of(dst)
+    s, ssize, skeep = _pointer_of(src)
+    if nbytes is None:
+        sizes = [x for x in (dsize, ssize) if x is not None]
+        if not sizes:
+            raise InvalidValue("nbytes is needed for two plain addresses", "GCAP_ERROR_INVALID_VALUE", 1)
+        nbytes = min(sizes)
+    return d, s, int(nbytes), (dkeep, skeep)
+
+
 def _pointer_of(x):
     """(address, bytes or None, keep) of a Buffer, an array or an int address."""
     if isinstance(x, Buffer):
@@ -401,15 +413,9 @@ class Stream(Handle):
 
     def memcpy(self, dst, src, nbytes=None, kind="default"):
         """Copies between Buffers and host arrays (kind inferred from the pointers by default)."""
-        d, dsize, dkeep = _pointer_of(dst)
-        s, ssize, skeep = _pointer_of(src)
-        if nbytes is None:
-            sizes = [x for x in (dsize, ssize) if x is not None]
-            if not sizes:
-                raise InvalidValue("nbytes is needed for two plain addresses", "GCAP_ERROR_INVALID_VALUE", 1)
-            nbytes = min(sizes)
-        self._keep.extend(x for x in (dkeep, skeep) if x is not None and not isinstance(x, Buffer))
-        check(lib.gcap_memcpy_async(self._handle(), d, s, int(nbytes), kind_of(kind)))
+        d, s, nbytes, keep = copy_operands(dst, src, nbytes)
+        self._keep.extend(x for x in keep if x is not None and not isinstance(x, Buffer))
+        check(lib.gcap_memcpy_async(self._handle(), d, s, nbytes, kind_of(kind)))
 
     def launch(self, kernel, grid, block, args=(), shared_mem=0):
         """Launches `kernel` (from ctx.load_module) with `args` converted to its parameter types."""
