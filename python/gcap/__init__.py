@@ -10,7 +10,7 @@ simulator that enforces every capture rule, from Python.
         print(buf.to_numpy(np.uint8)[:4])
 """
 from ._lib import lib as _clib
-from ._objects import (BackendError, Buffer, Capture, CapturedEvent, CaptureImplicit, CaptureInvalidated,
+from ._objects import (BackendError, Buffer, CallbackError, Capture, CapturedEvent, CaptureImplicit, CaptureInvalidated,
                        CaptureIsolation, CaptureMerge, CaptureUnjoined, CaptureUnmatched, CaptureUnsupported,
                        CaptureWrongThread, Context, ContextClosed, Error, Event, ExecUpdateFailure, IllegalState,
                        InvalidHandle, InvalidValue, NotFound, NotInitialized, NotReady, NotSupported, OutOfMemory,
@@ -39,5 +39,5 @@ __all__ = [
     "Error", "InvalidValue", "OutOfMemory", "NotInitialized", "InvalidHandle", "NotSupported", "NotFound", "NotReady",
     "IllegalState", "CaptureUnsupported", "CaptureInvalidated", "CaptureMerge", "CaptureUnmatched", "CaptureUnjoined",
     "CaptureIsolation", "CaptureImplicit", "CapturedEvent", "CaptureWrongThread", "ExecUpdateFailure", "BackendError",
-    "ContextClosed",
+    "ContextClosed", "CallbackError",
 ]

@@ -157,7 +157,7 @@ class Graph(Handle):
         return self._added(lib.gcap_graph_add_kernel_node(self._handle(), arr, n, byref(p), byref(h)), h)
 
     def add_host(self, fn, deps=()):
-        cb = self._ctx._keep_alive(host_callback(fn))
+        cb = self._ctx._keep_alive(host_callback(self._ctx, fn))
         p = _lib.host_node_params(cb, None)
         arr, n = _node_array(deps)
         h = c_void_p()
@@ -361,6 +361,7 @@ class Exec(Handle):
 
     def launch(self, stream):
         check(lib.gcap_exec_launch(self._handle(), stream._handle()))
+        self._ctx._report_callbacks()
 
     def upload(self, stream):
         check(lib.gcap_exec_upload(self._handle(), stream._handle()))

@@ -83,10 +83,8 @@ def _block_function(ctx, kdef):
                 cell = ctypes.cast(args_p[i], POINTER(p.ctype)).contents
                 values.append(_view(ctx, cell.value or 0, p.dtype) if p.pointer else cell.value)
             kdef.sim(Block(block_p.contents), *values)
-        except BaseException:  # cannot propagate through C
-            import sys
-            import traceback
-            traceback.print_exc(file=sys.stderr)
+        except BaseException as exc:  # cannot cross C: the launch's caller, or the next wait, reports it
+            ctx._callback_failed("kernel %s" % kdef.name, exc)
     return _lib.sim_block_fn(call)
 
 

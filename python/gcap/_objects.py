@@ -1,7 +1,5 @@
 """Contexts, errors, memory, streams, events and captures: the C handles, owned by Python objects."""
 import ctypes
-import sys
-import traceback
 import weakref
 from ctypes import byref, c_float, c_int, c_size_t, c_void_p
 
@@ -55,6 +53,11 @@ BackendError = _error_class("BackendError", "GCAP_ERROR_BACKEND")
 
 class ContextClosed(InvalidHandle):
     """The object's context was closed: its C handle is gone."""
+
+
+class CallbackError(BackendError):
+    """A Python kernel or host function raised; its exception is the `__cause__`. Raised by the call
+    that ran it or waited for it (a launch, a synchronize)."""
 
 
 def error_of(st, message=None):
@@ -157,6 +160,7 @@ class Context:
             raise err
         self._h = h.value
         self._buffers = {}  # pointer -> Buffer, for the views Python kernels get
+        self._failures = []  # (what, exception) of Python callbacks that raised, for the next call to report
 
     def _sim_options(self, sim):
         so = _lib.sim_options()
@@ -228,6 +232,7 @@ class Context:
 
     def synchronize(self):
         check(lib.gcap_context_synchronize(self._handle()))
+        self._report_callbacks()
 
     def stats(self):
         """The simulator's counters as a dict (NotSupported on CUDA)."""
@@ -266,6 +271,16 @@ class Context:
         if self._trace_file:
             _lib.libc.fflush(self._trace_file)
         return Trace(self._trace_path)
+
+    def _callback_failed(self, what, exc):
+        self._failures.append((what, exc))
+
+    def _report_callbacks(self):
+        """Raises CallbackError for the first Python callback that raised since the last report."""
+        if not self._failures:
+            return
+        (what, exc), self._failures = self._failures[0], []
+        raise CallbackError("%s raised %s: %s" % (what, type(exc).__name__, exc), "GCAP_ERROR_BACKEND", 999) from exc
 
     def _keep_alive(self, obj):
         self._keep.append(obj)
@@ -392,6 +407,7 @@ class Stream(Handle):
     def synchronize(self):
         check(lib.gcap_stream_synchronize(self._handle()))
         self._keep.clear()
+        self._ctx._report_callbacks()
 
     def query(self):
         """True when all its work is done."""
@@ -422,11 +438,13 @@ class Stream(Handle):
         packed = kernel._pack(args)
         check(lib.gcap_launch_kernel(self._handle(), kernel._handle(), dim3_of(grid), dim3_of(block), int(shared_mem),
                                      packed.pointers))
+        self._ctx._report_callbacks()
 
     def host_func(self, fn):
         """Runs fn() when the stream reaches it (a host node when capturing)."""
-        cb = self._ctx._keep_alive(host_callback(fn))
+        cb = self._ctx._keep_alive(host_callback(self._ctx, fn))
         check(lib.gcap_launch_host_func(self._handle(), cb, None))
+        self._ctx._report_callbacks()
 
     def capture(self, mode="global"):
         """`with s.capture() as cap:` records the stream's work into `cap.graph` instead of running it."""
@@ -447,12 +465,13 @@ def dim3_of(v):
     return _lib.dim3(v[0], v[1], v[2])
 
 
-def host_callback(fn):
+def host_callback(ctx, fn):
+    """A C host function calling fn(); an exception cannot cross C, so the next call reports it."""
     def call(_user_data):
         try:
             fn()
-        except BaseException:  # it cannot propagate through C: report it as an unraisable error
-            traceback.print_exc(file=sys.stderr)
+        except BaseException as exc:
+            ctx._callback_failed("host function %s" % getattr(fn, "__name__", repr(fn)), exc)
     return _lib.host_fn(call)
 
 
@@ -472,6 +491,7 @@ class Event(Handle):
 
     def synchronize(self):
         check(lib.gcap_event_synchronize(self._handle()))
+        self._ctx._report_callbacks()
 
     def query(self):
         st = lib.gcap_event_query(self._handle())

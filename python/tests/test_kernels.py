@@ -57,3 +57,24 @@ def test_a_while_loop_set_from_a_python_kernel(ctx):
     s.synchronize()
     assert counter.to_numpy(np.uint32)[0] == 0
     assert ctx.stats()["nodes_executed"] - before == 1 + 5
+
+
+def test_an_exception_in_a_python_kernel_or_host_function_is_raised_by_the_caller(ctx):
+    def broken(block, x):
+        raise ZeroDivisionError("in the kernel")
+
+    mod = ctx.load_module([gcap.kernel("broken", ["uint8*"], sim=broken)])
+    buf = ctx.alloc(8)
+    s = ctx.stream()
+    with pytest.raises(gcap.CallbackError) as info:
+        s.launch(mod.broken, 1, 1, args=(buf,))
+        s.synchronize()
+    assert isinstance(info.value.__cause__, ZeroDivisionError)
+    assert "kernel broken raised ZeroDivisionError: in the kernel" in str(info.value)
+    assert info.value.status == "GCAP_ERROR_BACKEND"
+    g = ctx.graph()
+    g.add_host(lambda: 1 / 0)
+    with pytest.raises(gcap.CallbackError):
+        g.instantiate().launch(s)
+        s.synchronize()
+    s.synchronize()  # reported once
