@@ -196,6 +196,19 @@ class Graph(Handle):
         node = self._added(lib.gcap_graph_add_conditional_node(self._handle(), arr, n, byref(p), byref(h)), h)
         return node, [Graph(self._ctx, bodies[i], owned=False) for i in range(size)]
 
+    def add_mem_alloc(self, nbytes, deps=()):
+        """An allocation node; returns (node, address): the address is fixed from now on."""
+        p = _lib.mem_alloc_node_params(int(nbytes), None, None)
+        arr, n = _node_array(deps)
+        h = c_void_p()
+        node = self._added(lib.gcap_graph_add_mem_alloc_node(self._handle(), arr, n, byref(p), byref(h)), h)
+        return node, p.dptr
+
+    def add_mem_free(self, address, deps=()):
+        arr, n = _node_array(deps)
+        h = c_void_p()
+        return self._added(lib.gcap_graph_add_mem_free_node(self._handle(), arr, n, int(address), byref(h)), h)
+
     def add_dependencies(self, edges):
         """Adds (from, to) edges; all or none."""
         edges = list(edges)
@@ -332,6 +345,18 @@ class Node:
         p = _lib.kernel_node_params(kernel._handle(), dim3_of(grid), dim3_of(block), int(shared_mem), packed.pointers)
         check(lib.gcap_node_set_kernel_params(self._handle(), byref(p)))
 
+    @property
+    def priority(self):
+        """A kernel node's priority attribute (lower is more urgent; used with instantiate(use_node_priority=True))."""
+        v = _lib.kernel_node_attr_value()
+        check(lib.gcap_graph_kernel_node_get_attribute(self._handle(), 8, byref(v)))
+        return v.priority
+
+    @priority.setter
+    def priority(self, value):
+        v = _lib.kernel_node_attr_value(int(value))
+        check(lib.gcap_graph_kernel_node_set_attribute(self._handle(), 8, byref(v)))
+
     def destroy(self):
         """Removes the node and its edges from its graph."""
         check(lib.gcap_graph_destroy_node(self._handle()))
@@ -391,6 +416,10 @@ class Exec(Handle):
         packed = kernel._pack(args)
         p = _lib.kernel_node_params(kernel._handle(), dim3_of(grid), dim3_of(block), int(shared_mem), packed.pointers)
         check(lib.gcap_exec_kernel_node_set_params(self._handle(), node._handle(), byref(p)))
+
+    def set_child(self, node, graph):
+        """Gives child-graph node `node` the values of `graph`, of the same shape (cudaGraphExecChildGraphNodeSetParams)."""
+        check(lib.gcap_exec_child_graph_node_set_params(self._handle(), node._handle(), graph._handle()))
 
     def set_enabled(self, node, enabled):
         check(lib.gcap_exec_node_set_enabled(self._handle(), node._handle(), bool(enabled)))

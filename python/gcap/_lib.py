@@ -104,6 +104,14 @@ class exec_update_info(Structure):
     _fields_ = [("result", c_int), ("error_node", c_void_p), ("error_from_node", c_void_p)]
 
 
+class mem_alloc_node_params(Structure):
+    _fields_ = [("bytes", c_size_t), ("pool", c_void_p), ("dptr", c_void_p)]
+
+
+class kernel_node_attr_value(Union):
+    _fields_ = [("priority", c_int)]
+
+
 class conditional_node_params(Structure):
     _fields_ = [("handle", c_uint64), ("type", c_int), ("size", c_uint), ("body_out", POINTER(c_void_p))]
 
@@ -197,6 +205,14 @@ _PROTOTYPES = {
     "gcap_exec_memset_node_set_params": (status, [c_void_p, c_void_p, POINTER(memset_node_params)]),
     "gcap_exec_node_set_enabled": (status, [c_void_p, c_void_p, c_bool]),
     "gcap_sim_set_conditional": (None, [c_uint64, c_uint]),
+    "gcap_mem_alloc_pitch": (status, [c_void_p, c_size_t, c_size_t, POINTER(c_void_p), POINTER(c_size_t)]),
+    "gcap_memcpy_2d_async": (status, [c_void_p, c_void_p, c_size_t, c_void_p, c_size_t, c_size_t, c_size_t, c_int]),
+    "gcap_graph_add_mem_alloc_node": (status, [c_void_p, POINTER(c_void_p), c_size_t, POINTER(mem_alloc_node_params),
+                                               POINTER(c_void_p)]),
+    "gcap_graph_add_mem_free_node": (status, [c_void_p, POINTER(c_void_p), c_size_t, c_void_p, POINTER(c_void_p)]),
+    "gcap_graph_kernel_node_set_attribute": (status, [c_void_p, c_int, POINTER(kernel_node_attr_value)]),
+    "gcap_graph_kernel_node_get_attribute": (status, [c_void_p, c_int, POINTER(kernel_node_attr_value)]),
+    "gcap_exec_child_graph_node_set_params": (status, [c_void_p, c_void_p, c_void_p]),
 }
 
 for _name, (_restype, _argtypes) in _PROTOTYPES.items():

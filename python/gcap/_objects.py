@@ -250,6 +250,10 @@ class Context:
         """nbytes of device memory: a Buffer."""
         return Buffer(self, nbytes)
 
+    def alloc_pitch(self, width, height):
+        """`height` rows of at least `width` bytes (cudaMallocPitch): a Buffer whose `.pitch` is the row stride."""
+        return Buffer(self, 0, rows=(width, height))
+
     def graph(self):
         from ._graphs import Graph
         return Graph._create(self)
@@ -309,9 +313,15 @@ def kind_of(kind):
 class Buffer(Handle):
     """Device memory of a context: `.ptr` (its address) and `.nbytes`."""
 
-    def __init__(self, ctx, nbytes):
+    def __init__(self, ctx, nbytes, rows=None):
         p = c_void_p()
-        check(lib.gcap_mem_alloc(ctx._handle(), int(nbytes), byref(p)))
+        self.pitch = None
+        if rows is None:
+            check(lib.gcap_mem_alloc(ctx._handle(), int(nbytes), byref(p)))
+        else:
+            pitch = c_size_t()
+            check(lib.gcap_mem_alloc_pitch(ctx._handle(), int(rows[0]), int(rows[1]), byref(p), byref(pitch)))
+            self.pitch, nbytes = pitch.value, pitch.value * int(rows[1])
         super().__init__(ctx, p.value)
         self.nbytes = int(nbytes)
         self._ptr = p.value
@@ -432,6 +442,14 @@ class Stream(Handle):
         d, s, nbytes, keep = copy_operands(dst, src, nbytes)
         self._keep.extend(x for x in keep if x is not None and not isinstance(x, Buffer))
         check(lib.gcap_memcpy_async(self._handle(), d, s, nbytes, kind_of(kind)))
+
+    def memcpy_2d(self, dst, dpitch, src, spitch, width, height, kind="default"):
+        """`height` rows of `width` bytes, rows `spitch` bytes apart in src and `dpitch` in dst (cudaMemcpy2DAsync)."""
+        d, _, dkeep = _pointer_of(dst)
+        s, _, skeep = _pointer_of(src)
+        self._keep.extend(x for x in (dkeep, skeep) if x is not None and not isinstance(x, Buffer))
+        check(lib.gcap_memcpy_2d_async(self._handle(), d, int(dpitch), s, int(spitch), int(width), int(height),
+                                       kind_of(kind)))
 
     def launch(self, kernel, grid, block, args=(), shared_mem=0):
         """Launches `kernel` (from ctx.load_module) with `args` converted to its parameter types."""

@@ -97,3 +97,54 @@ def test_version_and_stats(ctx):
     assert "graph_launches" in stats and "bytes_set" in stats
     info = ctx.stream().capture_info()
     assert info["status"] == "none"
+
+
+def test_pitched_memory_and_2d_copies(ctx):
+    rows = ctx.alloc_pitch(24, 5)
+    assert rows.pitch == 512 and rows.nbytes == 512 * 5
+    host = np.arange(40 * 5, dtype=np.uint8).reshape(5, 40)
+    back = np.zeros((5, 24), np.uint8)
+    s = ctx.stream()
+    s.memcpy_2d(rows, rows.pitch, host, 40, 24, 5)
+    s.memcpy_2d(back, 24, rows, rows.pitch, 24, 5)
+    s.synchronize()
+    assert (back == host[:, :24]).all()
+    with pytest.raises(gcap.InvalidValue):
+        s.memcpy_2d(rows, 8, host, 40, 24, 5)
+
+
+def test_allocation_nodes_priorities_and_the_child_setter(ctx):
+    g = ctx.graph()
+    alloc, address = g.add_mem_alloc(256)
+    fill = g.add_memset(address, 3, deps=[alloc], nbytes=256)
+    host = np.zeros(256, np.uint8)
+    copy = g.add_memcpy(host, address, nbytes=256, deps=[fill])
+    g.add_mem_free(address, deps=[copy])
+    assert [n.type for n in g.nodes] == ["mem_alloc", "memset", "memcpy", "mem_free"]
+    s = ctx.stream()
+    g.instantiate().launch(s)
+    s.synchronize()
+    assert (host == 3).all()
+
+    def nothing(block, x):
+        pass
+
+    mod = ctx.load_module([gcap.kernel("nothing", ["uint8*"], sim=nothing)])
+    k = ctx.graph().add_kernel(mod.nothing, 1, 1, args=(0,))
+    assert k.priority == 0
+    k.priority = -2
+    assert k.priority == -2
+    with pytest.raises(gcap.InvalidValue):
+        fill.priority = 1  # not a kernel node
+
+    buf = ctx.alloc(64)
+    child, other = ctx.graph(), ctx.graph()
+    child.add_memset(buf, 1)
+    other.add_memset(buf, 2)
+    parent = ctx.graph()
+    node = parent.add_child(child)
+    x = parent.instantiate()
+    x.set_child(node, other)
+    x.launch(s)
+    s.synchronize()
+    assert (buf.to_numpy(np.uint8) == 2).all()
