@@ -14,7 +14,7 @@ from ._objects import (BackendError, Buffer, CallbackError, Capture, CapturedEve
                        CaptureIsolation, CaptureMerge, CaptureUnjoined, CaptureUnmatched, CaptureUnsupported,
                        CaptureWrongThread, Context, ContextClosed, Error, Event, ExecUpdateFailure, IllegalState,
                        InvalidHandle, InvalidValue, NotFound, NotInitialized, NotReady, NotSupported, OutOfMemory,
-                       Stream)
+                       Stream, UserObject)
 from ._graphs import Exec, Graph, Node, Race
 from ._kernels import Kernel, KernelDef, Module, kernel
 
@@ -39,5 +39,5 @@ __all__ = [
     "Error", "InvalidValue", "OutOfMemory", "NotInitialized", "InvalidHandle", "NotSupported", "NotFound", "NotReady",
     "IllegalState", "CaptureUnsupported", "CaptureInvalidated", "CaptureMerge", "CaptureUnmatched", "CaptureUnjoined",
     "CaptureIsolation", "CaptureImplicit", "CapturedEvent", "CaptureWrongThread", "ExecUpdateFailure", "BackendError",
-    "ContextClosed", "CallbackError",
+    "ContextClosed", "CallbackError", "UserObject",
 ]

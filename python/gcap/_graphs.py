@@ -196,6 +196,26 @@ class Graph(Handle):
         node = self._added(lib.gcap_graph_add_conditional_node(self._handle(), arr, n, byref(p), byref(h)), h)
         return node, [Graph(self._ctx, bodies[i], owned=False) for i in range(size)]
 
+    def add_memcpy_3d(self, dst, src, extent, dst_pitch=0, src_pitch=0, dst_rows=0, src_rows=0, dst_pos=(0, 0, 0),
+                      src_pos=(0, 0, 0), kind="default", deps=()):
+        """A copy of extent = (width in bytes, rows, slices) between pitched sides (cudaMemcpy3DParms, linear memory)."""
+        d, _, dkeep = _pointer_of(dst)
+        s, _, skeep = _pointer_of(src)
+        self._host_fns.append((dkeep, skeep))
+        p = _lib.memcpy_3d_params(_lib.pitched_ptr(s, src_pitch, src_pitch, src_rows), _lib.pos(*src_pos),
+                                  _lib.pitched_ptr(d, dst_pitch, dst_pitch, dst_rows), _lib.pos(*dst_pos),
+                                  _lib.extent(*extent), kind_of(kind))
+        arr, n = _node_array(deps)
+        h = c_void_p()
+        return self._added(lib.gcap_graph_add_memcpy_3d_node(self._handle(), arr, n, byref(p), byref(h)), h)
+
+    def retain_user_object(self, obj, count=1, move=False):
+        """The graph takes `count` references of obj (your own with move=True)."""
+        check(lib.gcap_graph_retain_user_object(self._handle(), obj._handle(), int(count), 1 if move else 0))
+
+    def release_user_object(self, obj, count=1):
+        check(lib.gcap_graph_release_user_object(self._handle(), obj._handle(), int(count)))
+
     def add_mem_alloc(self, nbytes, deps=()):
         """An allocation node; returns (node, address): the address is fixed from now on."""
         p = _lib.mem_alloc_node_params(int(nbytes), None, None)
@@ -367,8 +387,7 @@ class Exec(Handle):
     executable never overlap."""
 
     def __init__(self, ctx, h, graph):
-        super().__init__(ctx, h)
-        self.source = graph
+        super().__init__(ctx, h)  # independent of `graph` from now on, as in C
 
     def close(self):
         h, self._h = self._h, None

@@ -112,6 +112,23 @@ class kernel_node_attr_value(Union):
     _fields_ = [("priority", c_int)]
 
 
+class pitched_ptr(Structure):
+    _fields_ = [("ptr", c_void_p), ("pitch", c_size_t), ("xsize", c_size_t), ("ysize", c_size_t)]
+
+
+class pos(Structure):
+    _fields_ = [("x", c_size_t), ("y", c_size_t), ("z", c_size_t)]
+
+
+class extent(Structure):
+    _fields_ = [("width", c_size_t), ("height", c_size_t), ("depth", c_size_t)]
+
+
+class memcpy_3d_params(Structure):
+    _fields_ = [("src", pitched_ptr), ("src_pos", pos), ("dst", pitched_ptr), ("dst_pos", pos), ("extent", extent),
+                ("kind", c_int)]
+
+
 class conditional_node_params(Structure):
     _fields_ = [("handle", c_uint64), ("type", c_int), ("size", c_uint), ("body_out", POINTER(c_void_p))]
 
@@ -213,6 +230,16 @@ _PROTOTYPES = {
     "gcap_graph_kernel_node_set_attribute": (status, [c_void_p, c_int, POINTER(kernel_node_attr_value)]),
     "gcap_graph_kernel_node_get_attribute": (status, [c_void_p, c_int, POINTER(kernel_node_attr_value)]),
     "gcap_exec_child_graph_node_set_params": (status, [c_void_p, c_void_p, c_void_p]),
+    "gcap_graph_add_memcpy_3d_node": (status, [c_void_p, POINTER(c_void_p), c_size_t, POINTER(memcpy_3d_params),
+                                               POINTER(c_void_p)]),
+    "gcap_user_object_create": (status, [c_void_p, c_void_p, host_fn, c_uint, c_uint, POINTER(c_void_p)]),
+    "gcap_user_object_retain": (status, [c_void_p, c_uint]),
+    "gcap_user_object_release": (status, [c_void_p, c_uint]),
+    "gcap_graph_retain_user_object": (status, [c_void_p, c_void_p, c_uint, c_uint]),
+    "gcap_graph_release_user_object": (status, [c_void_p, c_void_p, c_uint]),
+    "gcap_context_get_graph_mem_attribute": (status, [c_void_p, c_int, POINTER(c_uint64)]),
+    "gcap_context_set_graph_mem_attribute": (status, [c_void_p, c_int, c_uint64]),
+    "gcap_context_graph_mem_trim": (status, [c_void_p]),
 }
 
 for _name, (_restype, _argtypes) in _PROTOTYPES.items():

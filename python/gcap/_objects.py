@@ -276,6 +276,28 @@ class Context:
             _lib.libc.fflush(self._trace_file)
         return Trace(self._trace_path)
 
+    def graph_memory(self):
+        """The context's graph memory in bytes: used and reserved, now and at their highest."""
+        out = {}
+        for i, name in enumerate(("used", "used_high", "reserved", "reserved_high")):
+            v = ctypes.c_uint64()
+            check(lib.gcap_context_get_graph_mem_attribute(self._handle(), i, byref(v)))
+            out[name] = v.value
+        return out
+
+    def reset_graph_memory_high(self):
+        """The two high marks become the current figures."""
+        for attr in (1, 3):
+            check(lib.gcap_context_set_graph_mem_attribute(self._handle(), attr, 0))
+
+    def trim_graph_memory(self):
+        """Gives back reserved graph memory no graph allocation holds (cudaDeviceGraphMemTrim)."""
+        check(lib.gcap_context_graph_mem_trim(self._handle()))
+
+    def user_object(self, destroy, refs=1):
+        """A resource whose `destroy()` runs once the last reference (yours, graphs', executables') is gone."""
+        return UserObject(self, destroy, refs)
+
     def _callback_failed(self, what, exc):
         self._failures.append((what, exc))
 
@@ -581,3 +603,23 @@ class Capture:
             return "<gcap.Capture (%s mode) failed: %s: %s>" % (self.mode, self.error.status, self.error)
         return "<gcap.Capture (%s mode) %s>" % (self.mode, self.status)
 
+
+
+class UserObject(Handle):
+    """cudaUserObjectCreate: `retain(n)`, `release(n)`; graphs take references with Graph.retain_user_object.
+    The Python object holds no reference: its references are the counts given."""
+
+    def __init__(self, ctx, destroy, refs):
+        self._callback = ctx._keep_alive(host_callback(ctx, destroy))
+        h = c_void_p()
+        check(lib.gcap_user_object_create(ctx._handle(), None, self._callback, int(refs), 1, byref(h)))
+        super().__init__(ctx, h.value)
+
+    def close(self):
+        self._h = None  # its references count, not this object
+
+    def retain(self, count=1):
+        check(lib.gcap_user_object_retain(self._handle(), int(count)))
+
+    def release(self, count=1):
+        check(lib.gcap_user_object_release(self._handle(), int(count)))

@@ -148,3 +148,49 @@ def test_allocation_nodes_priorities_and_the_child_setter(ctx):
     x.launch(s)
     s.synchronize()
     assert (buf.to_numpy(np.uint8) == 2).all()
+
+
+def test_3d_copy_nodes(ctx):
+    a, b = ctx.alloc(16 * 4 * 2), ctx.alloc(16 * 4 * 2)
+    a.copy_from(np.arange(128, dtype=np.uint8))
+    b.copy_from(np.zeros(128, np.uint8))
+    g = ctx.graph()
+    g.add_memcpy_3d(b, a, extent=(4, 2, 2), dst_pitch=16, src_pitch=16, dst_rows=4, src_rows=4, src_pos=(8, 1, 0),
+                    kind="device_to_device")
+    s = ctx.stream()
+    g.instantiate().launch(s)
+    s.synchronize()
+    out = b.to_numpy(np.uint8).reshape(2, 4, 16)
+    src = np.arange(128, dtype=np.uint8).reshape(2, 4, 16)
+    assert (out[:, :2, :4] == src[:, 1:3, 8:12]).all()
+    assert out[:, 2:, :].sum() == 0 and out[:, :, 4:].sum() == 0
+    with pytest.raises(gcap.InvalidValue):
+        g.add_memcpy_3d(b, a, extent=(4, 2, 2), dst_pitch=2, src_pitch=16, dst_rows=4, src_rows=4)
+
+
+def test_user_objects_and_graph_memory(ctx):
+    gone = []
+    obj = ctx.user_object(lambda: gone.append(1))
+    g = ctx.graph()
+    g.retain_user_object(obj, move=True)  # the graph holds the only reference
+    x = g.instantiate()
+    del g
+    import gc
+    gc.collect()
+    assert gone == []                     # the executable still holds one
+    x.close()
+    assert gone == [1]
+    other = ctx.user_object(lambda: gone.append(2), refs=2)
+    other.release(2)
+    assert gone == [1, 2]
+
+    mem = ctx.graph_memory()
+    assert set(mem) == {"used", "used_high", "reserved", "reserved_high"}
+    h = ctx.graph()
+    alloc, address = h.add_mem_alloc(4096)
+    assert ctx.graph_memory()["reserved"] >= 4096
+    del h, alloc
+    gc.collect()
+    ctx.trim_graph_memory()
+    ctx.reset_graph_memory_high()
+    assert ctx.graph_memory()["reserved"] == 0
