@@ -192,3 +192,15 @@ gcap_status test_module_load(gcap_context *ctx, const gcap_module_desc *d, gcap_
   free(ptx);
   return st;
 }
+
+void test_countdown_sim(const gcap_sim_thread *t, void *const *args) {
+  uint32_t *counter;
+  gcap_conditional_handle h;
+  memcpy(&counter, args[0], sizeof counter);
+  memcpy(&h, args[1], sizeof h);
+  if (t->thread_idx.x != 0) return;
+  --*counter;
+  gcap_sim_set_conditional(h, *counter != 0);
+}
+
+const size_t test_countdown_sizes[2] = {sizeof(uint32_t *), sizeof(gcap_conditional_handle)};

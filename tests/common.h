@@ -47,6 +47,15 @@ void *test_dev_alloc(gcap_context *ctx, size_t bytes);
 gcap_stream *test_stream_create(gcap_context *ctx);
 gcap_graph *test_graph_create(gcap_context *ctx);
 
+/*
+ * A kernel for conditional loops (simulator): countdown(uint32_t *counter, gcap_conditional_handle h)
+ * decrements *counter and sets h to whether it is still above 0. TEST_COUNTDOWN_KERNEL defines it.
+ */
+void test_countdown_sim(const gcap_sim_thread *t, void *const *args);
+extern const size_t test_countdown_sizes[2];
+#define TEST_COUNTDOWN_KERNEL \
+  { .name = "countdown", .sim_fn = test_countdown_sim, .num_params = 2, .param_sizes = test_countdown_sizes }
+
 /* The usual fixture: a context (test_context_create) and one stream on it. */
 struct test_fixture {
   gcap_context *ctx;

@@ -1375,19 +1375,6 @@ static void test_stream_race_check_oom(void **state) {
 
 /* ------------------------------------------ the CUDA 12 graph API: one scenario */
 
-/* countdown(uint32_t *counter, gcap_conditional_handle h): --*counter; h says whether it is above 0. */
-static void countdown_sim(const gcap_sim_thread *t, void *const *args) {
-  uint32_t *counter;
-  gcap_conditional_handle h;
-  memcpy(&counter, args[0], sizeof counter);
-  memcpy(&h, args[1], sizeof h);
-  if (t->thread_idx.x != 0) return;
-  --*counter;
-  gcap_sim_set_conditional(h, *counter != 0);
-}
-
-static const size_t countdown_sizes[] = {sizeof(uint32_t *), sizeof(gcap_conditional_handle)};
-
 /*
  * A WHILE node counting down in its body, a 3-D copy, allocation nodes by hand, a kernel with a
  * priority, instantiation with the priority flag and a launch; then a child graph's executable
@@ -1396,7 +1383,7 @@ static const size_t countdown_sizes[] = {sizeof(uint32_t *), sizeof(gcap_conditi
 static bool graph_api_12_once(long n) {
   struct fx f;
   fx_setup(&f, false);
-  const gcap_kernel_def def = {.name = "countdown", .sim_fn = countdown_sim, .num_params = 2, .param_sizes = countdown_sizes};
+  const gcap_kernel_def def = TEST_COUNTDOWN_KERNEL;
   gcap_module_desc d = {.kernels = &def, .num_kernels = 1};
   gcap_module *m = NULL;
   gcap_kernel *countdown = NULL;

@@ -27,16 +27,6 @@ static void set_sim(const gcap_sim_thread *t, void *const *args) {
   if (t->thread_idx.x == 0) gcap_sim_set_conditional(h, v);
 }
 
-/* countdown(counter, h): --*counter, and the handle says whether it is still above 0. */
-static void countdown_sim(const gcap_sim_thread *t, void *const *args) {
-  uint32_t *counter;
-  gcap_conditional_handle h;
-  memcpy(&counter, args[0], sizeof counter);
-  memcpy(&h, args[1], sizeof h);
-  if (t->thread_idx.x != 0) return;
-  --*counter;
-  gcap_sim_set_conditional(h, *counter != 0);
-}
 
 /* add(p, v): *p += v. */
 static void add_sim(const gcap_sim_thread *t, void *const *args) {
@@ -47,7 +37,6 @@ static void add_sim(const gcap_sim_thread *t, void *const *args) {
 }
 
 static const size_t set_sizes[] = {sizeof(gcap_conditional_handle), sizeof(uint32_t)};
-static const size_t countdown_sizes[] = {sizeof(uint32_t *), sizeof(gcap_conditional_handle)};
 static const size_t add_sizes[] = {sizeof(uint32_t *), sizeof(uint32_t)};
 
 struct fx {
@@ -63,7 +52,7 @@ static int setup(void **state) {
   f->s = test_stream_create(f->ctx);
   const gcap_kernel_def defs[] = {
       {.name = "set", .sim_fn = set_sim, .num_params = 2, .param_sizes = set_sizes},
-      {.name = "countdown", .sim_fn = countdown_sim, .num_params = 2, .param_sizes = countdown_sizes},
+      TEST_COUNTDOWN_KERNEL,
       {.name = "add", .sim_fn = add_sim, .num_params = 2, .param_sizes = add_sizes},
   };
   gcap_module_desc d = {.kernels = defs, .num_kernels = 3};

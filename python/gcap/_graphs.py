@@ -6,8 +6,8 @@ from ctypes import byref, c_size_t, c_uint64, c_void_p
 
 from . import _lib
 from ._lib import lib
-from ._objects import (Buffer, ExecUpdateFailure, Handle, InvalidValue, _pointer_of, check, copy_operands, error_of,
-                       host_callback, kind_of)
+from ._objects import (Buffer, ExecUpdateFailure, Handle, InvalidValue, _pointer_of, check, copy_operands, dim3_of,
+                       error_of, host_callback, kind_of)
 
 NODE_TYPES = {0: "kernel", 1: "memcpy", 2: "memset", 3: "host", 4: "graph", 5: "empty", 6: "event_wait",
               7: "event_record", 10: "mem_alloc", 11: "mem_free", 13: "conditional"}
@@ -149,9 +149,7 @@ class Graph(Handle):
         return self._added(lib.gcap_graph_add_memcpy_node(self._handle(), arr, n, byref(p), byref(h)), h)
 
     def add_kernel(self, kernel, grid, block, args=(), deps=(), shared_mem=0):
-        from ._objects import dim3_of
-        packed = kernel._pack(args)
-        p = _lib.kernel_node_params(kernel._handle(), dim3_of(grid), dim3_of(block), int(shared_mem), packed.pointers)
+        p, _values = _kernel_params(kernel, grid, block, args, shared_mem)
         arr, n = _node_array(deps)
         h = c_void_p()
         return self._added(lib.gcap_graph_add_kernel_node(self._handle(), arr, n, byref(p), byref(h)), h)
@@ -261,6 +259,12 @@ def _via_file(write):
         os.remove(path)
 
 
+def _kernel_params(kernel, grid, block, args, shared_mem):
+    """The C parameters of a kernel node, and the argument values they point at (keep them until the call returns)."""
+    packed = kernel._pack(args)
+    return _lib.kernel_node_params(kernel._handle(), dim3_of(grid), dim3_of(block), int(shared_mem), packed.pointers), packed
+
+
 def _memset_params(buf, value, offset, nbytes, element_size):
     ptr, size, _ = _pointer_of(buf)
     if nbytes is None:
@@ -360,9 +364,7 @@ class Node:
         check(lib.gcap_node_set_memcpy_params(self._handle(), byref(p)))
 
     def set_kernel(self, kernel, grid, block, args=(), shared_mem=0):
-        from ._objects import dim3_of
-        packed = kernel._pack(args)
-        p = _lib.kernel_node_params(kernel._handle(), dim3_of(grid), dim3_of(block), int(shared_mem), packed.pointers)
+        p, _values = _kernel_params(kernel, grid, block, args, shared_mem)
         check(lib.gcap_node_set_kernel_params(self._handle(), byref(p)))
 
     @property
@@ -431,9 +433,7 @@ class Exec(Handle):
         check(lib.gcap_exec_memcpy_node_set_params(self._handle(), node._handle(), byref(p)))
 
     def set_kernel(self, node, kernel, grid, block, args=(), shared_mem=0):
-        from ._objects import dim3_of
-        packed = kernel._pack(args)
-        p = _lib.kernel_node_params(kernel._handle(), dim3_of(grid), dim3_of(block), int(shared_mem), packed.pointers)
+        p, _values = _kernel_params(kernel, grid, block, args, shared_mem)
         check(lib.gcap_exec_kernel_node_set_params(self._handle(), node._handle(), byref(p)))
 
     def set_child(self, node, graph):

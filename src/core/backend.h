@@ -165,7 +165,7 @@ struct gcap__plan {
   uint32_t *deps; /* plan indices: an executable holds fewer than 2^32 entries and edges */
   size_t num_deps;
   /* The kernel entries' argument copies made at instantiation, in one block (a setter's
-   * replacement is an allocation of its own: see gcap__plan_free_args). */
+   * replacement is an allocation of its own: see gcap__plan_free_owned). */
   unsigned char *args_block;
   size_t args_block_bytes;
 };

@@ -19,15 +19,14 @@ struct gcap__cond *gcap__cond_lookup(uint64_t h) {
   return gcap__registry_has(p, GCAP__H_COND) ? p : NULL;
 }
 
-static void cond_release(struct gcap_context *ctx, struct gcap__cond *c) {
+static void cond_release(struct gcap__cond *c) {
   if (--c->refs > 0) return;
-  (void)ctx;
   gcap__registry_remove(c);
   gcap__free(c);
 }
 
 void gcap__graph_release_conds(struct gcap_graph *g) {
-  for (size_t i = 0; i < g->num_conds; i++) cond_release(g->ctx, g->conds[i]);
+  for (size_t i = 0; i < g->num_conds; i++) cond_release(g->conds[i]);
   gcap__free(g->conds);
   if (g->cond_native) gcap__backend_cond_native_release(g->ctx, g->cond_native);
   g->conds = NULL, g->num_conds = g->conds_cap = 0, g->cond_native = NULL;
@@ -119,7 +118,7 @@ void gcap__cond_node_free(struct gcap_node *n) {
   if (!cn) return;
   for (unsigned i = 0; i < cn->size; i++)
     if (cn->bodies[i]) gcap__graph_free(cn->bodies[i]);
-  cond_release(gcap__chunk_of(n)->graph->ctx, cn->cond);
+  cond_release(cn->cond);
   gcap__free(cn);
   n->p.cond = NULL;
 }
@@ -213,7 +212,7 @@ static gcap_status check_body(const struct gcap_graph *body, const struct gcap_n
 void gcap__cond_plan_free(struct gcap_context *ctx, struct gcap__cond_plan *cp) {
   if (!cp) return;
   for (unsigned i = 0; cp->bodies && i < cp->size; i++) gcap__plan_release(ctx, &cp->bodies[i]);
-  if (cp->cond) cond_release(ctx, cp->cond);
+  if (cp->cond) cond_release(cp->cond);
   gcap__free(cp->bodies);
   gcap__free(cp);
 }
@@ -254,7 +253,7 @@ int gcap__plan_take_conds(struct gcap__plan *p, const struct gcap_graph *g) {
 }
 
 void gcap__plan_drop_conds(struct gcap_context *ctx, struct gcap__plan *p) {
-  for (size_t i = 0; i < p->num_conds; i++) cond_release(ctx, p->conds[i]);
+  for (size_t i = 0; i < p->num_conds; i++) cond_release(p->conds[i]);
   gcap__free(p->conds);
   if (p->cond_native) gcap__backend_cond_native_release(ctx, p->cond_native);
   p->conds = NULL, p->num_conds = 0, p->cond_native = NULL;

@@ -111,16 +111,21 @@ gcap_status gcap_memcpy_2d_async(gcap_stream *s, void *dst, size_t dpitch, const
 
 /* ------------------------------------------------------------ nodes */
 
-/* The node's own copy of p, in its graph's arena (n not appended yet, or appended). */
-static gcap_status keep_params(struct gcap_node *n, const gcap_memcpy_3d_params *p, const struct gcap__copy *c) {
+gcap_status gcap__node_keep_copy_3d(struct gcap_node *n, const gcap_memcpy_3d_params *p) {
   struct gcap__arena *arena = &gcap__chunk_of(n)->graph->arena;
   gcap_memcpy_3d_params *kept = gcap__arena_alloc(arena, sizeof *kept);
   if (!kept) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the copy's parameters");
   *kept = *p;
   gcap__node_drop_copy_3d(n);
   n->p.memcpy.p3 = kept;
-  n->p.memcpy.flat = (gcap_memcpy_node_params){c->dst, c->src, c->bytes, p->kind};
   return GCAP_SUCCESS;
+}
+
+/* The node's 3-D parameters p, and c, their first row, as its 1-D view. */
+static gcap_status keep_params(struct gcap_node *n, const gcap_memcpy_3d_params *p, const struct gcap__copy *c) {
+  gcap_status st = gcap__node_keep_copy_3d(n, p);
+  if (st == GCAP_SUCCESS) n->p.memcpy.flat = (gcap_memcpy_node_params){c->dst, c->src, c->bytes, p->kind};
+  return st;
 }
 
 void gcap__node_drop_copy_3d(struct gcap_node *n) {

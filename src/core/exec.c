@@ -283,13 +283,12 @@ void gcap__plan_free_owned(const struct gcap__plan *p, const void *piece) {
   if (!in_block) gcap__free((void *)piece);
 }
 
-void gcap__plan_free_args(const struct gcap__plan *p, void *const *args) { gcap__plan_free_owned(p, args); }
 
 void gcap__plan_release(struct gcap_context *ctx, struct gcap__plan *p) {
   for (size_t i = 0; i < p->count; i++) {
     struct gcap__plan_node *pn = &p->nodes[i];
     if (pn->type == GCAP_NODE_KERNEL) {
-      gcap__plan_free_args(p, pn->u.kernel.args);
+      gcap__plan_free_owned(p, pn->u.kernel.args);
       gcap__module_release(GCAP__CONTAINER(pn->u.kernel.kernel, struct gcap_kernel, info)->module);
     } else if (pn->type == GCAP_NODE_MEMCPY) {
       gcap__plan_free_owned(p, pn->u.copy.shape);

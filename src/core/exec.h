@@ -36,8 +36,7 @@ gcap_status gcap__topological_order(const struct gcap_graph *g, bool by_priority
 /* Builds the flat plan of g (parameters copied and checked) for GCAP_INSTANTIATE_* `flags`; on failure nothing is left to free. */
 gcap_status gcap__build_plan(struct gcap_context *ctx, const struct gcap_graph *g, unsigned flags,
                              struct gcap__plan *plan);
-/* Frees a kernel entry's argument copy (a copy entry's shape) unless it lies in the plan's block. */
-void gcap__plan_free_args(const struct gcap__plan *p, void *const *args);
+/* Frees a kernel entry's argument copy or a copy entry's shape, unless it lies in the plan's block. */
 void gcap__plan_free_owned(const struct gcap__plan *p, const void *piece);
 /* Releases what a plan's entries hold (argument copies, kernel and event references). */
 void gcap__plan_release(struct gcap_context *ctx, struct gcap__plan *p);

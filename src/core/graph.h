@@ -206,6 +206,8 @@ gcap_status gcap__check_copy_3d(const struct gcap_context *ctx, const gcap_memcp
                                 struct gcap__copy_shape *shape);
 /* A detached copy node with 3-D parameters p (checked already). */
 gcap_status gcap__node_make_copy_3d(struct gcap_graph *g, const gcap_memcpy_3d_params *p, struct gcap_node **out);
+/* A copy node's own copy of 3-D parameters p, in its graph's arena, replacing any it had (n appended or not). */
+gcap_status gcap__node_keep_copy_3d(struct gcap_node *n, const gcap_memcpy_3d_params *p);
 /* Gives a copy node's 3-D parameters back to its graph's arena: it is a 1-D copy again. */
 void gcap__node_drop_copy_3d(struct gcap_node *n);
 /* A copy node's copy as checks and plans take it; its shape, if any, in *shape. */

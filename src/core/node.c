@@ -220,15 +220,9 @@ gcap_status gcap__node_copy_params(struct gcap_node *dst, const struct gcap_node
     return GCAP_SUCCESS;
   }
   case GCAP_NODE_GRAPH: return gcap__graph_clone(src->p.child, dst, &dst->p.child);
-  case GCAP_NODE_MEMCPY: {
-    dst->p.memcpy.p3 = NULL;
-    if (!src->p.memcpy.p3) return GCAP_SUCCESS;
-    gcap_memcpy_3d_params *p3 = gcap__arena_alloc(&gcap__chunk_of(dst)->graph->arena, sizeof *p3);
-    if (!p3) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the copy's parameters");
-    *p3 = *src->p.memcpy.p3;
-    dst->p.memcpy.p3 = p3;
-    return GCAP_SUCCESS;
-  }
+  case GCAP_NODE_MEMCPY:
+    dst->p.memcpy.p3 = NULL; /* src's, in another graph's arena */
+    return src->p.memcpy.p3 ? gcap__node_keep_copy_3d(dst, src->p.memcpy.p3) : GCAP_SUCCESS;
   case GCAP_NODE_EVENT_RECORD:
   case GCAP_NODE_EVENT_WAIT: gcap__event_retain(src->p.event); return GCAP_SUCCESS;
   default: return GCAP_SUCCESS;

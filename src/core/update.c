@@ -90,25 +90,31 @@ gcap_status gcap_exec_kernel_node_set_params(gcap_exec *x, gcap_node *n, const g
   if (st == GCAP_SUCCESS) {
     gcap__module_retain(p->kernel->module);
     gcap__module_release(module_of(pn->u.kernel.kernel));
-    gcap__plan_free_args(&x->plan, pn->u.kernel.args);
+    gcap__plan_free_owned(&x->plan, pn->u.kernel.args);
     pn->u.kernel = fresh.u.kernel;
   }
   gcap__unlock(x->ctx);
   return st;
 }
 
+/* A copy entry's shape of its own (NULL stays NULL). */
+static gcap_status own_shape(struct gcap__plan_node *b) {
+  if (!b->u.copy.shape) return GCAP_SUCCESS;
+  struct gcap__copy_shape *shape = gcap__malloc(sizeof *shape);
+  if (!shape) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the copy's shape");
+  *shape = *b->u.copy.shape;
+  b->u.copy.shape = shape; /* gcap__plan_free_owned frees it, being outside the block */
+  return GCAP_SUCCESS;
+}
+
 /* The backend takes c (its shape a copy of the caller's); then the entry does. */
 static gcap_status offer_copy(struct gcap_exec *x, struct gcap__plan_node *pn, const struct gcap__copy *c) {
   struct gcap__plan_node fresh = *pn;
   fresh.u.copy = *c;
-  struct gcap__copy_shape *shape = NULL;
-  if (c->shape && !(shape = gcap__malloc(sizeof *shape)))
-    return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the copy's shape");
-  if (shape) *shape = *c->shape;
-  fresh.u.copy.shape = shape;
-  gcap_status st = offer(x, pn, &fresh);
-  if (st != GCAP_SUCCESS) {
-    gcap__free(shape);
+  gcap_status st = own_shape(&fresh);
+  if (st != GCAP_SUCCESS) return st;
+  if ((st = offer(x, pn, &fresh)) != GCAP_SUCCESS) {
+    gcap__free((void *)fresh.u.copy.shape);
     return st;
   }
   gcap__plan_free_owned(&x->plan, pn->u.copy.shape);
@@ -379,6 +385,18 @@ static gcap_status compare_entries(const struct gcap__plan_node *old, const stru
 }
 
 /*
+ * Entry a takes b's parameters, keeping which source node it names, whether it is enabled and
+ * where it stands in the plan; b takes a's old values, for its plan to release.
+ */
+static void take_entry(struct gcap__plan_node *a, struct gcap__plan_node *b) {
+  struct gcap__plan_node kept = *a;
+  *a = *b;
+  a->source = kept.source, a->source_id = kept.source_id, a->disabled = kept.disabled;
+  a->first_dep = kept.first_dep, a->num_deps = kept.num_deps, a->depth = kept.depth;
+  *b = kept;
+}
+
+/*
  * The common case without building a second plan: a graph without child graphs whose kernel
  * nodes keep their kernels. Entries pair with g's nodes by creation index; *done is false when
  * the general path must decide.
@@ -502,15 +520,7 @@ gcap_status gcap_exec_update(gcap_exec *x, const gcap_graph *g, gcap_exec_update
     if (st == GCAP_ERROR_GRAPH_EXEC_UPDATE_FAILURE) info->result = GCAP_EXEC_UPDATE_ERROR;
   }
   if (st == GCAP_SUCCESS) {
-    /* Take the new parameters; keep which source node each entry names and whether it is enabled. */
-    for (size_t i = 0; i < x->plan.count; i++) {
-      struct gcap__plan_node *a = &x->plan.nodes[i], *b = &fresh.nodes[i];
-      struct gcap__plan_node kept = *a;
-      *a = *b;
-      a->source = kept.source, a->source_id = kept.source_id, a->disabled = kept.disabled;
-      a->first_dep = kept.first_dep, a->num_deps = kept.num_deps;
-      *b = kept; /* released with `fresh` below */
-    }
+    for (size_t i = 0; i < x->plan.count; i++) take_entry(&x->plan.nodes[i], &fresh.nodes[i]); /* old values: `fresh`'s */
     /* The argument copies changed plans with their entries: so do the blocks that hold them. */
     unsigned char *block = x->plan.args_block;
     size_t block_bytes = x->plan.args_block_bytes;
@@ -559,16 +569,6 @@ static gcap_status compare_child(const struct gcap__plan *old, size_t first, siz
   return compare_entries(&old->nodes[first + 1], fresh->nodes, fresh->count, fresh->flags, info);
 }
 
-/* A copy entry's shape of its own (NULL stays NULL). */
-static gcap_status own_shape(struct gcap__plan_node *b) {
-  if (!b->u.copy.shape) return GCAP_SUCCESS;
-  struct gcap__copy_shape *shape = gcap__malloc(sizeof *shape);
-  if (!shape) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the copy's shape");
-  *shape = *b->u.copy.shape;
-  b->u.copy.shape = shape; /* gcap__plan_free_owned frees it, being outside the block */
-  return GCAP_SUCCESS;
-}
-
 /*
  * Kernel entries of `fresh` get argument copies of their own, and copy entries their shapes:
  * its block goes when it is released.
@@ -585,7 +585,7 @@ static gcap_status own_block_parts(struct gcap__plan *fresh) {
     const struct gcap_kernel *k = GCAP__CONTAINER(b->u.kernel.kernel, struct gcap_kernel, info);
     gcap_status st = gcap__kernel_args_copy(k, b->u.kernel.args, &copy);
     if (st != GCAP_SUCCESS) return st;
-    b->u.kernel.args = copy; /* gcap__plan_free_args frees it, being outside the block */
+    b->u.kernel.args = copy; /* gcap__plan_free_owned frees it, being outside the block */
   }
   return GCAP_SUCCESS;
 }
@@ -607,19 +607,15 @@ static gcap_status offer_child(struct gcap_exec *x, size_t first, struct gcap__p
 /* Entry by entry, as whole-graph update does: the old values go to `fresh`, released with it. */
 static void take_child(struct gcap_exec *x, size_t first, struct gcap__plan *fresh) {
   for (size_t j = 0; j < fresh->count; j++) {
-    struct gcap__plan_node *a = &x->plan.nodes[first + 1 + j], *b = &fresh->nodes[j];
-    struct gcap__plan_node kept = *a;
-    *a = *b;
-    a->source = kept.source, a->source_id = kept.source_id, a->disabled = kept.disabled;
-    a->first_dep = kept.first_dep, a->num_deps = kept.num_deps, a->depth = kept.depth;
-    if (kept.type == GCAP_NODE_KERNEL) { /* freed here, by the plan that knows where it lies */
-      gcap__plan_free_args(&x->plan, kept.u.kernel.args);
-      kept.u.kernel.args = NULL;
-    } else if (kept.type == GCAP_NODE_MEMCPY) {
-      gcap__plan_free_owned(&x->plan, kept.u.copy.shape);
-      kept.u.copy.shape = NULL;
+    struct gcap__plan_node *b = &fresh->nodes[j];
+    take_entry(&x->plan.nodes[first + 1 + j], b);
+    if (b->type == GCAP_NODE_KERNEL) { /* freed here, by the plan that knows where it lies */
+      gcap__plan_free_owned(&x->plan, b->u.kernel.args);
+      b->u.kernel.args = NULL;
+    } else if (b->type == GCAP_NODE_MEMCPY) {
+      gcap__plan_free_owned(&x->plan, b->u.copy.shape);
+      b->u.copy.shape = NULL;
     }
-    *b = kept;
   }
   x->checked_epoch = gcap__alloc_epoch();
 }
