@@ -1,0 +1,305 @@
+#include "nvrtc.h"
+
+#include <dlfcn.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "alloc.h"
+#include "error.h"
+
+/*
+ * The few NVRTC declarations used, written out so that the library builds without the toolkit's
+ * nvrtc.h. nvrtcResult is a C enum (int-sized on every ABI NVRTC ships for).
+ */
+typedef int nvrtc_result;
+typedef struct gcap__nvrtc_program_ *nvrtc_program;
+enum { NVRTC_OK = 0, NVRTC_OUT_OF_MEMORY = 1, NVRTC_INVALID_OPTION = 5, NVRTC_COMPILATION = 6 };
+
+struct nvrtc_api {
+  nvrtc_result (*nvrtcCreateProgram)(nvrtc_program *prog, const char *src, const char *name, int num_headers,
+                                     const char *const *headers, const char *const *include_names);
+  nvrtc_result (*nvrtcCompileProgram)(nvrtc_program prog, int num_options, const char *const *options);
+  nvrtc_result (*nvrtcGetPTXSize)(nvrtc_program prog, size_t *size);
+  nvrtc_result (*nvrtcGetPTX)(nvrtc_program prog, char *ptx);
+  nvrtc_result (*nvrtcGetProgramLogSize)(nvrtc_program prog, size_t *size);
+  nvrtc_result (*nvrtcGetProgramLog)(nvrtc_program prog, char *log);
+  nvrtc_result (*nvrtcDestroyProgram)(nvrtc_program *prog);
+  const char *(*nvrtcGetErrorString)(nvrtc_result result);
+  nvrtc_result (*nvrtcVersion)(int *major, int *minor);
+};
+
+#define NVRTC_SYMBOLS(X)                                                                                     \
+  X(nvrtcCreateProgram) X(nvrtcCompileProgram) X(nvrtcGetPTXSize) X(nvrtcGetPTX) X(nvrtcGetProgramLogSize)  \
+  X(nvrtcGetProgramLog) X(nvrtcDestroyProgram) X(nvrtcGetErrorString) X(nvrtcVersion)
+
+#define HOW_TO_GET                                                                                           \
+  "install the CUDA toolkit's NVRTC (Debian non-free: libnvrtc12 or libnvrtc11.2; NVIDIA's repository: " \
+  "cuda-nvrtc-13-0; pip: nvidia-cuda-nvrtc) or point GCAP_NVRTC at libnvrtc.so"
+
+/* The program name NVRTC puts in front of every line of its log. */
+#define PROGRAM_NAME "source.cu"
+/* The messages hold 1 KiB: the first errors of a log are the ones that explain it. */
+#define LOG_SHOWN 700
+
+static struct nvrtc_api api;
+static int version_major, version_minor;
+static gcap_status load_status;
+static char load_reason[900];
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+
+/* Newest first; 11.2 is the soname every NVRTC 11.x has (Debian bookworm ships it). */
+static const char *const lib_names[] = {"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2"};
+static const char *const system_dirs[] = {"/usr/local/cuda/lib64", "/opt/cuda/lib64", "/usr/lib/x86_64-linux-gnu",
+                                          "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib"};
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+/* dlsym returns a data pointer; ISO C has no cast to a function pointer, so copy the bits (POSIX). */
+static bool symbol(void *lib, const char *name, void *fn_slot, size_t size) {
+  void *p = dlsym(lib, name);
+  if (!p || size != sizeof p) return false;
+  memcpy(fn_slot, &p, sizeof p);
+  return true;
+}
+
+/* Resolves every function from lib into api; on failure names the missing one in why. */
+static bool resolve_all(void *lib, const char *path, char *why, size_t cap) {
+#define GCAP_NVRTC_RESOLVE(name)                                                  \
+  if (!symbol(lib, #name, &api.name, sizeof api.name)) {                          \
+    snprintf(why, cap, "%s has no %s (not NVRTC, or too old)", path, #name);      \
+    return false;                                                                 \
+  }
+  NVRTC_SYMBOLS(GCAP_NVRTC_RESOLVE)
+#undef GCAP_NVRTC_RESOLVE
+  if (api.nvrtcVersion(&version_major, &version_minor) != NVRTC_OK) {
+    snprintf(why, cap, "%s: nvrtcVersion failed", path);
+    return false;
+  }
+  return true;
+}
+
+/* dlopens path and resolves NVRTC from it; why says what went wrong otherwise. */
+static bool try_open(const char *path, char *why, size_t cap) {
+  void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!lib) {
+    const char *err = dlerror();
+    snprintf(why, cap, "%s", err ? err : "dlopen gave no reason");
+    return false;
+  }
+  /* Kept loaded for the life of the process: programs compile again, from any thread. */
+  if (resolve_all(lib, path, why, cap)) return true;
+  memset(&api, 0, sizeof api);
+  dlclose(lib);
+  return false;
+}
+
+static void refuse(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+static void refuse(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(load_reason, sizeof load_reason, fmt, ap);
+  va_end(ap);
+  load_status = GCAP_ERROR_NOT_FOUND;
+}
+
+/*
+ * Tries every name in dir. A file that is there but does not load is remembered in `broken`, so
+ * that the final message says why a library the user can see was not used (last: the advice
+ * before it must survive a cut).
+ */
+static bool try_dir(const char *dir, char *broken, size_t cap) {
+  for (size_t i = 0; i < COUNT(lib_names); i++) {
+    char path[PATH_MAX];
+    int n = snprintf(path, sizeof path, "%s/%s", dir, lib_names[i]);
+    if (n < 0 || (size_t)n >= sizeof path || access(path, F_OK) != 0) continue;
+    char why[400];
+    if (try_open(path, why, sizeof why)) return true;
+    if (!broken[0]) snprintf(broken, cap, "; %.150s is there but did not load: %.300s", path, why);
+  }
+  return false;
+}
+
+static bool try_env_dir(const char *var, char *broken, size_t cap) {
+  const char *root = getenv(var);
+  if (!root || !*root) return false;
+  char dir[PATH_MAX];
+  int n = snprintf(dir, sizeof dir, "%s/lib64", root);
+  return n >= 0 && (size_t)n < sizeof dir && try_dir(dir, broken, cap);
+}
+
+static bool try_loader_path(void) {
+  for (size_t i = 0; i < COUNT(lib_names); i++) {
+    char why[400];
+    if (try_open(lib_names[i], why, sizeof why)) return true;
+  }
+  return false;
+}
+
+static void search(void) {
+  char broken[500] = "";
+  if (try_env_dir("CUDA_PATH", broken, sizeof broken) || try_env_dir("CUDA_HOME", broken, sizeof broken)) return;
+  for (size_t i = 0; i < COUNT(system_dirs); i++)
+    if (try_dir(system_dirs[i], broken, sizeof broken)) return;
+  if (try_loader_path()) return;
+  refuse("no NVRTC library: looked for libnvrtc.so(.13, .12, .11.2) in $CUDA_PATH/lib64, "
+         "$CUDA_HOME/lib64, /usr/local/cuda/lib64, /opt/cuda/lib64, /usr/lib/<multiarch>, /usr/lib64, /usr/lib "
+         "and the loader's search path; " HOW_TO_GET "%s",
+         broken);
+}
+
+static void load(void) {
+  load_status = GCAP_SUCCESS;
+  const char *given = getenv("GCAP_NVRTC");
+  if (!given || !*given) {
+    search();
+    return;
+  }
+  /* An explicit choice is never second-guessed: a wrong path must not silently pick another NVRTC. */
+  char why[600];
+  if (!try_open(given, why, sizeof why))
+    refuse("GCAP_NVRTC=%.300s does not load (%.300s); " HOW_TO_GET, given, why);
+}
+
+static gcap_status nvrtc_api(void) {
+  pthread_once(&load_once, load);
+  if (load_status != GCAP_SUCCESS) return gcap__fail(load_status, "%s", load_reason);
+  return GCAP_SUCCESS;
+}
+
+bool gcap__nvrtc_available(void) {
+  pthread_once(&load_once, load);
+  return load_status == GCAP_SUCCESS;
+}
+
+/* -------------------------------------------------------------- compiling */
+
+static const char *result_name(nvrtc_result r) {
+  const char *s = api.nvrtcGetErrorString(r);
+  return s ? s : "an unknown NVRTC error";
+}
+
+static gcap_status nvrtc_fail(nvrtc_result r, const char *call) {
+  gcap_status st = r == NVRTC_OUT_OF_MEMORY ? GCAP_ERROR_OUT_OF_MEMORY : GCAP_ERROR_BACKEND;
+  return gcap__fail(st, "%s (NVRTC %d.%d) failed: %s (%d)", call, version_major, version_minor, result_name(r),
+                    (int)r);
+}
+
+static bool is_arch_option(const char *o) {
+  static const char *const names[] = {"-arch", "--gpu-architecture"};
+  for (size_t i = 0; i < COUNT(names); i++) {
+    size_t n = strlen(names[i]);
+    if (strncmp(o, names[i], n) == 0 && (o[n] == '\0' || o[n] == '=')) return true;
+  }
+  return false;
+}
+
+static gcap_status check_arguments(const char *source, const char *const *options, size_t num_options, char **ptx,
+                                   size_t *ptx_size) {
+  if (!source) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "source is NULL");
+  if (!ptx || !ptx_size) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "%s is NULL", !ptx ? "ptx" : "ptx_size");
+  if (num_options > 0 && !options)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "options is NULL but num_options is %zu", num_options);
+  if (num_options >= INT_MAX) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "num_options %zu is too many", num_options);
+  for (size_t i = 0; i < num_options; i++)
+    if (!options[i]) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "options[%zu] is NULL", i);
+  return GCAP_SUCCESS;
+}
+
+/* The caller's options, plus the default architecture when they name none; *owned is what to free. */
+static gcap_status with_default_arch(const char *const *options, size_t num_options, const char *const **out,
+                                     const char ***owned) {
+  *owned = NULL;
+  *out = options;
+  for (size_t i = 0; i < num_options; i++)
+    if (is_arch_option(options[i])) return GCAP_SUCCESS;
+  const char **all = gcap__malloc((num_options + 1) * sizeof *all);
+  if (!all) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the %zu NVRTC options", num_options + 1);
+  for (size_t i = 0; i < num_options; i++) all[i] = options[i];
+  all[num_options] = "-arch=compute_75";
+  *owned = all;
+  *out = all;
+  return GCAP_SUCCESS;
+}
+
+/* NVRTC's log, whitespace-trimmed, in the message; the status is the one given, or OUT_OF_MEMORY. */
+static gcap_status fail_with_log(nvrtc_program prog, gcap_status st, const char *what) {
+  size_t size = 0;
+  nvrtc_result r = api.nvrtcGetProgramLogSize(prog, &size);
+  if (r != NVRTC_OK) return nvrtc_fail(r, "nvrtcGetProgramLogSize");
+  char *log = gcap__malloc(size + 1);
+  if (!log) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "%s, and no memory was left for its %zu-byte log", what, size);
+  r = api.nvrtcGetProgramLog(prog, log);
+  if (r != NVRTC_OK) {
+    gcap__free(log);
+    return nvrtc_fail(r, "nvrtcGetProgramLog");
+  }
+  log[size] = '\0';
+  size_t n = strlen(log);
+  while (n > 0 && (log[n - 1] == ' ' || log[n - 1] == '\n' || log[n - 1] == '\r' || log[n - 1] == '\t')) n--;
+  bool cut = n > LOG_SHOWN;
+  gcap__fail(st, "%s: %.*s%s", what, (int)(cut ? LOG_SHOWN : n), log, cut ? " [log cut]" : "");
+  gcap__free(log);
+  return st;
+}
+
+static gcap_status compile(nvrtc_program prog, const char *const *options, size_t num_options) {
+  nvrtc_result r = api.nvrtcCompileProgram(prog, (int)num_options, options);
+  if (r == NVRTC_OK) return GCAP_SUCCESS;
+  if (r == NVRTC_COMPILATION)
+    return fail_with_log(prog, GCAP_ERROR_INVALID_SOURCE, "NVRTC could not compile the source");
+  if (r == NVRTC_INVALID_OPTION) return fail_with_log(prog, GCAP_ERROR_INVALID_VALUE, "NVRTC refused an option");
+  return nvrtc_fail(r, "nvrtcCompileProgram");
+}
+
+static gcap_status take_ptx(nvrtc_program prog, char **ptx, size_t *ptx_size) {
+  size_t size = 0;
+  nvrtc_result r = api.nvrtcGetPTXSize(prog, &size);
+  if (r != NVRTC_OK) return nvrtc_fail(r, "nvrtcGetPTXSize");
+  /* One byte more than NVRTC asks for: the text is NUL-terminated whatever the size counts. */
+  char *text = gcap__malloc(size + 1);
+  if (!text) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the %zu bytes of PTX", size);
+  r = api.nvrtcGetPTX(prog, text);
+  if (r != NVRTC_OK) {
+    gcap__free(text);
+    return nvrtc_fail(r, "nvrtcGetPTX");
+  }
+  text[size] = '\0';
+  *ptx = text;
+  *ptx_size = strlen(text) + 1;
+  return GCAP_SUCCESS;
+}
+
+static gcap_status run_nvrtc(const char *source, const char *const *options, size_t num_options, char **ptx,
+                             size_t *ptx_size) {
+  nvrtc_program prog = NULL;
+  nvrtc_result r = api.nvrtcCreateProgram(&prog, source, PROGRAM_NAME, 0, NULL, NULL);
+  if (r != NVRTC_OK) return nvrtc_fail(r, "nvrtcCreateProgram");
+  gcap_status st = compile(prog, options, num_options);
+  if (st == GCAP_SUCCESS) st = take_ptx(prog, ptx, ptx_size);
+  api.nvrtcDestroyProgram(&prog);
+  return st;
+}
+
+gcap_status gcap__nvrtc_compile(const char *source, const char *const *options, size_t num_options, char **ptx,
+                                size_t *ptx_size) {
+  if (ptx) *ptx = NULL;
+  if (ptx_size) *ptx_size = 0;
+  gcap_status st = check_arguments(source, options, num_options, ptx, ptx_size);
+  if (st == GCAP_SUCCESS) st = nvrtc_api();
+  if (st != GCAP_SUCCESS) return st;
+  const char *const *all = NULL;
+  const char **owned = NULL;
+  st = with_default_arch(options, num_options, &all, &owned);
+  if (st != GCAP_SUCCESS) return st;
+  st = run_nvrtc(source, all, num_options + (owned ? 1 : 0), ptx, ptx_size);
+  gcap__free(owned);
+  return st;
+}
