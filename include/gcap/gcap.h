@@ -54,6 +54,13 @@ typedef struct gcap_user_object gcap_user_object;
   X(GCAP_ERROR_NOT_FOUND, 6, "no loaded module has a kernel of that name")                      \
   X(GCAP_ERROR_NOT_READY, 7, "work is still pending")                                           \
   X(GCAP_ERROR_ILLEGAL_STATE, 8, "the object is in the wrong state for the operation")          \
+  X(GCAP_ERROR_INVALID_PTX, 218, "the PTX does not parse, or uses what the simulator does not run") \
+  X(GCAP_ERROR_INVALID_SOURCE, 300, "NVRTC could not compile the CUDA C source")               \
+  X(GCAP_ERROR_ILLEGAL_ADDRESS, 700, "a kernel accessed memory outside what it may touch")      \
+  X(GCAP_ERROR_ASSERT, 710, "a device-side assert failed")                                     \
+  X(GCAP_ERROR_ILLEGAL_INSTRUCTION, 715, "a kernel executed an instruction that cannot run")   \
+  X(GCAP_ERROR_MISALIGNED_ADDRESS, 716, "a kernel accessed memory at a misaligned address")    \
+  X(GCAP_ERROR_LAUNCH_FAILURE, 719, "a kernel failed while it ran (trap, or a simulator check)") \
   X(GCAP_ERROR_STREAM_CAPTURE_UNSUPPORTED, 900, "the operation is not permitted while capturing") \
   X(GCAP_ERROR_STREAM_CAPTURE_INVALIDATED, 901, "the capture was invalidated by an earlier error") \
   X(GCAP_ERROR_STREAM_CAPTURE_MERGE, 902, "the operation would merge two independent captures") \
@@ -267,13 +274,24 @@ typedef struct gcap_kernel_def {
 } gcap_kernel_def;
 
 typedef struct gcap_module_desc {
-  const void *image; /* PTX text, cubin or fatbin for CUDA; may be NULL on SIM */
+  const void *image; /* PTX text (either backend), cubin or fatbin (CUDA); may be NULL */
   size_t image_size;
-  const gcap_kernel_def *kernels; /* required on SIM */
+  /* NULL (and num_kernels 0) with a PTX image or a source: the kernels are the PTX's .visible
+   * .entry functions, with parameter sizes from their .param lists. */
+  const gcap_kernel_def *kernels;
   size_t num_kernels;
+  const char *source;         /* CUDA C, compiled to PTX with NVRTC at load (either backend); NULL: none */
+  const char *const *options; /* NVRTC options ("-arch=compute_80", "-DN=4"); may be NULL */
+  size_t num_options;
 } gcap_module_desc;
 
-/** Loads a module; copies @p d, its names and sizes. Potentially unsafe during capture. */
+/**
+ * Loads a module; copies @p d, its names and sizes. Potentially unsafe during capture.
+ * INVALID_PTX (naming the line, column and instruction) for PTX that does not parse or, on the
+ * simulator, uses what it cannot run; INVALID_SOURCE with NVRTC's log for a source NVRTC refuses;
+ * NOT_FOUND for a source when no libnvrtc is found (GCAP_NVRTC names one); INVALID_VALUE for an
+ * image and a source both given.
+ */
 GCAP_API gcap_status gcap_module_load(gcap_context *ctx, const gcap_module_desc *d, gcap_module **out);
 /** Unloads @p m; its kernel handles become invalid; graphs using them keep working. NULL: INVALID_HANDLE. */
 GCAP_API gcap_status gcap_module_unload(gcap_module *m);
@@ -281,6 +299,13 @@ GCAP_API gcap_status gcap_module_unload(gcap_module *m);
 GCAP_API gcap_status gcap_module_get_kernel(gcap_module *m, const char *name, gcap_kernel **out);
 /** Finds kernel @p name in the modules of @p ctx, earliest loaded first; NOT_FOUND if absent. */
 GCAP_API gcap_status gcap_context_find_kernel(gcap_context *ctx, const char *name, gcap_kernel **out);
+/**
+ * A .global or .const variable of @p m (cuModuleGetGlobal): its device address in @p dptr and
+ * its size in @p bytes (may be NULL). It is device memory for copies, fills and kernels, set
+ * from the PTX's initialiser at load; each loaded module has its own. INVALID_HANDLE for a bad
+ * module, INVALID_VALUE for a NULL name or dptr, NOT_FOUND for an unknown name.
+ */
+GCAP_API gcap_status gcap_module_get_global(gcap_module *m, const char *name, void **dptr, size_t *bytes);
 /** The kernel's entry name (owned by its module); NULL for an invalid handle. */
 GCAP_API const char *gcap_kernel_name(const gcap_kernel *k);
 

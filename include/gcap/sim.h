@@ -18,6 +18,18 @@ typedef enum gcap_sim_exec {
   GCAP_SIM_EXEC_DEFERRED = 1   /* stream work waits until the host waits for it, then runs interleaved */
 } gcap_sim_exec;
 
+typedef enum gcap_sim_kernels {
+  GCAP_SIM_KERNELS_AUTO = 0, /* a kernel's CPU implementation where it has one, else its PTX, else a stub */
+  GCAP_SIM_KERNELS_CPU = 1,  /* CPU implementations only; kernels without one are stubs */
+  GCAP_SIM_KERNELS_PTX = 2   /* the PTX, even where a CPU implementation exists */
+} gcap_sim_kernels;
+
+/* Checks made while PTX kernels run (gcap_sim_options.checks), as compute-sanitizer's tools. */
+#define GCAP_SIM_CHECK_MEMORY 1u       /* every access inside live memory of its state space (memcheck) */
+#define GCAP_SIM_CHECK_SYNC 2u         /* barriers and warp operations used as PTX requires (synccheck) */
+#define GCAP_SIM_CHECK_SHARED_RACES 4u /* shared-memory hazards not ordered by a barrier (racecheck) */
+#define GCAP_SIM_CHECK_INIT 8u         /* reads of device memory never written (initcheck) */
+
 typedef struct gcap_sim_options {
   gcap_sim_order order;
   uint64_t seed;    /* SHUFFLE's launch orders and DEFERRED's interleavings */
@@ -28,9 +40,14 @@ typedef struct gcap_sim_options {
   bool strict_memory; /* device memory faults (SIGSEGV) when host code touches it */
   unsigned threads;   /* threads running a kernel's blocks (the caller and threads - 1 workers), at
                          most 256; 0 or 1: the calling thread only */
+  gcap_sim_kernels kernels; /* what runs a kernel: its CPU implementation or its PTX */
+  unsigned checks;          /* GCAP_SIM_CHECK_* bits, for PTX kernels */
 } gcap_sim_options;
 
-/** CAPTURE order, seed 0, no race check, no trace, IMMEDIATE, no strict memory, one thread. */
+/**
+ * CAPTURE order, seed 0, no race check, no trace, IMMEDIATE, no strict memory, one thread, AUTO
+ * kernels, MEMORY | SYNC checks.
+ */
 GCAP_API void gcap_sim_options_init(gcap_sim_options *o);
 
 typedef struct gcap_sim_stats {
@@ -39,6 +56,7 @@ typedef struct gcap_sim_stats {
   uint64_t stream_races;    /* eager operations refused by the stream race check */
   uint64_t barriers_passed; /* gcap_sim_syncthreads barriers every thread of a block passed */
   uint64_t blocks_parallel; /* blocks of launches spread over threads (threads >= 2, more than one block) */
+  uint64_t ptx_instructions; /* lane-instructions executed by PTX kernels */
 } gcap_sim_stats;
 
 /**

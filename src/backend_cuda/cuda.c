@@ -526,6 +526,21 @@ static gcap_status cuda_kernel_find(struct gcap__backend_ctx *b, void *module, c
   LEAVE(c->d->cuFuncGetParamInfo ? param_sizes(c->d, f, out) : GCAP_SUCCESS);
 }
 
+static gcap_status cuda_module_global(struct gcap__backend_ctx *b, void *module, const char *name, void **dptr,
+                                      size_t *bytes) {
+  ENTER(b);
+  CUdeviceptr p = 0;
+  size_t size = 0;
+  CUresult r = c->d->cuModuleGetGlobal(&p, &size, module, name);
+  if (r == CUDA_ERROR_NOT_FOUND) LEAVE(GCAP_ERROR_NOT_FOUND);
+  gcap_status st = gcap__cuda_check(r, "cuModuleGetGlobal(\"%s\")", name);
+  if (st == GCAP_SUCCESS) {
+    *dptr = (void *)(uintptr_t)p;
+    if (bytes) *bytes = size;
+  }
+  LEAVE(st);
+}
+
 /* A native capture in RELAXED mode holds the stream: anything issued on it lands in that graph. */
 static gcap_status cuda_stream_capture_begin(struct gcap__backend_ctx *b, void *stream) {
   ENTER(b);
@@ -596,6 +611,7 @@ const struct gcap_backend_ops gcap__cuda_ops = {
     .module_load = cuda_module_load,
     .module_unload = cuda_module_unload,
     .kernel_find = cuda_kernel_find,
+    .module_global = cuda_module_global,
     .exec_create = cuda_exec_create,
     .exec_destroy = cuda_exec_destroy,
     .exec_wait = cuda_exec_wait,

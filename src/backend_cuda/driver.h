@@ -26,7 +26,7 @@
   X(cuLaunchHostFunc, 10000) X(cuLaunchKernel, 4000) X(cuEventCreate, 2000) X(cuEventDestroy, 4000)                    \
   X(cuEventRecord, 2000) X(cuEventSynchronize, 2000) X(cuEventQuery, 2000) X(cuEventElapsedTime, 2000)                \
   X(cuModuleLoadData, 2000)                                                                                            \
-  X(cuModuleUnload, 2000) X(cuModuleGetFunction, 2000) X(cuGraphCreate, 10000) X(cuGraphDestroy, 10000)                \
+  X(cuModuleUnload, 2000) X(cuModuleGetFunction, 2000) X(cuModuleGetGlobal, 3020) X(cuGraphCreate, 10000) X(cuGraphDestroy, 10000)                \
   X(cuGraphAddKernelNode, 12000) X(cuGraphKernelNodeSetAttribute, 11000) X(cuGraphAddMemcpyNode, 10000) X(cuGraphAddMemsetNode, 10000)                         \
   X(cuGraphAddHostNode, 10000) X(cuGraphAddEmptyNode, 10000) X(cuGraphAddEventRecordNode, 11010)                       \
   X(cuGraphAddEventWaitNode, 11010) X(cuGraphAddChildGraphNode, 10000) X(cuGraphInstantiateWithFlags, 11040)           \

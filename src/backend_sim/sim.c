@@ -5,6 +5,7 @@
 
 #include "alloc.h"
 #include "error.h"
+#include "ptx_exec.h"
 #include "sim_internal.h"
 
 struct sim_context *sim_context_from(struct gcap__backend_ctx *b) {
@@ -16,6 +17,8 @@ void gcap_sim_options_init(gcap_sim_options *o) {
   if (!o) return;
   memset(o, 0, sizeof *o);
   o->order = GCAP_SIM_ORDER_CAPTURE;
+  o->kernels = GCAP_SIM_KERNELS_AUTO;
+  o->checks = GCAP_SIM_CHECK_MEMORY | GCAP_SIM_CHECK_SYNC;
 }
 
 static gcap_status sim_available(void) { return GCAP_SUCCESS; }
@@ -71,6 +74,45 @@ static gcap_status execution_from_environment(gcap_sim_options *o) {
   return GCAP_SUCCESS;
 }
 
+#define ALL_CHECKS (GCAP_SIM_CHECK_MEMORY | GCAP_SIM_CHECK_SYNC | GCAP_SIM_CHECK_SHARED_RACES | GCAP_SIM_CHECK_INIT)
+
+/* "none", "all", or a comma list of memory, sync, shared, init. */
+static bool parse_checks(const char *text, unsigned *out) {
+  static const struct { const char *name; unsigned bit; } names[] = {
+      {"memory", GCAP_SIM_CHECK_MEMORY}, {"sync", GCAP_SIM_CHECK_SYNC},
+      {"shared", GCAP_SIM_CHECK_SHARED_RACES}, {"init", GCAP_SIM_CHECK_INIT}};
+  if (strcmp(text, "none") == 0 || strcmp(text, "all") == 0) {
+    *out = text[0] == 'a' ? ALL_CHECKS : 0;
+    return true;
+  }
+  unsigned bits = 0;
+  for (const char *p = text;; p++) {
+    size_t len = strcspn(p, ",");
+    size_t i = 0;
+    while (i < sizeof names / sizeof names[0] && (strlen(names[i].name) != len || strncmp(names[i].name, p, len) != 0)) i++;
+    if (i == sizeof names / sizeof names[0]) return false;
+    bits |= names[i].bit;
+    p += len;
+    if (*p == '\0') break;
+  }
+  *out = bits;
+  return true;
+}
+
+static gcap_status kernels_from_environment(gcap_sim_options *o) {
+  const char *kernels = env("GCAP_SIM_KERNELS"), *checks = env("GCAP_SIM_CHECKS");
+  if (kernels) {
+    if (strcmp(kernels, "cpu") == 0) o->kernels = GCAP_SIM_KERNELS_CPU;
+    else if (strcmp(kernels, "ptx") == 0) o->kernels = GCAP_SIM_KERNELS_PTX;
+    else if (strcmp(kernels, "auto") != 0)
+      return gcap__fail(GCAP_ERROR_INVALID_VALUE, "GCAP_SIM_KERNELS=\"%s\" is not auto, cpu or ptx", kernels);
+  }
+  if (checks && !parse_checks(checks, &o->checks))
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE,
+                      "GCAP_SIM_CHECKS=\"%s\" is not none, all, or a comma list of memory, sync, shared, init", checks);
+  return GCAP_SUCCESS;
+}
+
 /*
  * Without explicit options, the GCAP_SIM_* variables set them, so that a whole test suite can
  * run shuffled, deferred, race-checked and with strict memory.
@@ -79,6 +121,7 @@ static gcap_status options_from_environment(gcap_sim_options *o, const char **tr
   const char *races = env("GCAP_SIM_CHECK_RACES"), *strict = env("GCAP_SIM_STRICT_MEMORY");
   gcap_status st = order_from_environment(o);
   if (st == GCAP_SUCCESS) st = execution_from_environment(o);
+  if (st == GCAP_SUCCESS) st = kernels_from_environment(o);
   if (st == GCAP_SUCCESS && races) st = parse_flag("GCAP_SIM_CHECK_RACES", races, &o->check_races);
   if (st == GCAP_SUCCESS && strict) st = parse_flag("GCAP_SIM_STRICT_MEMORY", strict, &o->strict_memory);
   *trace_path = env("GCAP_SIM_TRACE");
@@ -92,6 +135,11 @@ static gcap_status check_options(const gcap_sim_options *so) {
     return gcap__fail(GCAP_ERROR_INVALID_VALUE, "options->sim->exec %d is not IMMEDIATE or DEFERRED", (int)so->exec);
   if (so->threads > SIM_MAX_THREADS)
     return gcap__fail(GCAP_ERROR_INVALID_VALUE, "options->sim->threads %u is above %u", so->threads, SIM_MAX_THREADS);
+  if ((unsigned)so->kernels > GCAP_SIM_KERNELS_PTX)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "options->sim->kernels %d is not AUTO, CPU or PTX", (int)so->kernels);
+  if (so->checks & ~ALL_CHECKS)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "options->sim->checks 0x%x has bits other than GCAP_SIM_CHECK_*",
+                      so->checks);
   return GCAP_SUCCESS;
 }
 
@@ -403,16 +451,61 @@ static gcap_status sim_event_elapsed_time(struct gcap__backend_ctx *b, void *sta
   return st;
 }
 
+static gcap_status program_alloc(void *ctx, size_t bytes, void **out) {
+  return sim_mem_alloc(&((struct sim_context *)ctx)->base, bytes, out);
+}
+
+static void program_free(void *ctx, void *p) { sim_free_now(ctx, p); }
+
+/* PTX text: what the simulator can run. A cubin or fatbin image is for the CUDA backend only. */
+static bool is_ptx(const gcap_module_desc *d) {
+  return d->image && gcap__image_is_ptx(d->image, d->image_size);
+}
+
+/* The image's PTX is lowered at load unless only CPU implementations run (then it is not looked at). */
 static gcap_status sim_module_load(struct gcap__backend_ctx *b, const gcap_module_desc *d, void **out) {
-  if (d->num_kernels == 0)
-    return gcap__fail(GCAP_ERROR_INVALID_VALUE,
-                      "the simulator needs desc->kernels (num_kernels is 0): it cannot run PTX or cubin images");
+  struct sim_context *sc = sim_context_from(b);
   *out = NULL;
-  return GCAP_SUCCESS;
+  if (!is_ptx(d) || sc->options.kernels == GCAP_SIM_KERNELS_CPU) {
+    if (d->num_kernels == 0)
+      return gcap__fail(GCAP_ERROR_INVALID_VALUE,
+                        "the simulator needs desc->kernels or a PTX image (num_kernels is 0 and the image is %s)",
+                        d->image ? "not PTX text" : "NULL");
+    return GCAP_SUCCESS;
+  }
+  struct px_memory_ops mem = {sc, program_alloc, program_free};
+  sim_work_begin(sc); /* initialisers are written into device memory */
+  gcap_status st = px_program_load(d->image, d->image_size, &mem, (struct px_program **)out);
+  sim_work_end(sc);
+  return st;
 }
 
 /* DEFERRED: queued launches of its kernels run first (a failure there goes to the next wait). */
-static void sim_module_unload(struct gcap__backend_ctx *b, void *module) { wait_before_free(sim_context_from(b)); }
+static void sim_module_unload(struct gcap__backend_ctx *b, void *module) {
+  struct sim_context *sc = sim_context_from(b);
+  wait_before_free(sc);
+  px_program_free(module);
+}
+
+/* A kernel of the module's PTX: its lowered entry and parameter sizes. */
+static gcap_status sim_kernel_find(struct gcap__backend_ctx *b, void *module, const char *name,
+                                   struct gcap__kernel_found *out) {
+  const struct px_kernel *k = px_program_kernel(module, name);
+  if (!k) return GCAP_ERROR_NOT_FOUND;
+  const size_t *sizes = NULL;
+  size_t n = px_kernel_params(k, &sizes);
+  *out = (struct gcap__kernel_found){(void *)(uintptr_t)k, true, n, NULL};
+  if (n && !(out->param_sizes = gcap__calloc(n, sizeof *sizes)))
+    return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the parameters of kernel \"%s\"", name);
+  if (n) memcpy(out->param_sizes, sizes, n * sizeof *sizes);
+  return GCAP_SUCCESS;
+}
+
+static gcap_status sim_module_global(struct gcap__backend_ctx *b, void *module, const char *name, void **dptr,
+                                     size_t *bytes) {
+  (void)b;
+  return px_program_global(module, name, dptr, bytes);
+}
 
 static gcap_status sim_get_stats(const struct gcap__backend_ctx *b, gcap_sim_stats *out) {
   *out = ((const struct sim_context *)b)->stats;
@@ -460,6 +553,9 @@ const struct gcap_backend_ops gcap__sim_ops = {
     .event_query = sim_event_query,
     .module_load = sim_module_load,
     .module_unload = sim_module_unload,
+    .kernel_find = sim_kernel_find,
+    .module_global = sim_module_global,
+    .runs_definitions = true,
     .exec_create = sim_exec_create,
     .exec_destroy = sim_exec_destroy,
     .exec_upload = sim_exec_upload,

@@ -161,6 +161,7 @@ void sim_worker_run(struct sim_worker *w, struct sim_job *job);
 struct sim_counts {
   uint64_t barriers_passed;
   uint64_t blocks;
+  uint64_t ptx_instructions; /* lane-instructions of PTX blocks */
 };
 struct sim_counts sim_worker_take_counts(struct sim_worker *w);
 

@@ -21,9 +21,10 @@
 
 #include "alloc.h"
 #include "error.h"
+#include "ptx_exec.h"
 #include "sim_internal.h"
 
-enum sim_form { FORM_BLOCK, FORM_PLAIN, FORM_FIBERS };
+enum sim_form { FORM_BLOCK, FORM_PLAIN, FORM_FIBERS, FORM_PTX };
 
 /* One launch's blocks. Written by the launching thread before any worker starts on it. */
 struct sim_job {
@@ -36,7 +37,8 @@ struct sim_job {
   atomic_bool failed;          /* a block failed: the others stop */
   atomic_bool barrier_in_plain; /* a plain-loop thread called gcap_sim_syncthreads */
   gcap_status status;          /* the first failure, written by the worker that set `failed` */
-  char message[480];
+  char message[640];
+  struct px_launch ptx;        /* FORM_PTX */
 };
 
 enum slot_state { SLOT_IDLE, SLOT_RUNNABLE, SLOT_WAITING, SLOT_DONE };
@@ -68,6 +70,7 @@ struct sim_worker {
   gcap_dim3 misuse_thread;
   bool reached_barrier;      /* a thread called gcap_sim_syncthreads since this was last cleared */
   struct sim_counts counts;
+  struct px_worker *px;      /* PTX kernels' warps and memories, made on its first PTX block */
 };
 
 /* Per-thread functions seen on this context, and whether they call gcap_sim_syncthreads. */
@@ -132,6 +135,7 @@ void sim_worker_destroy(struct sim_worker *w) {
   if (!w) return;
   for (size_t i = 0; i < w->num_spare; i++) sim_fiber_destroy(w->spare[i]);
   sim_fiber_destroy(w->host);
+  px_worker_destroy(w->px);
   gcap__free(w->spare);
   gcap__free(w->slots);
   gcap__free(w->shared_mem);
@@ -140,7 +144,7 @@ void sim_worker_destroy(struct sim_worker *w) {
 
 struct sim_counts sim_worker_take_counts(struct sim_worker *w) {
   struct sim_counts c = w->counts;
-  w->counts = (struct sim_counts){0, 0};
+  w->counts = (struct sim_counts){0, 0, 0};
   return c;
 }
 
@@ -341,9 +345,20 @@ static bool fibers_ready(struct sim_worker *w, unsigned threads, unsigned fibers
 
 /* ------------------------------------------------------------ blocks and chunks */
 
+static void run_ptx_block(struct sim_worker *w, struct sim_job *job, gcap_dim3 b) {
+  char msg[600];
+  if (!w->px && !(w->px = px_worker_create())) {
+    job_fail(job, GCAP_ERROR_OUT_OF_MEMORY, "kernel \"%s\": no memory to run PTX blocks", job->l->kernel->name);
+    return;
+  }
+  gcap_status st = px_run_block(w->px, &job->ptx, b, msg, sizeof msg, &w->counts.ptx_instructions);
+  if (st != GCAP_SUCCESS) job_fail(job, st, "%s", msg);
+}
+
 static void run_block(struct sim_worker *w, struct sim_job *job, gcap_dim3 b) {
   w->counts.blocks++;
   switch (job->form) {
+  case FORM_PTX: run_ptx_block(w, job, b); return;
   case FORM_BLOCK: run_block_fn(w, job->l, b); break;
   case FORM_PLAIN: run_plain(w, job->l, b); break;
   case FORM_FIBERS:
@@ -522,6 +537,7 @@ static void run_rest(struct sim_context *sc, struct sim_job *job) {
   job->chunk = chunk_for(job->end, sc->options.threads);
   struct sim_counts pool = sim_pool_run(ks->pool, ks->caller, job);
   sc->stats.barriers_passed += pool.barriers_passed;
+  sc->stats.ptx_instructions += pool.ptx_instructions;
   sc->stats.blocks_parallel += pool.blocks + ks->caller->counts.blocks;
 }
 
@@ -531,10 +547,57 @@ static void run_rest(struct sim_context *sc, struct sim_job *job) {
  * failed while it ran, which on CUDA reaches the caller as a driver error (a launch failure or a
  * hang), and gcap reports driver errors it has no code for as BACKEND.
  */
+/* What runs a kernel: its CPU implementation, its PTX, or nothing (a stub). */
+static enum sim_form form_of(const struct sim_context *sc, const struct gcap__kernel_info *k, bool *stub) {
+  bool cpu = k->sim_fn || k->sim_block_fn;
+  gcap_sim_kernels mode = sc->options.kernels;
+  *stub = false;
+  if (k->impl && (mode == GCAP_SIM_KERNELS_PTX || (mode == GCAP_SIM_KERNELS_AUTO && !cpu))) return FORM_PTX;
+  if (mode != GCAP_SIM_KERNELS_PTX && cpu) return FORM_PLAIN;
+  *stub = true;
+  return FORM_PLAIN;
+}
+
+/* The blocks of a PTX kernel: their parameters in the PTX's layout, the checks the context asks for. */
+static gcap_status run_ptx(struct sim_context *sc, struct sim_job *job) {
+  const struct gcap__launch *l = job->l;
+  const struct px_kernel *k = l->kernel->impl;
+  job->form = FORM_PTX;
+  job->ptx = (struct px_launch){px_kernel_program(k), k, l->kernel->name, l->grid, l->block, l->shared_mem_bytes,
+                                sc->options.checks, sc->options.seed ^ sc->stats.kernels_executed, &sc->base, NULL,
+                                &job->failed, px_next_serial()};
+  gcap_status st = px_launch_check(&job->ptx);
+  if (st != GCAP_SUCCESS) return st;
+  if (!(job->ptx.params = px_launch_params(k, l->args)))
+    return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "kernel \"%s\": no memory for its parameters", l->kernel->name);
+  if (use_pool(sc, job) && !sc->kernels->pool && !(sc->kernels->pool = sim_pool_create(sc->options.threads))) {
+    gcap__free(job->ptx.params);
+    return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "kernel \"%s\": the simulator could not start its %u worker threads",
+                      l->kernel->name, sc->options.threads - 1);
+  }
+  sc->stats.kernels_executed++;
+  run_rest(sc, job);
+  sc->stats.ptx_instructions += sim_worker_take_counts(sc->kernels->caller).ptx_instructions;
+  gcap__free(job->ptx.params);
+  return atomic_load(&job->failed) ? gcap__fail(job->status, "%s", job->message) : GCAP_SUCCESS;
+}
+
 gcap_status sim_run_kernel(struct sim_context *sc, const struct gcap__launch *l) {
-  if (!l->kernel->sim_fn && !l->kernel->sim_block_fn) {
+  bool stub = false;
+  enum sim_form form = form_of(sc, l->kernel, &stub);
+  if (stub && sc->options.kernels == GCAP_SIM_KERNELS_PTX)
+    return gcap__fail(GCAP_ERROR_NOT_SUPPORTED,
+                      "kernel \"%s\" has no PTX to run (GCAP_SIM_KERNELS=ptx): load its module with a PTX image or "
+                      "a source",
+                      l->kernel->name);
+  if (stub) {
     sc->stats.kernels_stubbed++;
     return GCAP_SUCCESS;
+  }
+  if (form == FORM_PTX) {
+    struct sim_job job;
+    job_init(&job, l);
+    return run_ptx(sc, &job);
   }
   struct sim_kernels *ks = sc->kernels;
   struct sim_job job;

@@ -106,11 +106,12 @@ struct sim_counts sim_pool_run(struct sim_pool *p, struct sim_worker *caller, st
   while (p->busy > 0) pthread_cond_wait(&p->done, &p->lock);
   p->job = NULL;
   pthread_mutex_unlock(&p->lock);
-  struct sim_counts sum = {0, 0};
+  struct sim_counts sum = {0, 0, 0};
   for (unsigned i = 0; i < p->count; i++) {
     struct sim_counts c = sim_worker_take_counts(p->threads[i].worker);
     sum.barriers_passed += c.barriers_passed;
     sum.blocks += c.blocks;
+    sum.ptx_instructions += c.ptx_instructions;
   }
   return sum;
 }

@@ -13,7 +13,26 @@
 /* What a backend embeds first in its context struct (wlroots-style base). */
 struct gcap__backend_ctx {
   const struct gcap_backend_ops *ops;
+  struct gcap_context *core; /* the context that owns it, set by the core once it is made */
 };
+
+/* What the core knows of an address, for the simulator's memory check of kernels. */
+enum gcap__mem_state { GCAP__MEM_NONE = 0, GCAP__MEM_DEVICE, GCAP__MEM_HOST, GCAP__MEM_FREED };
+struct gcap__mem_view {
+  uintptr_t base;
+  size_t bytes;
+  enum gcap__mem_state state;
+};
+/*
+ * The allocation of b's context that holds p (live device or page-locked host memory, or one of
+ * the last frees), and else the live allocation nearest to p (state NONE when there is none).
+ * Returns true when p lies in live memory. Safe while the context's lock is held by the thread
+ * that started the work, which makes no allocation meanwhile.
+ */
+bool gcap__memory_view(const struct gcap__backend_ctx *b, uintptr_t p, struct gcap__mem_view *out);
+
+/* True when a module image of `size` bytes is PTX text (rather than a cubin or fatbin). */
+bool gcap__image_is_ptx(const void *image, size_t size);
 
 /* A kernel as the backend sees it: the core's copy of its definition plus the backend's handle. */
 struct gcap__kernel_info {
@@ -194,6 +213,11 @@ struct gcap_backend_ops {
    * functions, which may call back into gcap, and other threads' calls never overlap it.
    */
   bool waits_run_work;
+  /*
+   * True when a kernel the desc defines may be missing from the module's image (the simulator
+   * runs definitions' CPU implementations): kernel_find's NOT_FOUND then only means "no PTX".
+   */
+  bool runs_definitions;
 
   gcap_status (*available)(void);
   gcap_status (*context_create)(const gcap_context_options *o, struct gcap__backend_ctx **out);
@@ -235,6 +259,9 @@ struct gcap_backend_ops {
    */
   gcap_status (*kernel_find)(struct gcap__backend_ctx *b, void *module, const char *name,
                              struct gcap__kernel_found *out);
+  /* A .global or .const variable of a loaded module (cuModuleGetGlobal); NOT_FOUND without a message. */
+  gcap_status (*module_global)(struct gcap__backend_ctx *b, void *module, const char *name, void **dptr,
+                               size_t *bytes);
 
   gcap_status (*exec_create)(struct gcap__backend_ctx *b, const struct gcap__plan *plan, void **out);
   void (*exec_destroy)(struct gcap__backend_ctx *b, void *exec);

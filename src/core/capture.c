@@ -819,7 +819,7 @@ static void capture_free(struct gcap_capture *c) {
 }
 
 void gcap_capture_destroy(gcap_capture *c) {
-  GCAP_ENTER();
+  GCAP_ENTER_RELEASE();
   if (!c || check_capture(c) != GCAP_SUCCESS) return;
   struct gcap_context *ctx = c->ctx;
   gcap__lock(ctx);

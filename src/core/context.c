@@ -1,3 +1,4 @@
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,17 +45,41 @@ static gcap_status check_handle(const void *h, enum gcap__handle_type type, cons
   return GCAP_SUCCESS;
 }
 
+static bool is_sticky(gcap_status st) {
+  return st == GCAP_ERROR_ILLEGAL_ADDRESS || st == GCAP_ERROR_ASSERT || st == GCAP_ERROR_ILLEGAL_INSTRUCTION ||
+         st == GCAP_ERROR_MISALIGNED_ADDRESS || st == GCAP_ERROR_LAUNCH_FAILURE;
+}
+
+gcap_status gcap__note_fault(struct gcap_context *ctx, gcap_status st) {
+  if (!is_sticky(st) || atomic_load(&ctx->fault) != 0) return st;
+  snprintf(ctx->fault_message, sizeof ctx->fault_message, "%s", gcap_last_error_message());
+  atomic_store(&ctx->fault, (int)st);
+  return st;
+}
+
+gcap_status gcap__refuse_faulted(const struct gcap_context *ctx) {
+  int fault = atomic_load(&((struct gcap_context *)ctx)->fault);
+  if (fault == 0 || gcap__call_releases()) return GCAP_SUCCESS;
+  return gcap__fail((gcap_status)fault, "the context has a sticky error from an earlier kernel fault (destroy the "
+                                        "context to go on): %s",
+                    ctx->fault_message);
+}
+
 gcap_status gcap__check_context(const gcap_context *ctx, const char *what) {
-  return check_handle(ctx, GCAP__H_CONTEXT, "context", what);
+  gcap_status st = check_handle(ctx, GCAP__H_CONTEXT, "context", what);
+  return st == GCAP_SUCCESS ? gcap__refuse_faulted(ctx) : st;
 }
 gcap_status gcap__check_stream(const gcap_stream *s, const char *what) {
-  return check_handle(s, GCAP__H_STREAM, "stream", what);
+  gcap_status st = check_handle(s, GCAP__H_STREAM, "stream", what);
+  return st == GCAP_SUCCESS ? gcap__refuse_faulted(s->ctx) : st;
 }
 gcap_status gcap__check_event(const gcap_event *e, const char *what) {
-  return check_handle(e, GCAP__H_EVENT, "event", what);
+  gcap_status st = check_handle(e, GCAP__H_EVENT, "event", what);
+  return st == GCAP_SUCCESS ? gcap__refuse_faulted(e->ctx) : st;
 }
 gcap_status gcap__check_kernel(const gcap_kernel *k, const char *what) {
-  return check_handle(k, GCAP__H_KERNEL, "kernel", what);
+  gcap_status st = check_handle(k, GCAP__H_KERNEL, "kernel", what);
+  return st == GCAP_SUCCESS ? gcap__refuse_faulted(k->module->ctx) : st;
 }
 
 gcap_status gcap__check_same_context(const struct gcap_context *ctx, const struct gcap_context *other,
@@ -181,6 +206,7 @@ gcap_status gcap_context_create(const gcap_context_options *o, gcap_context **ou
   ctx->ops = ops;
   ctx->kind = kind;
   st = gcap__backend_context_create(ops, o, &ctx->backend);
+  if (st == GCAP_SUCCESS) ctx->backend->core = ctx;
   if (st == GCAP_SUCCESS && (st = gcap__sr_context_init(ctx)) != GCAP_SUCCESS) gcap__backend_context_destroy(ctx);
   if (st == GCAP_SUCCESS && gcap__registry_add(ctx, GCAP__H_CONTEXT) != 0) {
     gcap__backend_context_destroy(ctx);
@@ -203,7 +229,7 @@ static void destroy_event_item(void *e) { gcap__event_destroy_locked(e); }
 static void destroy_module_item(void *m) { gcap__module_unload_locked(m); }
 
 void gcap_context_destroy(gcap_context *ctx) {
-  GCAP_ENTER();
+  GCAP_ENTER_RELEASE();
   if (!ctx || gcap__check_context(ctx, "ctx") != GCAP_SUCCESS) return;
   if (gcap__refuse_in_host_callback() != GCAP_SUCCESS) return;
   gcap__registry_remove(ctx);

@@ -50,7 +50,7 @@ gcap_status gcap__backend_context_synchronize(struct gcap_context *ctx) {
   assert(ctx && ctx->backend);
   if (injected(ctx->ops->name, "context_synchronize")) return GCAP_ERROR_BACKEND;
   wait_begins(ctx);
-  return wait_ends(ctx, ctx->ops->context_synchronize(ctx->backend));
+  return wait_ends(ctx, gcap__note_fault(ctx, ctx->ops->context_synchronize(ctx->backend)));
 }
 
 gcap_status gcap__backend_mem_alloc(struct gcap_context *ctx, size_t bytes, void **out) {
@@ -63,14 +63,14 @@ gcap_status gcap__backend_mem_alloc(struct gcap_context *ctx, size_t bytes, void
 gcap_status gcap__backend_mem_free(struct gcap_context *ctx, void *p) {
   assert(ctx && ctx->backend);
   if (injected(ctx->ops->name, "mem_free")) return GCAP_ERROR_BACKEND;
-  return ctx->ops->mem_free(ctx->backend, p);
+  return gcap__note_fault(ctx, ctx->ops->mem_free(ctx->backend, p));
 }
 
 gcap_status gcap__backend_mem_free_async(struct gcap_context *ctx, void *stream, void *p, size_t bytes) {
   assert(ctx && ctx->backend);
   if (!ctx->ops->mem_free_async) return gcap__backend_mem_free(ctx, p);
   if (injected(ctx->ops->name, "mem_free_async")) return GCAP_ERROR_BACKEND;
-  return ctx->ops->mem_free_async(ctx->backend, stream, p, bytes);
+  return gcap__note_fault(ctx, ctx->ops->mem_free_async(ctx->backend, stream, p, bytes));
 }
 
 gcap_status gcap__backend_host_alloc(struct gcap_context *ctx, size_t bytes, void **out) {
@@ -102,40 +102,40 @@ gcap_status gcap__backend_stream_synchronize(struct gcap_context *ctx, void *str
   assert(ctx && ctx->backend);
   if (injected(ctx->ops->name, "stream_synchronize")) return GCAP_ERROR_BACKEND;
   wait_begins(ctx);
-  return wait_ends(ctx, ctx->ops->stream_synchronize(ctx->backend, stream));
+  return wait_ends(ctx, gcap__note_fault(ctx, ctx->ops->stream_synchronize(ctx->backend, stream)));
 }
 
 gcap_status gcap__backend_stream_query(struct gcap_context *ctx, void *stream) {
   assert(ctx && ctx->backend);
   if (injected(ctx->ops->name, "stream_query")) return GCAP_ERROR_BACKEND;
-  return ctx->ops->stream_query(ctx->backend, stream);
+  return gcap__note_fault(ctx, ctx->ops->stream_query(ctx->backend, stream));
 }
 
 gcap_status gcap__backend_memcpy(struct gcap_context *ctx, void *stream, const struct gcap__copy *c) {
   assert(ctx && ctx->backend);
   assert(c);
   if (injected(ctx->ops->name, "memcpy")) return GCAP_ERROR_BACKEND;
-  return ctx->ops->memcpy(ctx->backend, stream, c);
+  return gcap__note_fault(ctx, ctx->ops->memcpy(ctx->backend, stream, c));
 }
 
 gcap_status gcap__backend_memset(struct gcap_context *ctx, void *stream, const struct gcap__fill *f) {
   assert(ctx && ctx->backend);
   assert(f);
   if (injected(ctx->ops->name, "memset")) return GCAP_ERROR_BACKEND;
-  return ctx->ops->memset(ctx->backend, stream, f);
+  return gcap__note_fault(ctx, ctx->ops->memset(ctx->backend, stream, f));
 }
 
 gcap_status gcap__backend_launch_kernel(struct gcap_context *ctx, void *stream, const struct gcap__launch *l) {
   assert(ctx && ctx->backend);
   assert(l);
   if (injected(ctx->ops->name, "launch_kernel")) return GCAP_ERROR_BACKEND;
-  return ctx->ops->launch_kernel(ctx->backend, stream, l);
+  return gcap__note_fault(ctx, ctx->ops->launch_kernel(ctx->backend, stream, l));
 }
 
 gcap_status gcap__backend_launch_host_func(struct gcap_context *ctx, void *stream, gcap_host_fn fn, void *user_data) {
   assert(ctx && ctx->backend);
   if (injected(ctx->ops->name, "launch_host_func")) return GCAP_ERROR_BACKEND;
-  return ctx->ops->launch_host_func(ctx->backend, stream, fn, user_data);
+  return gcap__note_fault(ctx, ctx->ops->launch_host_func(ctx->backend, stream, fn, user_data));
 }
 
 gcap_status gcap__backend_event_create(struct gcap_context *ctx, unsigned flags, void **out) {
@@ -159,26 +159,26 @@ void gcap__backend_event_destroy(struct gcap_context *ctx, void *event) {
 gcap_status gcap__backend_event_record(struct gcap_context *ctx, void *event, void *stream) {
   assert(ctx && ctx->backend);
   if (injected(ctx->ops->name, "event_record")) return GCAP_ERROR_BACKEND;
-  return ctx->ops->event_record(ctx->backend, event, stream);
+  return gcap__note_fault(ctx, ctx->ops->event_record(ctx->backend, event, stream));
 }
 
 gcap_status gcap__backend_stream_wait_event(struct gcap_context *ctx, void *stream, void *event) {
   assert(ctx && ctx->backend);
   if (injected(ctx->ops->name, "stream_wait_event")) return GCAP_ERROR_BACKEND;
-  return ctx->ops->stream_wait_event(ctx->backend, stream, event);
+  return gcap__note_fault(ctx, ctx->ops->stream_wait_event(ctx->backend, stream, event));
 }
 
 gcap_status gcap__backend_event_synchronize(struct gcap_context *ctx, void *event) {
   assert(ctx && ctx->backend);
   if (injected(ctx->ops->name, "event_synchronize")) return GCAP_ERROR_BACKEND;
   wait_begins(ctx);
-  return wait_ends(ctx, ctx->ops->event_synchronize(ctx->backend, event));
+  return wait_ends(ctx, gcap__note_fault(ctx, ctx->ops->event_synchronize(ctx->backend, event)));
 }
 
 gcap_status gcap__backend_event_query(struct gcap_context *ctx, void *event) {
   assert(ctx && ctx->backend);
   if (injected(ctx->ops->name, "event_query")) return GCAP_ERROR_BACKEND;
-  return ctx->ops->event_query(ctx->backend, event);
+  return gcap__note_fault(ctx, ctx->ops->event_query(ctx->backend, event));
 }
 
 gcap_status gcap__backend_module_load(struct gcap_context *ctx, const gcap_module_desc *d, void **out) {
@@ -227,14 +227,14 @@ void gcap__backend_exec_destroy(struct gcap_context *ctx, void *exec) {
 gcap_status gcap__backend_exec_upload(struct gcap_context *ctx, void *exec, void *stream) {
   assert(ctx && ctx->backend);
   if (injected(ctx->ops->name, "exec_upload")) return GCAP_ERROR_BACKEND;
-  return ctx->ops->exec_upload(ctx->backend, exec, stream);
+  return gcap__note_fault(ctx, ctx->ops->exec_upload(ctx->backend, exec, stream));
 }
 
 gcap_status gcap__backend_exec_launch(struct gcap_context *ctx, void *exec, const struct gcap__plan *plan, void *stream) {
   assert(ctx && ctx->backend);
   assert(plan);
   if (injected(ctx->ops->name, "exec_launch")) return GCAP_ERROR_BACKEND;
-  return ctx->ops->exec_launch(ctx->backend, exec, plan, stream);
+  return gcap__note_fault(ctx, ctx->ops->exec_launch(ctx->backend, exec, plan, stream));
 }
 
 gcap_status gcap__backend_exec_before_change(struct gcap_context *ctx, void *exec) {

@@ -1,12 +1,14 @@
 #include "error.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
 struct thread_state {
   const char *api_function;
+  bool releases;        /* the public function destroys, frees or unloads: a sticky fault lets it */
   int callback_depth;
   gcap_capture_mode capture_mode; /* GLOBAL (0) by default, as CUDA */
   unsigned number;
@@ -18,8 +20,16 @@ static _Thread_local struct thread_state thread_state;
 void gcap__enter(const char *api_function) {
   if (thread_state.number == 0) gcap__thread_number(); /* numbered in the order threads first call gcap */
   thread_state.api_function = api_function;
+  thread_state.releases = false;
   thread_state.message[0] = '\0';
 }
+
+void gcap__enter_release(const char *api_function) {
+  gcap__enter(api_function);
+  thread_state.releases = true;
+}
+
+bool gcap__call_releases(void) { return thread_state.releases; }
 
 const char *gcap__api_function(void) { return thread_state.api_function ? thread_state.api_function : "gcap"; }
 

@@ -3,6 +3,7 @@
 #define GCAP_CORE_ERROR_H
 
 #include <gcap/gcap.h>
+#include <stdbool.h>
 
 /*
  * Every public entry point starts with GCAP_ENTER(): it clears this thread's message and
@@ -10,6 +11,10 @@
  */
 #define GCAP_ENTER() gcap__enter(__func__)
 void gcap__enter(const char *api_function);
+/* For the calls that destroy, free or unload: they still work on a context with a sticky fault. */
+#define GCAP_ENTER_RELEASE() gcap__enter_release(__func__)
+void gcap__enter_release(const char *api_function);
+bool gcap__call_releases(void);
 
 /* Sets the message "<api function>: <fmt...>" and returns `status`. */
 gcap_status gcap__fail(gcap_status status, const char *fmt, ...)

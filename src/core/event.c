@@ -70,7 +70,7 @@ void gcap__event_destroy_locked(struct gcap_event *e) {
 }
 
 gcap_status gcap_event_destroy(gcap_event *e) {
-  GCAP_ENTER();
+  GCAP_ENTER_RELEASE();
   if (!e) return GCAP_SUCCESS;
   gcap_status st = gcap__check_event(e, "event");
   if (st == GCAP_SUCCESS) st = gcap__refuse_in_host_callback();

@@ -11,7 +11,7 @@ gcap_status gcap__check_exec(const gcap_exec *x, const char *what) {
   if (!x) return gcap__fail(GCAP_ERROR_INVALID_HANDLE, "%s is NULL", what);
   if (!gcap__registry_has(x, GCAP__H_EXEC))
     return gcap__fail(GCAP_ERROR_INVALID_HANDLE, "%s (exec %p) is not a live executable graph", what, (const void *)x);
-  return GCAP_SUCCESS;
+  return gcap__refuse_faulted(x->ctx);
 }
 
 /* ------------------------------------------------------------- building */
@@ -634,7 +634,7 @@ gcap_status gcap_graph_instantiate_with_params(gcap_graph *g, gcap_instantiate_p
  * the executable is freed after its launch, or by the next call that waits for work.
  */
 void gcap_exec_destroy(gcap_exec *x) {
-  GCAP_ENTER();
+  GCAP_ENTER_RELEASE();
   if (!x || gcap__check_exec(x, "exec") != GCAP_SUCCESS) return;
   struct gcap_context *ctx = x->ctx;
   if (gcap__in_host_callback()) {

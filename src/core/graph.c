@@ -7,7 +7,7 @@ gcap_status gcap__check_graph(const gcap_graph *g, const char *what) {
   if (!g) return gcap__fail(GCAP_ERROR_INVALID_HANDLE, "%s is NULL", what);
   if (!gcap__registry_has(g, GCAP__H_GRAPH))
     return gcap__fail(GCAP_ERROR_INVALID_HANDLE, "%s (graph %p) is not a live graph handle", what, (const void *)g);
-  return GCAP_SUCCESS;
+  return gcap__refuse_faulted(g->ctx);
 }
 
 /* A destroyed node stays in its chunk (and DEAD) until its graph goes, so its address is not reused meanwhile. */
@@ -19,7 +19,7 @@ gcap_status gcap__check_node_near(const struct gcap_graph *g, const gcap_node *n
     return gcap__fail(GCAP_ERROR_INVALID_HANDLE, "%s (%p) is not a node of a live graph", what, (const void *)n);
   if (n->magic == GCAP__NODE_DEAD)
     return gcap__fail(GCAP_ERROR_INVALID_HANDLE, "%s (node %p) was destroyed", what, (const void *)n);
-  return GCAP_SUCCESS;
+  return gcap__refuse_faulted(n->graph->ctx);
 }
 
 int gcap__node_vec_push(struct gcap__node_vec *v, struct gcap_node *n) {
@@ -168,7 +168,7 @@ gcap_status gcap_graph_create(gcap_context *ctx, gcap_graph **out) {
 }
 
 void gcap_graph_destroy(gcap_graph *g) {
-  GCAP_ENTER();
+  GCAP_ENTER_RELEASE();
   if (!g || gcap__check_graph(g, "graph") != GCAP_SUCCESS) return;
   struct gcap_context *ctx = g->ctx;
   gcap__lock(ctx);
@@ -333,7 +333,7 @@ gcap_status gcap_graph_remove_dependencies(gcap_graph *g, gcap_node *const *from
 }
 
 gcap_status gcap_graph_destroy_node(gcap_node *n) {
-  GCAP_ENTER();
+  GCAP_ENTER_RELEASE();
   gcap_status st = gcap__check_node(n, "node");
   if (st != GCAP_SUCCESS) return st;
   struct gcap_graph *g = n->graph;

@@ -46,6 +46,7 @@ struct gcap__allocation {
   enum gcap__alloc_kind kind;
   struct gcap__galloc *graph; /* a graph allocation (MEM_ALLOC node), or NULL */
   const struct gcap_context *owner;
+  bool module_var;            /* a module's .global/.const variable: it goes with its module */
 };
 
 /* Sorted by base; every gcap allocation of a context, device and page-locked host. */
@@ -73,7 +74,18 @@ struct gcap_context {
   struct gcap__link user_objects;         /* live ones */
   /* Graph memory (MEM_ALLOC nodes): bytes allocated by launches now, and reserved for them; highs. */
   size_t graph_mem_used, graph_mem_used_high, graph_mem_reserved, graph_mem_reserved_high;
+  /* The last frees, so that the simulator's memory check names a use after free as such. */
+  struct gcap__freed_range { uintptr_t base; size_t bytes; } freed[16];
+  unsigned freed_next;
+  /* A kernel fault (illegal address, assert, trap, a simulator check): sticky, as on CUDA. */
+  _Atomic int fault;
+  char fault_message[1024];
 };
+
+/* Records st as the context's sticky fault when it is one (the first one stays); returns st. */
+gcap_status gcap__note_fault(struct gcap_context *ctx, gcap_status st);
+/* The context's sticky fault, with its message, for any call but those that release; else SUCCESS. */
+gcap_status gcap__refuse_faulted(const struct gcap_context *ctx);
 
 struct gcap_stream {
   struct gcap__link link;
@@ -124,6 +136,10 @@ struct gcap_module {
   struct gcap_kernel *kernels; /* the desc's definitions */
   size_t num_kernels;
   struct gcap_kernel *found;   /* kernels the backend found by name later (CUDA), newest first */
+  struct ptx_module *decls;    /* the PTX image's declarations (NULL for other images) */
+  char *compiled;              /* the PTX NVRTC made of desc->source, or NULL */
+  void **vars;                 /* the module variables' device addresses, entered in the allocation table */
+  size_t num_vars;
 };
 
 /* Locking: every public call holds its context's lock for its whole duration. */
@@ -155,6 +171,8 @@ uint64_t gcap__alloc_epoch(void);
 /* Graph allocations enter and leave the table here (their memory is the pool's, not the user's). */
 int gcap__alloc_table_insert(struct gcap_context *ctx, void *p, size_t bytes, struct gcap__galloc *graph);
 void gcap__alloc_table_erase(struct gcap_context *ctx, const void *p);
+/* A module variable's memory (device memory that no free may release). */
+int gcap__alloc_table_insert_module(struct gcap_context *ctx, void *p, size_t bytes);
 
 /* A copy or fill node's parameters as the checks and backends take them. */
 static inline struct gcap__copy gcap__copy_of(const gcap_memcpy_node_params *p) {

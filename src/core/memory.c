@@ -55,7 +55,7 @@ static int table_insert(struct gcap__alloc_table *t, const struct gcap_context *
   if (gcap__grow((void **)&t->items, &t->cap, t->count + 1, sizeof *t->items) != 0) return -1;
   size_t i = upper_bound(t, (uintptr_t)p);
   memmove(&t->items[i + 1], &t->items[i], (t->count - i) * sizeof *t->items);
-  t->items[i] = (struct gcap__allocation){(uintptr_t)p, bytes, kind, NULL, owner};
+  t->items[i] = (struct gcap__allocation){(uintptr_t)p, bytes, kind, NULL, owner, false};
   t->count++;
   return 0;
 }
@@ -105,6 +105,12 @@ int gcap__alloc_table_insert(struct gcap_context *ctx, void *p, size_t bytes, st
   return 0;
 }
 
+int gcap__alloc_table_insert_module(struct gcap_context *ctx, void *p, size_t bytes) {
+  if (record_allocation(ctx, p, bytes, GCAP__ALLOC_DEVICE) != 0) return -1;
+  ((struct gcap__allocation *)gcap__find_allocation(ctx, p))->module_var = true;
+  return 0;
+}
+
 void gcap__alloc_table_erase(struct gcap_context *ctx, const void *p) {
   const struct gcap__allocation *a = gcap__find_allocation(ctx, p);
   if (a) table_remove(&ctx->allocs, a);
@@ -124,7 +130,7 @@ static const struct gcap__allocation *find_any(const struct gcap_context *ctx, c
   if (a || !ctx->ops->knows_all_device_memory) return a; /* on CUDA such a pointer goes to the driver */
   pthread_mutex_lock(&every_context_lock);
   const struct gcap__allocation *e = table_find(&every_context, p);
-  if (e) *other = (struct gcap__allocation){e->base, e->bytes, e->kind, NULL, e->owner};
+  if (e) *other = (struct gcap__allocation){e->base, e->bytes, e->kind, NULL, e->owner, e->module_var};
   pthread_mutex_unlock(&every_context_lock);
   return e ? other : NULL;
 }
@@ -284,6 +290,8 @@ static gcap_status check_free(gcap_context *ctx, const void *p, enum gcap__alloc
                       (void *)a->base);
   if (!a || a->kind != kind)
     return gcap__fail(GCAP_ERROR_INVALID_VALUE, "%p is not a live %s allocation of this context", p, what);
+  if (a->module_var)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "%p is a module variable (gcap_module_get_global); it goes with its module", p);
   if (a->graph && a->graph->freed_in_graph)
     return gcap__fail(GCAP_ERROR_INVALID_VALUE, "%p is a graph allocation its own graph frees; it cannot be freed outside it", p);
   if (a->graph && !a->graph->live)
@@ -305,8 +313,36 @@ static gcap_status free_locked(gcap_context *ctx, const struct gcap__allocation 
   gcap_status st = a->kind == GCAP__ALLOC_HOST ? gcap__backend_host_free(ctx, p)
                    : stream                     ? gcap__backend_mem_free_async(ctx, stream, p, a->bytes)
                                                 : gcap__backend_mem_free(ctx, p);
-  if (st == GCAP_SUCCESS) table_remove(&ctx->allocs, a);
+  if (st == GCAP_SUCCESS) {
+    ctx->freed[ctx->freed_next++ % 16] = (struct gcap__freed_range){a->base, a->bytes};
+    table_remove(&ctx->allocs, a);
+  }
   return st;
+}
+
+bool gcap__memory_view(const struct gcap__backend_ctx *b, uintptr_t p, struct gcap__mem_view *out) {
+  const struct gcap_context *ctx = b->core;
+  const struct gcap__alloc_table *t = &ctx->allocs;
+  size_t i = upper_bound(t, p);
+  *out = (struct gcap__mem_view){0, 0, GCAP__MEM_NONE};
+  if (i > 0 && p - t->items[i - 1].base < t->items[i - 1].bytes) {
+    const struct gcap__allocation *a = &t->items[i - 1];
+    *out = (struct gcap__mem_view){a->base, a->bytes, a->kind == GCAP__ALLOC_HOST ? GCAP__MEM_HOST : GCAP__MEM_DEVICE};
+    return true;
+  }
+  for (unsigned k = 0; k < 16; k++) {
+    const struct gcap__freed_range *f = &ctx->freed[(ctx->freed_next - 1 - k) % 16];
+    if (f->bytes && p - f->base < f->bytes) {
+      *out = (struct gcap__mem_view){f->base, f->bytes, GCAP__MEM_FREED};
+      return false;
+    }
+  }
+  const struct gcap__allocation *below = i > 0 ? &t->items[i - 1] : NULL, *above = i < t->count ? &t->items[i] : NULL;
+  const struct gcap__allocation *near = below;
+  if (!below || (above && above->base - p < p - (below->base + below->bytes))) near = above;
+  if (near)
+    *out = (struct gcap__mem_view){near->base, near->bytes, near->kind == GCAP__ALLOC_HOST ? GCAP__MEM_HOST : GCAP__MEM_DEVICE};
+  return false;
 }
 
 static gcap_status release(gcap_context *ctx, void *p, enum gcap__alloc_kind kind) {
@@ -380,7 +416,7 @@ static gcap_status free_eager(struct gcap_stream *s, const struct gcap__allocati
 }
 
 gcap_status gcap_mem_free_async(gcap_stream *s, void *dptr) {
-  GCAP_ENTER();
+  GCAP_ENTER_RELEASE();
   gcap_status st = gcap__check_stream(s, "stream");
   if (st == GCAP_SUCCESS) st = gcap__refuse_in_host_callback();
   if (st != GCAP_SUCCESS) return st;
@@ -408,7 +444,7 @@ gcap_status gcap_mem_alloc(gcap_context *ctx, size_t bytes, void **dptr) {
 }
 
 gcap_status gcap_mem_free(gcap_context *ctx, void *dptr) {
-  GCAP_ENTER();
+  GCAP_ENTER_RELEASE();
   return release(ctx, dptr, GCAP__ALLOC_DEVICE);
 }
 
@@ -418,7 +454,7 @@ gcap_status gcap_host_alloc(gcap_context *ctx, size_t bytes, void **hptr) {
 }
 
 gcap_status gcap_host_free(gcap_context *ctx, void *hptr) {
-  GCAP_ENTER();
+  GCAP_ENTER_RELEASE();
   return release(ctx, hptr, GCAP__ALLOC_HOST);
 }
 

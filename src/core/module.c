@@ -1,6 +1,8 @@
 #include <string.h>
 
 #include "dispatch.h"
+#include "nvrtc.h"
+#include "ptx.h"
 #include "capture.h"
 #include "stream_race.h"
 
@@ -32,6 +34,14 @@ static gcap_status check_desc(const gcap_module_desc *d) {
   if (d->num_kernels > 0 && !d->kernels)
     return gcap__fail(GCAP_ERROR_INVALID_VALUE, "desc->kernels is NULL but num_kernels is %zu", d->num_kernels);
   if (d->image_size > 0 && !d->image) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "desc->image is NULL but image_size > 0");
+  if (d->image && d->source)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "desc->image and desc->source are both given (one or the other)");
+  if (d->num_options > 0 && !d->options)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "desc->options is NULL but num_options is %zu", d->num_options);
+  for (size_t i = 0; i < d->num_options; i++)
+    if (!d->options[i]) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "desc->options[%zu] is NULL", i);
+  if (d->num_options > 0 && !d->source)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "desc->options are given without desc->source (they are NVRTC's)");
   for (size_t i = 0; i < d->num_kernels; i++) {
     gcap_status st = check_def(d->kernels, i);
     if (st != GCAP_SUCCESS) return st;
@@ -91,6 +101,7 @@ static void unregister_kernels(struct gcap_module *m, size_t count) {
 static gcap_status bind_defined(struct gcap_module *m, struct gcap_kernel *k) {
   struct gcap__kernel_found f = {0};
   gcap_status st = gcap__backend_kernel_find(m->ctx, m->impl, k->name, &f);
+  if (st == GCAP_ERROR_NOT_FOUND && m->ctx->ops->runs_definitions) return GCAP_SUCCESS; /* its CPU version runs */
   if (st == GCAP_ERROR_NOT_FOUND)
     return gcap__fail_context(st, "desc->kernels names \"%s\", which the image does not contain", k->name);
   if (st != GCAP_SUCCESS) return st;
@@ -161,6 +172,119 @@ static gcap_status build_module(struct gcap_module *m, const gcap_module_desc *d
   return GCAP_SUCCESS;
 }
 
+bool gcap__image_is_ptx(const void *image, size_t size) {
+  const char *text = image;
+  if (!text) return false;
+  size_t n = size ? strnlen(text, size) : strlen(text);
+  if (size && n + 1 < size) return false; /* a NUL inside: a binary image */
+  for (size_t i = 0; i + 8 <= n; i++)
+    if (text[i] == '.' && memcmp(text + i, ".version", 8) == 0) return true;
+  return false;
+}
+
+/* The PTX text a desc gives: its image, or NVRTC's output for its source (kept in m). */
+static gcap_status ptx_text(struct gcap_module *m, const gcap_module_desc *d, const char **text, size_t *size) {
+  *text = NULL;
+  *size = 0;
+  if (d->source) {
+    gcap_status st = gcap__nvrtc_compile(d->source, d->options, d->num_options, &m->compiled, size);
+    if (st == GCAP_SUCCESS) *text = m->compiled;
+    return st;
+  }
+  if (!gcap__image_is_ptx(d->image, d->image_size)) return GCAP_SUCCESS;
+  *text = d->image;
+  *size = d->image_size ? d->image_size : strlen(d->image) + 1;
+  return GCAP_SUCCESS;
+}
+
+/* The declarations of the PTX (on every backend: kernels and variables are listed from them). */
+static gcap_status parse_decls(struct gcap_module *m, const char *text, size_t size) {
+  struct ptx_error err;
+  m->decls = ptx_parse(text, size, PTX_PARSE_DECLS, &err);
+  if (m->decls) return GCAP_SUCCESS;
+  if (strcmp(err.message, "out of memory") == 0)
+    return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to read the PTX's declarations");
+  return gcap__fail(GCAP_ERROR_INVALID_PTX, "PTX line %u, column %u: %s", err.line, err.column, err.message);
+}
+
+/* Definitions for the PTX's .visible .entry functions, for a desc that gives none. */
+static gcap_status defs_from_ptx(const struct ptx_module *pm, gcap_kernel_def **defs, size_t **sizes, size_t *count) {
+  size_t n = 0, params = 0;
+  for (size_t i = 0; i < pm->num_funcs; i++)
+    if (pm->funcs[i].is_entry && pm->funcs[i].is_visible) n++, params += pm->funcs[i].num_params;
+  *defs = gcap__calloc(n + 1, sizeof **defs);
+  *sizes = gcap__calloc(params + 1, sizeof **sizes);
+  if (!*defs || !*sizes) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the PTX's kernels");
+  size_t k = 0, p = 0;
+  for (size_t i = 0; i < pm->num_funcs; i++) {
+    const struct ptx_func *f = &pm->funcs[i];
+    if (!f->is_entry || !f->is_visible) continue;
+    (*defs)[k] = (gcap_kernel_def){f->name, NULL, f->num_params, *sizes + p, NULL, NULL};
+    for (size_t j = 0; j < f->num_params; j++) (*sizes)[p++] = f->params[j].size ? f->params[j].size : 1;
+    k++;
+  }
+  *count = n;
+  return GCAP_SUCCESS;
+}
+
+/* Module variables enter the allocation table, so that copies and kernels may use them. */
+static gcap_status register_vars(struct gcap_module *m) {
+  const struct ptx_module *pm = m->decls;
+  if (!pm || !m->ctx->ops->module_global) return GCAP_SUCCESS;
+  m->vars = gcap__calloc(pm->num_vars + 1, sizeof *m->vars);
+  if (!m->vars) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the module's variables");
+  for (size_t i = 0; i < pm->num_vars; i++) {
+    const struct ptx_var *v = &pm->vars[i];
+    if ((v->space != PTX_SPACE_GLOBAL && v->space != PTX_SPACE_CONST) || v->is_extern) continue;
+    void *addr = NULL;
+    size_t bytes = 0;
+    gcap_status st = m->ctx->ops->module_global(m->ctx->backend, m->impl, v->name, &addr, &bytes);
+    if (st == GCAP_ERROR_NOT_FOUND) continue;
+    if (st != GCAP_SUCCESS) return st;
+    if (gcap__alloc_table_insert_module(m->ctx, addr, bytes ? bytes : 1) != 0)
+      return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to enter module variable \"%s\"", v->name);
+    m->vars[m->num_vars++] = addr;
+  }
+  return GCAP_SUCCESS;
+}
+
+static void forget_vars(struct gcap_module *m) {
+  for (size_t i = 0; i < m->num_vars; i++) gcap__alloc_table_erase(m->ctx, m->vars[i]);
+  gcap__free(m->vars);
+  m->vars = NULL;
+  m->num_vars = 0;
+}
+
+static void free_module(struct gcap_module *m) {
+  free_kernels(m);
+  ptx_module_free(m->decls);
+  gcap__free(m->compiled);
+  gcap__free(m);
+}
+
+/* The desc the backend sees: the PTX compiled from a source, the PTX's kernels when none are defined. */
+static gcap_status prepare_desc(struct gcap_module *m, const gcap_module_desc *d, gcap_module_desc *out,
+                                gcap_kernel_def **defs, size_t **sizes) {
+  const char *text = NULL;
+  size_t size = 0;
+  *out = *d;
+  gcap_status st = ptx_text(m, d, &text, &size);
+  if (st == GCAP_SUCCESS && text) st = parse_decls(m, text, size);
+  if (st != GCAP_SUCCESS) return st;
+  if (text) {
+    out->image = text;
+    out->image_size = size;
+    out->source = NULL;
+    out->options = NULL;
+    out->num_options = 0;
+  }
+  if (d->num_kernels == 0 && m->decls) {
+    st = defs_from_ptx(m->decls, defs, sizes, &out->num_kernels);
+    out->kernels = *defs;
+  }
+  return st;
+}
+
 gcap_status gcap_module_load(gcap_context *ctx, const gcap_module_desc *d, gcap_module **out) {
   GCAP_ENTER();
   if (out) *out = NULL;
@@ -173,24 +297,31 @@ gcap_status gcap_module_load(gcap_context *ctx, const gcap_module_desc *d, gcap_
   if (!m) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the module");
   m->ctx = ctx;
   m->refs = 1;
+  gcap_module_desc desc;
+  gcap_kernel_def *defs = NULL;
+  size_t *sizes = NULL;
+  st = prepare_desc(m, d, &desc, &defs, &sizes); /* NVRTC may take a while: before the lock */
   gcap__lock(ctx);
-  st = gcap__capture_prohibit("ctx", ctx);
-  if (st == GCAP_SUCCESS) st = build_module(m, d);
+  if (st == GCAP_SUCCESS) st = gcap__capture_prohibit("ctx", ctx);
+  if (st == GCAP_SUCCESS) st = build_module(m, &desc);
   bool loaded = false;
-  if (st == GCAP_SUCCESS) loaded = (st = gcap__backend_module_load(ctx, d, &m->impl)) == GCAP_SUCCESS;
+  if (st == GCAP_SUCCESS) loaded = (st = gcap__backend_module_load(ctx, &desc, &m->impl)) == GCAP_SUCCESS;
   if (st == GCAP_SUCCESS) st = bind_all_defined(m);
+  if (st == GCAP_SUCCESS) st = register_vars(m);
   if (st == GCAP_SUCCESS && gcap__registry_add(m, GCAP__H_MODULE) != 0)
     st = gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to register the module");
   if (st == GCAP_SUCCESS) {
     gcap__list_push(&ctx->modules, &m->link);
   } else {
+    forget_vars(m);
     if (loaded) gcap__backend_module_unload(ctx, m->impl);
     if (m->kernels && gcap__registry_has(&m->kernels[0], GCAP__H_KERNEL)) unregister_kernels(m, m->num_kernels);
-    free_kernels(m);
-    gcap__free(m);
+    free_module(m);
     m = NULL;
   }
   gcap__unlock(ctx);
+  gcap__free(defs);
+  gcap__free(sizes);
   if (m) *out = m;
   return st;
 }
@@ -200,9 +331,9 @@ void gcap__module_retain(struct gcap_module *m) { m->refs++; }
 void gcap__module_release(struct gcap_module *m) {
   if (--m->refs > 0) return;
   gcap__list_unlink(&m->link);
+  forget_vars(m);
   gcap__backend_module_unload(m->ctx, m->impl);
-  free_kernels(m);
-  gcap__free(m);
+  free_module(m);
 }
 
 void gcap__module_unload_locked(struct gcap_module *m) {
@@ -214,7 +345,7 @@ void gcap__module_unload_locked(struct gcap_module *m) {
 }
 
 gcap_status gcap_module_unload(gcap_module *m) {
-  GCAP_ENTER();
+  GCAP_ENTER_RELEASE();
   gcap_status st = GCAP_SUCCESS;
   if (!m || !gcap__registry_has(m, GCAP__H_MODULE))
     return gcap__fail(GCAP_ERROR_INVALID_HANDLE, "module %p is NULL or already unloaded", (void *)m);
@@ -281,6 +412,28 @@ gcap_status gcap_context_find_kernel(gcap_context *ctx, const char *name, gcap_k
   gcap__unlock(ctx);
   if (st == GCAP_SUCCESS) *out = k;
   return st;
+}
+
+gcap_status gcap_module_get_global(gcap_module *m, const char *name, void **dptr, size_t *bytes) {
+  GCAP_ENTER();
+  if (dptr) *dptr = NULL;
+  if (bytes) *bytes = 0;
+  if (!m || !gcap__registry_has(m, GCAP__H_MODULE))
+    return gcap__fail(GCAP_ERROR_INVALID_HANDLE, "module %p is NULL or unloaded", (void *)m);
+  if (!name) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "name is NULL");
+  if (!dptr) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "dptr is NULL");
+  gcap__lock(m->ctx);
+  gcap_status st = GCAP_ERROR_NOT_FOUND;
+  void *addr = NULL;
+  size_t size = 0;
+  if (m->ctx->ops->module_global) st = m->ctx->ops->module_global(m->ctx->backend, m->impl, name, &addr, &size);
+  gcap__unlock(m->ctx);
+  if (st == GCAP_ERROR_NOT_FOUND)
+    return gcap__fail(st, "module %p has no .global or .const variable \"%s\"", (void *)m, name);
+  if (st != GCAP_SUCCESS) return st;
+  *dptr = addr;
+  if (bytes) *bytes = size;
+  return GCAP_SUCCESS;
 }
 
 const char *gcap_kernel_name(const gcap_kernel *k) {

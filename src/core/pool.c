@@ -8,7 +8,7 @@ gcap_status gcap__check_pool(const gcap_pool *p, const char *what) {
   if (!p) return gcap__fail(GCAP_ERROR_INVALID_HANDLE, "%s is NULL", what);
   if (!gcap__registry_has(p, GCAP__H_POOL))
     return gcap__fail(GCAP_ERROR_INVALID_HANDLE, "%s (pool %p) is not a live pool", what, (const void *)p);
-  return GCAP_SUCCESS;
+  return gcap__refuse_faulted(p->ctx);
 }
 
 /* A spare block of at least `bytes`, taken out of the spare list (best fit). */
@@ -181,7 +181,7 @@ gcap_pool *gcap_pool_retain(gcap_pool *p) {
 
 /* The handle dies with the user's last reference; the memory with the last holder of any kind. */
 void gcap_pool_release(gcap_pool *p) {
-  GCAP_ENTER();
+  GCAP_ENTER_RELEASE();
   if (!p || gcap__check_pool(p, "pool") != GCAP_SUCCESS || gcap__refuse_in_host_callback() != GCAP_SUCCESS) return;
   struct gcap_context *ctx = p->ctx;
   gcap__lock(ctx);

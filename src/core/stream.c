@@ -44,7 +44,7 @@ void gcap__stream_destroy_locked(struct gcap_stream *s) {
 }
 
 gcap_status gcap_stream_destroy(gcap_stream *s) {
-  GCAP_ENTER();
+  GCAP_ENTER_RELEASE();
   if (!s) return GCAP_SUCCESS;
   gcap_status st = gcap__check_stream(s, "stream");
   if (st == GCAP_SUCCESS) st = gcap__refuse_in_host_callback();

@@ -93,7 +93,7 @@ gcap_status gcap_user_object_retain(gcap_user_object *obj, unsigned count) {
 }
 
 gcap_status gcap_user_object_release(gcap_user_object *obj, unsigned count) {
-  GCAP_ENTER();
+  GCAP_ENTER_RELEASE();
   gcap_status st = check_object_count(obj, count);
   if (st != GCAP_SUCCESS) return st;
   struct gcap_context *ctx = obj->ctx;

@@ -800,11 +800,39 @@ static CUresult CUDAAPI f_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy,
 
 /* ------------------------------------------------------------ modules */
 
+/* A module's variables (cuModuleGetGlobal), made on first use: "g_16" is 16 bytes. */
+struct module {
+  struct handle h;
+  struct { char name[64]; void *p; } vars[8];
+  unsigned num_vars;
+};
+
 static CUresult CUDAAPI f_cuModuleLoadData(CUmodule *m, const void *image) {
   BEGIN("cuModuleLoadData");
   NEED_CONTEXT("cuModuleLoadData");
   NEED(m && image, "cuModuleLoadData: module or image is NULL");
-  *m = (CUmodule)new_handle(K_MODULE, sizeof(struct handle));
+  *m = (CUmodule)new_handle(K_MODULE, sizeof(struct module));
+  END(CUDA_SUCCESS);
+}
+
+static CUresult CUDAAPI f_cuModuleGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUmodule m, const char *name) {
+  BEGIN("cuModuleGetGlobal(%p, \"%s\")", (void *)m, name ? name : "(null)");
+  NEED_CONTEXT("cuModuleGetGlobal");
+  struct module *mod;
+  NEED_HANDLE(mod, m, K_MODULE, "cuModuleGetGlobal", "hmod");
+  NEED(name, "cuModuleGetGlobal: name is NULL");
+  if (strncmp(name, "g_", 2) != 0) END(CUDA_ERROR_NOT_FOUND);
+  size_t size = strtoul(name + 2, NULL, 10);
+  unsigned i = 0;
+  while (i < mod->num_vars && strcmp(mod->vars[i].name, name) != 0) i++;
+  if (i == mod->num_vars) {
+    NEED(i < 8 && size > 0, "cuModuleGetGlobal: the fake keeps 8 variables of a size its name gives");
+    snprintf(mod->vars[i].name, sizeof mod->vars[i].name, "%s", name);
+    new_memory(K_MEMORY, size, &mod->vars[i].p);
+    mod->num_vars++;
+  }
+  if (dptr) *dptr = (CUdeviceptr)(uintptr_t)mod->vars[i].p;
+  if (bytes) *bytes = size;
   END(CUDA_SUCCESS);
 }
 
@@ -871,6 +899,9 @@ static CUresult CUDAAPI f_cuLinkDestroy(CUlinkState s) {
 static CUresult CUDAAPI f_cuModuleUnload(CUmodule m) {
   BEGIN("cuModuleUnload(%p)", (void *)m);
   NEED_CONTEXT("cuModuleUnload");
+  struct module *mod;
+  NEED_HANDLE(mod, m, K_MODULE, "cuModuleUnload", "hmod");
+  for (unsigned i = 0; i < mod->num_vars; i++) free_memory("cuModuleUnload", mod->vars[i].p, K_MEMORY);
   END(destroy("cuModuleUnload", m, K_MODULE) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE);
 }
 
@@ -1622,7 +1653,7 @@ struct entry {
     ENTRY(cuEventCreate, 2000), ENTRY(cuEventDestroy, 4000), ENTRY(cuEventRecord, 2000), \
     ENTRY(cuEventSynchronize, 2000), ENTRY(cuEventQuery, 2000), ENTRY(cuEventElapsedTime, 2000), \
     ENTRY(cuModuleLoadData, 2000), \
-    ENTRY(cuModuleUnload, 2000), ENTRY(cuModuleGetFunction, 2000), ENTRY(cuFuncGetParamInfo, 12040), \
+    ENTRY(cuModuleUnload, 2000), ENTRY(cuModuleGetFunction, 2000), ENTRY(cuModuleGetGlobal, 3020), ENTRY(cuFuncGetParamInfo, 12040), \
     ENTRY(cuGraphCreate, 10000), ENTRY(cuGraphDestroy, 10000), ENTRY(cuGraphAddKernelNode, 12000), \
     ENTRY(cuGraphConditionalHandleCreate, 12030), ENTRY(cuLinkCreate, 6050), ENTRY(cuLinkAddData, 6050), \
     ENTRY(cuLinkAddFile, 6050), ENTRY(cuLinkComplete, 5050), ENTRY(cuLinkDestroy, 5050), \

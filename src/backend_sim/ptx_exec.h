@@ -1,0 +1,78 @@
+/*
+ * The simulator's PTX executor: a module's PTX lowered once at load into compact code, run warp
+ * by warp (32 lanes in lockstep under an active mask) with the memory, barrier, race and
+ * initialisation checks of gcap_sim_options.checks. sim.c loads programs; sim_kernel.c runs
+ * their blocks on its workers. The rest of the simulator sees only this header.
+ */
+#ifndef GCAP_SIM_PTX_EXEC_H
+#define GCAP_SIM_PTX_EXEC_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend.h"
+
+struct px_program;
+struct px_kernel;
+struct px_worker;
+
+/* How a program gets and returns device memory for its module variables (.global, .const). */
+struct px_memory_ops {
+  void *ctx;
+  gcap_status (*alloc)(void *ctx, size_t bytes, void **out);
+  void (*free)(void *ctx, void *p);
+};
+
+/*
+ * Parses and lowers PTX text. INVALID_PTX (message: line, column, instruction) for text that does
+ * not parse or that uses what the executor cannot run; OUT_OF_MEMORY. Module variables get device
+ * memory through `mem`, initialised from the PTX.
+ */
+gcap_status px_program_load(const char *text, size_t size, const struct px_memory_ops *mem, struct px_program **out);
+void px_program_free(struct px_program *p);
+/* The entry `name` (any linkage), or NULL. */
+const struct px_kernel *px_program_kernel(const struct px_program *p, const char *name);
+/* The program an entry belongs to. */
+const struct px_program *px_kernel_program(const struct px_kernel *k);
+/* The entry's parameter count and sizes (owned by the program). */
+size_t px_kernel_params(const struct px_kernel *k, const size_t **sizes);
+/* A module variable's device address and size; NOT_FOUND (no message) when absent. */
+gcap_status px_program_global(const struct px_program *p, const char *name, void **addr, size_t *bytes);
+/* The i-th module variable of .global or .const space (i from 0): false past the last. */
+bool px_program_global_at(const struct px_program *p, size_t i, void **addr, size_t *bytes);
+
+/* One launch, shared by every worker that runs its blocks. */
+struct px_launch {
+  const struct px_program *program;
+  const struct px_kernel *kernel;
+  const char *name;
+  gcap_dim3 grid, block;
+  uint32_t dynamic_shared;
+  unsigned checks;          /* GCAP_SIM_CHECK_* */
+  uint64_t seed;            /* the order of a block's warps between barriers */
+  const struct gcap__backend_ctx *backend; /* for the memory check's view of allocations */
+  unsigned char *params;    /* the kernel's parameter buffer, laid out as the PTX declares */
+  atomic_bool *failed;      /* set by the first block that faults: the others stop */
+  uint64_t serial;          /* unique per launch: workers keep per-launch state by it */
+};
+
+/* A launch's serial number (px_launch.serial). */
+uint64_t px_next_serial(void);
+
+/* Builds the parameter buffer of a launch (px_launch.params, freed with gcap__free); NULL: no memory. */
+unsigned char *px_launch_params(const struct px_kernel *k, void *const *args);
+/* Shared memory a block needs beyond the dynamic part: INVALID_VALUE (message set) when it cannot fit. */
+gcap_status px_launch_check(const struct px_launch *l);
+
+struct px_worker *px_worker_create(void);
+void px_worker_destroy(struct px_worker *w);
+/*
+ * Runs one block. On a fault returns its status with the report in msg (the launch fails);
+ * lane-instructions executed are added to *instructions.
+ */
+gcap_status px_run_block(struct px_worker *w, const struct px_launch *l, gcap_dim3 block_idx, char *msg, size_t size,
+                         uint64_t *instructions);
+
+#endif /* GCAP_SIM_PTX_EXEC_H */

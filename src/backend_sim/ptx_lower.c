@@ -1,0 +1,623 @@
+/*
+ * Lowering: a parsed PTX module becomes a program of compact instructions, once, at load. Names
+ * are already resolved by the front end; here registers become slots, immediates constant slots,
+ * variables offsets (in the block's shared memory, the thread's stack or the kernel's parameter
+ * buffer) or device addresses, and each instruction gets the handler that runs it for a warp.
+ * Whatever cannot run is refused here, naming the line, column and instruction, so that a kernel
+ * never meets an unknown instruction while it runs.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "error.h"
+#include "ptx_internal.h"
+
+#define CONST_TAG 0x8000u
+#define MAX_SLOTS 0x7fffu
+
+struct px_lower {
+  struct px_program *prog;
+  const struct ptx_func *pf;
+  struct px_func *fn;
+  struct px_ins *code;
+  size_t n, cap;
+  uint64_t *consts;
+  size_t num_consts, consts_cap;
+  unsigned temps;
+  const struct ptx_instr *at; /* the instruction being lowered */
+  char message[400];
+  bool failed;
+};
+
+int px_refuse(struct px_lower *L, const char *fmt, ...) {
+  if (L->failed) return -1;
+  L->failed = true;
+  char what[240];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  if (L->at)
+    snprintf(L->message, sizeof L->message, "PTX line %u, column %u: \"%s\": %s", L->at->line, L->at->column,
+             L->at->text ? L->at->text : ptx_op_name((enum ptx_op)L->at->op), what);
+  else snprintf(L->message, sizeof L->message, "%s", what);
+  return -1;
+}
+
+uint16_t px_const(struct px_lower *L, uint64_t v) {
+  for (size_t i = 0; i < L->num_consts; i++)
+    if (L->consts[i] == v) return (uint16_t)(CONST_TAG | i);
+  if (L->num_consts >= MAX_SLOTS / 2) {
+    px_refuse(L, "too many constants in function \"%s\"", L->pf->name);
+    return PX_NONE;
+  }
+  if (gcap__grow((void **)&L->consts, &L->consts_cap, L->num_consts + 1, sizeof *L->consts) != 0) {
+    px_refuse(L, "out of memory");
+    return PX_NONE;
+  }
+  L->consts[L->num_consts] = v;
+  return (uint16_t)(CONST_TAG | L->num_consts++);
+}
+
+static uint64_t imm_as(const struct ptx_operand *o, enum ptx_type t) {
+  uint64_t bits = (uint64_t)o->imm;
+  if (t == PTX_T_F32) {
+    switch (o->imm_kind) {
+    case PTX_IMM_F32BITS: return bits & 0xffffffffu;
+    case PTX_IMM_F64BITS:
+    case PTX_IMM_DOUBLE: return px_bits32((float)px_f64(bits));
+    default: return px_bits32((float)o->imm);
+    }
+  }
+  if (t == PTX_T_F64) {
+    switch (o->imm_kind) {
+    case PTX_IMM_F32BITS: return px_bits64((double)px_f32(bits));
+    case PTX_IMM_F64BITS:
+    case PTX_IMM_DOUBLE: return bits;
+    default: return px_bits64((double)o->imm);
+    }
+  }
+  if (o->imm_kind == PTX_IMM_DOUBLE) return (uint64_t)(int64_t)px_f64(bits);
+  return bits;
+}
+
+static struct px_ins *emit(struct px_lower *L) {
+  if (gcap__grow((void **)&L->code, &L->cap, L->n + 1, sizeof *L->code) != 0) {
+    px_refuse(L, "out of memory");
+    return NULL;
+  }
+  struct px_ins *in = &L->code[L->n++];
+  memset(in, 0, sizeof *in);
+  in->d = in->a = in->b = in->c = in->e = in->pd2 = PX_NONE;
+  for (int i = 0; i < 4; i++) in->vd[i] = PX_NONE;
+  in->guard = -1;
+  in->src = L->at;
+  return in;
+}
+
+static uint16_t new_temp(struct px_lower *L) {
+  if (L->fn->num_regs + L->temps >= MAX_SLOTS / 2) {
+    px_refuse(L, "too many registers");
+    return PX_NONE;
+  }
+  return (uint16_t)(L->fn->num_regs + L->temps++);
+}
+
+/* Materialises a value computed at run time (a special register, a frame variable's address). */
+static void mov_sreg(struct px_warp *w, const struct px_ins *in, uint32_t m) {
+  uint64_t *d = px_slot(w, in->d);
+  unsigned sreg = in->kind, comp = (unsigned)in->imm;
+  PX_LANES(m, d[l] = px_sreg_value(w, sreg, comp, l));
+}
+
+static void frame_address(struct px_warp *w, const struct px_ins *in, uint32_t m) {
+  uint64_t *d = px_slot(w, in->d);
+  uint64_t v = (uint64_t)in->imm + w->f->local_base;
+  PX_LANES(m, d[l] = v);
+}
+
+/* A temp computed before the instruction being lowered: the instruction itself is emitted after. */
+static uint16_t materialise(struct px_lower *L, px_fn fn, uint8_t kind, int64_t imm) {
+  uint16_t t = new_temp(L);
+  if (t == PX_NONE) return PX_NONE;
+  struct px_ins *in = emit(L);
+  if (!in) return PX_NONE;
+  in->fn = fn;
+  in->d = t;
+  in->kind = kind;
+  in->imm = imm;
+  return t;
+}
+
+/* A variable's address as a value: device address, shared offset, parameter offset or stack offset. */
+static bool var_place(struct px_lower *L, const struct ptx_operand *o, uint64_t *value, bool *frame) {
+  *frame = false;
+  switch (o->scope) {
+  case PTX_SCOPE_MODULE: {
+    const struct ptx_var *v = &L->prog->module->vars[o->index];
+    if (v->space == PTX_SPACE_SHARED) *value = L->prog->shared_offset[o->index];
+    else *value = (uint64_t)(uintptr_t)L->prog->globals[o->index].addr;
+    return true;
+  }
+  case PTX_SCOPE_PARAM:
+    *value = L->fn->param_offset[o->index];
+    *frame = !L->pf->is_entry;
+    return true;
+  case PTX_SCOPE_RET:
+    *value = L->fn->ret_offset[o->index];
+    *frame = true;
+    return true;
+  case PTX_SCOPE_BODY: {
+    const struct ptx_var *v = &L->pf->vars[o->index];
+    *value = L->fn->var_offset[o->index];
+    *frame = v->space != PTX_SPACE_SHARED;
+    return true;
+  }
+  default: return false;
+  }
+}
+
+uint16_t px_value(struct px_lower *L, const struct ptx_operand *o, enum ptx_type t) {
+  switch (o->kind) {
+  case PTX_OPND_REG:
+    if (L->fn->pred_of_reg[o->index] != UINT32_MAX) {
+      px_refuse(L, "a predicate register where a value belongs");
+      return PX_NONE;
+    }
+    return (uint16_t)L->fn->slot_of_reg[o->index];
+  case PTX_OPND_IMM: return px_const(L, imm_as(o, t));
+  case PTX_OPND_SREG: return materialise(L, mov_sreg, o->sreg, o->comp);
+  case PTX_OPND_SYM: {
+    uint64_t v = 0;
+    bool frame = false;
+    if (!var_place(L, o, &v, &frame)) break;
+    v += (uint64_t)o->imm;
+    return frame ? materialise(L, frame_address, 0, (int64_t)v) : px_const(L, v);
+  }
+  default: break;
+  }
+  px_refuse(L, "an operand of an unexpected kind");
+  return PX_NONE;
+}
+
+uint16_t px_pred_reg(struct px_lower *L, const struct ptx_operand *o) {
+  if (o->kind != PTX_OPND_REG || L->fn->pred_of_reg[o->index] == UINT32_MAX) return PX_NONE;
+  return (uint16_t)L->fn->pred_of_reg[o->index];
+}
+
+uint16_t px_pred(struct px_lower *L, const struct ptx_operand *o, uint8_t *neg) {
+  uint16_t p = px_pred_reg(L, o);
+  if (p == PX_NONE) px_refuse(L, "a value where a predicate register belongs");
+  if (neg) *neg = o->negate;
+  return p;
+}
+
+bool px_address(struct px_lower *L, const struct ptx_operand *o, struct px_ins *in) {
+  if (o->kind != PTX_OPND_ADDR) {
+    px_refuse(L, "an address ([...]) was expected");
+    return false;
+  }
+  in->a = PX_NONE;
+  in->imm = o->imm;
+  if (o->base == PTX_ADDR_REG) {
+    in->a = px_value(L, &(struct ptx_operand){.kind = PTX_OPND_REG, .index = o->index}, PTX_T_U64);
+    return in->a != PX_NONE;
+  }
+  if (o->base != PTX_ADDR_SYM) return true; /* an absolute address */
+  uint64_t v = 0;
+  bool frame = false;
+  var_place(L, o, &v, &frame);
+  in->imm = (int64_t)(v + (uint64_t)o->imm);
+  if (frame) {
+    in->sym_local = 1;
+    in->space = PTX_SPACE_LOCAL; /* a function's .param variables live in its frame */
+  }
+  return true;
+}
+
+/* ---------------------------------------------------------------- control flow */
+
+static int lower_control(struct px_lower *L, const struct ptx_instr *pi, struct px_ins *in) {
+  switch ((enum ptx_op)pi->op) {
+  case PTX_OP_BRA:
+    if (pi->num_operands != 1 || pi->opnd[0].kind != PTX_OPND_LABEL) return px_refuse(L, "bra needs a label");
+    in->ctl = PX_CTL_BRA;
+    in->target = pi->opnd[0].index; /* a PTX instruction index until fix_targets */
+    return 1;
+  case PTX_OP_RET: in->ctl = PX_CTL_RET; return 1;
+  case PTX_OP_EXIT: in->ctl = PX_CTL_EXIT; return 1;
+  case PTX_OP_TRAP: in->ctl = PX_CTL_TRAP; return 1;
+  case PTX_OP_BRKPT: in->ctl = PX_CTL_TRAP; in->kind = 1; return 1;
+  case PTX_OP_CALL: return -2; /* lower_call */
+  default: return 0;
+  }
+}
+
+/* The callee's frame layout must be known: frames are laid out before any body is lowered. */
+static int lower_call(struct px_lower *L, const struct ptx_instr *pi, struct px_ins *in) {
+  if (pi->num_operands < 1 || pi->opnd[0].kind != PTX_OPND_FUNC)
+    return px_refuse(L, "indirect calls (through a register) are not supported yet");
+  const struct ptx_func *callee = &L->prog->module->funcs[pi->opnd[0].index];
+  enum px_builtin b = callee->has_body ? PX_BUILTIN_NONE : px_builtin_of(callee->name);
+  if (!callee->has_body && b == PX_BUILTIN_NONE)
+    return px_refuse(L, "function \"%s\" is declared but not defined, and the simulator does not provide it",
+                     callee->name);
+  if (pi->num_call_args != callee->num_params || pi->num_call_rets != callee->num_rets)
+    return px_refuse(L, "\"%s\" takes %zu parameters and %zu results, the call passes %u and %u", callee->name,
+                     callee->num_params, callee->num_rets, pi->num_call_args, pi->num_call_rets);
+  for (unsigned i = 0; i < pi->num_call_args; i++)
+    if (pi->call_args[i].kind != PTX_OPND_SYM && pi->call_args[i].kind != PTX_OPND_REG &&
+        pi->call_args[i].kind != PTX_OPND_IMM)
+      return px_refuse(L, "call argument %u is not a .param variable, register or immediate", i);
+  in->ctl = b ? PX_CTL_BUILTIN : PX_CTL_CALL;
+  in->aux = b ? (uint32_t)b : pi->opnd[0].index;
+  if (b) in->fn = px_run_builtin;
+  return 1;
+}
+
+static int lower_one(struct px_lower *L, const struct ptx_instr *pi) {
+  L->at = pi;
+  struct px_ins tmp;
+  memset(&tmp, 0, sizeof tmp);
+  tmp.d = tmp.a = tmp.b = tmp.c = tmp.e = tmp.pd2 = PX_NONE;
+  for (int i = 0; i < 4; i++) tmp.vd[i] = PX_NONE;
+  tmp.guard = -1;
+  tmp.src = pi;
+  if (pi->guard >= 0) {
+    tmp.guard = (int16_t)px_pred(L, &(struct ptx_operand){.kind = PTX_OPND_REG, .index = (uint32_t)pi->guard}, NULL);
+    tmp.guard_neg = pi->guard_neg;
+    if (L->failed) return -1;
+  }
+  int r = lower_control(L, pi, &tmp);
+  if (r == -2) r = lower_call(L, pi, &tmp);
+  if (r == 0) r = px_lower_alu(L, pi, &tmp);
+  if (r == 0) r = px_lower_mem(L, pi, &tmp);
+  if (r == 0) r = px_lower_warp(L, pi, &tmp);
+  if (r == 0) return px_refuse(L, "the simulator does not run %s instructions yet", ptx_op_name((enum ptx_op)pi->op));
+  if (r < 0 || L->failed) return -1;
+  struct px_ins *in = emit(L); /* after any temps the operands needed */
+  if (!in) return -1;
+  *in = tmp;
+  return 0;
+}
+
+/* ---------------------------------------------------------------- layout */
+
+static uint32_t align_to(uint32_t n, unsigned a) { return a > 1 ? (n + a - 1) / a * a : n; }
+
+static unsigned var_align(const struct ptx_var *v) {
+  unsigned a = v->align ? v->align : ptx_type_size((enum ptx_type)v->type);
+  return a ? a : 1;
+}
+
+/* Places vars of the frame (local and param spaces) from *top on; shared ones from *shared on. */
+static bool place_vars(const struct ptx_var *vars, size_t n, uint32_t *offsets, uint32_t *top, uint32_t *shared) {
+  for (size_t i = 0; i < n; i++) {
+    const struct ptx_var *v = &vars[i];
+    uint32_t *at = v->space == PTX_SPACE_SHARED ? shared : top;
+    if (v->size > PX_LOCAL_BYTES * 4u) return false;
+    *at = align_to(*at, var_align(v));
+    offsets[i] = *at;
+    *at += (uint32_t)v->size;
+  }
+  return true;
+}
+
+static int lay_out_func(struct px_program *p, size_t fi, struct px_lower *L) {
+  const struct ptx_func *pf = &p->module->funcs[fi];
+  struct px_func *fn = &p->funcs[fi];
+  fn->src = pf;
+  fn->var_offset = gcap__calloc(pf->num_vars + 1, sizeof *fn->var_offset);
+  fn->param_offset = gcap__calloc(pf->num_params + 1, sizeof *fn->param_offset);
+  fn->ret_offset = gcap__calloc(pf->num_rets + 1, sizeof *fn->ret_offset);
+  fn->pred_of_reg = gcap__calloc(pf->num_regs + 1, sizeof *fn->pred_of_reg);
+  fn->slot_of_reg = gcap__calloc(pf->num_regs + 1, sizeof *fn->slot_of_reg);
+  if (!fn->var_offset || !fn->param_offset || !fn->ret_offset || !fn->pred_of_reg || !fn->slot_of_reg)
+    return px_refuse(L, "out of memory");
+  for (size_t r = 0; r < pf->num_regs; r++) {
+    bool pred = pf->regs[r].type == PTX_T_PRED;
+    fn->pred_of_reg[r] = pred ? fn->num_preds++ : UINT32_MAX;
+    fn->slot_of_reg[r] = pred ? UINT32_MAX : fn->num_regs++;
+  }
+  if (fn->num_regs >= MAX_SLOTS / 2 || fn->num_preds > 0x7fff)
+    return px_refuse(L, "function \"%s\" declares too many registers", pf->name);
+  uint32_t top = 0, shared = p->module_shared;
+  bool ok = true;
+  if (pf->is_entry) {
+    uint32_t params = 0;
+    ok = place_vars(pf->params, pf->num_params, fn->param_offset, &params, &shared);
+  } else {
+    ok = place_vars(pf->params, pf->num_params, fn->param_offset, &top, &shared) &&
+         place_vars(pf->rets, pf->num_rets, fn->ret_offset, &top, &shared);
+  }
+  ok = ok && place_vars(pf->vars, pf->num_vars, fn->var_offset, &top, &shared);
+  if (!ok || top > PX_LOCAL_BYTES)
+    return px_refuse(L, "function \"%s\" needs more than %u bytes of stack per thread", pf->name, PX_LOCAL_BYTES);
+  fn->frame_bytes = align_to(top, 16);
+  return 0;
+}
+
+/* Branch targets were PTX instruction indices: now code indices. */
+static void fix_targets(struct px_lower *L, const uint32_t *first_of) {
+  for (size_t i = 0; i < L->n; i++)
+    if (L->code[i].ctl == PX_CTL_BRA) L->code[i].target = first_of[L->code[i].target];
+}
+
+static void finish_slots(struct px_lower *L, struct px_func *fn) {
+  unsigned base = fn->num_regs + L->temps;
+  for (size_t i = 0; i < L->n; i++) {
+    struct px_ins *in = &L->code[i];
+    uint16_t *slots[] = {&in->d, &in->a, &in->b, &in->c, &in->e, &in->vd[0], &in->vd[1], &in->vd[2], &in->vd[3]};
+    for (size_t s = 0; s < sizeof slots / sizeof slots[0]; s++)
+      if (*slots[s] != PX_NONE && (*slots[s] & CONST_TAG)) *slots[s] = (uint16_t)(base + (*slots[s] & ~CONST_TAG));
+  }
+  fn->num_regs = base;
+  fn->num_slots = base + (unsigned)L->num_consts;
+  fn->consts = L->consts;
+  L->consts = NULL;
+}
+
+static int lower_body(struct px_program *p, size_t fi, struct px_lower *L) {
+  const struct ptx_func *pf = &p->module->funcs[fi];
+  struct px_func *fn = &p->funcs[fi];
+  L->pf = pf;
+  L->fn = fn;
+  L->n = L->cap = L->num_consts = L->consts_cap = 0;
+  L->code = NULL;
+  L->consts = NULL;
+  L->temps = 0;
+  uint32_t *first_of = gcap__calloc(pf->num_instrs + 1, sizeof *first_of);
+  if (!first_of) return px_refuse(L, "out of memory");
+  for (size_t i = 0; i < pf->num_instrs && !L->failed; i++) {
+    first_of[i] = (uint32_t)L->n;
+    lower_one(L, &pf->instrs[i]);
+  }
+  L->at = NULL;
+  first_of[pf->num_instrs] = (uint32_t)L->n;
+  struct px_ins *end = L->failed ? NULL : emit(L); /* falling off the end returns */
+  if (end) end->ctl = pf->is_entry ? PX_CTL_EXIT : PX_CTL_RET;
+  if (!L->failed) fix_targets(L, first_of);
+  gcap__free(first_of);
+  if (L->failed) {
+    gcap__free(L->code);
+    gcap__free(L->consts);
+    L->code = NULL;
+    L->consts = NULL;
+    return -1;
+  }
+  finish_slots(L, fn);
+  fn->code = L->code;
+  fn->num_code = L->n;
+  L->code = NULL;
+  return 0;
+}
+
+/* ---------------------------------------------------------------- module variables */
+
+static gcap_status load_vars(struct px_program *p, char *msg, size_t size) {
+  const struct ptx_module *m = p->module;
+  p->globals = gcap__calloc(m->num_vars + 1, sizeof *p->globals);
+  p->shared_offset = gcap__calloc(m->num_vars + 1, sizeof *p->shared_offset);
+  if (!p->globals || !p->shared_offset) return GCAP_ERROR_OUT_OF_MEMORY;
+  p->num_globals = m->num_vars;
+  uint32_t shared = 0;
+  for (size_t i = 0; i < m->num_vars; i++) {
+    const struct ptx_var *v = &m->vars[i];
+    p->globals[i].name = v->name;
+    p->globals[i].bytes = v->size;
+    p->globals[i].is_const = v->space == PTX_SPACE_CONST;
+    if (v->space == PTX_SPACE_SHARED) {
+      if (v->is_extern) continue; /* dynamic shared memory: placed per kernel */
+      shared = align_to(shared, var_align(v));
+      p->shared_offset[i] = shared;
+      shared += (uint32_t)v->size;
+      continue;
+    }
+    if (v->space != PTX_SPACE_GLOBAL && v->space != PTX_SPACE_CONST) {
+      snprintf(msg, size, "PTX line %u: module variable \"%s\" is in a state space the simulator does not place",
+               v->line, v->name);
+      return GCAP_ERROR_INVALID_PTX;
+    }
+    void *addr = NULL;
+    gcap_status st = p->mem.alloc(p->mem.ctx, v->size ? v->size : 1, &addr);
+    if (st != GCAP_SUCCESS) return st;
+    p->globals[i].addr = addr;
+    if (v->init) memcpy(addr, v->init, v->size);
+    else memset(addr, 0, v->size ? v->size : 1);
+  }
+  p->module_shared = shared;
+  return GCAP_SUCCESS;
+}
+
+/* Initialisers holding other variables' addresses, once every variable has its place. */
+static void apply_relocs(struct px_program *p) {
+  const struct ptx_module *m = p->module;
+  for (size_t i = 0; i < m->num_vars; i++) {
+    const struct ptx_var *v = &m->vars[i];
+    for (size_t r = 0; r < v->num_relocs && p->globals[i].addr; r++) {
+      const struct ptx_reloc *rl = &v->relocs[r];
+      uint64_t target = m->vars[rl->var].space == PTX_SPACE_SHARED
+                            ? PX_SHARED_WINDOW + p->shared_offset[rl->var]
+                            : (uint64_t)(uintptr_t)p->globals[rl->var].addr;
+      target += (uint64_t)rl->addend;
+      if (rl->offset + 8 <= v->size) memcpy(p->globals[i].addr + rl->offset, &target, 8);
+    }
+  }
+}
+
+/* ---------------------------------------------------------------- kernels */
+
+static uint32_t dynamic_start(const struct ptx_module *m, uint32_t static_end) {
+  unsigned align = 16;
+  for (size_t i = 0; i < m->num_vars; i++)
+    if (m->vars[i].space == PTX_SPACE_SHARED && m->vars[i].is_extern && var_align(&m->vars[i]) > align)
+      align = var_align(&m->vars[i]);
+  return align_to(static_end, align);
+}
+
+static int make_kernel(struct px_program *p, size_t fi, struct px_kernel *k, struct px_lower *L) {
+  const struct ptx_func *pf = &p->module->funcs[fi];
+  struct px_func *fn = &p->funcs[fi];
+  k->program = p;
+  k->name = pf->name;
+  k->fn = fn;
+  k->num_params = pf->num_params;
+  k->param_sizes = gcap__calloc(pf->num_params + 1, sizeof *k->param_sizes);
+  if (!k->param_sizes) return px_refuse(L, "out of memory");
+  k->param_offsets = fn->param_offset;
+  uint32_t end = 0, shared = p->module_shared;
+  for (size_t i = 0; i < pf->num_params; i++) {
+    k->param_sizes[i] = pf->params[i].size;
+    if (fn->param_offset[i] + pf->params[i].size > end) end = fn->param_offset[i] + (uint32_t)pf->params[i].size;
+  }
+  k->params_bytes = end;
+  for (size_t i = 0; i < pf->num_vars; i++)
+    if (pf->vars[i].space == PTX_SPACE_SHARED) {
+      uint32_t top = fn->var_offset[i] + (uint32_t)pf->vars[i].size;
+      if (top > shared) shared = top;
+    }
+  k->static_shared = shared;
+  k->dynamic_offset = dynamic_start(p->module, shared);
+  return 0;
+}
+
+/* ---------------------------------------------------------------- load */
+
+static gcap_status fail_parse(const struct ptx_error *e, char *msg, size_t size) {
+  if (strcmp(e->message, "out of memory") == 0) return GCAP_ERROR_OUT_OF_MEMORY;
+  snprintf(msg, size, "PTX line %u, column %u: %s", e->line, e->column, e->message);
+  return GCAP_ERROR_INVALID_PTX;
+}
+
+static gcap_status lower_all(struct px_program *p, char *msg, size_t size) {
+  const struct ptx_module *m = p->module;
+  struct px_lower L;
+  memset(&L, 0, sizeof L);
+  L.prog = p;
+  for (size_t i = 0; i < m->num_funcs && !L.failed; i++) {
+    L.pf = &m->funcs[i];
+    if (m->funcs[i].has_body) lay_out_func(p, i, &L);
+  }
+  for (size_t i = 0; i < m->num_funcs && !L.failed; i++)
+    if (m->funcs[i].has_body) lower_body(p, i, &L);
+  for (size_t i = 0; i < m->num_funcs && !L.failed; i++)
+    if (m->funcs[i].is_entry && m->funcs[i].has_body) make_kernel(p, i, &p->kernels[p->num_kernels++], &L);
+  if (!L.failed) return GCAP_SUCCESS;
+  if (strcmp(L.message, "out of memory") == 0 || strstr(L.message, ": out of memory")) return GCAP_ERROR_OUT_OF_MEMORY;
+  snprintf(msg, size, "%s", L.message);
+  return GCAP_ERROR_INVALID_PTX;
+}
+
+static gcap_status build(struct px_program *p, char *msg, size_t size) {
+  const struct ptx_module *m = p->module;
+  if (m->address_size != 64) {
+    snprintf(msg, size, "PTX with .address_size %u: the simulator runs 64-bit PTX only", m->address_size);
+    return GCAP_ERROR_INVALID_PTX;
+  }
+  p->num_funcs = m->num_funcs;
+  p->funcs = gcap__calloc(m->num_funcs + 1, sizeof *p->funcs);
+  p->kernels = gcap__calloc(m->num_funcs + 1, sizeof *p->kernels);
+  if (!p->funcs || !p->kernels) return GCAP_ERROR_OUT_OF_MEMORY;
+  gcap_status st = load_vars(p, msg, size);
+  if (st != GCAP_SUCCESS) return st;
+  apply_relocs(p);
+  return lower_all(p, msg, size);
+}
+
+gcap_status px_program_load(const char *text, size_t size, const struct px_memory_ops *mem, struct px_program **out) {
+  *out = NULL;
+  struct px_program *p = gcap__calloc(1, sizeof *p);
+  if (!p) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the PTX program");
+  p->mem = *mem;
+  struct ptx_error err;
+  char msg[480] = "";
+  gcap_status st = GCAP_SUCCESS;
+  p->module = ptx_parse(text, size, PTX_PARSE_FULL, &err);
+  if (!p->module) st = fail_parse(&err, msg, sizeof msg);
+  if (st == GCAP_SUCCESS) st = build(p, msg, sizeof msg);
+  if (st != GCAP_SUCCESS) {
+    px_program_free(p);
+    if (st == GCAP_ERROR_OUT_OF_MEMORY) return gcap__fail(st, "no memory to load the PTX");
+    if (msg[0]) return gcap__fail(st, "%s", msg);
+    return st; /* the allocator's message stands */
+  }
+  *out = p;
+  return GCAP_SUCCESS;
+}
+
+void px_program_free(struct px_program *p) {
+  if (!p) return;
+  for (size_t i = 0; i < p->num_funcs; i++) {
+    struct px_func *fn = &p->funcs[i];
+    gcap__free(fn->code);
+    gcap__free(fn->consts);
+    gcap__free(fn->var_offset);
+    gcap__free(fn->param_offset);
+    gcap__free(fn->ret_offset);
+    gcap__free(fn->pred_of_reg);
+    gcap__free(fn->slot_of_reg);
+  }
+  for (size_t i = 0; i < p->num_kernels; i++) gcap__free(p->kernels[i].param_sizes);
+  for (size_t i = 0; p->globals && i < p->num_globals; i++)
+    if (p->globals[i].addr) p->mem.free(p->mem.ctx, p->globals[i].addr);
+  gcap__free(p->globals);
+  gcap__free(p->shared_offset);
+  gcap__free(p->funcs);
+  gcap__free(p->kernels);
+  ptx_module_free(p->module);
+  gcap__free(p);
+}
+
+const struct px_kernel *px_program_kernel(const struct px_program *p, const char *name) {
+  for (size_t i = 0; p && i < p->num_kernels; i++)
+    if (strcmp(p->kernels[i].name, name) == 0) return &p->kernels[i];
+  return NULL;
+}
+
+const struct px_program *px_kernel_program(const struct px_kernel *k) { return k->program; }
+
+size_t px_kernel_params(const struct px_kernel *k, const size_t **sizes) {
+  *sizes = k->param_sizes;
+  return k->num_params;
+}
+
+gcap_status px_program_global(const struct px_program *p, const char *name, void **addr, size_t *bytes) {
+  for (size_t i = 0; p && i < p->num_globals; i++)
+    if (p->globals[i].addr && strcmp(p->globals[i].name, name) == 0) {
+      *addr = p->globals[i].addr;
+      if (bytes) *bytes = p->globals[i].bytes;
+      return GCAP_SUCCESS;
+    }
+  return GCAP_ERROR_NOT_FOUND;
+}
+
+bool px_program_global_at(const struct px_program *p, size_t i, void **addr, size_t *bytes) {
+  size_t seen = 0;
+  for (size_t g = 0; p && g < p->num_globals; g++) {
+    if (!p->globals[g].addr) continue;
+    if (seen++ == i) {
+      *addr = p->globals[g].addr;
+      *bytes = p->globals[g].bytes;
+      return true;
+    }
+  }
+  return false;
+}
+
+unsigned char *px_launch_params(const struct px_kernel *k, void *const *args) {
+  unsigned char *buf = gcap__calloc(1, k->params_bytes ? k->params_bytes : 1);
+  if (!buf) return NULL;
+  for (size_t i = 0; i < k->num_params; i++) memcpy(buf + k->param_offsets[i], args[i], k->param_sizes[i]);
+  return buf;
+}
+
+gcap_status px_launch_check(const struct px_launch *l) {
+  uint64_t need = (uint64_t)l->kernel->dynamic_offset + l->dynamic_shared;
+  if (need > 49152u)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE,
+                      "kernel \"%s\" needs %u bytes of static and %u of dynamic shared memory, more than 49152",
+                      l->name, l->kernel->static_shared, l->dynamic_shared);
+  return GCAP_SUCCESS;
+}

@@ -1,0 +1,502 @@
+/*
+ * Loads, stores, atomics and address conversions, with the memory, race and initialisation
+ * checks. Global addresses are host pointers (device memory is host memory here); shared, local
+ * and kernel-parameter addresses are offsets into the block's shared memory, the thread's stack
+ * and the launch's parameter buffer, and their generic forms lie in windows far above any host
+ * pointer. Shared, local and parameter accesses are always bounds-checked, since their memory is
+ * the simulator's own; global ones only under GCAP_SIM_CHECK_MEMORY.
+ */
+#include <stdio.h>
+
+#include "ptx_internal.h"
+
+#define HANDLER(name) static void name(struct px_warp *w, const struct px_ins *in, uint32_t m)
+
+/* A per-warp memo of the last allocation an access hit, so the memory check costs a compare. */
+static _Thread_local struct {
+  const struct px_block *blk;
+  uintptr_t base, end;
+} memo;
+
+static const char *space_name(unsigned s) {
+  static const char *names[] = {"generic", "global", "shared", "local", "param", "const"};
+  return s < 6 ? names[s] : "?";
+}
+
+static void describe_near(char *buf, size_t size, uintptr_t addr, const struct gcap__mem_view *v) {
+  if (v->state == GCAP__MEM_FREED) {
+    snprintf(buf, size, "inside an allocation of %zu bytes at 0x%llx that was freed", v->bytes, (unsigned long long)v->base);
+  } else if (v->state == GCAP__MEM_NONE) {
+    snprintf(buf, size, "which is no allocation of the context (it has none)");
+  } else if (addr < v->base) {
+    snprintf(buf, size, "%llu bytes before the nearest allocation, %zu bytes at 0x%llx",
+             (unsigned long long)(v->base - addr), v->bytes, (unsigned long long)v->base);
+  } else {
+    snprintf(buf, size, "%llu bytes after the end of the nearest allocation, %zu bytes at 0x%llx",
+             (unsigned long long)(addr - (v->base + v->bytes)), v->bytes, (unsigned long long)v->base);
+  }
+}
+
+static bool check_global(struct px_warp *w, const struct px_ins *in, unsigned l, uint64_t addr, unsigned bytes,
+                         bool write) {
+  if (memo.blk == w->blk && addr >= memo.base && addr + bytes <= memo.end) return true;
+  struct gcap__mem_view v;
+  bool live = gcap__memory_view(w->blk->l->backend, (uintptr_t)addr, &v);
+  if (live && addr + bytes <= v.base + v.bytes) {
+    memo.blk = w->blk;
+    memo.base = v.base;
+    memo.end = v.base + v.bytes;
+    return true;
+  }
+  char near[200];
+  if (live) snprintf(near, sizeof near, "which runs past the end of an allocation of %zu bytes at 0x%llx", v.bytes,
+                     (unsigned long long)v.base);
+  else describe_near(near, sizeof near, (uintptr_t)addr, &v);
+  px_fault(w, in, l, GCAP_ERROR_ILLEGAL_ADDRESS, "%s of %u bytes at global address 0x%llx, %s",
+           write ? "write" : "read", bytes, (unsigned long long)addr, near);
+  return false;
+}
+
+/* Module variables are allocations too; the view the core gives includes them once loaded. */
+
+/* The host address of an access of `bytes` at `addr` in `space` by lane l; NULL after a fault. */
+static unsigned char *resolve(struct px_warp *w, const struct px_ins *in, unsigned l, uint64_t addr, unsigned space,
+                              unsigned bytes, bool write) {
+  struct px_block *b = w->blk;
+  bool check = b->l->checks & GCAP_SIM_CHECK_MEMORY;
+  if (space == PTX_SPACE_GENERIC) {
+    uint64_t window = addr & ~(PX_WINDOW_BYTES - 1);
+    if (window == PX_SHARED_WINDOW) space = PTX_SPACE_SHARED;
+    else if (window == PX_LOCAL_WINDOW) space = PTX_SPACE_LOCAL;
+    else if (window == PX_PARAM_WINDOW) space = PTX_SPACE_PARAM;
+    else space = PTX_SPACE_GLOBAL;
+    if (space != PTX_SPACE_GLOBAL) addr -= window;
+  }
+  if (check && bytes > 1 && (addr & (bytes - 1))) {
+    px_fault(w, in, l, GCAP_ERROR_MISALIGNED_ADDRESS, "%s of %u bytes at %s address 0x%llx, which is not a multiple of %u",
+             write ? "write" : "read", bytes, space_name(space), (unsigned long long)addr, bytes);
+    return NULL;
+  }
+  switch (space) {
+  case PTX_SPACE_SHARED:
+    if (addr + bytes > b->shared_bytes || addr + bytes < addr) {
+      px_fault(w, in, l, GCAP_ERROR_ILLEGAL_ADDRESS,
+               "%s of %u bytes at shared address 0x%llx, past the block's %u bytes of shared memory",
+               write ? "write" : "read", bytes, (unsigned long long)addr, b->shared_bytes);
+      return NULL;
+    }
+    return b->shared + addr;
+  case PTX_SPACE_LOCAL: {
+    uint32_t top = w->f->local_base + w->f->fn->frame_bytes;
+    if (addr + bytes > (check ? top : PX_LOCAL_BYTES) || addr + bytes < addr) {
+      px_fault(w, in, l, GCAP_ERROR_ILLEGAL_ADDRESS,
+               "%s of %u bytes at local address 0x%llx, outside the thread's stack frames (%u bytes)",
+               write ? "write" : "read", bytes, (unsigned long long)addr, top);
+      return NULL;
+    }
+    return px_local(w, l, (uint32_t)addr);
+  }
+  case PTX_SPACE_PARAM:
+    if (write || addr + bytes > b->k->params_bytes || addr + bytes < addr) {
+      px_fault(w, in, l, GCAP_ERROR_ILLEGAL_ADDRESS, "%s of %u bytes at parameter offset 0x%llx (the kernel has %u bytes)",
+               write ? "write" : "read", bytes, (unsigned long long)addr, b->k->params_bytes);
+      return NULL;
+    }
+    return b->l->params + addr;
+  default:
+    if (check && !check_global(w, in, l, addr, bytes, write)) return NULL;
+    return (unsigned char *)(uintptr_t)addr;
+  }
+}
+
+bool px_read_generic(struct px_warp *w, const struct px_ins *in, unsigned lane, uint64_t addr, void *out, size_t bytes) {
+  unsigned char *p = resolve(w, in, lane, addr, PTX_SPACE_GENERIC, 1, false);
+  if (!p) return false;
+  if (bytes > 1 && !resolve(w, in, lane, addr + bytes - 1, PTX_SPACE_GENERIC, 1, false)) return false;
+  memcpy(out, p, bytes);
+  return true;
+}
+
+/* ---------------------------------------------------------------- shared-memory checks */
+
+static void thread_name(const struct px_block *b, unsigned t, char *buf, size_t size) {
+  gcap_dim3 bd = b->l->block;
+  snprintf(buf, size, "thread (%u,%u,%u)", t % bd.x, t / bd.x % bd.y, t / bd.x / bd.y);
+}
+
+/* SHARED_RACES: two threads' accesses to a byte with no barrier between, one a write, not both atomic. */
+static void race_check(struct px_warp *w, const struct px_ins *in, unsigned l, uint32_t off, unsigned bytes, bool write,
+                       bool atomic) {
+  struct px_block *b = w->blk;
+  unsigned t = px_thread(w, l);
+  uint32_t line = in->src ? in->src->line : 0, epoch = b->epoch + 1, ws = b->wsync_epoch[t];
+  for (unsigned i = 0; i < bytes; i++) {
+    struct px_shadow *s = &b->shadow[off + i];
+    if (s->epoch != epoch) {
+      memset(s, 0, sizeof *s);
+      s->epoch = epoch;
+    }
+    unsigned other = 0;
+    uint32_t other_line = 0;
+    bool other_write = false;
+    if (s->writer && s->writer - 1u != t && !(atomic && s->flags & 1)) {
+      unsigned wt = s->writer - 1u;
+      bool same_warp = wt / 32 == t / 32;
+      if (!same_warp || s->wsync >= ws || ws == 0) other = s->writer, other_line = s->write_line, other_write = true;
+    }
+    if (!other && write && s->reader && s->reader != 0xffff && s->reader - 1u != t && !(atomic && s->flags & 2)) {
+      unsigned rt = s->reader - 1u;
+      bool same_warp = rt / 32 == t / 32;
+      if (!same_warp || s->rsync >= ws || ws == 0) other = s->reader, other_line = s->read_line;
+    }
+    if (other) {
+      char me[64], them[64];
+      thread_name(b, t, me, sizeof me);
+      thread_name(b, other - 1u, them, sizeof them);
+      px_fault(w, in, l, GCAP_ERROR_LAUNCH_FAILURE,
+               "shared-memory race on byte 0x%x: this %s by %s and an earlier %s by %s at PTX line %u, with no barrier "
+               "between them",
+               off + i, write ? "write" : "read", me, other_write ? "write" : "read", them, other_line);
+      return;
+    }
+    if (write) {
+      s->writer = (uint16_t)(t + 1);
+      s->write_line = line;
+      s->wsync = ws;
+      s->flags = (uint8_t)((s->flags & ~1u) | (atomic ? 1u : 0u));
+    } else if (!s->reader || s->reader - 1u == t) {
+      s->reader = (uint16_t)(t + 1);
+      s->read_line = line;
+      s->rsync = ws;
+      s->flags = (uint8_t)((s->flags & ~2u) | (atomic ? 2u : 0u));
+    }
+  }
+}
+
+static bool init_check(struct px_warp *w, const struct px_ins *in, unsigned l, uint32_t off, unsigned bytes) {
+  for (unsigned i = 0; i < bytes; i++)
+    if (!w->blk->shared_init[off + i]) {
+      px_fault(w, in, l, GCAP_ERROR_LAUNCH_FAILURE,
+               "read of %u bytes at shared address 0x%x, which no thread of the block wrote (byte 0x%x is uninitialised)",
+               bytes, off, off + i);
+      return false;
+    }
+  return true;
+}
+
+/* The checks on a shared access that the launch asked for; false after a fault. */
+static bool shared_checks(struct px_warp *w, const struct px_ins *in, unsigned l, const unsigned char *p, unsigned bytes,
+                          bool write, bool atomic) {
+  struct px_block *b = w->blk;
+  if (p < b->shared || p >= b->shared + b->shared_bytes) return true;
+  uint32_t off = (uint32_t)(p - b->shared);
+  if ((b->l->checks & GCAP_SIM_CHECK_INIT) && !write && !init_check(w, in, l, off, bytes)) return false;
+  if (b->l->checks & GCAP_SIM_CHECK_SHARED_RACES) {
+    race_check(w, in, l, off, bytes, write, atomic);
+    if (b->status != GCAP_SUCCESS) return false;
+  }
+  if (write && (b->l->checks & GCAP_SIM_CHECK_INIT)) memset(b->shared_init + off, 1, bytes);
+  return true;
+}
+
+/* ---------------------------------------------------------------- loads and stores */
+
+static uint64_t load_bits(const unsigned char *p, unsigned size, bool sgn) {
+  switch (size) {
+  case 1: return sgn ? (uint64_t)(int64_t)(int8_t)p[0] : p[0];
+  case 2: {
+    uint16_t v;
+    memcpy(&v, p, 2);
+    return sgn ? (uint64_t)(int64_t)(int16_t)v : v;
+  }
+  case 4: {
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return sgn ? (uint64_t)(int64_t)(int32_t)v : v;
+  }
+  default: {
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+  }
+  }
+}
+
+static void store_bits(unsigned char *p, unsigned size, uint64_t v) {
+  switch (size) {
+  case 1: p[0] = (unsigned char)v; break;
+  case 2: { uint16_t x = (uint16_t)v; memcpy(p, &x, 2); break; }
+  case 4: { uint32_t x = (uint32_t)v; memcpy(p, &x, 4); break; }
+  default: memcpy(p, &v, 8); break;
+  }
+}
+
+static inline uint64_t address_of(const struct px_warp *w, const struct px_ins *in, unsigned l) {
+  uint64_t a = (uint64_t)in->imm;
+  if (in->a != PX_NONE) a += w->f->R[in->a][l];
+  if (in->sym_local) a += w->f->local_base;
+  return a;
+}
+
+static bool needs_shared_checks(const struct px_warp *w) {
+  return w->blk->l->checks & (GCAP_SIM_CHECK_INIT | GCAP_SIM_CHECK_SHARED_RACES);
+}
+
+/* in->kind bit 0: signed; in->vec elements of in->size bytes into vd[] (or d). */
+static void mem_ld_global_u32(struct px_warp *w, const struct px_ins *in, uint32_t m);
+static void mem_st_global_u32(struct px_warp *w, const struct px_ins *in, uint32_t m);
+
+HANDLER(mem_ld) {
+  if (in->e && !w->blk->checks) {
+    mem_ld_global_u32(w, in, m);
+    return;
+  }
+  unsigned size = in->size, n = in->vec, total = size * n;
+  bool sgn = in->kind & 1, sh = needs_shared_checks(w);
+  PX_LANES(m, {
+    unsigned char *p = resolve(w, in, l, address_of(w, in, l), in->space, total, false);
+    if (!p) return;
+    if (sh && !shared_checks(w, in, l, p, total, false, false)) return;
+    if (n == 1) {
+      w->f->R[in->d][l] = load_bits(p, size, sgn);
+    } else {
+      for (unsigned i = 0; i < n; i++)
+        if (in->vd[i] != PX_NONE) w->f->R[in->vd[i]][l] = load_bits(p + i * size, size, sgn);
+    }
+  });
+}
+
+/* The common case without checks: a 4-byte global load. */
+static void mem_ld_global_u32(struct px_warp *w, const struct px_ins *in, uint32_t m) {
+  uint64_t *d = px_slot(w, in->d);
+  const uint64_t *A = px_slot(w, in->a);
+  int64_t off = in->imm;
+  PX_LANES(m, {
+    uint32_t v;
+    memcpy(&v, (const void *)(uintptr_t)(A[l] + (uint64_t)off), 4);
+    d[l] = v;
+  });
+}
+
+HANDLER(mem_st) {
+  if (in->e && !w->blk->checks) {
+    mem_st_global_u32(w, in, m);
+    return;
+  }
+  unsigned size = in->size, n = in->vec, total = size * n;
+  bool sh = needs_shared_checks(w);
+  PX_LANES(m, {
+    unsigned char *p = resolve(w, in, l, address_of(w, in, l), in->space, total, true);
+    if (!p) return;
+    if (sh && !shared_checks(w, in, l, p, total, true, false)) return;
+    if (n == 1) {
+      store_bits(p, size, w->f->R[in->d][l]);
+    } else {
+      for (unsigned i = 0; i < n; i++) store_bits(p + i * size, size, in->vd[i] != PX_NONE ? w->f->R[in->vd[i]][l] : 0);
+    }
+  });
+}
+
+static void mem_st_global_u32(struct px_warp *w, const struct px_ins *in, uint32_t m) {
+  const uint64_t *D = px_slot(w, in->d), *A = px_slot(w, in->a);
+  int64_t off = in->imm;
+  PX_LANES(m, {
+    uint32_t v = (uint32_t)D[l];
+    memcpy((void *)(uintptr_t)(A[l] + (uint64_t)off), &v, 4);
+  });
+}
+
+/* ---------------------------------------------------------------- atomics */
+
+/* One atomic read-modify-write on p; returns the old value. Global memory may be shared with
+ * other host threads running other blocks, so it uses the host's atomics. */
+static uint64_t atomic_rmw(unsigned char *p, unsigned op, unsigned size, enum ptx_type t, uint64_t b, uint64_t c) {
+  if (size == 4) {
+    uint32_t *q = (uint32_t *)(void *)p, old = __atomic_load_n(q, __ATOMIC_RELAXED), nv;
+    do {
+      uint32_t x = old, y = (uint32_t)b;
+      switch (op) {
+      case PTX_ATOM_ADD:
+        if (t == PTX_T_F32) nv = (uint32_t)px_bits32(px_f32(x) + px_f32(y));
+        else nv = x + y;
+        break;
+      case PTX_ATOM_MIN: nv = ptx_type_is_signed(t) ? ((int32_t)x < (int32_t)y ? x : y) : (x < y ? x : y); break;
+      case PTX_ATOM_MAX: nv = ptx_type_is_signed(t) ? ((int32_t)x > (int32_t)y ? x : y) : (x > y ? x : y); break;
+      case PTX_ATOM_INC: nv = x >= y ? 0 : x + 1; break;
+      case PTX_ATOM_DEC: nv = (x == 0 || x > y) ? y : x - 1; break;
+      case PTX_ATOM_CAS: nv = x == y ? (uint32_t)c : x; break;
+      case PTX_ATOM_EXCH: nv = y; break;
+      case PTX_ATOM_AND: nv = x & y; break;
+      case PTX_ATOM_OR: nv = x | y; break;
+      default: nv = x ^ y; break;
+      }
+    } while (!__atomic_compare_exchange_n(q, &old, nv, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+    return old;
+  }
+  uint64_t *q = (uint64_t *)(void *)p, old = __atomic_load_n(q, __ATOMIC_RELAXED), nv;
+  do {
+    uint64_t x = old, y = b;
+    switch (op) {
+    case PTX_ATOM_ADD: nv = t == PTX_T_F64 ? px_bits64(px_f64(x) + px_f64(y)) : x + y; break;
+    case PTX_ATOM_MIN: nv = ptx_type_is_signed(t) ? ((int64_t)x < (int64_t)y ? x : y) : (x < y ? x : y); break;
+    case PTX_ATOM_MAX: nv = ptx_type_is_signed(t) ? ((int64_t)x > (int64_t)y ? x : y) : (x > y ? x : y); break;
+    case PTX_ATOM_INC: nv = x >= y ? 0 : x + 1; break;
+    case PTX_ATOM_DEC: nv = (x == 0 || x > y) ? y : x - 1; break;
+    case PTX_ATOM_CAS: nv = x == y ? c : x; break;
+    case PTX_ATOM_EXCH: nv = y; break;
+    case PTX_ATOM_AND: nv = x & y; break;
+    case PTX_ATOM_OR: nv = x | y; break;
+    default: nv = x ^ y; break;
+    }
+  } while (!__atomic_compare_exchange_n(q, &old, nv, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+  return old;
+}
+
+/* atom/red: in->kind the operation, in->e the type, d (PX_NONE for red), b and c the operands. */
+HANDLER(mem_atom) {
+  unsigned size = in->size, op = in->kind;
+  bool sh = needs_shared_checks(w);
+  const uint64_t *B = px_slot(w, in->b), *C = in->c != PX_NONE ? px_slot(w, in->c) : B;
+  PX_LANES(m, {
+    unsigned char *p = resolve(w, in, l, address_of(w, in, l), in->space, size, true);
+    if (!p) return;
+    if (sh && !shared_checks(w, in, l, p, size, true, true)) return;
+    uint64_t old = atomic_rmw(p, op, size, (enum ptx_type)in->e, B[l], C[l]);
+    if (in->d != PX_NONE) w->f->R[in->d][l] = size == 4 ? (uint64_t)(uint32_t)old : old;
+  });
+}
+
+/* ---------------------------------------------------------------- addresses */
+
+/* cvta: kind 1 to a space (generic -> space), 0 from it; in->space the space. */
+HANDLER(mem_cvta) {
+  uint64_t *d = px_slot(w, in->d);
+  const uint64_t *A = px_slot(w, in->a);
+  uint64_t window = in->space == PTX_SPACE_SHARED ? PX_SHARED_WINDOW
+                    : in->space == PTX_SPACE_LOCAL ? PX_LOCAL_WINDOW
+                    : in->space == PTX_SPACE_PARAM ? PX_PARAM_WINDOW
+                                                   : 0;
+  bool to = in->kind;
+  uint64_t mask = in->size == 4 ? 0xffffffffull : ~0ull;
+  if (!window) {
+    PX_LANES(m, d[l] = A[l]);
+    return;
+  }
+  if (to) PX_LANES(m, d[l] = (A[l] - window) & mask);
+  else PX_LANES(m, d[l] = (A[l] & mask) + window);
+}
+
+HANDLER(mem_isspacep) {
+  const uint64_t *A = px_slot(w, in->a);
+  uint32_t r = 0;
+  PX_LANES(m, {
+    uint64_t window = A[l] & ~(PX_WINDOW_BYTES - 1);
+    unsigned s = window == PX_SHARED_WINDOW ? PTX_SPACE_SHARED
+                 : window == PX_LOCAL_WINDOW ? PTX_SPACE_LOCAL
+                 : window == PX_PARAM_WINDOW ? PTX_SPACE_PARAM
+                                             : PTX_SPACE_GLOBAL;
+    if (s == in->space || (in->space == PTX_SPACE_CONST && s == PTX_SPACE_GLOBAL)) r |= 1u << l;
+  });
+  uint32_t *P = w->f->P;
+  P[in->d] = (P[in->d] & ~m) | r;
+}
+
+HANDLER(mem_nop) {
+  (void)w;
+  (void)in;
+  (void)m;
+}
+
+/* ---------------------------------------------------------------- lowering */
+
+/* Kernel parameters are read from the launch's buffer; a .func's own are in its frame. */
+static unsigned access_space(const struct ptx_instr *pi, const struct px_ins *in) {
+  if (in->sym_local) return PTX_SPACE_LOCAL;
+  if (pi->space == PTX_SPACE_CONST) return PTX_SPACE_GLOBAL;
+  return pi->space;
+}
+
+static int lower_vec_regs(struct px_lower *L, const struct ptx_operand *o, struct px_ins *in, enum ptx_type t) {
+  in->vec = o->count;
+  for (unsigned i = 0; i < o->count; i++) {
+    if (o->elems[i].kind == PTX_OPND_SINK) continue;
+    struct ptx_operand e = {.kind = o->elems[i].kind, .index = o->elems[i].reg, .imm = o->elems[i].imm,
+                            .imm_kind = o->elems[i].imm_kind};
+    in->vd[i] = px_value(L, &e, t);
+  }
+  return 1;
+}
+
+static int lower_ld_st(struct px_lower *L, const struct ptx_instr *pi, struct px_ins *in, bool store) {
+  enum ptx_type t = (enum ptx_type)pi->type;
+  if (pi->num_operands != 2) return px_refuse(L, "takes 2 operands");
+  const struct ptx_operand *addr = &pi->opnd[store ? 0 : 1], *val = &pi->opnd[store ? 1 : 0];
+  if (!px_address(L, addr, in)) return -1;
+  in->space = (uint8_t)access_space(pi, in);
+  in->size = (uint8_t)ptx_type_size(t);
+  if (!in->size || in->size > 8) return px_refuse(L, "type .%s is not supported here", ptx_type_name(t));
+  in->kind = ptx_type_is_signed(t) ? 1 : 0;
+  in->vec = 1;
+  if (val->kind == PTX_OPND_VEC) lower_vec_regs(L, val, in, t);
+  else in->d = px_value(L, val, t);
+  bool plain = !(pi->flags & PTX_F_VOLATILE) && in->vec == 1 && in->size == 4 && in->space == PTX_SPACE_GLOBAL &&
+               in->a != PX_NONE;
+  in->fn = store ? mem_st : mem_ld;
+  in->e = plain; /* a fast form may replace it when the launch runs without checks */
+  return 1;
+}
+
+static int lower_atom(struct px_lower *L, const struct ptx_instr *pi, struct px_ins *in) {
+  bool red = pi->op == PTX_OP_RED;
+  enum ptx_type t = (enum ptx_type)pi->type;
+  unsigned n = pi->num_operands, first = red ? 0 : 1;
+  if (n < first + 2) return px_refuse(L, "too few operands");
+  if (!px_address(L, &pi->opnd[first], in)) return -1;
+  in->space = (uint8_t)access_space(pi, in);
+  in->size = (uint8_t)ptx_type_size(t);
+  if (in->size != 4 && in->size != 8) return px_refuse(L, "atomics of .%s are not supported yet", ptx_type_name(t));
+  if (!red) in->d = px_value(L, &pi->opnd[0], t);
+  in->b = px_value(L, &pi->opnd[first + 1], t);
+  if (pi->mode == PTX_ATOM_CAS) {
+    if (n < first + 3) return px_refuse(L, "cas needs a compare and a swap value");
+    in->c = px_value(L, &pi->opnd[first + 2], t);
+  }
+  in->kind = pi->mode;
+  in->e = t;
+  in->fn = mem_atom;
+  return 1;
+}
+
+int px_lower_mem(struct px_lower *L, const struct ptx_instr *pi, struct px_ins *in) {
+  switch ((enum ptx_op)pi->op) {
+  case PTX_OP_LD:
+  case PTX_OP_LDU: return lower_ld_st(L, pi, in, false);
+  case PTX_OP_ST: return lower_ld_st(L, pi, in, true);
+  case PTX_OP_ATOM:
+  case PTX_OP_RED: return lower_atom(L, pi, in);
+  case PTX_OP_CVTA:
+    if (pi->num_operands != 2) return px_refuse(L, "cvta takes 2 operands");
+    in->d = px_value(L, &pi->opnd[0], (enum ptx_type)pi->type);
+    in->a = px_value(L, &pi->opnd[1], (enum ptx_type)pi->type);
+    in->space = pi->space;
+    in->kind = pi->mode == PTX_CVTA_TO;
+    in->size = (uint8_t)ptx_type_size((enum ptx_type)pi->type);
+    in->fn = mem_cvta;
+    return 1;
+  case PTX_OP_ISSPACEP:
+    if (pi->num_operands != 2) return px_refuse(L, "isspacep takes 2 operands");
+    in->d = px_pred(L, &pi->opnd[0], NULL);
+    in->a = px_value(L, &pi->opnd[1], PTX_T_U64);
+    in->space = pi->space;
+    in->fn = mem_isspacep;
+    return 1;
+  case PTX_OP_PREFETCH:
+  case PTX_OP_PREFETCHU:
+  case PTX_OP_MEMBAR:
+  case PTX_OP_FENCE:
+  case PTX_OP_NANOSLEEP:
+  case PTX_OP_PMEVENT: in->fn = mem_nop; return 1;
+  default: return 0;
+  }
+}
+

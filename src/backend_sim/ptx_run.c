@@ -1,0 +1,637 @@
+/*
+ * Running a block of a PTX kernel. Each warp runs its lanes in lockstep: the lanes at the lowest
+ * pc of the frame form the running group (min-pc reconvergence: after a divergent branch the
+ * lanes behind run until they catch up, and lanes at the same pc run together again), so that
+ * warp-synchronous code and shuffles see what a GPU gives. A warp runs until it waits at a
+ * barrier or finishes; the block's warps take turns in an order drawn from the launch's seed.
+ * Calls push a frame: only the calling lanes run in it, the others wait until it returns.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "alloc.h"
+#include "ptx_internal.h"
+
+struct px_worker {
+  struct px_block blk;
+  struct px_warp *warps;
+  size_t warps_cap;
+  unsigned char *shared, *shared_init;
+  struct px_shadow *shadow;
+  uint32_t *wsync_epoch;
+  unsigned char *local;
+  size_t local_threads;           /* threads whose stacks `local` holds */
+  uint64_t prepared;              /* the serial of the launch whose constants the warps' entry frames hold */
+};
+
+/* ---------------------------------------------------------------- faults */
+
+static void where(const struct px_warp *w, const struct px_ins *in, unsigned lane, char *buf, size_t size) {
+  const struct px_block *b = w->blk;
+  unsigned t = px_thread(w, lane);
+  gcap_dim3 bd = b->l->block;
+  int n = snprintf(buf, size, "kernel \"%s\" block (%u,%u,%u) thread (%u,%u,%u) (warp %u lane %u)", b->l->name,
+                   b->idx.x, b->idx.y, b->idx.z, t % bd.x, t / bd.x % bd.y, t / bd.x / bd.y, w->index, lane);
+  const struct ptx_instr *pi = in ? in->src : NULL;
+  if (!pi || n < 0 || (size_t)n >= size) return;
+  n += snprintf(buf + n, size - (size_t)n, " at PTX line %u \"%s\"", pi->line, pi->text ? pi->text : "");
+  if (!pi->loc_file || n < 0 || (size_t)n >= size) return;
+  const char *file = pi->loc_file < b->num_files && b->files[pi->loc_file] ? b->files[pi->loc_file] : "?";
+  snprintf(buf + n, size - (size_t)n, " (%s:%u)", file, pi->loc_line);
+}
+
+void px_fault(struct px_warp *w, const struct px_ins *in, unsigned lane, gcap_status st, const char *fmt, ...) {
+  struct px_block *b = w->blk;
+  if (b->status != GCAP_SUCCESS) return;
+  b->status = st;
+  char at[320], what[400];
+  where(w, in, lane, at, sizeof at);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  snprintf(b->msg, b->msg_size, "%s: %s", at, what);
+}
+
+/* ---------------------------------------------------------------- frames */
+
+static bool grow_regs(struct px_warp *w, size_t slots, size_t preds) {
+  if (w->regs_used + slots > w->regs_cap) {
+    size_t cap = (w->regs_used + slots) * 2;
+    void *r = gcap__realloc(w->regs, cap * sizeof *w->regs);
+    if (!r) return false;
+    w->regs = r;
+    w->regs_cap = cap;
+  }
+  if (w->preds_used + preds > w->preds_cap) {
+    size_t cap = (w->preds_used + preds) * 2 + 4;
+    void *p = gcap__realloc(w->preds, cap * sizeof *w->preds);
+    if (!p) return false;
+    w->preds = p;
+    w->preds_cap = cap;
+  }
+  return true;
+}
+
+/* Frames keep offsets into the stacks, which may have moved. */
+static void point_frames(struct px_warp *w) {
+  size_t r = 0, p = 0;
+  for (unsigned i = 0; i <= w->depth; i++) {
+    struct px_frame *f = &w->frames[i];
+    f->R = w->regs + r;
+    f->P = w->preds + p;
+    r += f->fn->num_slots;
+    p += f->fn->num_preds;
+  }
+}
+
+static void fill_consts(struct px_frame *f) {
+  const struct px_func *fn = f->fn;
+  for (unsigned c = fn->num_regs; c < fn->num_slots; c++) {
+    uint64_t v = fn->consts[c - fn->num_regs];
+    for (unsigned l = 0; l < 32; l++) f->R[c][l] = v;
+  }
+}
+
+/* ---------------------------------------------------------------- scheduling within a warp */
+
+/* The group becomes the runnable lanes at the lowest pc of the frame. */
+static void resched(struct px_warp *w) {
+  struct px_frame *f = w->f;
+  for (uint32_t g = w->group; g; g &= g - 1) f->pcs[__builtin_ctz(g)] = w->pc;
+  uint32_t runnable = f->lanes & w->live & ~f->done & ~f->waiting;
+  uint32_t lo = PX_NO_PC, next = PX_NO_PC, group = 0;
+  for (uint32_t r = runnable; r; r &= r - 1) {
+    unsigned l = (unsigned)__builtin_ctz(r);
+    uint32_t pc = f->pcs[l];
+    if (pc < lo) {
+      next = lo;
+      lo = pc;
+      group = 1u << l;
+    } else if (pc == lo) {
+      group |= 1u << l;
+    } else if (pc < next) {
+      next = pc;
+    }
+  }
+  w->group = group;
+  w->pc = lo;
+  w->others_min = next;
+}
+
+static void pop_frame(struct px_warp *w);
+
+/* Lanes m leave the frame (returned or exited); the warp goes on with who is left. */
+static void lanes_leave(struct px_warp *w) {
+  resched(w);
+  while (!w->group) {
+    struct px_frame *f = w->f;
+    if (f->waiting & w->live) { /* parked at __syncwarp with nobody left to come */
+      px_fault(w, NULL, (unsigned)__builtin_ctz(f->waiting & w->live), GCAP_ERROR_LAUNCH_FAILURE,
+               "lanes 0x%08x wait at bar.warp.sync for lanes that exited or returned", f->waiting & w->live);
+      w->state = PX_FINISHED;
+      return;
+    }
+    if (w->depth == 0) {
+      w->state = PX_FINISHED;
+      return;
+    }
+    pop_frame(w);
+  }
+}
+
+static void branch(struct px_warp *w, const struct px_ins *in, uint32_t m) {
+  if (m == w->group) {
+    w->pc = in->target;
+  } else if (m == 0) {
+    w->pc++;
+  } else {
+    struct px_frame *f = w->f;
+    for (uint32_t g = w->group; g; g &= g - 1) {
+      unsigned l = (unsigned)__builtin_ctz(g);
+      f->pcs[l] = (m >> l & 1) ? in->target : w->pc + 1;
+    }
+    w->group = 0;
+    resched(w);
+    return;
+  }
+  if (w->pc >= w->others_min) resched(w);
+}
+
+static void exit_lanes(struct px_warp *w, uint32_t m) {
+  w->live &= ~m;
+  w->blk->exited += (unsigned)__builtin_popcount(m);
+  if (m == w->group) {
+    w->group = 0;
+    lanes_leave(w);
+    return;
+  }
+  w->group &= ~m;
+  w->pc++;
+  if (w->pc >= w->others_min) resched(w);
+}
+
+/* ---------------------------------------------------------------- calls */
+
+/* A call argument or result: where its bytes are in lane l (a .param variable of the caller's frame,
+ * or a register). */
+static unsigned char *call_place(struct px_warp *w, const struct px_frame *f, const struct ptx_operand *o, unsigned l,
+                                 uint64_t *scratch) {
+  if (o->kind == PTX_OPND_SYM) {
+    uint32_t off = o->scope == PTX_SCOPE_BODY ? f->fn->var_offset[o->index]
+                   : o->scope == PTX_SCOPE_RET ? f->fn->ret_offset[o->index]
+                                               : f->fn->param_offset[o->index];
+    return px_local(w, l, f->local_base + off + (uint32_t)o->imm);
+  }
+  if (o->kind == PTX_OPND_REG) return (unsigned char *)&f->R[f->fn->slot_of_reg[o->index]][l];
+  *scratch = (uint64_t)o->imm;
+  return (unsigned char *)scratch;
+}
+
+static void call(struct px_warp *w, const struct px_ins *in, uint32_t m) {
+  const struct px_program *prog = w->blk->prog;
+  const struct px_func *callee = &prog->funcs[in->aux];
+  struct px_frame *f = w->f;
+  if (w->depth + 1 >= PX_MAX_DEPTH || f->local_base + f->fn->frame_bytes + callee->frame_bytes > PX_LOCAL_BYTES) {
+    px_fault(w, in, (unsigned)__builtin_ctz(m), GCAP_ERROR_ILLEGAL_ADDRESS,
+             "stack overflow: calls %u deep need more than the %u bytes of stack each thread has", w->depth + 1,
+             PX_LOCAL_BYTES);
+    return;
+  }
+  if (!grow_regs(w, callee->num_slots, callee->num_preds)) {
+    px_fault(w, in, (unsigned)__builtin_ctz(m), GCAP_ERROR_OUT_OF_MEMORY, "no memory for a call frame");
+    return;
+  }
+  for (uint32_t g = w->group; g; g &= g - 1) f->pcs[__builtin_ctz(g)] = w->pc + 1;
+  w->regs_used += callee->num_slots;
+  w->preds_used += callee->num_preds;
+  struct px_frame *c = &w->frames[++w->depth];
+  memset(c, 0, sizeof *c);
+  c->fn = callee;
+  c->lanes = m;
+  c->call = in;
+  c->local_base = f->local_base + f->fn->frame_bytes;
+  point_frames(w);
+  f = &w->frames[w->depth - 1];
+  fill_consts(c);
+  const struct ptx_instr *pi = in->src;
+  const struct ptx_func *cf = callee->src;
+  PX_LANES(m, {
+    for (unsigned i = 0; i < pi->num_call_args; i++) {
+      uint64_t scratch;
+      memcpy(px_local(w, l, c->local_base + callee->param_offset[i]), call_place(w, f, &pi->call_args[i], l, &scratch),
+             cf->params[i].size);
+    }
+  });
+  w->f = c;
+  w->code = callee->code;
+  w->group = m;
+  w->pc = 0;
+  w->others_min = PX_NO_PC;
+}
+
+static void pop_frame(struct px_warp *w) {
+  struct px_frame *c = w->f, *f = &w->frames[w->depth - 1];
+  const struct ptx_instr *pi = c->call->src;
+  const struct ptx_func *cf = c->fn->src;
+  uint32_t back = c->lanes & w->live;
+  PX_LANES(back, {
+    for (unsigned i = 0; i < pi->num_call_rets; i++) {
+      uint64_t scratch;
+      unsigned char *dst = call_place(w, f, &pi->call_rets[i], l, &scratch);
+      memcpy(dst, px_local(w, l, c->local_base + c->fn->ret_offset[i]), cf->rets[i].size);
+    }
+  });
+  w->regs_used -= c->fn->num_slots;
+  w->preds_used -= c->fn->num_preds;
+  w->depth--;
+  w->f = f;
+  w->code = f->fn->code;
+  w->group = 0;
+  resched(w);
+}
+
+static void ret(struct px_warp *w, uint32_t m) {
+  if (w->depth == 0) {
+    exit_lanes(w, m);
+    return;
+  }
+  w->f->done |= m;
+  if (m == w->group) {
+    w->group = 0;
+    lanes_leave(w);
+    return;
+  }
+  w->group &= ~m;
+  w->pc++;
+  if (w->pc >= w->others_min) resched(w);
+}
+
+/* ---------------------------------------------------------------- barriers */
+
+static void bar_arrive(struct px_warp *w, const struct px_ins *in, uint32_t m, bool wait) {
+  struct px_block *b = w->blk;
+  uint32_t id = (uint32_t)px_slot(w, in->a)[__builtin_ctz(w->group)];
+  unsigned count = in->b != PX_NONE ? (unsigned)px_slot(w, in->b)[__builtin_ctz(w->group)] : 0;
+  if (id >= 16) {
+    px_fault(w, in, (unsigned)__builtin_ctz(w->group), GCAP_ERROR_LAUNCH_FAILURE, "barrier %u does not exist (0..15)", id);
+    return;
+  }
+  if ((b->l->checks & GCAP_SIM_CHECK_SYNC) && (w->group != w->live || m != w->group)) {
+    uint32_t missing = w->live & ~m;
+    px_fault(w, in, (unsigned)__builtin_ctz(m ? m : w->group), GCAP_ERROR_LAUNCH_FAILURE,
+             "barrier %u in divergent code: lanes 0x%08x of the warp reached it, lanes 0x%08x did not "
+             "(bar.sync must be reached by every thread of a warp together)",
+             id, m, missing);
+    return;
+  }
+  if (count && (count % 32 != 0 || count > b->threads)) {
+    px_fault(w, in, (unsigned)__builtin_ctz(w->group), GCAP_ERROR_LAUNCH_FAILURE,
+             "barrier %u with a thread count of %u (must be a multiple of 32, at most the block's %u threads)", id,
+             count, b->threads);
+    return;
+  }
+  struct px_barrier *bar = &b->bars[id];
+  if (!bar->arrived) {
+    bar->pc = w->pc;
+    bar->fn = w->f->fn;
+    bar->expected = count;
+    bar->red_count = 0;
+    bar->red_all = true;
+    bar->red_any = false;
+  } else if ((b->l->checks & GCAP_SIM_CHECK_SYNC) && (bar->pc != w->pc || bar->fn != w->f->fn)) {
+    px_fault(w, in, (unsigned)__builtin_ctz(w->group), GCAP_ERROR_LAUNCH_FAILURE,
+             "threads wait at different barriers: this warp reached barrier %u here while others wait at PTX line %u",
+             id, bar->fn->code[bar->pc].src ? bar->fn->code[bar->pc].src->line : 0);
+    return;
+  }
+  bar->arrived += (unsigned)__builtin_popcount(w->live);
+  if (in->kind) { /* bar.red: the lanes' predicate */
+    uint32_t p = w->f->P[in->c] ^ (in->neg_c ? PX_FULL : 0);
+    p &= w->live;
+    bar->red_count += (unsigned)__builtin_popcount(p);
+    if (p != w->live) bar->red_all = false;
+    if (p) bar->red_any = true;
+  }
+  if (!wait) {
+    w->pc++;
+    return;
+  }
+  w->state = PX_AT_BARRIER;
+  w->bar_id = id;
+}
+
+/* A barrier whose threads have all arrived releases its warps, which go on after it. */
+static void bar_release_ready(struct px_block *b) {
+  unsigned live = b->threads - b->exited;
+  for (unsigned id = 0; id < 16; id++) {
+    struct px_barrier *bar = &b->bars[id];
+    if (!bar->arrived) continue;
+    unsigned need = bar->expected ? bar->expected : live;
+    if (bar->arrived < need) continue;
+    for (unsigned i = 0; i < b->num_warps; i++) {
+      struct px_warp *w = &b->warps[i];
+      if (w->state != PX_AT_BARRIER || w->bar_id != id) continue;
+      const struct px_ins *in = &w->code[w->pc];
+      if (in->kind) {
+        uint64_t v = in->kind == 1 ? bar->red_count : in->kind == 2 ? bar->red_all : bar->red_any;
+        if (in->d != PX_NONE) {
+          uint64_t *d = px_slot(w, in->d);
+          PX_LANES(w->group, d[l] = v);
+        } else {
+          w->f->P[in->pd2] = (w->f->P[in->pd2] & ~w->group) | (v ? w->group : 0);
+        }
+      }
+      w->state = PX_RUNNING;
+      w->pc++;
+      if (w->pc >= w->others_min) resched(w);
+    }
+    bar->arrived = 0;
+    b->epoch++;
+  }
+}
+
+/* __syncwarp: the named lanes wait for each other (they may come from different paths). */
+static void warp_sync(struct px_warp *w, const struct px_ins *in, uint32_t m) {
+  struct px_frame *f = w->f;
+  uint32_t mask = (uint32_t)px_slot(w, in->a)[__builtin_ctz(w->group)];
+  if ((w->blk->l->checks & GCAP_SIM_CHECK_SYNC) && (mask & ~w->exists)) {
+    px_fault(w, in, (unsigned)__builtin_ctz(w->group), GCAP_ERROR_LAUNCH_FAILURE,
+             "bar.warp.sync names lanes 0x%08x, which have no thread", mask & ~w->exists);
+    return;
+  }
+  uint32_t here = w->group;
+  for (uint32_t p = f->waiting; p; p &= p - 1) {
+    unsigned l = (unsigned)__builtin_ctz(p);
+    if (f->pcs[l] == w->pc) here |= 1u << l;
+  }
+  uint32_t need = mask & w->live & f->lanes;
+  if ((w->blk->l->checks & GCAP_SIM_CHECK_SYNC) && (mask & ~w->live & w->exists)) {
+    px_fault(w, in, (unsigned)__builtin_ctz(w->group), GCAP_ERROR_LAUNCH_FAILURE,
+             "bar.warp.sync names lanes 0x%08x, which have exited", mask & ~w->live & w->exists);
+    return;
+  }
+  (void)m;
+  if ((need & ~here) == 0) { /* everyone named is here: all go on together */
+    f->waiting &= ~here;
+    w->group = here;
+    w->pc++;
+    w->blk->wsync_count++;
+    for (uint32_t g = here; g; g &= g - 1) w->blk->wsync_epoch[px_thread(w, (unsigned)__builtin_ctz(g))] = w->blk->wsync_count;
+    if (w->pc >= w->others_min) resched(w);
+    return;
+  }
+  for (uint32_t g = w->group; g; g &= g - 1) f->pcs[__builtin_ctz(g)] = w->pc;
+  f->waiting |= w->group;
+  w->group = 0;
+  lanes_leave(w);
+}
+
+/* ---------------------------------------------------------------- the warp loop */
+
+static void control(struct px_warp *w, const struct px_ins *in, uint32_t m) {
+  switch ((enum px_ctl)in->ctl) {
+  case PX_CTL_BRA: branch(w, in, m); return;
+  case PX_CTL_EXIT:
+    if (m) exit_lanes(w, m);
+    else if (++w->pc >= w->others_min) resched(w);
+    return;
+  case PX_CTL_RET:
+    if (m) ret(w, m);
+    else if (++w->pc >= w->others_min) resched(w);
+    return;
+  case PX_CTL_CALL:
+    if (m) call(w, in, m);
+    else if (++w->pc >= w->others_min) resched(w);
+    return;
+  case PX_CTL_BAR: bar_arrive(w, in, m, true); return;
+  case PX_CTL_ARRIVE: bar_arrive(w, in, m, false); return;
+  case PX_CTL_WSYNC:
+    if (m) warp_sync(w, in, m);
+    else if (++w->pc >= w->others_min) resched(w);
+    return;
+  case PX_CTL_TRAP:
+    if (m)
+      px_fault(w, in, (unsigned)__builtin_ctz(m), GCAP_ERROR_LAUNCH_FAILURE, "%s",
+               in->kind ? "brkpt (a breakpoint) executed" : "trap executed");
+    else if (++w->pc >= w->others_min) resched(w);
+    return;
+  case PX_CTL_BUILTIN:
+    if (m) in->fn(w, in, m);
+    if (++w->pc >= w->others_min) resched(w);
+    return;
+  default: return;
+  }
+}
+
+static void run_warp(struct px_warp *w) {
+  struct px_block *b = w->blk;
+  uint64_t executed = 0;
+  while (w->state == PX_RUNNING && b->status == GCAP_SUCCESS) {
+    const struct px_ins *in = &w->code[w->pc];
+    uint32_t m = w->group;
+    if (in->guard >= 0) {
+      uint32_t p = w->f->P[in->guard];
+      m &= in->guard_neg ? ~p : p;
+    }
+    executed += (unsigned)__builtin_popcount(m);
+    if (in->ctl == PX_CTL_NONE) {
+      if (m) in->fn(w, in, m);
+      if (++w->pc >= w->others_min) resched(w);
+      continue;
+    }
+    control(w, in, m);
+  }
+  w->executed += executed;
+}
+
+/* ---------------------------------------------------------------- blocks */
+
+uint64_t px_next_serial(void) {
+  static atomic_uint_fast64_t serial;
+  return atomic_fetch_add(&serial, 1) + 1;
+}
+
+struct px_worker *px_worker_create(void) {
+  struct px_worker *w = gcap__calloc(1, sizeof *w);
+  if (!w) return NULL;
+  w->shared = gcap__aligned_alloc(64, SIM_PX_SHARED_BYTES);
+  w->shared_init = gcap__malloc(SIM_PX_SHARED_BYTES);
+  if (!w->shared || !w->shared_init) {
+    px_worker_destroy(w);
+    return NULL;
+  }
+  return w;
+}
+
+static void free_warps(struct px_worker *w) {
+  for (size_t i = 0; i < w->warps_cap; i++) {
+    gcap__free(w->warps[i].regs);
+    gcap__free(w->warps[i].preds);
+  }
+  gcap__free(w->warps);
+  w->warps = NULL;
+  w->warps_cap = 0;
+}
+
+void px_worker_destroy(struct px_worker *w) {
+  if (!w) return;
+  free_warps(w);
+  gcap__free(w->shared);
+  gcap__free(w->shared_init);
+  gcap__free(w->shadow);
+  gcap__free(w->wsync_epoch);
+  gcap__free(w->local);
+  gcap__free(w);
+}
+
+/* Warps, stacks and shadow memory for blocks of this launch, and the entry frames' constants. */
+static bool prepare(struct px_worker *wk, const struct px_launch *l, unsigned threads, unsigned warps) {
+  if (wk->prepared == l->serial) return true;
+  const struct px_func *fn = l->kernel->fn;
+  if (warps > wk->warps_cap) {
+    void *p = gcap__realloc(wk->warps, warps * sizeof *wk->warps);
+    if (!p) return false;
+    wk->warps = p;
+    memset(wk->warps + wk->warps_cap, 0, (warps - wk->warps_cap) * sizeof *wk->warps);
+    wk->warps_cap = warps;
+  }
+  if (threads > wk->local_threads) {
+    gcap__free(wk->local);
+    gcap__free(wk->wsync_epoch);
+    wk->local_threads = 0;
+    wk->local = gcap__malloc((size_t)threads * PX_LOCAL_BYTES);
+    wk->wsync_epoch = gcap__calloc(threads, sizeof *wk->wsync_epoch);
+    if (!wk->local || !wk->wsync_epoch) return false;
+    wk->local_threads = threads;
+  }
+  if ((l->checks & GCAP_SIM_CHECK_SHARED_RACES) && !wk->shadow &&
+      !(wk->shadow = gcap__calloc(SIM_PX_SHARED_BYTES, sizeof *wk->shadow)))
+    return false;
+  for (unsigned i = 0; i < warps; i++) {
+    struct px_warp *w = &wk->warps[i];
+    w->regs_used = w->preds_used = 0;
+    if (!grow_regs(w, fn->num_slots, fn->num_preds)) return false;
+    w->regs_used = fn->num_slots;
+    w->preds_used = fn->num_preds;
+    w->depth = 0;
+    w->frames[0].fn = fn;
+    point_frames(w);
+    fill_consts(&w->frames[0]);
+  }
+  wk->prepared = l->serial;
+  return true;
+}
+
+static void start_warp(struct px_block *b, struct px_warp *w, unsigned index) {
+  const struct px_func *fn = b->k->fn;
+  unsigned first = index * 32, n = b->threads - first < 32 ? b->threads - first : 32;
+  w->blk = b;
+  w->index = index;
+  w->exists = n == 32 ? PX_FULL : (1u << n) - 1;
+  w->live = w->exists;
+  w->group = w->exists;
+  w->pc = 0;
+  w->others_min = PX_NO_PC;
+  w->cc = 0;
+  w->depth = 0;
+  w->regs_used = fn->num_slots;
+  w->preds_used = fn->num_preds;
+  w->f = &w->frames[0];
+  w->f->lanes = w->exists;
+  w->f->done = w->f->waiting = 0;
+  w->f->local_base = 0;
+  w->code = fn->code;
+  w->state = PX_RUNNING;
+  w->executed = 0;
+}
+
+static void start_block(struct px_worker *wk, struct px_block *b, const struct px_launch *l, gcap_dim3 idx) {
+  memset(b, 0, sizeof *b);
+  b->l = l;
+  b->k = l->kernel;
+  b->prog = l->program;
+  b->files = l->program->module->files;
+  b->num_files = l->program->module->num_files;
+  b->idx = idx;
+  b->checks = l->checks;
+  b->threads = l->block.x * l->block.y * l->block.z;
+  b->num_warps = (b->threads + 31) / 32;
+  b->warps = wk->warps;
+  b->shared = wk->shared;
+  b->shared_bytes = l->kernel->dynamic_offset + l->dynamic_shared;
+  b->shared_init = wk->shared_init;
+  b->shadow = wk->shadow;
+  b->wsync_epoch = wk->wsync_epoch;
+  b->local = wk->local;
+  b->rng = l->seed ^ (0x9e3779b97f4a7c15ull * (1 + idx.x + 65536ull * idx.y + 4294967296ull * idx.z));
+  memset(b->shared, 0, b->shared_bytes);
+  if (l->checks & GCAP_SIM_CHECK_INIT) memset(b->shared_init, 0, b->shared_bytes);
+  if (l->checks & GCAP_SIM_CHECK_SHARED_RACES) memset(b->shadow, 0, b->shared_bytes * sizeof *b->shadow);
+  memset(b->wsync_epoch, 0, b->threads * sizeof *b->wsync_epoch);
+  for (unsigned i = 0; i < b->num_warps; i++) start_warp(b, &wk->warps[i], i);
+}
+
+static uint64_t next_random(uint64_t *s) {
+  uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+static void report_stuck(struct px_block *b) {
+  for (unsigned i = 0; i < b->num_warps; i++) {
+    struct px_warp *w = &b->warps[i];
+    if (w->state != PX_AT_BARRIER) continue;
+    struct px_barrier *bar = &b->bars[w->bar_id];
+    unsigned need = bar->expected ? bar->expected : b->threads - b->exited;
+    px_fault(w, &w->code[w->pc], (unsigned)__builtin_ctz(w->group ? w->group : w->live), GCAP_ERROR_LAUNCH_FAILURE,
+             "the block can never finish: %u threads wait at barrier %u, which needs %u, and no other thread can "
+             "run (threads wait at different barriers, or a thread count no threads make up)",
+             bar->arrived, w->bar_id, need);
+    return;
+  }
+}
+
+/* Warps take turns from a seeded starting point; each runs until it waits or finishes. */
+static void run_block(struct px_block *b) {
+  for (;;) {
+    bool ran = false, left = false;
+    unsigned start = b->num_warps > 1 ? (unsigned)(next_random(&b->rng) % b->num_warps) : 0;
+    for (unsigned k = 0; k < b->num_warps && b->status == GCAP_SUCCESS; k++) {
+      struct px_warp *w = &b->warps[(start + k) % b->num_warps];
+      if (w->state == PX_RUNNING) {
+        run_warp(w);
+        ran = true;
+      }
+      if (w->state != PX_FINISHED) left = true;
+    }
+    if (b->status != GCAP_SUCCESS || !left) return;
+    bar_release_ready(b);
+    bool runnable = false;
+    for (unsigned i = 0; i < b->num_warps; i++) runnable |= b->warps[i].state == PX_RUNNING;
+    if (!runnable) {
+      report_stuck(b);
+      return;
+    }
+    (void)ran;
+  }
+}
+
+gcap_status px_run_block(struct px_worker *wk, const struct px_launch *l, gcap_dim3 block_idx, char *msg, size_t size,
+                         uint64_t *instructions) {
+  unsigned threads = l->block.x * l->block.y * l->block.z, warps = (threads + 31) / 32;
+  if (!prepare(wk, l, threads, warps)) {
+    wk->prepared = 0;
+    snprintf(msg, size, "kernel \"%s\": no memory for the warps of a block of %u threads", l->name, threads);
+    return GCAP_ERROR_OUT_OF_MEMORY;
+  }
+  struct px_block *b = &wk->blk;
+  start_block(wk, b, l, block_idx);
+  b->msg = msg;
+  b->msg_size = size;
+  run_block(b);
+  for (unsigned i = 0; i < warps; i++) *instructions += wk->warps[i].executed;
+  if (b->status != GCAP_SUCCESS) wk->prepared = 0; /* frames may be left deep */
+  return b->status;
+}
