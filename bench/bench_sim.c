@@ -1,7 +1,7 @@
 /*
  * How fast the simulator runs kernels, each figure against a baseline measured in the same run
  * (these machines are shared and noisy): per-block functions against a plain C loop, worker
- * threads against one thread, barriers, and per-thread dispatch. Every figure is the median of
+ * threads against one thread, barriers, per-thread dispatch, and kernels run from their PTX. Every figure is the median of
  * REPS repetitions of a region of at least 20 ms, subject and baseline alternating. JSON lines
  * on stdout, a table on stderr.
  *
@@ -13,6 +13,7 @@
 #include <gcap/gcap.h>
 #include <gcap/sim.h>
 
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -21,6 +22,7 @@
 #include <time.h>
 
 #include "timing.h"
+#include "kernels/ptx_bench_ptx.h"
 
 static int reps = 7;
 
@@ -159,10 +161,20 @@ static void sim_open(struct sim *sm, unsigned threads) {
 
 static void sim_close(struct sim *sm) { gcap_context_destroy(sm->ctx); }
 
+/* Device memory is filled by a copy, as on a GPU, so that the INIT check sees it written. */
+static void *dev_copy(struct sim *sm, const void *host, size_t bytes) {
+  void *p;
+  CHECK(gcap_mem_alloc(sm->ctx, bytes, &p));
+  CHECK(gcap_memcpy(sm->ctx, p, host, bytes, GCAP_MEMCPY_HOST_TO_DEVICE));
+  return p;
+}
+
 static void *dev_floats(struct sim *sm, size_t n, float value) {
-  float *p;
-  CHECK(gcap_mem_alloc(sm->ctx, n * sizeof *p, (void **)&p));
-  for (size_t i = 0; i < n; i++) p[i] = value;
+  float *h = malloc(n * sizeof *h);
+  if (!h) exit(1);
+  for (size_t i = 0; i < n; i++) h[i] = value;
+  void *p = dev_copy(sm, h, n * sizeof *h);
+  free(h);
   return p;
 }
 
@@ -287,6 +299,221 @@ static void bench_dispatch(void) {
   sim_close(&sm);
 }
 
+/* ------------------------------------------------------------- PTX kernels */
+
+/*
+ * The kernels of kernels/ptx_bench.cu run from their PTX, each against its CPU twin (a per-block
+ * function computing the same): lane-instructions per second per core, time per launch, the
+ * cost of the checks and of a second thread. The twins are checked to give the same results.
+ */
+static void twin_reduce(const gcap_sim_block *b, void *const *args) {
+  const uint32_t *in = arg_ptr(args, 0);
+  uint32_t *out = arg_ptr(args, 1), n = arg_u32(args, 2), sum = 0;
+  for (uint32_t t = 0; t < b->block_dim.x; t++) {
+    uint32_t i = b->block_idx.x * b->block_dim.x + t;
+    sum += i < n ? in[i] : 0u;
+  }
+  out[b->block_idx.x] = sum;
+}
+
+static void twin_saxpy(const gcap_sim_block *b, void *const *args) {
+  float a;
+  memcpy(&a, args[0], sizeof a);
+  uint32_t n = arg_u32(args, 3);
+  size_t begin = (size_t)b->block_idx.x * b->block_dim.x, end = begin + b->block_dim.x < n ? begin + b->block_dim.x : n;
+  saxpy_range(a, arg_ptr(args, 1), arg_ptr(args, 2), begin, end);
+}
+
+/* The tiled kernel's order of operations: a chain of fmaf over k, as each thread's sum is. */
+static void twin_matmul(const gcap_sim_block *b, void *const *args) {
+  const float *x = arg_ptr(args, 0), *y = arg_ptr(args, 1);
+  float *c = arg_ptr(args, 2);
+  uint32_t n = arg_u32(args, 3);
+  for (uint32_t ty = 0; ty < 16; ty++)
+    for (uint32_t tx = 0; tx < 16; tx++) {
+      uint32_t row = b->block_idx.y * 16 + ty, col = b->block_idx.x * 16 + tx;
+      float sum = 0.0f;
+      for (uint32_t k = 0; k < n; k++) sum = fmaf(x[row * n + k], y[k * n + col], sum);
+      c[row * n + col] = sum;
+    }
+}
+
+static const size_t saxpy4_sizes[] = {sizeof(float), sizeof(void *), sizeof(void *), sizeof(uint32_t)};
+static const size_t reduce_sizes[] = {sizeof(void *), sizeof(void *), sizeof(uint32_t)};
+static const size_t matmul_sizes[] = {sizeof(void *), sizeof(void *), sizeof(void *), sizeof(uint32_t)};
+static const gcap_kernel_def ptx_defs[] = {
+    {.name = "saxpy", .sim_block_fn = twin_saxpy, .num_params = 4, .param_sizes = saxpy4_sizes},
+    {.name = "reduce_shared", .sim_block_fn = twin_reduce, .num_params = 3, .param_sizes = reduce_sizes},
+    {.name = "reduce_shuffle", .sim_block_fn = twin_reduce, .num_params = 3, .param_sizes = reduce_sizes},
+    {.name = "matmul", .sim_block_fn = twin_matmul, .num_params = 4, .param_sizes = matmul_sizes},
+};
+
+static void ptx_open(struct sim *sm, unsigned threads, gcap_sim_kernels kernels, unsigned checks) {
+  gcap_sim_options so;
+  gcap_sim_options_init(&so);
+  so.threads = threads;
+  so.kernels = kernels;
+  so.checks = checks;
+  gcap_context_options o;
+  gcap_context_options_init(&o);
+  o.backend = GCAP_BACKEND_SIM;
+  o.sim = &so;
+  CHECK(gcap_context_create(&o, &sm->ctx));
+  CHECK(gcap_stream_create(sm->ctx, &sm->s));
+  gcap_module_desc d = {.image = ptx_bench_ptx, .image_size = sizeof ptx_bench_ptx, .kernels = ptx_defs,
+                        .num_kernels = sizeof ptx_defs / sizeof ptx_defs[0]};
+  CHECK(gcap_module_load(sm->ctx, &d, &sm->m));
+}
+
+/* One kernel's launch on one context: its arguments, and buffers filled for it. */
+struct ptx_run {
+  struct sim sm;
+  const char *kernel;
+  gcap_dim3 grid, block;
+  float a;
+  void *p0, *p1, *p2;
+  uint32_t n;
+  void *args[4];
+};
+
+static void *dev_fill_u32(struct sim *sm, size_t n, uint32_t seed) {
+  uint32_t *h = malloc(n * sizeof *h);
+  if (!h) exit(1);
+  for (size_t i = 0; i < n; i++) h[i] = (uint32_t)(i * 2654435761u + seed) % 1000u;
+  void *p = dev_copy(sm, h, n * sizeof *h);
+  free(h);
+  return p;
+}
+
+static void ptx_setup(struct ptx_run *r, const char *kernel, unsigned threads, gcap_sim_kernels kernels,
+                      unsigned checks) {
+  memset(r, 0, sizeof *r);
+  ptx_open(&r->sm, threads, kernels, checks);
+  r->kernel = kernel;
+  r->a = 0.5f;
+  if (strcmp(kernel, "saxpy") == 0) {
+    r->n = 1u << 18;
+    r->p0 = dev_floats(&r->sm, r->n, 1.0f);
+    r->p1 = dev_floats(&r->sm, r->n, 2.0f);
+    r->grid = GCAP_DIM3(r->n / 256, 1, 1);
+    r->block = GCAP_DIM3(256, 1, 1);
+    r->args[0] = &r->a, r->args[1] = &r->p0, r->args[2] = &r->p1, r->args[3] = &r->n;
+  } else if (strcmp(kernel, "matmul") == 0) {
+    r->n = 128;
+    r->p0 = dev_floats(&r->sm, r->n * r->n, 0.25f);
+    r->p1 = dev_floats(&r->sm, r->n * r->n, 0.5f);
+    r->p2 = dev_floats(&r->sm, r->n * r->n, 0.0f);
+    r->grid = GCAP_DIM3(r->n / 16, r->n / 16, 1);
+    r->block = GCAP_DIM3(16, 16, 1);
+    r->args[0] = &r->p0, r->args[1] = &r->p1, r->args[2] = &r->p2, r->args[3] = &r->n;
+  } else {
+    r->n = 1u << 18;
+    r->p0 = dev_fill_u32(&r->sm, r->n, 7);
+    r->p1 = dev_fill_u32(&r->sm, r->n / 256, 0);
+    r->grid = GCAP_DIM3(r->n / 256, 1, 1);
+    r->block = GCAP_DIM3(256, 1, 1);
+    r->args[0] = &r->p0, r->args[1] = &r->p1, r->args[2] = &r->n;
+  }
+}
+
+static void do_ptx(void *arg) {
+  struct ptx_run *r = arg;
+  gcap_kernel *k;
+  CHECK(gcap_module_get_kernel(r->sm.m, r->kernel, &k));
+  CHECK(gcap_launch_kernel(r->sm.s, k, r->grid, r->block, 0, r->args));
+  CHECK(gcap_stream_synchronize(r->sm.s));
+}
+
+static uint64_t ptx_instructions(struct ptx_run *r) {
+  gcap_sim_stats st;
+  CHECK(gcap_sim_get_stats(r->sm.ctx, &st));
+  return st.ptx_instructions;
+}
+
+/* The PTX and the twin leave the same output (the first launch of each, on fresh buffers). */
+static void check_twin(const char *kernel) {
+  struct ptx_run p, c;
+  ptx_setup(&p, kernel, 1, GCAP_SIM_KERNELS_PTX, GCAP_SIM_CHECK_MEMORY | GCAP_SIM_CHECK_SYNC);
+  ptx_setup(&c, kernel, 1, GCAP_SIM_KERNELS_CPU, 0);
+  do_ptx(&p);
+  do_ptx(&c);
+  void *out_p = strcmp(kernel, "matmul") == 0 ? p.p2 : p.p1, *out_c = strcmp(kernel, "matmul") == 0 ? c.p2 : c.p1;
+  size_t bytes = strcmp(kernel, "matmul") == 0 ? (size_t)p.n * p.n * 4 : strcmp(kernel, "saxpy") == 0 ? p.n * 4u : p.n / 64u;
+  if (memcmp(out_p, out_c, bytes) != 0) {
+    fprintf(stderr, "bench_sim: kernel %s: the PTX and the CPU twin disagree\n", kernel);
+    exit(1);
+  }
+  sim_close(&p.sm);
+  sim_close(&c.sm);
+}
+
+/* Lane-instructions per second of one thread with checks off, and the launch against the CPU twin. */
+static void ptx_speed(const char *kernel) {
+  check_twin(kernel);
+  struct ptx_run p, c;
+  ptx_setup(&p, kernel, 1, GCAP_SIM_KERNELS_PTX, 0);
+  ptx_setup(&c, kernel, 1, GCAP_SIM_KERNELS_CPU, 0);
+  uint64_t before = ptx_instructions(&p);
+  do_ptx(&p);
+  double per_launch = (double)(ptx_instructions(&p) - before);
+  double tp = 0, tc = 0;
+  median_pair_ns(do_ptx, &p, do_ptx, &c, &tp, &tc);
+  char metric[48];
+  snprintf(metric, sizeof metric, "ptx_%s", kernel);
+  report(metric, (size_t)per_launch, "Minstr/s", per_launch / tp * 1e3, "300 Minstr/s", 300.0, 1.0, false);
+  snprintf(metric, sizeof metric, "ptx_%s_launch", kernel);
+  report(metric, (size_t)per_launch, "us/launch", tp / 1e3, "CPU twin us", tc / 1e3, 0, true);
+  sim_close(&p.sm);
+  sim_close(&c.sm);
+}
+
+/* The checks' cost: the default ones (MEMORY | SYNC) and all four, against none. */
+static void ptx_checks(const char *kernel) {
+  static const struct { const char *name; unsigned checks; double target; } sets[] = {
+      {"default", GCAP_SIM_CHECK_MEMORY | GCAP_SIM_CHECK_SYNC, 2.0},
+      {"all", GCAP_SIM_CHECK_MEMORY | GCAP_SIM_CHECK_SYNC | GCAP_SIM_CHECK_SHARED_RACES | GCAP_SIM_CHECK_INIT, 4.0}};
+  struct ptx_run none;
+  ptx_setup(&none, kernel, 1, GCAP_SIM_KERNELS_PTX, 0);
+  for (size_t i = 0; i < 2; i++) {
+    struct ptx_run with;
+    ptx_setup(&with, kernel, 1, GCAP_SIM_KERNELS_PTX, sets[i].checks);
+    double tw = 0, tn = 0;
+    median_pair_ns(do_ptx, &with, do_ptx, &none, &tw, &tn);
+    char metric[48];
+    snprintf(metric, sizeof metric, "ptx_%s_checks_%s", kernel, sets[i].name);
+    report(metric, 0, "us/launch", tw / 1e3, "no checks us", tn / 1e3, sets[i].target, true);
+    sim_close(&with.sm);
+  }
+  sim_close(&none.sm);
+}
+
+static void ptx_threads(const char *kernel) {
+  struct ptx_run one, two;
+  ptx_setup(&one, kernel, 1, GCAP_SIM_KERNELS_PTX, 0);
+  ptx_setup(&two, kernel, 2, GCAP_SIM_KERNELS_PTX, 0);
+  double t1 = 0, t2 = 0;
+  median_pair_ns(do_ptx, &one, do_ptx, &two, &t1, &t2);
+  char metric[48];
+  snprintf(metric, sizeof metric, "ptx_%s_threads2", kernel);
+  report(metric, 0, "x faster", t1 / t2, "threads=1", 1.0, 1.6, false);
+  sim_close(&one.sm);
+  sim_close(&two.sm);
+}
+
+static const char *const ptx_kernels[] = {"saxpy", "reduce_shared", "matmul", "reduce_shuffle"};
+
+static void bench_ptx(void) {
+  for (size_t i = 0; i < 4; i++) ptx_speed(ptx_kernels[i]);
+}
+
+static void bench_ptx_checks(void) {
+  for (size_t i = 0; i < 4; i++) ptx_checks(ptx_kernels[i]);
+}
+
+static void bench_ptx_threads(void) {
+  for (size_t i = 0; i < 4; i++) ptx_threads(ptx_kernels[i]);
+}
+
 /* ------------------------------------------------------------- main */
 
 static const struct benchmark {
@@ -297,6 +524,9 @@ static const struct benchmark {
     {"threads", bench_threads},
     {"barrier", bench_barrier},
     {"dispatch", bench_dispatch},
+    {"ptx", bench_ptx},
+    {"ptx_checks", bench_ptx_checks},
+    {"ptx_threads", bench_ptx_threads},
 };
 
 static bool wanted(int argc, char **argv, int first, const char *name) {
@@ -316,7 +546,7 @@ int main(int argc, char **argv) {
     bool known = strcmp(argv[i], "all") == 0;
     for (size_t b = 0; b < count; b++) known = known || strcmp(argv[i], benchmarks[b].name) == 0;
     if (!known) {
-      fprintf(stderr, "usage: %s [--quick] [block_form threads barrier dispatch | all]\n", argv[0]);
+      fprintf(stderr, "usage: %s [--quick] [block_form threads barrier dispatch ptx ptx_checks ptx_threads | all]\n", argv[0]);
       return 2;
     }
   }

@@ -1,14 +1,17 @@
 #!/bin/sh
 # Regenerates examples/kernels/<name>_ptx.h from examples/kernels/<name>.cu with nvcc, so the
-# examples carry the PTX the CUDA backend loads and build on machines without the toolkit.
+# examples carry the PTX the CUDA backend loads and build on machines without the toolkit; and
+# bench/kernels/<name>_ptx.h likewise, for the simulator's PTX benchmarks.
 # PTX for compute_75 is JIT-compiled by the driver for any newer GPU. -fmad=false keeps every
 # product and sum rounded separately, as the examples' CPU reference computations round them.
 # The kernels use only instructions of PTX ISA 7.5, so the file declares that version: drivers
 # from CUDA 11.5 on load it, where the toolkit's own (newer) ISA number would need a newer driver.
 set -eu
-cd "$(dirname "$0")/../examples/kernels"
+root="$(cd "$(dirname "$0")/.." && pwd)"
 NVCC=${NVCC:-nvcc}
 command -v "$NVCC" >/dev/null 2>&1 || NVCC=/usr/local/cuda/bin/nvcc
+for dir in examples/kernels bench/kernels; do
+cd "$root/$dir"
 for cu in *.cu; do
   name=${cu%.cu}
   "$NVCC" -ptx -arch=compute_75 -fmad=false -o "$name.ptx" "$cu"
@@ -21,5 +24,6 @@ for cu in *.cu; do
     echo "  ;"
   } > "${name}_ptx.h"
   rm -f "$name.ptx"
-  echo "wrote examples/kernels/${name}_ptx.h"
+  echo "wrote $dir/${name}_ptx.h"
+done
 done

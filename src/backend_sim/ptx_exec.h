@@ -56,6 +56,8 @@ struct px_launch {
   unsigned char *params;    /* the kernel's parameter buffer, laid out as the PTX declares */
   atomic_bool *failed;      /* set by the first block that faults: the others stop */
   uint64_t serial;          /* unique per launch: workers keep per-launch state by it */
+  void *init_ctx;           /* INIT: the written-bits of the allocation at base, or NULL (counts as written) */
+  unsigned char *(*init_bits)(void *init_ctx, uintptr_t base);
 };
 
 /* A launch's serial number (px_launch.serial). */

@@ -11,11 +11,13 @@
 #include "ptx_internal.h"
 
 #define HANDLER(name) static void name(struct px_warp *w, const struct px_ins *in, uint32_t m)
+#define PX_MEMORY_CHECKS (GCAP_SIM_CHECK_MEMORY | GCAP_SIM_CHECK_SHARED_RACES | GCAP_SIM_CHECK_INIT)
 
-/* A per-warp memo of the last allocation an access hit, so the memory check costs a compare. */
+/* The last allocation this thread's accesses hit in a launch, so that the checks cost a compare. */
 static _Thread_local struct {
-  const struct px_block *blk;
+  uint64_t serial;
   uintptr_t base, end;
+  unsigned char *bits; /* INIT: its written-bits, NULL when not followed */
 } memo;
 
 static const char *space_name(unsigned s) {
@@ -37,17 +39,21 @@ static void describe_near(char *buf, size_t size, uintptr_t addr, const struct g
   }
 }
 
-static bool check_global(struct px_warp *w, const struct px_ins *in, unsigned l, uint64_t addr, unsigned bytes,
-                         bool write) {
-  if (memo.blk == w->blk && addr >= memo.base && addr + bytes <= memo.end) return true;
+/* The allocation holding [addr, addr + bytes) into the memo; false (a fault under MEMORY) when none does. */
+static bool find_global(struct px_warp *w, const struct px_ins *in, unsigned l, uint64_t addr, unsigned bytes,
+                        bool write) {
+  const struct px_launch *L = w->blk->l;
+  if (memo.serial == L->serial && addr >= memo.base && addr + bytes <= memo.end) return true;
   struct gcap__mem_view v;
-  bool live = gcap__memory_view(w->blk->l->backend, (uintptr_t)addr, &v);
+  bool live = gcap__memory_view(L->backend, (uintptr_t)addr, &v);
   if (live && addr + bytes <= v.base + v.bytes) {
-    memo.blk = w->blk;
+    memo.serial = L->serial;
     memo.base = v.base;
     memo.end = v.base + v.bytes;
+    memo.bits = (L->checks & GCAP_SIM_CHECK_INIT) && L->init_bits ? L->init_bits(L->init_ctx, v.base) : NULL;
     return true;
   }
+  if (!(L->checks & GCAP_SIM_CHECK_MEMORY)) return false; /* INIT alone: not its business */
   char near[200];
   if (live) snprintf(near, sizeof near, "which runs past the end of an allocation of %zu bytes at 0x%llx", v.bytes,
                      (unsigned long long)v.base);
@@ -57,7 +63,33 @@ static bool check_global(struct px_warp *w, const struct px_ins *in, unsigned l,
   return false;
 }
 
-/* Module variables are allocations too; the view the core gives includes them once loaded. */
+/* INIT on global memory: a read of bytes nothing wrote faults; a write marks them. */
+static bool init_global(struct px_warp *w, const struct px_ins *in, unsigned l, uint64_t addr, unsigned bytes,
+                        bool write) {
+  unsigned char *bits = memo.bits;
+  size_t from = addr - memo.base;
+  for (size_t i = from; i < from + bytes; i++) {
+    unsigned char bit = (unsigned char)(1u << (i % 8));
+    if (write) {
+      __atomic_fetch_or(&bits[i / 8], bit, __ATOMIC_RELAXED);
+    } else if (!(__atomic_load_n(&bits[i / 8], __ATOMIC_RELAXED) & bit)) {
+      px_fault(w, in, l, GCAP_ERROR_LAUNCH_FAILURE,
+               "read of %u bytes at global address 0x%llx, which nothing wrote (byte %zu of the allocation of %zu "
+               "bytes at 0x%llx is uninitialised)",
+               bytes, (unsigned long long)addr, i, (size_t)(memo.end - memo.base), (unsigned long long)memo.base);
+      return false;
+    }
+  }
+  return true;
+}
+
+static bool check_global(struct px_warp *w, const struct px_ins *in, unsigned l, uint64_t addr, unsigned bytes,
+                         bool write) {
+  bool found = find_global(w, in, l, addr, bytes, write);
+  if (!found) return w->blk->status == GCAP_SUCCESS;
+  if (memo.bits && (w->blk->checks & GCAP_SIM_CHECK_INIT)) return init_global(w, in, l, addr, bytes, write);
+  return true;
+}
 
 /* The host address of an access of `bytes` at `addr` in `space` by lane l; NULL after a fault. */
 static unsigned char *resolve(struct px_warp *w, const struct px_ins *in, unsigned l, uint64_t addr, unsigned space,
@@ -104,7 +136,8 @@ static unsigned char *resolve(struct px_warp *w, const struct px_ins *in, unsign
     }
     return b->l->params + addr;
   default:
-    if (check && !check_global(w, in, l, addr, bytes, write)) return NULL;
+    if ((b->checks & (GCAP_SIM_CHECK_MEMORY | GCAP_SIM_CHECK_INIT)) && !check_global(w, in, l, addr, bytes, write))
+      return NULL;
     return (unsigned char *)(uintptr_t)addr;
   }
 }
@@ -242,13 +275,85 @@ static bool needs_shared_checks(const struct px_warp *w) {
   return w->blk->l->checks & (GCAP_SIM_CHECK_INIT | GCAP_SIM_CHECK_SHARED_RACES);
 }
 
-/* in->kind bit 0: signed; in->vec elements of in->size bytes into vd[] (or d). */
-static void mem_ld_global_u32(struct px_warp *w, const struct px_ins *in, uint32_t m);
-static void mem_st_global_u32(struct px_warp *w, const struct px_ins *in, uint32_t m);
+/*
+ * Fast forms for launches without the memory checks (in->e, set at lowering: the access is
+ * scalar): global addresses are used as they are; shared ones are still bounds-checked, since
+ * that memory is the simulator's own; a kernel parameter at a fixed offset is the same for all.
+ */
+enum fast_kind { FAST_NONE = 0, FAST_GLOBAL, FAST_SHARED, FAST_KPARAM };
 
+static bool shared_bounds(struct px_warp *w, const struct px_ins *in, uint32_t m, bool write) {
+  const uint64_t *A = px_slot(w, in->a);
+  uint64_t limit = w->blk->shared_bytes - in->size, off = (uint64_t)in->imm;
+  uint32_t bad = 0;
+  PX_LANES(m, bad |= (uint32_t)(A[l] + off > limit) << l);
+  if (!bad) return true;
+  unsigned l = (unsigned)__builtin_ctz(bad);
+  px_fault(w, in, l, GCAP_ERROR_ILLEGAL_ADDRESS,
+           "%s of %u bytes at shared address 0x%llx, past the block's %u bytes of shared memory", write ? "write" : "read",
+           in->size, (unsigned long long)(A[l] + off), w->blk->shared_bytes);
+  return false;
+}
+
+#define FAST_LOAD(T, ST)                                                                            \
+  PX_LANES(m, {                                                                                     \
+    T v_;                                                                                           \
+    memcpy(&v_, (const void *)(base + A[l] + off), sizeof v_);                                       \
+    d[l] = (uint64_t)(ST)v_;                                                                        \
+  })
+
+static void fast_load(struct px_warp *w, const struct px_ins *in, uint32_t m) {
+  uint64_t *d = px_slot(w, in->d);
+  if (in->e == FAST_KPARAM) {
+    if ((uint64_t)in->imm + in->size > w->blk->k->params_bytes) {
+      px_fault(w, in, (unsigned)__builtin_ctz(m), GCAP_ERROR_ILLEGAL_ADDRESS,
+               "read of %u bytes at parameter offset 0x%llx (the kernel has %u bytes)", in->size,
+               (unsigned long long)in->imm, w->blk->k->params_bytes);
+      return;
+    }
+    uint64_t v = load_bits(w->blk->l->params + in->imm, in->size, in->kind & 1);
+    PX_LANES(m, d[l] = v);
+    return;
+  }
+  if (in->e == FAST_SHARED && !shared_bounds(w, in, m, false)) return;
+  /* Global addresses are host pointers; shared ones offsets from the block's memory. */
+  uintptr_t base = in->e == FAST_SHARED ? (uintptr_t)w->blk->shared : 0;
+  const uint64_t *A = px_slot(w, in->a);
+  uint64_t off = (uint64_t)in->imm;
+  switch (in->size | (in->kind & 1) << 4) {
+  case 4: FAST_LOAD(uint32_t, uint32_t); break;
+  case 8: case 8 | 16: FAST_LOAD(uint64_t, uint64_t); break;
+  case 4 | 16: FAST_LOAD(int32_t, int64_t); break;
+  case 2: FAST_LOAD(uint16_t, uint16_t); break;
+  case 2 | 16: FAST_LOAD(int16_t, int64_t); break;
+  case 1: FAST_LOAD(uint8_t, uint8_t); break;
+  default: FAST_LOAD(int8_t, int64_t); break;
+  }
+}
+
+#define FAST_STORE(T)                                                                               \
+  PX_LANES(m, {                                                                                     \
+    T v_ = (T)D[l];                                                                                 \
+    memcpy((void *)(base + A[l] + off), &v_, sizeof v_);                                             \
+  })
+
+static void fast_store(struct px_warp *w, const struct px_ins *in, uint32_t m) {
+  if (in->e == FAST_SHARED && !shared_bounds(w, in, m, true)) return;
+  uintptr_t base = in->e == FAST_SHARED ? (uintptr_t)w->blk->shared : 0;
+  const uint64_t *A = px_slot(w, in->a), *D = px_slot(w, in->d);
+  uint64_t off = (uint64_t)in->imm;
+  switch (in->size) {
+  case 4: FAST_STORE(uint32_t); break;
+  case 8: FAST_STORE(uint64_t); break;
+  case 2: FAST_STORE(uint16_t); break;
+  default: FAST_STORE(uint8_t); break;
+  }
+}
+
+/* in->kind bit 0: signed; in->vec elements of in->size bytes into vd[] (or d). */
 HANDLER(mem_ld) {
-  if (in->e && !w->blk->checks) {
-    mem_ld_global_u32(w, in, m);
+  if (in->e && !(w->blk->checks & PX_MEMORY_CHECKS)) {
+    fast_load(w, in, m);
     return;
   }
   unsigned size = in->size, n = in->vec, total = size * n;
@@ -266,21 +371,9 @@ HANDLER(mem_ld) {
   });
 }
 
-/* The common case without checks: a 4-byte global load. */
-static void mem_ld_global_u32(struct px_warp *w, const struct px_ins *in, uint32_t m) {
-  uint64_t *d = px_slot(w, in->d);
-  const uint64_t *A = px_slot(w, in->a);
-  int64_t off = in->imm;
-  PX_LANES(m, {
-    uint32_t v;
-    memcpy(&v, (const void *)(uintptr_t)(A[l] + (uint64_t)off), 4);
-    d[l] = v;
-  });
-}
-
 HANDLER(mem_st) {
-  if (in->e && !w->blk->checks) {
-    mem_st_global_u32(w, in, m);
+  if (in->e && !(w->blk->checks & PX_MEMORY_CHECKS)) {
+    fast_store(w, in, m);
     return;
   }
   unsigned size = in->size, n = in->vec, total = size * n;
@@ -294,15 +387,6 @@ HANDLER(mem_st) {
     } else {
       for (unsigned i = 0; i < n; i++) store_bits(p + i * size, size, in->vd[i] != PX_NONE ? w->f->R[in->vd[i]][l] : 0);
     }
-  });
-}
-
-static void mem_st_global_u32(struct px_warp *w, const struct px_ins *in, uint32_t m) {
-  const uint64_t *D = px_slot(w, in->d), *A = px_slot(w, in->a);
-  int64_t off = in->imm;
-  PX_LANES(m, {
-    uint32_t v = (uint32_t)D[l];
-    memcpy((void *)(uintptr_t)(A[l] + (uint64_t)off), &v, 4);
   });
 }
 
@@ -416,6 +500,16 @@ static unsigned access_space(const struct ptx_instr *pi, const struct px_ins *in
   return pi->space;
 }
 
+/* The fast form a scalar access may take when the launch has no memory checks. */
+static uint16_t fast_kind_of(const struct px_ins *in, bool store) {
+  if (in->vec != 1 || in->sym_local) return FAST_NONE;
+  if (in->space == PTX_SPACE_PARAM && !store && in->a == PX_NONE && in->imm >= 0) return FAST_KPARAM;
+  if (in->a == PX_NONE) return FAST_NONE;
+  if (in->space == PTX_SPACE_GLOBAL) return FAST_GLOBAL;
+  if (in->space == PTX_SPACE_SHARED) return FAST_SHARED;
+  return FAST_NONE;
+}
+
 static int lower_vec_regs(struct px_lower *L, const struct ptx_operand *o, struct px_ins *in, enum ptx_type t) {
   in->vec = o->count;
   for (unsigned i = 0; i < o->count; i++) {
@@ -439,10 +533,8 @@ static int lower_ld_st(struct px_lower *L, const struct ptx_instr *pi, struct px
   in->vec = 1;
   if (val->kind == PTX_OPND_VEC) lower_vec_regs(L, val, in, t);
   else in->d = px_value(L, val, t);
-  bool plain = !(pi->flags & PTX_F_VOLATILE) && in->vec == 1 && in->size == 4 && in->space == PTX_SPACE_GLOBAL &&
-               in->a != PX_NONE;
   in->fn = store ? mem_st : mem_ld;
-  in->e = plain; /* a fast form may replace it when the launch runs without checks */
+  in->e = fast_kind_of(in, store);
   return 1;
 }
 

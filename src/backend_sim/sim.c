@@ -181,6 +181,7 @@ static void sim_context_destroy(struct gcap__backend_ctx *b) {
   sim_queue_destroy(sc);
   gcap__free(sc->ready);
   sim_kernels_destroy(sc->kernels); /* joins the worker threads */
+  sim_init_destroy(sc);
   sim_memory_destroy(sc); /* after the held frees above went back to it */
   gcap__free(sc);
 }
@@ -210,13 +211,24 @@ static gcap_status aligned(size_t alignment, size_t bytes, void **out) {
 }
 
 /* 256-byte alignment, as cuMemAlloc guarantees. */
+static void release_device(struct sim_context *sc, void *p) {
+  if (sc->options.strict_memory) sim_device_free(sc, p);
+  else free(p);
+}
+
 static gcap_status sim_mem_alloc(struct gcap__backend_ctx *b, size_t bytes, void **out) {
   struct sim_context *sc = sim_context_from(b);
-  if (sc->options.strict_memory) return sim_device_alloc(sc, bytes, out);
-  return aligned(256, bytes, out);
+  gcap_status st = sc->options.strict_memory ? sim_device_alloc(sc, bytes, out) : aligned(256, bytes, out);
+  if (st == GCAP_SUCCESS && sim_init_track(sc, *out, bytes, false) != GCAP_SUCCESS) {
+    release_device(sc, *out);
+    *out = NULL;
+    st = gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the INIT check's record of %zu bytes", bytes);
+  }
+  return st;
 }
 
 void sim_free_now(struct sim_context *sc, void *p) {
+  if (sc->init) sim_init_forget(sc, p);
   if (sc->options.strict_memory) sim_device_free(sc, p);
   else free(p);
 }
@@ -451,8 +463,12 @@ static gcap_status sim_event_elapsed_time(struct gcap__backend_ctx *b, void *sta
   return st;
 }
 
+/* Module variables start out written: with their initialiser, or zeros. */
 static gcap_status program_alloc(void *ctx, size_t bytes, void **out) {
-  return sim_mem_alloc(&((struct sim_context *)ctx)->base, bytes, out);
+  struct sim_context *sc = ctx;
+  gcap_status st = sim_mem_alloc(&sc->base, bytes, out);
+  if (st == GCAP_SUCCESS && sc->init) sim_init_mark(sc, *out, bytes);
+  return st;
 }
 
 static void program_free(void *ctx, void *p) { sim_free_now(ctx, p); }

@@ -6,6 +6,7 @@
 
 void sim_run_copy(struct sim_context *sc, const struct gcap__copy *c) {
   const struct gcap__copy_shape *s = c->shape;
+  if (sc->init) sim_init_mark_copy(sc, c);
   if (!s) {
     memmove(c->dst, c->src, c->bytes);
     sc->stats.bytes_copied += c->bytes;
@@ -43,6 +44,7 @@ static void fill_row(unsigned char *row, uint32_t value, unsigned element_size, 
 
 void sim_run_fill(struct sim_context *sc, const struct gcap__fill *f) {
   unsigned char *row = f->dst;
+  if (sc->init) sim_init_mark_fill(sc, f);
   for (size_t r = 0; r < f->height; r++, row += f->pitch) fill_row(row, f->value, f->element_size, f->width);
   sc->stats.bytes_set += (uint64_t)f->width * f->element_size * f->height;
 }
@@ -67,6 +69,7 @@ gcap_status sim_run_checked_kernel(struct sim_context *sc, const struct gcap__la
 
 void sim_run_host(struct sim_context *sc, gcap_host_fn fn, void *user_data) {
   sc->stats.host_calls++;
+  if (sc->init) sim_init_mark_all(sc);
   unsigned open = sim_work_pause(sc);
   gcap__run_host_fn(fn, user_data);
   sim_work_resume(sc, open);

@@ -54,6 +54,7 @@ struct sim_context {
   gcap_status unreported;     /* DEFERRED: a failure of work run by a call that could not report it */
   char unreported_message[512];
   struct sim_memory mem;
+  struct sim_init_map *init;  /* INIT check: what device memory has been written (sim_init.c) */
 };
 
 /* How far a stream has run. It outlives the stream while waits and events still refer to it. */
@@ -137,6 +138,22 @@ void sim_work_begin_for(struct sim_context *sc, const struct gcap__copy *c, cons
 void sim_work_end(struct sim_context *sc);
 unsigned sim_work_pause(struct sim_context *sc);
 void sim_work_resume(struct sim_context *sc, unsigned depth);
+
+/*
+ * The INIT check's view of device memory (sim_init.c), kept only while that check is on. An
+ * allocation is tracked from sim_init_track (`written`: as if filled) to sim_init_forget.
+ */
+struct sim_init_map;
+gcap_status sim_init_track(struct sim_context *sc, void *p, size_t bytes, bool written);
+void sim_init_forget(struct sim_context *sc, const void *p);
+void sim_init_mark(struct sim_context *sc, const void *p, size_t bytes);
+void sim_init_mark_copy(struct sim_context *sc, const struct gcap__copy *c);
+void sim_init_mark_fill(struct sim_context *sc, const struct gcap__fill *f);
+/* Work the simulator cannot follow ran (a CPU kernel, a host function): everything counts as written. */
+void sim_init_mark_all(struct sim_context *sc);
+/* The written-bits of the tracked allocation starting at base (ctx: the sim_context), or NULL. */
+unsigned char *sim_init_bits(void *ctx, uintptr_t base);
+void sim_init_destroy(struct sim_context *sc);
 
 void sim_run_copy(struct sim_context *sc, const struct gcap__copy *c);
 void sim_run_fill(struct sim_context *sc, const struct gcap__fill *f);

@@ -565,7 +565,7 @@ static gcap_status run_ptx(struct sim_context *sc, struct sim_job *job) {
   job->form = FORM_PTX;
   job->ptx = (struct px_launch){px_kernel_program(k), k, l->kernel->name, l->grid, l->block, l->shared_mem_bytes,
                                 sc->options.checks, sc->options.seed ^ sc->stats.kernels_executed, &sc->base, NULL,
-                                &job->failed, px_next_serial()};
+                                &job->failed, px_next_serial(), sc, sim_init_bits};
   gcap_status st = px_launch_check(&job->ptx);
   if (st != GCAP_SUCCESS) return st;
   if (!(job->ptx.params = px_launch_params(k, l->args)))
@@ -599,6 +599,7 @@ gcap_status sim_run_kernel(struct sim_context *sc, const struct gcap__launch *l)
     job_init(&job, l);
     return run_ptx(sc, &job);
   }
+  if (sc->init) sim_init_mark_all(sc); /* a CPU implementation writes what the INIT check cannot see */
   struct sim_kernels *ks = sc->kernels;
   struct sim_job job;
   bool probe_first = false;
