@@ -755,9 +755,12 @@ static double round_int(double x, unsigned r) {
   }
 }
 
-/* A float to an integer type: rounded, saturated to the type's range, NaN to 0 (PTX's cvt). */
-static uint64_t float_to_int(double x, unsigned bits, bool sgn, unsigned r) {
-  if (isnan(x)) return 0;
+/*
+ * A float to an integer type: rounded, saturated to the type's range. NaN gives 0, except from
+ * an f64 or into a 64-bit type, where it gives 1 << (bits - 1) (PTX ISA 9.0, cvt).
+ */
+static uint64_t float_to_int(double x, unsigned bits, bool sgn, unsigned r, bool from_f64) {
+  if (isnan(x)) return from_f64 || bits == 64 ? 1ull << (bits - 1) : 0;
   x = round_int(x, r);
   if (sgn) {
     double lo = -ldexp(1.0, (int)bits - 1), hi = ldexp(1.0, (int)bits - 1);
@@ -859,7 +862,7 @@ HANDLER(v_cvt) {
     } else if (sflt && !dflt) {
       double x = st == PTX_T_F64 ? px_f64(v) : st == PTX_T_F16 ? half_to_float((uint16_t)v) : px_f32(v);
       if ((flags & F_FTZ) && st == PTX_T_F32) x = ftz32((float)x);
-      out = float_to_int(x, db, dsg, r);
+      out = float_to_int(x, db, dsg, r, st == PTX_T_F64);
       if (dsg) out = (uint64_t)sext(out, db);
     } else if (!sflt) {
       if (dt == PTX_T_F64) out = px_bits64(int_to_f64(v, sb, ssg));

@@ -61,6 +61,8 @@ static bool grow_regs(struct px_warp *w, size_t slots, size_t preds) {
     void *r = gcap__realloc(w->regs, cap * sizeof *w->regs);
     if (!r) return false;
     w->regs = r;
+    /* Registers a kernel reads before it writes them (in lanes that never ran the write) read as 0. */
+    memset(w->regs + w->regs_cap, 0, (cap - w->regs_cap) * sizeof *w->regs);
     w->regs_cap = cap;
   }
   if (w->preds_used + preds > w->preds_cap) {
@@ -68,6 +70,7 @@ static bool grow_regs(struct px_warp *w, size_t slots, size_t preds) {
     void *p = gcap__realloc(w->preds, cap * sizeof *w->preds);
     if (!p) return false;
     w->preds = p;
+    memset(w->preds + w->preds_cap, 0, (cap - w->preds_cap) * sizeof *w->preds);
     w->preds_cap = cap;
   }
   return true;

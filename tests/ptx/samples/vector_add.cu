@@ -1,0 +1,6 @@
+// The first CUDA program: c = a + b, one element per thread.
+
+extern "C" __global__ void vector_add(const float *a, const float *b, float *c, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) c[i] = a[i] + b[i];
+}
