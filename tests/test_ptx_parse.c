@@ -895,9 +895,9 @@ static void test_math_memory_literals(void **state) {
 
   /* decimal literals are doubles; negative ones too */
   m = parse_ok(".version 8.0\n.target sm_80\n.address_size 64\n"
-               ".visible .entry d()\n{\n.reg .f64 %fd<2>;\n.reg .b64 %rd<2>;\n"
+               ".visible .entry d()\n{\n.reg .f64 %fd<2>;\n.reg .b64 %rd<2>;\n.reg .b32 %r<2>;\n"
                "mov.f64 %fd1, 1.5;\nmov.f64 %fd1, -2.5e-1;\nmov.u64 %rd1, 18446744073709551615;\n"
-               "mov.u64 %rd1, -9223372036854775808;\n}\n",
+               "mov.u64 %rd1, -9223372036854775808;\nmov.u32 %r1, WARP_SZ;\n}\n",
                PTX_PARSE_FULL);
   f = func_of(m, "d");
   double half = 1.5, quarter = -0.25;
@@ -908,6 +908,7 @@ static void test_math_memory_literals(void **state) {
   assert_imm(&f->instrs[1].opnd[1], PTX_IMM_DOUBLE, bits);
   assert_imm(&f->instrs[2].opnd[1], PTX_IMM_INT, -1);
   assert_imm(&f->instrs[3].opnd[1], PTX_IMM_INT, INT64_MIN);
+  assert_imm(&f->instrs[4].opnd[1], PTX_IMM_INT, 32);
   ptx_module_free(m);
 }
 
@@ -1041,8 +1042,11 @@ static void test_debug_information(void **state) {
   assert_int_equal(in->column, 2);
   assert_int_equal(in->loc_file, 1);
   assert_int_equal(in->loc_line, 4);
-  assert_int_equal(f->instrs[2].loc_file, 2); /* `, function_name ..., inlined_at ...` left aside */
+  assert_int_equal(f->instrs[2].loc_file, 2); /* the function_name is left aside, inlined_at kept */
   assert_int_equal(f->instrs[2].loc_line, 110);
+  assert_int_equal(f->instrs[2].loc_inlined_file, 1);
+  assert_int_equal(f->instrs[2].loc_inlined_line, 4);
+  assert_int_equal(f->instrs[0].loc_inlined_file, 0);
   assert_int_equal(f->instrs[3].loc_line, 110);
   assert_int_equal(f->instrs[4].loc_line, 6);
   ptx_module_free(m);

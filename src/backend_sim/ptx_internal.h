@@ -250,6 +250,8 @@ void px_fault(struct px_warp *w, const struct px_ins *in, unsigned lane, gcap_st
     __attribute__((format(printf, 5, 6)))
 #endif
     ;
+/* "PTX line L \"instruction\" (file.cu:N)" for a line of the block's program, for reports. */
+void px_describe_line(const struct px_block *b, uint32_t line, char *buf, size_t size);
 /* The thread number in the block of a lane. */
 static inline unsigned px_thread(const struct px_warp *w, unsigned lane) { return w->index * 32 + lane; }
 

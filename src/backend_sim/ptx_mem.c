@@ -183,13 +183,14 @@ static void race_check(struct px_warp *w, const struct px_ins *in, unsigned l, u
       if (!same_warp || s->rsync >= ws || ws == 0) other = s->reader, other_line = s->read_line;
     }
     if (other) {
-      char me[64], them[64];
+      char me[64], them[64], at[200];
       thread_name(b, t, me, sizeof me);
       thread_name(b, other - 1u, them, sizeof them);
+      px_describe_line(b, other_line, at, sizeof at);
       px_fault(w, in, l, GCAP_ERROR_LAUNCH_FAILURE,
-               "shared-memory race on byte 0x%x: this %s by %s and an earlier %s by %s at PTX line %u, with no barrier "
+               "shared-memory race on byte 0x%x: this %s by %s and an earlier %s by %s at %s, with no barrier "
                "between them",
-               off + i, write ? "write" : "read", me, other_write ? "write" : "read", them, other_line);
+               off + i, write ? "write" : "read", me, other_write ? "write" : "read", them, at);
       return;
     }
     if (write) {

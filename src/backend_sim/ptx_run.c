@@ -26,6 +26,10 @@ struct px_worker {
 
 /* ---------------------------------------------------------------- faults */
 
+static const char *file_name(const struct px_block *b, uint32_t index) {
+  return index < b->num_files && b->files[index] ? b->files[index] : "?";
+}
+
 static void where(const struct px_warp *w, const struct px_ins *in, unsigned lane, char *buf, size_t size) {
   const struct px_block *b = w->blk;
   unsigned t = px_thread(w, lane);
@@ -36,8 +40,25 @@ static void where(const struct px_warp *w, const struct px_ins *in, unsigned lan
   if (!pi || n < 0 || (size_t)n >= size) return;
   n += snprintf(buf + n, size - (size_t)n, " at PTX line %u \"%s\"", pi->line, pi->text ? pi->text : "");
   if (!pi->loc_file || n < 0 || (size_t)n >= size) return;
-  const char *file = pi->loc_file < b->num_files && b->files[pi->loc_file] ? b->files[pi->loc_file] : "?";
-  snprintf(buf + n, size - (size_t)n, " (%s:%u)", file, pi->loc_line);
+  n += snprintf(buf + n, size - (size_t)n, " (%s:%u", file_name(b, pi->loc_file), pi->loc_line);
+  if (pi->loc_inlined_file && n > 0 && (size_t)n < size)
+    n += snprintf(buf + n, size - (size_t)n, ", inlined at %s:%u", file_name(b, pi->loc_inlined_file),
+                  pi->loc_inlined_line);
+  if (n > 0 && (size_t)n < size) snprintf(buf + n, size - (size_t)n, ")");
+}
+
+void px_describe_line(const struct px_block *b, uint32_t line, char *buf, size_t size) {
+  const struct ptx_module *m = b->prog->module;
+  for (size_t f = 0; f < m->num_funcs; f++)
+    for (size_t i = 0; i < m->funcs[f].num_instrs; i++) {
+      const struct ptx_instr *pi = &m->funcs[f].instrs[i];
+      if (pi->line != line) continue;
+      int n = snprintf(buf, size, "PTX line %u \"%s\"", line, pi->text ? pi->text : "");
+      if (pi->loc_file && n > 0 && (size_t)n < size)
+        snprintf(buf + n, size - (size_t)n, " (%s:%u)", file_name(b, pi->loc_file), pi->loc_line);
+      return;
+    }
+  snprintf(buf, size, "PTX line %u", line);
 }
 
 void px_fault(struct px_warp *w, const struct px_ins *in, unsigned lane, gcap_status st, const char *fmt, ...) {

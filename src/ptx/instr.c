@@ -446,7 +446,13 @@ static void name_operand(struct ptx_parser *p, struct ptx_operand *o) {
     char b[72];
     ptx_fail(p, &t, "expected an operand, found \"%s\"", ptx_show(t.start, t.len, b));
   }
-  if (!(t.start[0] == '%' && special_register(p, &t, o)) && !ptx_lookup(p, t.start, t.len, o)) undefined(p, &t);
+  if (ptx_is_word(&t, "WARP_SZ") && !ptx_lookup(p, t.start, t.len, o)) {
+    o->kind = PTX_OPND_IMM; /* PTX's predefined constant: warpSize */
+    o->imm_kind = PTX_IMM_INT;
+    o->imm = 32;
+  } else if (!(t.start[0] == '%' && special_register(p, &t, o)) && !ptx_lookup(p, t.start, t.len, o)) {
+    undefined(p, &t);
+  }
   ptx_next(p);
 }
 
@@ -715,6 +721,8 @@ void ptx_parse_instr(struct ptx_parser *p) {
   in.column = first.column;
   in.loc_file = p->loc_file;
   in.loc_line = p->loc_line;
+  in.loc_inlined_file = p->loc_inlined_file;
+  in.loc_inlined_line = p->loc_inlined_line;
   if (ptx_is_punct(&first, '@')) parse_guard(p, &in);
   const struct ptx_tok mnemonic = p->tok;
   if (mnemonic.kind != PTX_TOK_WORD || mnemonic.start[0] == '%' || mnemonic.start[0] == '.') {

@@ -495,10 +495,20 @@ static void parse_loc(struct ptx_parser *p) {
   uint32_t file = (uint32_t)take_count(p, UINT32_MAX);
   uint32_t at = (uint32_t)take_count(p, UINT32_MAX);
   take_count(p, UINT32_MAX);
+  uint32_t inl_file = 0, inl_line = 0;
   if (ptx_is_punct(&p->tok, ','))
-    while (p->tok.kind != PTX_TOK_EOF && p->tok.line == line) ptx_next(p);
+    while (p->tok.kind != PTX_TOK_EOF && p->tok.line == line) {
+      bool inlined = p->tok.kind == PTX_TOK_WORD && p->tok.len == 10 && memcmp(p->tok.start, "inlined_at", 10) == 0;
+      ptx_next(p);
+      if (inlined && p->tok.kind == PTX_TOK_NUM && p->tok.line == line) {
+        inl_file = (uint32_t)take_count(p, UINT32_MAX);
+        if (p->tok.kind == PTX_TOK_NUM && p->tok.line == line) inl_line = (uint32_t)take_count(p, UINT32_MAX);
+      }
+    }
   p->loc_file = file;
   p->loc_line = at;
+  p->loc_inlined_file = inl_file;
+  p->loc_inlined_line = inl_line;
 }
 
 static void parse_pragma(struct ptx_parser *p) {
@@ -985,6 +995,7 @@ static void parse_body(struct ptx_parser *p, size_t fn) {
   p->fn = fn;
   p->num_instrs = p->num_regs = p->num_body_vars = p->num_locals = p->num_refs = 0;
   p->loc_file = p->loc_line = 0;
+  p->loc_inlined_file = p->loc_inlined_line = 0;
   p->depth = 0;
   parse_block(p);
   resolve_labels(p);

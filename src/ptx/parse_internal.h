@@ -90,6 +90,7 @@ struct ptx_parser {
   size_t num_blocks, cap_blocks;
   uint32_t block, depth;
   uint32_t loc_file, loc_line;
+  uint32_t loc_inlined_file, loc_inlined_line; /* the .loc's `inlined_at`, 0: none */
   /* scratch: initialisers, call lists */
   unsigned char *init;
   size_t cap_init;

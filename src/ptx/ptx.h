@@ -118,7 +118,7 @@ enum ptx_mode {
 #define PTX_F_APPROX 0x0004u
 #define PTX_F_FULL 0x0008u
 #define PTX_F_UNI 0x0010u      /* bra.uni, call.uni */
-#define PTX_F_CLAMP 0x0020u    /* shf.clamp; shift .clamp is the default for shl? no: only shf */
+#define PTX_F_CLAMP 0x0020u    /* shf.clamp */
 #define PTX_F_CC 0x0040u       /* add.cc, sub.cc, mad.cc: writes the carry flag */
 #define PTX_F_SYNC 0x0080u     /* shfl.sync, vote.sync, match.sync, redux.sync, barrier/bar .sync forms */
 #define PTX_F_ALIGNED 0x0100u  /* bar.sync, barrier.sync.aligned */
@@ -212,6 +212,7 @@ struct ptx_instr {
   uint8_t num_call_rets, num_call_args;
   uint32_t line, column;  /* 1-based, of the instruction's first character (its guard if any) */
   uint32_t loc_file, loc_line; /* the last `.loc` before it; loc_file 0: none */
+  uint32_t loc_inlined_file, loc_inlined_line; /* its `inlined_at` (the call site of inlined code); 0: none */
   const char *text;       /* the instruction as written, without its `;`, whitespace squeezed */
 };
 
