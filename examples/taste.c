@@ -1,17 +1,21 @@
 /* The README's example, built and run as a test so the README stays true. */
 #include <gcap/gcap.h>
 
-static void scale_sim(const gcap_sim_thread *t, void *const *args) {   /* CPU version of the kernel */
-  float *y = *(float **)args[0];
-  y[t->block_idx.x * t->block_dim.x + t->thread_idx.x] *= 2.0f;
-}
+/* The kernel, as `nvcc -ptx` writes it for
+ *   extern "C" __global__ void scale(float *y) { y[blockIdx.x * blockDim.x + threadIdx.x] *= 2.0f; } */
+static const char scale_ptx[] =
+    ".version 7.5\n.target sm_75\n.address_size 64\n"
+    ".visible .entry scale(.param .u64 y)\n{\n"
+    "  .reg .f32 %f<3>;\n  .reg .b32 %r<5>;\n  .reg .b64 %rd<5>;\n"
+    "  ld.param.u64 %rd1, [y];\n  cvta.to.global.u64 %rd2, %rd1;\n"
+    "  mov.u32 %r1, %ctaid.x;\n  mov.u32 %r2, %ntid.x;\n  mov.u32 %r3, %tid.x;\n"
+    "  mad.lo.s32 %r4, %r1, %r2, %r3;\n  mul.wide.u32 %rd3, %r4, 4;\n  add.s64 %rd4, %rd2, %rd3;\n"
+    "  ld.global.f32 %f1, [%rd4];\n  add.f32 %f2, %f1, %f1;\n  st.global.f32 [%rd4], %f2;\n  ret;\n}\n";
 
 int main(void) {
 
-  static const size_t sizes[] = {sizeof(float *)};
-  gcap_kernel_def def = {.name = "scale", .sim_fn = scale_sim, .num_params = 1, .param_sizes = sizes};
-  gcap_module_desc desc = {.kernels = &def, .num_kernels = 1};
-  gcap_context_options o; gcap_context_options_init(&o); o.backend = GCAP_BACKEND_SIM;
+  gcap_module_desc desc = {.image = scale_ptx, .image_size = sizeof scale_ptx};  /* kernels: its entries */
+  gcap_context_options o; gcap_context_options_init(&o); o.backend = GCAP_BACKEND_SIM;  /* or CUDA, same PTX */
   gcap_context *ctx; gcap_module *mod; gcap_kernel *k; gcap_stream *s; gcap_graph *g; gcap_exec *x;
   float host[256] = {1}, *dev;
   gcap_context_create(&o, &ctx);
