@@ -1002,8 +1002,40 @@ static void test_device_runtime_ptx_is_linked(void **state) {
   finish(ctx);
 }
 
+/*
+ * PTX without definitions on CUDA: the kernels are its entries, with the PTX's parameter sizes
+ * (no cuFuncGetParamInfo needed), and its variables come from cuModuleGetGlobal, entered as
+ * device memory that copies accept and no free may release.
+ */
+static void test_ptx_entries_and_globals_reach_the_driver(void **state) {
+  (void)state;
+  static const char ptx[] = ".version 7.5\n.target sm_75\n.address_size 64\n"
+                            ".global .align 4 .b8 g_16[16] = {1, 2, 3, 4};\n"
+                            ".visible .entry k_8_4(.param .u64 p, .param .u32 n)\n{\n  ret;\n}\n";
+  gcap_context *ctx = cuda_context();
+  gcap_module_desc d = {.image = ptx, .image_size = sizeof ptx};
+  gcap_module *m = NULL;
+  fake_cuda_log_clear();
+  assert_ok(gcap_module_load(ctx, &d, &m));
+  assert_int_equal(fake_cuda_calls("cuModuleGetFunction(") , 1);
+  assert_int_equal(fake_cuda_calls("cuModuleGetGlobal("), 1);
+  gcap_kernel *k = NULL;
+  assert_ok(gcap_module_get_kernel(m, "k_8_4", &k));
+  void *g = NULL;
+  size_t bytes = 0;
+  assert_ok(gcap_module_get_global(m, "g_16", &g, &bytes));
+  assert_int_equal(bytes, 16);
+  uint32_t v = 7;
+  assert_ok(gcap_memcpy(ctx, g, &v, sizeof v, GCAP_MEMCPY_HOST_TO_DEVICE));
+  assert_status(gcap_mem_free(ctx, g), GCAP_ERROR_INVALID_VALUE);
+  assert_status(gcap_module_get_global(m, "h_4", &g, NULL), GCAP_ERROR_NOT_FOUND);
+  assert_ok(gcap_module_unload(m));
+  finish(ctx);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup(test_ptx_entries_and_globals_reach_the_driver, count_live_handles),
       cmocka_unit_test_setup(test_every_node_type_becomes_the_same_driver_graph, count_live_handles),
       cmocka_unit_test_setup(test_setters_enable_and_update_reach_the_driver, count_live_handles),
       cmocka_unit_test_setup(test_host_function_makes_no_driver_call, count_live_handles),
