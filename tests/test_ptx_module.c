@@ -363,6 +363,36 @@ static void test_fault_report_and_sticky(void **state) {
   gcap_context_destroy(other);
 }
 
+/* trap and brkpt, with every check off: LAUNCH_FAILURE and ILLEGAL_INSTRUCTION, from the lane that ran it. */
+static void test_trap_and_brkpt(void **state) {
+  (void)state;
+  static const char ptx[] = ".version 8.0\n.target sm_75\n.address_size 64\n"
+                            ".visible .entry stop(.param .u32 how)\n{\n"
+                            "  .reg .pred %p<3>;\n  .reg .b32 %r<3>;\n"
+                            "  ld.param.u32 %r1, [how];\n  mov.u32 %r2, %tid.x;\n"
+                            "  setp.ne.u32 %p1, %r2, 5;\n  @%p1 bra DONE;\n"
+                            "  setp.eq.u32 %p2, %r1, 0;\n  @%p2 trap;\n  brkpt;\nDONE:\n  ret;\n}\n";
+  gcap_status want[] = {GCAP_ERROR_LAUNCH_FAILURE, GCAP_ERROR_ILLEGAL_INSTRUCTION};
+  const char *says[] = {"trap executed", "brkpt executed"};
+  for (unsigned how = 0; how < 2; how++) {
+    gcap_sim_options so;
+    gcap_sim_options_init(&so);
+    so.checks = 0;
+    gcap_context *ctx = test_sim_context_create(&so);
+    gcap_module_desc d = {.image = ptx, .image_size = sizeof ptx};
+    gcap_module *m = NULL;
+    assert_ok(gcap_module_load(ctx, &d, &m));
+    gcap_stream *s = test_stream_create(ctx);
+    void *args[] = {&how};
+    assert_status(gcap_launch_kernel(s, test_kernel_of(m, "stop"), GCAP_DIM3(1, 1, 1), GCAP_DIM3(32, 1, 1), 0, args),
+                  want[how]);
+    test_assert_message_contains(says[how]);
+    test_assert_message_contains("thread (5,0,0)");
+    assert_status(gcap_stream_synchronize(s), want[how]);
+    gcap_context_destroy(ctx);
+  }
+}
+
 /* DEFERRED: the wait that ran the faulting kernel reports it. */
 static void test_fault_deferred(void **state) {
   (void)state;
@@ -422,6 +452,7 @@ int main(void) {
       cmocka_unit_test(test_instruction_count),    cmocka_unit_test(test_kernel_modes),
       cmocka_unit_test(test_sizes_must_agree),     cmocka_unit_test(test_bad_descs),
       cmocka_unit_test(test_fault_report_and_sticky), cmocka_unit_test(test_fault_deferred),
+      cmocka_unit_test(test_trap_and_brkpt),
       cmocka_unit_test(test_environment),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -435,9 +435,11 @@ static void control(struct px_warp *w, const struct px_ins *in, uint32_t m) {
     else if (++w->pc >= w->others_min) resched(w);
     return;
   case PX_CTL_TRAP:
-    if (m)
-      px_fault(w, in, (unsigned)__builtin_ctz(m), GCAP_ERROR_LAUNCH_FAILURE, "%s",
-               in->kind ? "brkpt (a breakpoint) executed" : "trap executed");
+    if (m && in->kind)
+      px_fault(w, in, (unsigned)__builtin_ctz(m), GCAP_ERROR_ILLEGAL_INSTRUCTION,
+               "brkpt executed, with no debugger to stop in");
+    else if (m)
+      px_fault(w, in, (unsigned)__builtin_ctz(m), GCAP_ERROR_LAUNCH_FAILURE, "trap executed");
     else if (++w->pc >= w->others_min) resched(w);
     return;
   case PX_CTL_BUILTIN:

@@ -3,8 +3,13 @@
  * mode. A parse gives a module or an error with a message, never anything else; every index a
  * module holds (registers, variables, labels, functions, call lists, relocations) points inside
  * it, and every name and text is a string a reader can walk, so that a sanitizer report or an
- * abort here is the parser's fault. tests/fuzz/replay.c runs the kept corpus without libFuzzer.
+ * abort here is the parser's fault. Each input is then loaded as a module on a simulator context
+ * that runs kernels from their PTX, so the executor's lowering meets every module the parser
+ * accepts: a load succeeds or fails with INVALID_PTX (or OUT_OF_MEMORY) and a message.
+ * tests/fuzz/replay.c runs the kept corpus without libFuzzer.
  */
+#include <gcap/gcap.h>
+#include <gcap/sim.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,13 +19,43 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 void fuzz_harness_cleanup(void);
 
-void fuzz_harness_cleanup(void) {}
-
 static volatile unsigned char sink; /* reads that the compiler must keep */
 
 static void check(bool ok) {
   if (!ok) abort();
 }
+
+static gcap_context *sim;
+
+void fuzz_harness_cleanup(void) {
+  gcap_context_destroy(sim);
+  sim = NULL;
+}
+
+/* The input as a module image: lowered for the simulator, or refused with a message. */
+static void load(const uint8_t *data, size_t size) {
+  if (!sim) {
+    gcap_sim_options so;
+    gcap_sim_options_init(&so);
+    so.kernels = GCAP_SIM_KERNELS_PTX;
+    gcap_context_options o;
+    gcap_context_options_init(&o);
+    o.backend = GCAP_BACKEND_SIM;
+    o.sim = &so;
+    check(gcap_context_create(&o, &sim) == GCAP_SUCCESS);
+  }
+  char *text = malloc(size + 1);
+  check(text != NULL);
+  memcpy(text, data, size);
+  text[size] = '\0';
+  gcap_module_desc d = {.image = text, .image_size = size + 1};
+  gcap_module *m = NULL;
+  gcap_status st = gcap_module_load(sim, &d, &m);
+  if (st == GCAP_SUCCESS) check(gcap_module_unload(m) == GCAP_SUCCESS);
+  else check(gcap_last_error_message()[0] != '\0');
+  free(text);
+}
+
 
 static size_t walk(const char *s) {
   check(s != NULL);
@@ -88,5 +123,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     else check(memchr(err.message, '\0', sizeof err.message) != NULL && err.message[0] != '\0');
     ptx_module_free(m);
   }
+  load(data, size);
   return 0;
 }
