@@ -248,6 +248,32 @@ static void test_instruction_count(void **state) {
   gcap_context_destroy(ctx);
 }
 
+/* Blocks spread over two worker threads: global atomics add up, every block's stores land. */
+static void test_two_threads(void **state) {
+  (void)state;
+  gcap_sim_options so;
+  gcap_sim_options_init(&so);
+  so.threads = 2;
+  so.checks = GCAP_SIM_CHECK_MEMORY | GCAP_SIM_CHECK_SYNC | GCAP_SIM_CHECK_SHARED_RACES | GCAP_SIM_CHECK_INIT;
+  gcap_context *ctx = test_sim_context_create(&so);
+  gcap_module *m = load_ptx(ctx);
+  gcap_stream *s = test_stream_create(ctx);
+  int by = 3;
+  void *args[] = {&by};
+  assert_ok(gcap_launch_kernel(s, test_kernel_of(m, "bump"), GCAP_DIM3(64, 1, 1), GCAP_DIM3(96, 1, 1), 0, args));
+  void *counter = NULL;
+  assert_ok(gcap_module_get_global(m, "counter", &counter, NULL));
+  int v = 0;
+  assert_ok(gcap_memcpy(ctx, &v, counter, 4, GCAP_MEMCPY_DEVICE_TO_HOST));
+  assert_int_equal(v, 5 + 3 * 64 * 96);
+  gcap_sim_stats st;
+  assert_ok(gcap_sim_get_stats(ctx, &st));
+  assert_int_equal(st.ptx_instructions, 4 * 64 * 96);
+  assert_true(st.blocks_parallel > 0);
+  assert_ok(gcap_stream_destroy(s));
+  gcap_context_destroy(ctx);
+}
+
 static void cpu_scale(const gcap_sim_thread *t, void *const *args) {
   (void)t;
   (void)args;
@@ -452,7 +478,7 @@ int main(void) {
       cmocka_unit_test(test_instruction_count),    cmocka_unit_test(test_kernel_modes),
       cmocka_unit_test(test_sizes_must_agree),     cmocka_unit_test(test_bad_descs),
       cmocka_unit_test(test_fault_report_and_sticky), cmocka_unit_test(test_fault_deferred),
-      cmocka_unit_test(test_trap_and_brkpt),
+      cmocka_unit_test(test_trap_and_brkpt),       cmocka_unit_test(test_two_threads),
       cmocka_unit_test(test_environment),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
