@@ -232,6 +232,24 @@ static void test_module_globals(void **state) {
   gcap_context_destroy(ctx);
 }
 
+/* Strict memory: module variables are device memory host code cannot touch, set at load all the same. */
+static void test_module_globals_strict(void **state) {
+  (void)state;
+  gcap_sim_options so;
+  gcap_sim_options_init(&so);
+  so.strict_memory = true;
+  so.checks = GCAP_SIM_CHECK_MEMORY | GCAP_SIM_CHECK_SYNC | GCAP_SIM_CHECK_INIT;
+  gcap_context *ctx = test_sim_context_create(&so);
+  gcap_module *m = load_ptx(ctx);
+  void *counter = NULL;
+  assert_ok(gcap_module_get_global(m, "counter", &counter, NULL));
+  int v = 0;
+  assert_ok(gcap_memcpy(ctx, &v, counter, 4, GCAP_MEMCPY_DEVICE_TO_HOST));
+  assert_int_equal(v, 5);
+  run_scale(ctx, m, 64, 5.0f);
+  gcap_context_destroy(ctx);
+}
+
 /* Exactly the lane-instructions executed: bump is 4 instructions per thread. */
 static void test_instruction_count(void **state) {
   (void)state;
@@ -479,6 +497,7 @@ int main(void) {
       cmocka_unit_test(test_sizes_must_agree),     cmocka_unit_test(test_bad_descs),
       cmocka_unit_test(test_fault_report_and_sticky), cmocka_unit_test(test_fault_deferred),
       cmocka_unit_test(test_trap_and_brkpt),       cmocka_unit_test(test_two_threads),
+      cmocka_unit_test(test_module_globals_strict),
       cmocka_unit_test(test_environment),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -484,7 +484,13 @@ HANDLER(f64_any) {
 F32_FAST(f32_add, a + b)
 F32_FAST(f32_sub, a - b)
 F32_FAST(f32_mul, a * b)
-HANDLER(f32_fma) {
+/* fmaf is a library call unless the compiler may use the FMA instructions: a clone that may. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__ELF__)
+#define PX_FMA_CLONES __attribute__((target_clones("fma", "default")))
+#else
+#define PX_FMA_CLONES
+#endif
+PX_FMA_CLONES HANDLER(f32_fma) {
   D_A_B_C;
   PX_LANES(m, d[l] = px_bits32(fmaf(px_f32(A[l]), px_f32(B[l]), px_f32(C[l]))));
 }
@@ -496,7 +502,7 @@ HANDLER(f32_fma) {
 F64_FAST(f64_add, a + b)
 F64_FAST(f64_sub, a - b)
 F64_FAST(f64_mul, a * b)
-HANDLER(f64_fma) {
+PX_FMA_CLONES HANDLER(f64_fma) {
   D_A_B_C;
   PX_LANES(m, d[l] = px_bits64(fma(px_f64(A[l]), px_f64(B[l]), px_f64(C[l]))));
 }
@@ -625,6 +631,44 @@ static uint32_t combine_not(const struct px_warp *w, const struct px_ins *in, ui
   }
 }
 
+/* The comparisons loops test most, on 32-bit integers, in loops without a branch per lane. */
+#define SETP32(name, T, op)                                                                        \
+  HANDLER(name) {                                                                                  \
+    const uint64_t *A = px_slot(w, in->a), *B = px_slot(w, in->b);                                 \
+    uint32_t r = 0, *P = w->f->P;                                                                  \
+    PX_LANES(m, r |= (uint32_t)((T)A[l] op (T)B[l]) << l);                                         \
+    P[in->d] = (P[in->d] & ~m) | (r & m);                                                          \
+  }
+SETP32(setp_lt_s32, int32_t, <)
+SETP32(setp_le_s32, int32_t, <=)
+SETP32(setp_gt_s32, int32_t, >)
+SETP32(setp_ge_s32, int32_t, >=)
+SETP32(setp_lo_u32, uint32_t, <)
+SETP32(setp_ls_u32, uint32_t, <=)
+SETP32(setp_hi_u32, uint32_t, >)
+SETP32(setp_hs_u32, uint32_t, >=)
+SETP32(setp_eq_32, uint32_t, ==)
+SETP32(setp_ne_32, uint32_t, !=)
+
+/* The fast form of a 32-bit integer setp with one destination and no combining, or NULL. */
+static px_fn fast_setp(const struct px_ins *in) {
+  if (in->size != 4 || in->space == 2 || in->c != PX_NONE || in->pd2 != PX_NONE) return NULL;
+  bool sgn = in->space == 1;
+  switch (in->kind) {
+  case PTX_CMP_EQ: return setp_eq_32;
+  case PTX_CMP_NE: return setp_ne_32;
+  case PTX_CMP_LT: return sgn ? setp_lt_s32 : setp_lo_u32;
+  case PTX_CMP_LE: return sgn ? setp_le_s32 : setp_ls_u32;
+  case PTX_CMP_GT: return sgn ? setp_gt_s32 : setp_hi_u32;
+  case PTX_CMP_GE: return sgn ? setp_ge_s32 : setp_hs_u32;
+  case PTX_CMP_LO: return setp_lo_u32;
+  case PTX_CMP_LS: return setp_ls_u32;
+  case PTX_CMP_HI: return setp_hi_u32;
+  case PTX_CMP_HS: return setp_hs_u32;
+  default: return NULL;
+  }
+}
+
 HANDLER(c_setp) {
   uint32_t r = compare(w, in, m), *P = w->f->P;
   P[in->d] = (P[in->d] & ~m) | (combine(w, in, r) & m);
@@ -732,9 +776,9 @@ uint64_t px_sreg_value(const struct px_warp *w, unsigned sreg, unsigned comp, un
 HANDLER(m_sreg) {
   uint64_t *d = px_slot(w, in->d);
   unsigned sreg = in->kind, comp = (unsigned)in->imm;
-  if (sreg == PTX_SREG_TID && comp == 0 && w->blk->l->block.x % 32 == 0) {
-    unsigned base = (w->index * 32) % w->blk->l->block.x;
-    PX_LANES(m, d[l] = base + l);
+  if (sreg == PTX_SREG_TID && comp < 3) {
+    const uint16_t(*tid)[3] = w->blk->tid + w->index * 32;
+    PX_LANES(m, d[l] = tid[l][comp]);
     return;
   }
   PX_LANES(m, d[l] = px_sreg_value(w, sreg, comp, l));
@@ -1103,7 +1147,8 @@ static int lower_compare(struct px_lower *L, const struct ptx_instr *pi, struct 
   if (setp) {
     in->d = px_pred(L, &pi->opnd[0], NULL);
     if (pi->dest2 >= 0) in->pd2 = px_pred(L, &(struct ptx_operand){.kind = PTX_OPND_REG, .index = (uint32_t)pi->dest2}, NULL);
-    in->fn = c_setp;
+    in->fn = fast_setp(in);
+    if (!in->fn) in->fn = c_setp;
   } else {
     in->d = px_value(L, &pi->opnd[0], itype(pi));
     in->vec = itype(pi) == PTX_T_F32;

@@ -18,11 +18,15 @@ struct px_program;
 struct px_kernel;
 struct px_worker;
 
-/* How a program gets and returns device memory for its module variables (.global, .const). */
+/*
+ * How a program gets and returns device memory for its module variables (.global, .const), and
+ * writes their initial values (device memory may be closed to host code: strict memory).
+ */
 struct px_memory_ops {
   void *ctx;
   gcap_status (*alloc)(void *ctx, size_t bytes, void **out);
   void (*free)(void *ctx, void *p);
+  void (*write)(void *ctx, void *dst, const void *src, size_t bytes);
 };
 
 /*

@@ -204,6 +204,7 @@ struct px_block {
   char *msg;
   size_t msg_size;
   unsigned checks;            /* l->checks, at hand */
+  const uint16_t (*tid)[3];   /* each thread's %tid, worked out once per launch */
 };
 
 /* Slots of the current frame. */

@@ -421,11 +421,14 @@ static gcap_status load_vars(struct px_program *p, char *msg, size_t size) {
       return GCAP_ERROR_INVALID_PTX;
     }
     void *addr = NULL;
-    gcap_status st = p->mem.alloc(p->mem.ctx, v->size ? v->size : 1, &addr);
+    size_t bytes = v->size ? v->size : 1;
+    gcap_status st = p->mem.alloc(p->mem.ctx, bytes, &addr);
     if (st != GCAP_SUCCESS) return st;
     p->globals[i].addr = addr;
-    if (v->init) memcpy(addr, v->init, v->size);
-    else memset(addr, 0, v->size ? v->size : 1);
+    unsigned char *zeros = v->init ? NULL : gcap__calloc(1, bytes);
+    if (!v->init && !zeros) return GCAP_ERROR_OUT_OF_MEMORY;
+    p->mem.write(p->mem.ctx, addr, v->init ? v->init : zeros, v->init ? v->size : bytes);
+    gcap__free(zeros);
   }
   p->module_shared = shared;
   return GCAP_SUCCESS;
@@ -442,7 +445,7 @@ static void apply_relocs(struct px_program *p) {
                             ? PX_SHARED_WINDOW + p->shared_offset[rl->var]
                             : (uint64_t)(uintptr_t)p->globals[rl->var].addr;
       target += (uint64_t)rl->addend;
-      if (rl->offset + 8 <= v->size) memcpy(p->globals[i].addr + rl->offset, &target, 8);
+      if (rl->offset + 8 <= v->size) p->mem.write(p->mem.ctx, p->globals[i].addr + rl->offset, &target, 8);
     }
   }
 }

@@ -68,6 +68,15 @@ static bool init_global(struct px_warp *w, const struct px_ins *in, unsigned l, 
                         bool write) {
   unsigned char *bits = memo.bits;
   size_t from = addr - memo.base;
+  if (bytes <= 8 && from / 8 == (from + bytes - 1) / 8) { /* the bytes' bits lie in one byte of the map */
+    unsigned char want = (unsigned char)(((1u << bytes) - 1u) << (from % 8)), *at = &bits[from / 8];
+    unsigned char have = __atomic_load_n(at, __ATOMIC_RELAXED);
+    if ((have & want) == want) return true;
+    if (write) {
+      __atomic_fetch_or(at, want, __ATOMIC_RELAXED);
+      return true;
+    }
+  }
   for (size_t i = from; i < from + bytes; i++) {
     unsigned char bit = (unsigned char)(1u << (i % 8));
     if (write) {
@@ -163,11 +172,14 @@ static void race_check(struct px_warp *w, const struct px_ins *in, unsigned l, u
   struct px_block *b = w->blk;
   unsigned t = px_thread(w, l);
   uint32_t line = in->src ? in->src->line : 0, epoch = b->epoch + 1, ws = b->wsync_epoch[t];
+  uint16_t self = (uint16_t)(t + 1);
   for (unsigned i = 0; i < bytes; i++) {
     struct px_shadow *s = &b->shadow[off + i];
     if (s->epoch != epoch) {
       memset(s, 0, sizeof *s);
       s->epoch = epoch;
+    } else if (!write && (s->writer == 0 || s->writer == self) && s->reader) {
+      continue; /* a read after reads, or after this thread's own write: nothing to record or report */
     }
     unsigned other = 0;
     uint32_t other_line = 0;
@@ -208,6 +220,11 @@ static void race_check(struct px_warp *w, const struct px_ins *in, unsigned l, u
 }
 
 static bool init_check(struct px_warp *w, const struct px_ins *in, unsigned l, uint32_t off, unsigned bytes) {
+  if (bytes == 4) { /* the usual word: one compare */
+    uint32_t v;
+    memcpy(&v, w->blk->shared_init + off, 4);
+    if (v == 0x01010101u) return true;
+  }
   for (unsigned i = 0; i < bytes; i++)
     if (!w->blk->shared_init[off + i]) {
       px_fault(w, in, l, GCAP_ERROR_LAUNCH_FAILURE,
@@ -303,7 +320,7 @@ static bool shared_bounds(struct px_warp *w, const struct px_ins *in, uint32_t m
     d[l] = (uint64_t)(ST)v_;                                                                        \
   })
 
-static void fast_load(struct px_warp *w, const struct px_ins *in, uint32_t m) {
+static void fast_load(struct px_warp *w, const struct px_ins *in, uint32_t m, bool bounds_known) {
   uint64_t *d = px_slot(w, in->d);
   if (in->e == FAST_KPARAM) {
     if ((uint64_t)in->imm + in->size > w->blk->k->params_bytes) {
@@ -316,7 +333,7 @@ static void fast_load(struct px_warp *w, const struct px_ins *in, uint32_t m) {
     PX_LANES(m, d[l] = v);
     return;
   }
-  if (in->e == FAST_SHARED && !shared_bounds(w, in, m, false)) return;
+  if (in->e == FAST_SHARED && !bounds_known && !shared_bounds(w, in, m, false)) return;
   /* Global addresses are host pointers; shared ones offsets from the block's memory. */
   uintptr_t base = in->e == FAST_SHARED ? (uintptr_t)w->blk->shared : 0;
   const uint64_t *A = px_slot(w, in->a);
@@ -338,8 +355,8 @@ static void fast_load(struct px_warp *w, const struct px_ins *in, uint32_t m) {
     memcpy((void *)(base + A[l] + off), &v_, sizeof v_);                                             \
   })
 
-static void fast_store(struct px_warp *w, const struct px_ins *in, uint32_t m) {
-  if (in->e == FAST_SHARED && !shared_bounds(w, in, m, true)) return;
+static void fast_store(struct px_warp *w, const struct px_ins *in, uint32_t m, bool bounds_known) {
+  if (in->e == FAST_SHARED && !bounds_known && !shared_bounds(w, in, m, true)) return;
   uintptr_t base = in->e == FAST_SHARED ? (uintptr_t)w->blk->shared : 0;
   const uint64_t *A = px_slot(w, in->a), *D = px_slot(w, in->d);
   uint64_t off = (uint64_t)in->imm;
@@ -352,11 +369,66 @@ static void fast_store(struct px_warp *w, const struct px_ins *in, uint32_t m) {
 }
 
 /* in->kind bit 0: signed; in->vec elements of in->size bytes into vd[] (or d). */
-HANDLER(mem_ld) {
-  if (in->e && !(w->blk->checks & PX_MEMORY_CHECKS)) {
-    fast_load(w, in, m);
-    return;
+/*
+ * The warp's span of a scalar access ([lo, hi + size)), checked at once: under MEMORY, every lane
+ * aligned, inside the block's shared memory, or for global memory inside the allocation the memo
+ * holds (a warp's accesses are mostly in one allocation), which it then holds with its INIT bits.
+ * False: the per-lane form must run (and report what is wrong).
+ */
+static bool warp_span_ok(struct px_warp *w, const struct px_ins *in, uint32_t m) {
+  const struct px_launch *L = w->blk->l;
+  unsigned checks = w->blk->checks;
+  bool memory = checks & GCAP_SIM_CHECK_MEMORY, init = checks & GCAP_SIM_CHECK_INIT;
+  if (in->e == FAST_KPARAM || (in->e == FAST_GLOBAL && !memory && !init)) return true;
+  const uint64_t *A = px_slot(w, in->a);
+  uint64_t off = (uint64_t)in->imm, any = 0, lo = UINT64_MAX, hi = 0;
+  PX_LANES(m, {
+    uint64_t a = A[l] + off;
+    any |= a;
+    lo = a < lo ? a : lo;
+    hi = a > hi ? a : hi;
+  });
+  if (memory && (any & (in->size - 1u))) return false;
+  if (in->e == FAST_SHARED) return hi + in->size <= w->blk->shared_bytes;
+  if (memo.serial == L->serial && lo >= memo.base && hi + in->size <= memo.end) return true;
+  struct gcap__mem_view v;
+  if (!gcap__memory_view(L->backend, (uintptr_t)lo, &v) || hi + in->size > v.base + v.bytes) return !memory && !init;
+  memo.serial = L->serial;
+  memo.base = v.base;
+  memo.end = v.base + v.bytes;
+  memo.bits = init && L->init_bits ? L->init_bits(L->init_ctx, v.base) : NULL;
+  return true;
+}
+
+/* The per-byte checks of a fast access, lane by lane (INIT and SHARED_RACES); false after a fault. */
+static bool lane_checks(struct px_warp *w, const struct px_ins *in, uint32_t m, bool write) {
+  unsigned checks = w->blk->checks;
+  const uint64_t *A = px_slot(w, in->a);
+  uint64_t off = (uint64_t)in->imm;
+  if (in->e == FAST_SHARED && (checks & (GCAP_SIM_CHECK_SHARED_RACES | GCAP_SIM_CHECK_INIT))) {
+    PX_LANES(m, if (!shared_checks(w, in, l, w->blk->shared + A[l] + off, in->size, write, false)) return false);
+  } else if (in->e == FAST_GLOBAL && memo.bits && (checks & GCAP_SIM_CHECK_INIT)) {
+    PX_LANES(m, if (!init_global(w, in, l, A[l] + off, in->size, write)) return false);
   }
+  return true;
+}
+
+/* A scalar access in its fast form, the checks done warp by warp where they can be; false: the per-lane form must run. */
+static bool fast_access(struct px_warp *w, const struct px_ins *in, uint32_t m, bool write) {
+  if (!in->e) return false;
+  bool checked = w->blk->checks & PX_MEMORY_CHECKS;
+  if (checked) {
+    if (!warp_span_ok(w, in, m)) return false;
+    if (!lane_checks(w, in, m, write)) return true; /* reported */
+  }
+  /* With any memory check on, warp_span_ok has bounded shared accesses already. */
+  if (write) fast_store(w, in, m, checked);
+  else fast_load(w, in, m, checked);
+  return true;
+}
+
+HANDLER(mem_ld) {
+  if (fast_access(w, in, m, false)) return;
   unsigned size = in->size, n = in->vec, total = size * n;
   bool sgn = in->kind & 1, sh = needs_shared_checks(w);
   PX_LANES(m, {
@@ -373,10 +445,7 @@ HANDLER(mem_ld) {
 }
 
 HANDLER(mem_st) {
-  if (in->e && !(w->blk->checks & PX_MEMORY_CHECKS)) {
-    fast_store(w, in, m);
-    return;
-  }
+  if (fast_access(w, in, m, true)) return;
   unsigned size = in->size, n = in->vec, total = size * n;
   bool sh = needs_shared_checks(w);
   PX_LANES(m, {
@@ -535,6 +604,9 @@ static int lower_ld_st(struct px_lower *L, const struct ptx_instr *pi, struct px
   if (val->kind == PTX_OPND_VEC) lower_vec_regs(L, val, in, t);
   else in->d = px_value(L, val, t);
   in->fn = store ? mem_st : mem_ld;
+  /* A variable's address alone ([name+8]): a zero base register lets the fast forms take it. */
+  if (in->a == PX_NONE && !in->sym_local && (in->space == PTX_SPACE_SHARED || in->space == PTX_SPACE_GLOBAL))
+    in->a = px_const(L, 0);
   in->e = fast_kind_of(in, store);
   return 1;
 }

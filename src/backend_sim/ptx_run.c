@@ -19,6 +19,7 @@ struct px_worker {
   unsigned char *shared, *shared_init;
   struct px_shadow *shadow;
   uint32_t *wsync_epoch;
+  uint16_t (*tid)[3];
   unsigned char *local;
   size_t local_threads;           /* threads whose stacks `local` holds */
   uint64_t prepared;              /* the serial of the launch whose constants the warps' entry frames hold */
@@ -460,7 +461,7 @@ static void run_warp(struct px_warp *w) {
       uint32_t p = w->f->P[in->guard];
       m &= in->guard_neg ? ~p : p;
     }
-    executed += (unsigned)__builtin_popcount(m);
+    executed += m == PX_FULL ? 32u : (unsigned)__builtin_popcount(m); /* popcount may be a library call */
     if (in->ctl == PX_CTL_NONE) {
       if (m) in->fn(w, in, m);
       if (++w->pc >= w->others_min) resched(w);
@@ -525,15 +526,22 @@ static bool prepare(struct px_worker *wk, const struct px_launch *l, unsigned th
   if (threads > wk->local_threads) {
     gcap__free(wk->local);
     gcap__free(wk->wsync_epoch);
+    gcap__free(wk->tid);
     wk->local_threads = 0;
     wk->local = gcap__malloc((size_t)threads * PX_LOCAL_BYTES);
     wk->wsync_epoch = gcap__calloc(threads, sizeof *wk->wsync_epoch);
-    if (!wk->local || !wk->wsync_epoch) return false;
+    wk->tid = gcap__calloc(threads, sizeof *wk->tid);
+    if (!wk->local || !wk->wsync_epoch || !wk->tid) return false;
     wk->local_threads = threads;
   }
   if ((l->checks & GCAP_SIM_CHECK_SHARED_RACES) && !wk->shadow &&
       !(wk->shadow = gcap__calloc(SIM_PX_SHARED_BYTES, sizeof *wk->shadow)))
     return false;
+  for (unsigned t = 0; t < threads; t++) {
+    wk->tid[t][0] = (uint16_t)(t % l->block.x);
+    wk->tid[t][1] = (uint16_t)(t / l->block.x % l->block.y);
+    wk->tid[t][2] = (uint16_t)(t / l->block.x / l->block.y);
+  }
   for (unsigned i = 0; i < warps; i++) {
     struct px_warp *w = &wk->warps[i];
     w->regs_used = w->preds_used = 0;
@@ -589,6 +597,7 @@ static void start_block(struct px_worker *wk, struct px_block *b, const struct p
   b->shared_init = wk->shared_init;
   b->shadow = wk->shadow;
   b->wsync_epoch = wk->wsync_epoch;
+  b->tid = (const uint16_t(*)[3])wk->tid;
   b->local = wk->local;
   b->rng = l->seed ^ (0x9e3779b97f4a7c15ull * (1 + idx.x + 65536ull * idx.y + 4294967296ull * idx.z));
   memset(b->shared, 0, b->shared_bytes);

@@ -473,6 +473,15 @@ static gcap_status program_alloc(void *ctx, size_t bytes, void **out) {
 
 static void program_free(void *ctx, void *p) { sim_free_now(ctx, p); }
 
+/* An initial value written as a copy is, opening (strict memory) just what it writes. */
+static void program_write(void *ctx, void *dst, const void *src, size_t bytes) {
+  struct sim_context *sc = ctx;
+  struct gcap__copy c = {dst, src, bytes, GCAP_MEMCPY_HOST_TO_DEVICE, GCAP_MEMCPY_HOST_TO_DEVICE, NULL};
+  sim_work_begin_for(sc, &c, NULL);
+  memcpy(dst, src, bytes);
+  sim_work_end(sc);
+}
+
 /* PTX text: what the simulator can run. A cubin or fatbin image is for the CUDA backend only. */
 static bool is_ptx(const gcap_module_desc *d) {
   return d->image && gcap__image_is_ptx(d->image, d->image_size);
@@ -489,11 +498,8 @@ static gcap_status sim_module_load(struct gcap__backend_ctx *b, const gcap_modul
                         d->image ? "not PTX text" : "NULL");
     return GCAP_SUCCESS;
   }
-  struct px_memory_ops mem = {sc, program_alloc, program_free};
-  sim_work_begin(sc); /* initialisers are written into device memory */
-  gcap_status st = px_program_load(d->image, d->image_size, &mem, (struct px_program **)out);
-  sim_work_end(sc);
-  return st;
+  struct px_memory_ops mem = {sc, program_alloc, program_free, program_write};
+  return px_program_load(d->image, d->image_size, &mem, (struct px_program **)out);
 }
 
 /* DEFERRED: queued launches of its kernels run first (a failure there goes to the next wait). */
