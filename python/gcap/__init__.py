@@ -10,11 +10,12 @@ simulator that enforces every capture rule, from Python.
         print(buf.to_numpy(np.uint8)[:4])
 """
 from ._lib import lib as _clib
-from ._objects import (BackendError, Buffer, CallbackError, Capture, CapturedEvent, CaptureImplicit, CaptureInvalidated,
-                       CaptureIsolation, CaptureMerge, CaptureUnjoined, CaptureUnmatched, CaptureUnsupported,
-                       CaptureWrongThread, Context, ContextClosed, Error, Event, ExecUpdateFailure, IllegalState,
-                       InvalidHandle, InvalidValue, NotFound, NotInitialized, NotReady, NotSupported, OutOfMemory,
-                       Stream, UserObject)
+from ._objects import (AssertError, BackendError, Buffer, CallbackError, Capture, CapturedEvent, CaptureImplicit,
+                       CaptureInvalidated, CaptureIsolation, CaptureMerge, CaptureUnjoined, CaptureUnmatched,
+                       CaptureUnsupported, CaptureWrongThread, Context, ContextClosed, Error, Event, ExecUpdateFailure,
+                       IllegalAddress, IllegalInstruction, IllegalState, InvalidHandle, InvalidPtx, InvalidSource,
+                       InvalidValue, LaunchFailure, MisalignedAddress, NotFound, NotInitialized, NotReady, NotSupported,
+                       OutOfMemory, Stream, UserObject)
 from ._graphs import Exec, Graph, Node, Race
 from ._kernels import Kernel, KernelDef, Module, kernel
 
@@ -25,6 +26,7 @@ def set_conditional(handle, value):
 
 
 def version():
+    """The C library's version, "major.minor.patch"."""
     import ctypes
     major, minor, patch = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
     _clib.gcap_version(ctypes.byref(major), ctypes.byref(minor), ctypes.byref(patch))
@@ -39,5 +41,6 @@ __all__ = [
     "Error", "InvalidValue", "OutOfMemory", "NotInitialized", "InvalidHandle", "NotSupported", "NotFound", "NotReady",
     "IllegalState", "CaptureUnsupported", "CaptureInvalidated", "CaptureMerge", "CaptureUnmatched", "CaptureUnjoined",
     "CaptureIsolation", "CaptureImplicit", "CapturedEvent", "CaptureWrongThread", "ExecUpdateFailure", "BackendError",
-    "ContextClosed", "CallbackError", "UserObject",
+    "InvalidPtx", "InvalidSource", "IllegalAddress", "AssertError", "IllegalInstruction", "MisalignedAddress",
+    "LaunchFailure", "ContextClosed", "CallbackError", "UserObject",
 ]

@@ -1,7 +1,9 @@
 """Kernels: definitions with their parameter types, simulator kernels written in Python (one call per
-block, pointer arguments as numpy views), modules, and packing arguments for a launch or a node."""
+block, pointer arguments as numpy views), modules (of definitions, PTX or CUDA C), and packing arguments
+for a launch or a node."""
 import ctypes
-from ctypes import POINTER, byref, c_size_t, c_void_p
+import re
+from ctypes import POINTER, byref, c_char_p, c_size_t, c_void_p
 
 from . import _lib
 from ._lib import lib
@@ -14,19 +16,24 @@ _SCALARS = {
 }
 
 
+_BYTES = re.compile(r"b8\[([1-9][0-9]*)\]$")
+
+
 class Param:
-    """One parameter: a scalar type ("float32", "uint32", "handle" for a conditional handle...) or a pointer
-    ("float32*"), which a Python kernel sees as a numpy view of that dtype."""
+    """One parameter: a scalar type ("float32", "uint32", "handle" for a conditional handle...), a pointer
+    ("float32*"), which a Python kernel sees as a numpy view of that dtype, or "b8[n]", n bytes passed by
+    value (a struct: bytes or a ctypes Structure of that size)."""
 
     def __init__(self, spec):
         self.spec = spec
         self.pointer = spec.endswith("*")
         base = spec[:-1] if self.pointer else spec
-        if not self.pointer and base not in _SCALARS:
-            raise InvalidValue("parameter type %r is not one of %s or a pointer ('float32*')" % (spec, ", ".join(_SCALARS)),
-                               "GCAP_ERROR_INVALID_VALUE", 1)
-        self.dtype = base
-        self.ctype = c_void_p if self.pointer else _SCALARS[base]
+        raw = _BYTES.match(spec)
+        if not self.pointer and base not in _SCALARS and not raw:
+            raise InvalidValue("parameter type %r is not one of %s, a pointer ('float32*') or bytes ('b8[16]')"
+                               % (spec, ", ".join(_SCALARS)), "GCAP_ERROR_INVALID_VALUE", 1)
+        self.dtype = "uint8" if raw else base
+        self.ctype = (ctypes.c_char * int(raw.group(1))) if raw else c_void_p if self.pointer else _SCALARS[base]
 
     @property
     def size(self):
@@ -34,11 +41,12 @@ class Param:
 
 
 class KernelDef:
-    """What a module is loaded with: the kernel's name, its parameters, and (simulator) its Python body."""
+    """What a module is loaded with: the kernel's name, its parameters, and (simulator) its Python body.
+    `params` is None for a kernel of a module's PTX whose parameter types Python does not know."""
 
     def __init__(self, name, params, sim=None):
         self.name = name
-        self.params = [Param(p) for p in params]
+        self.params = None if params is None else [Param(p) for p in params]
         self.sim = sim
 
 
@@ -64,6 +72,45 @@ class Block:
         return self.block_idx[0] * self.block_dim[0] + np.arange(self.block_dim[0])
 
 
+# PTX parameter types: the spec of the same size and kind.
+_PTX_SCALARS = {"u8": "uint8", "s8": "int8", "b8": "uint8", "u16": "uint16", "s16": "int16", "b16": "uint16",
+                "u32": "uint32", "s32": "int32", "b32": "uint32", "f32": "float32", "u64": "uint64", "s64": "int64",
+                "b64": "uint64", "f64": "float64"}
+_PTX_SIZES = {"f16": 2, "bf16": 2, "f16x2": 4, "bf16x2": 4}
+_ENTRY = re.compile(r"\.visible\s+\.entry\s+([A-Za-z_$%][\w$]*)\s*(?:\(([^)]*)\))?")
+
+
+def _ptx_param(decl):
+    """The spec of one `.param .u64 .ptr .align 8 name` or `.param .align 8 .b8 name[16]` declaration."""
+    words = decl.replace("[", " [").split()
+    types = [w[1:] for w in words if w[1:] in _PTX_SCALARS or w[1:] in _PTX_SIZES]
+    if not words or words[0] != ".param" or len(types) != 1:
+        return None
+    count = re.search(r"\[(\d+)\]", decl)
+    if count is None and types[0] in _PTX_SCALARS:
+        return _PTX_SCALARS[types[0]]
+    size = _PTX_SIZES.get(types[0]) or ctypes.sizeof(_SCALARS[_PTX_SCALARS[types[0]]])
+    return "b8[%d]" % (size * (int(count.group(1)) if count else 1))
+
+
+def ptx_entries(image):
+    """{entry name: [parameter specs]} of PTX text (str or bytes); an entry whose parameters it cannot read
+    is left out (its kernel then packs arguments by their own types)."""
+    if isinstance(image, (bytes, bytearray, memoryview)):
+        try:
+            image = bytes(image).decode()
+        except UnicodeDecodeError:  # a cubin or fatbin
+            return {}
+    text = re.sub(r"//[^\n]*", "", re.sub(r"/\*.*?\*/", "", image.rstrip("\0"), flags=re.S))
+    entries = {}
+    for m in _ENTRY.finditer(text):
+        decls = [d.strip() for d in (m.group(2) or "").split(",") if d.strip()]
+        specs = [_ptx_param(d) for d in decls]
+        if None not in specs:
+            entries[m.group(1)] = specs
+    return entries
+
+
 def _view(ctx, address, dtype):
     import numpy as np
     buf = ctx._buffer_at(address)
@@ -81,7 +128,8 @@ def _block_function(ctx, kdef):
             values = []
             for i, p in enumerate(kdef.params):
                 cell = ctypes.cast(args_p[i], POINTER(p.ctype)).contents
-                values.append(_view(ctx, cell.value or 0, p.dtype) if p.pointer else cell.value)
+                values.append(_view(ctx, cell.value or 0, p.dtype) if p.pointer
+                              else bytes(cell) if isinstance(cell, ctypes.Array) else cell.value)
             kdef.sim(Block(block_p.contents), *values)
         except BaseException as exc:  # cannot cross C: the launch's caller, or the next wait, reports it
             ctx._callback_failed("kernel %s" % kdef.name, exc)
@@ -89,9 +137,10 @@ def _block_function(ctx, kdef):
 
 
 class Module(Handle):
-    """Kernels loaded together: `module["name"]` (or `module.name`) is a Kernel."""
+    """Kernels loaded together: `module["name"]` (or `module.name`) is a Kernel, whether defined with
+    gcap.kernel or an entry of the module's PTX; `module.get_global(name)` is a module variable."""
 
-    def __init__(self, ctx, kernels, image=None):
+    def __init__(self, ctx, kernels, image=None, source=None, options=None):
         defs = (_lib.kernel_def * max(1, len(kernels)))()
         keep = [defs]
         for i, k in enumerate(kernels):
@@ -112,30 +161,70 @@ class Module(Handle):
             blob = ctypes.create_string_buffer(data, len(data))
             keep.append(blob)
             desc.image, desc.image_size = ctypes.addressof(blob), len(data)
-        desc.kernels, desc.num_kernels = defs, len(kernels)
+        if kernels:
+            desc.kernels, desc.num_kernels = defs, len(kernels)
+        if source is not None:
+            text = source.encode() if isinstance(source, str) else bytes(source)
+            keep.append(text)
+            desc.source = text
+        if options is not None:
+            options = [o.encode() if isinstance(o, str) else bytes(o) for o in options]
+            array = (c_char_p * max(1, len(options)))(*options)
+            keep.append((options, array))
+            desc.options, desc.num_options = array, len(options)
         h = c_void_p()
         check(lib.gcap_module_load(ctx._handle(), byref(desc), byref(h)))
         super().__init__(ctx, h.value)
         ctx._keep_alive(keep)  # launches and nodes may call the functions until the context goes
-        self._kernels = {}
+        self._entries = ptx_entries(image) if image is not None else {}
+        self._kernels, self._globals = {}, {}
         for k in kernels:
             kh = c_void_p()
             check(lib.gcap_module_get_kernel(self._h, k.name.encode(), byref(kh)))
-            self._kernels[k.name] = Kernel(self, kh.value, k)
+            self._kernels[k.name] = Kernel(self, kh.value, k, checked=True)
 
     def close(self):
         h, self._h = self._h, None
         if h is not None and self._ctx._h is not None:
+            for buf in self.__dict__.get("_globals", {}).values():
+                buf.close()  # its memory goes with the module
             lib.gcap_module_unload(h)
 
+    def _find(self, name):
+        """The Kernel `name`: defined, or an entry of the module's PTX; None when the module has none."""
+        k = self._kernels.get(name)
+        if k is None:
+            kh = c_void_p()
+            st = lib.gcap_module_get_kernel(self._handle(), name.encode(), byref(kh))
+            if st == 6:  # GCAP_ERROR_NOT_FOUND
+                return None
+            check(st)
+            k = self._kernels[name] = Kernel(self, kh.value, KernelDef(name, self._entries.get(name)))
+        return k
+
     def __getitem__(self, name):
-        return self._kernels[name]
+        k = self._find(name)
+        if k is None:
+            raise KeyError(name)
+        return k
 
     def __getattr__(self, name):
-        kernels = self.__dict__.get("_kernels", {})
-        if name in kernels:
-            return kernels[name]
-        raise AttributeError(name)
+        if name.startswith("_"):
+            raise AttributeError(name)
+        k = self._find(name)
+        if k is None:
+            raise AttributeError(name)
+        return k
+
+    def get_global(self, name):
+        """The module's .global or .const variable `name` (cuModuleGetGlobal): a Buffer of its bytes, set from
+        the PTX at load, for copies and kernel arguments; it lasts as long as the module. NotFound if none."""
+        buf = self._globals.get(name)
+        if buf is None or buf._h is None:
+            ptr, nbytes = c_void_p(), c_size_t()
+            check(lib.gcap_module_get_global(self._handle(), name.encode(), byref(ptr), byref(nbytes)))
+            buf = self._globals[name] = Buffer._of_module(self, ptr.value, nbytes.value)
+        return buf
 
 
 class Packed:
@@ -146,26 +235,74 @@ class Packed:
         self.pointers = (c_void_p * max(1, len(values)))(*[ctypes.addressof(v) for v in values])
 
 
+def _padded(value):
+    """`value` in at least 8 zeroed bytes: the library reads a parameter's size from the PTX, so a scalar
+    of the wrong size gives a wrong value, never a read past Python's memory."""
+    cell = (ctypes.c_char * max(8, ctypes.sizeof(value)))()
+    ctypes.memmove(cell, ctypes.addressof(value), ctypes.sizeof(value))
+    return cell
+
+
+def _address(a):
+    return a.ptr if isinstance(a, Buffer) else (a.ctypes.data if hasattr(a, "ctypes") else int(a or 0))
+
+
+def _typed(p, a, kernel, i):
+    """Argument `a` as the value of parameter `p`."""
+    if p.pointer or (p.dtype in ("uint64", "int64") and (isinstance(a, Buffer) or a is None or
+                                                        getattr(a, "ndim", 0) > 0)):
+        return p.ctype(_address(a))  # a PTX .u64 is often a pointer: a Buffer, an array or None is its address
+    if issubclass(p.ctype, ctypes.Array):
+        data = bytes(memoryview(a).cast("B")) if not isinstance(a, ctypes.Structure) else bytes(a)
+        if len(data) != p.size:
+            raise InvalidValue("kernel %s: argument %d is %d bytes, its parameter %s" % (kernel, i, len(data), p.spec),
+                               "GCAP_ERROR_INVALID_VALUE", 1)
+        return p.ctype.from_buffer_copy(data)
+    return p.ctype(a)
+
+
+def _untyped(a, kernel, i):
+    """Argument `a` of a parameter whose type only the PTX knows: the argument's own type gives it."""
+    import numpy as np
+    if isinstance(a, np.ndarray) and a.ndim == 0:
+        a = a[()]
+    if isinstance(a, np.generic):
+        return (ctypes.c_char * a.nbytes).from_buffer_copy(a.tobytes())
+    if isinstance(a, (ctypes._SimpleCData, ctypes.Structure, ctypes.Union, ctypes.Array)):
+        return (ctypes.c_char * ctypes.sizeof(a)).from_buffer_copy(bytes(a))
+    if isinstance(a, Buffer) or a is None or isinstance(a, np.ndarray):
+        return c_void_p(_address(a))
+    raise InvalidValue("kernel %s: argument %d is a Python %s, and Python does not know the parameter's type: pass a "
+                       "numpy scalar (numpy.float32(2.0)) or a ctypes value, or define the kernel with "
+                       "gcap.kernel(name, params) in load_module" % (kernel, i, type(a).__name__),
+                       "GCAP_ERROR_INVALID_VALUE", 1)
+
+
 class Kernel(Handle):
-    def __init__(self, module, h, kdef):
+    """A kernel of a module, for Stream.launch and Graph.add_kernel: `name`, `module`, `definition`."""
+
+    def __init__(self, module, h, kdef, checked=False):
         super().__init__(module._ctx, h)
         self.module, self.definition = module, kdef
+        self._checked = checked  # a definition's sizes, which the library uses too; else Python's reading of the PTX
 
     @property
     def name(self):
         return self.definition.name
 
     def __repr__(self):
-        return "<gcap.Kernel %s(%s)>" % (self.name, ", ".join(p.spec for p in self.definition.params))
+        params = self.definition.params
+        return "<gcap.Kernel %s(%s)>" % (self.name, "..." if params is None else ", ".join(p.spec for p in params))
 
     def _pack(self, args):
         params = self.definition.params
-        if len(args) != len(params):
+        if params is not None and len(args) != len(params):
             raise InvalidValue("kernel %s takes %d arguments, not %d" % (self.name, len(params), len(args)),
                                "GCAP_ERROR_INVALID_VALUE", 1)
-        values = []
-        for p, a in zip(params, args):
-            if p.pointer:
-                a = a.ptr if isinstance(a, Buffer) else (a.ctypes.data if hasattr(a, "ctypes") else int(a or 0))
-            values.append(p.ctype(a))
+        if params is None:
+            values = [_untyped(a, self.name, i) for i, a in enumerate(args)]
+        else:
+            values = [_typed(p, a, self.name, i) for i, (p, a) in enumerate(zip(params, args))]
+        if not self._checked:
+            values = [_padded(v) for v in values]
         return Packed(values)

@@ -1,6 +1,8 @@
 """The C library through ctypes: where it is, the structs of the public headers, every prototype.
 
-Only gcap/gcap.h and gcap/sim.h are used, as any C program would use them.
+Only gcap/gcap.h and gcap/sim.h are used, as any C program would use them. Each Structure here is the
+C struct `gcap_<its name>`, field for field and in order (python/tests/test_abi.py compares them with
+the headers and with a C compiler's offsets).
 """
 import ctypes
 import glob
@@ -51,12 +53,13 @@ class kernel_def(Structure):
 
 class module_desc(Structure):
     _fields_ = [("image", c_void_p), ("image_size", c_size_t), ("kernels", POINTER(kernel_def)),
-                ("num_kernels", c_size_t)]
+                ("num_kernels", c_size_t), ("source", c_char_p), ("options", POINTER(c_char_p)),
+                ("num_options", c_size_t)]
 
 
 class sim_options(Structure):
     _fields_ = [("order", c_int), ("seed", c_uint64), ("check_races", c_bool), ("trace", c_void_p), ("exec", c_int),
-                ("strict_memory", c_bool), ("threads", c_uint)]
+                ("strict_memory", c_bool), ("threads", c_uint), ("kernels", c_int), ("checks", c_uint)]
 
 
 class context_options(Structure):
@@ -66,7 +69,8 @@ class context_options(Structure):
 class sim_stats(Structure):
     _fields_ = [(name, c_uint64) for name in ("graph_launches", "nodes_executed", "kernels_executed",
                                                "kernels_stubbed", "bytes_copied", "bytes_set", "host_calls",
-                                               "ops_deferred", "stream_races", "barriers_passed", "blocks_parallel")]
+                                               "ops_deferred", "stream_races", "barriers_passed", "blocks_parallel",
+                                               "ptx_instructions")]
 
 
 class capture_options(Structure):
@@ -166,6 +170,7 @@ _PROTOTYPES = {
     "gcap_module_load": (status, [c_void_p, POINTER(module_desc), POINTER(c_void_p)]),
     "gcap_module_unload": (status, [c_void_p]),
     "gcap_module_get_kernel": (status, [c_void_p, c_char_p, POINTER(c_void_p)]),
+    "gcap_module_get_global": (status, [c_void_p, c_char_p, POINTER(c_void_p), POINTER(c_size_t)]),
     "gcap_launch_kernel": (status, [c_void_p, c_void_p, dim3, dim3, c_uint32, POINTER(c_void_p)]),
     "gcap_launch_host_func": (status, [c_void_p, host_fn, c_void_p]),
     "gcap_capture_options_init": (None, [POINTER(capture_options)]),

@@ -1,5 +1,6 @@
 """Contexts, errors, memory, streams, events and captures: the C handles, owned by Python objects."""
 import ctypes
+import numbers
 import weakref
 from ctypes import byref, c_float, c_int, c_size_t, c_void_p
 
@@ -49,6 +50,15 @@ CapturedEvent = _error_class("CapturedEvent", "GCAP_ERROR_CAPTURED_EVENT")
 CaptureWrongThread = _error_class("CaptureWrongThread", "GCAP_ERROR_STREAM_CAPTURE_WRONG_THREAD")
 ExecUpdateFailure = _error_class("ExecUpdateFailure", "GCAP_ERROR_GRAPH_EXEC_UPDATE_FAILURE")
 BackendError = _error_class("BackendError", "GCAP_ERROR_BACKEND")
+InvalidPtx = _error_class("InvalidPtx", "GCAP_ERROR_INVALID_PTX")
+InvalidSource = _error_class("InvalidSource", "GCAP_ERROR_INVALID_SOURCE")
+# Kernel faults: sticky, as on a GPU. Every later call on the context raises the same, except those that
+# free or destroy; the context is then only good for closing.
+IllegalAddress = _error_class("IllegalAddress", "GCAP_ERROR_ILLEGAL_ADDRESS")
+AssertError = _error_class("AssertError", "GCAP_ERROR_ASSERT")
+IllegalInstruction = _error_class("IllegalInstruction", "GCAP_ERROR_ILLEGAL_INSTRUCTION")
+MisalignedAddress = _error_class("MisalignedAddress", "GCAP_ERROR_MISALIGNED_ADDRESS")
+LaunchFailure = _error_class("LaunchFailure", "GCAP_ERROR_LAUNCH_FAILURE")
 
 
 class ContextClosed(InvalidHandle):
@@ -127,13 +137,34 @@ def _free_event(h):
 _BACKENDS = {"auto": 0, "sim": 1, "cuda": 2}
 _ORDERS = {"capture": 0, "shuffle": 1}
 _EXECS = {"immediate": 0, "deferred": 1}
+_SIM_KERNELS = {"auto": 0, "cpu": 1, "ptx": 2}
+_CHECKS = {"memory": 1, "sync": 2, "shared": 4, "init": 8}
+_SIM_OPTIONS = {"order", "seed", "check_races", "trace", "exec", "strict_memory", "threads", "kernels", "checks"}
+
+
+def checks_of(checks):
+    """The GCAP_SIM_CHECK_* bits of "all", "none", "memory,sync" or an iterable of check names."""
+    if isinstance(checks, str):
+        if checks in ("all", "none"):
+            return sum(_CHECKS.values()) if checks == "all" else 0
+        checks = checks.split(",") if checks else []
+    bits = 0
+    for name in checks:
+        if name not in _CHECKS:
+            raise InvalidValue("check %r is not one of %s (or checks='all' or 'none')" % (name, ", ".join(_CHECKS)),
+                               "GCAP_ERROR_INVALID_VALUE", 1)
+        bits |= _CHECKS[name]
+    return bits
 
 
 class Context:
     """A gcap context: `Context(backend="sim", order="shuffle", seed=3, check_races=True, trace="t.json")`.
 
     Simulator options as keywords: order ("capture" or "shuffle"), seed, check_races, trace (a path the
-    Chrome trace-event timeline is written to), exec ("immediate" or "deferred"), strict_memory, threads.
+    Chrome trace-event timeline is written to), exec ("immediate" or "deferred"), strict_memory, threads,
+    kernels (what runs a kernel: "auto", its Python or C body where it has one and else its PTX; "cpu";
+    "ptx"), checks (made while PTX kernels run: "all", "none", or some of "memory", "sync", "shared",
+    "init"; by default memory and sync).
     Use it as a `with` block, or call close(); every object made from it is unusable afterwards.
     """
 
@@ -165,7 +196,7 @@ class Context:
     def _sim_options(self, sim):
         so = _lib.sim_options()
         lib.gcap_sim_options_init(byref(so))
-        unknown = set(sim) - {"order", "seed", "check_races", "trace", "exec", "strict_memory", "threads"}
+        unknown = set(sim) - _SIM_OPTIONS
         if unknown:
             raise InvalidValue("unknown simulator option(s): %s" % ", ".join(sorted(unknown)), "GCAP_ERROR_INVALID_VALUE", 1)
         if "order" in sim:
@@ -176,6 +207,13 @@ class Context:
             if sim["exec"] not in _EXECS:
                 raise InvalidValue("exec %r is not 'immediate' or 'deferred'" % (sim["exec"],), "GCAP_ERROR_INVALID_VALUE", 1)
             so.exec = _EXECS[sim["exec"]]
+        if "kernels" in sim:
+            if sim["kernels"] not in _SIM_KERNELS:
+                raise InvalidValue("kernels %r is not 'auto', 'cpu' or 'ptx'" % (sim["kernels"],),
+                                   "GCAP_ERROR_INVALID_VALUE", 1)
+            so.kernels = _SIM_KERNELS[sim["kernels"]]
+        if "checks" in sim:
+            so.checks = checks_of(sim["checks"])
         so.seed = int(sim.get("seed", 0))
         so.check_races = bool(sim.get("check_races", False))
         so.strict_memory = bool(sim.get("strict_memory", False))
@@ -262,10 +300,16 @@ class Context:
         from ._graphs import Graph
         return Graph._load(self, path)
 
-    def load_module(self, kernels, image=None):
-        """A module of `kernels` (gcap.kernel(...) definitions); `image`: PTX text or cubin bytes for CUDA."""
+    def load_module(self, kernels=None, image=None, source=None, options=None):
+        """A module: `kernels` (gcap.kernel(...) definitions), and `image` (PTX text, or cubin bytes for CUDA)
+        or `source` (CUDA C compiled by NVRTC at load, with `options` such as ["-DN=4"]).
+
+        Without definitions the kernels are the PTX's entries. On the simulator a kernel without a Python
+        body runs from its PTX. InvalidPtx names the line of PTX that is wrong, InvalidSource gives NVRTC's
+        log, NotFound means no NVRTC library was found; an image and a source together are InvalidValue.
+        """
         from ._kernels import Module
-        return Module(self, kernels, image)
+        return Module(self, kernels or [], image, source, options)
 
     def trace(self):
         """The timeline written so far to the `trace` file, as a picture in notebooks."""
@@ -335,6 +379,8 @@ def kind_of(kind):
 class Buffer(Handle):
     """Device memory of a context: `.ptr` (its address) and `.nbytes`."""
 
+    _owner = None  # a module whose variable this is (Module.get_global): not freed, gone with the module
+
     def __init__(self, ctx, nbytes, rows=None):
         p = c_void_p()
         self.pitch = None
@@ -349,6 +395,15 @@ class Buffer(Handle):
         self._ptr = p.value
         ctx._buffers[self._ptr] = self
 
+    @classmethod
+    def _of_module(cls, module, ptr, nbytes):
+        """A module variable's memory: a Buffer that keeps its module loaded and is never freed itself."""
+        self = cls.__new__(cls)
+        Handle.__init__(self, module._ctx, ptr)
+        self.pitch, self.nbytes, self._ptr, self._owner = None, int(nbytes), ptr, module
+        module._ctx._buffers[ptr] = self
+        return self
+
     @property
     def ptr(self):
         return self._handle()
@@ -357,7 +412,8 @@ class Buffer(Handle):
         h, self._h = self._h, None
         if h is not None and self._ctx._h is not None:
             self._ctx._buffers.pop(h, None)
-            lib.gcap_mem_free(self._ctx._h, h)
+            if self._owner is None:
+                lib.gcap_mem_free(self._ctx._h, h)
 
     def __repr__(self):
         return "<gcap.Buffer %d bytes at 0x%x>" % (self.nbytes, self._ptr)
@@ -499,7 +555,7 @@ class Stream(Handle):
 
 
 def dim3_of(v):
-    if isinstance(v, int):
+    if isinstance(v, numbers.Integral):
         return _lib.dim3(v, 1, 1)
     v = tuple(v) + (1, 1)
     return _lib.dim3(v[0], v[1], v[2])

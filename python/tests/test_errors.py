@@ -22,6 +22,17 @@ def test_every_status_has_its_class():
         assert status in names
 
 
+def test_every_status_of_the_c_library_has_its_exported_class():
+    from gcap._lib import lib
+    for code in range(1, 1000):
+        name = lib.gcap_status_name(code).decode()
+        if name != "GCAP_UNKNOWN_STATUS":
+            cls = [c for c in gcap.Error.__subclasses__() if c.status == name]
+            assert len(cls) == 1, name
+            assert getattr(gcap, cls[0].__name__) is cls[0] and cls[0].__name__ in gcap.__all__, name
+    assert gcap.IllegalAddress.status == "GCAP_ERROR_ILLEGAL_ADDRESS" and gcap.AssertError.status == "GCAP_ERROR_ASSERT"
+
+
 def test_a_forbidden_call_during_capture_invalidates_it(ctx):
     s = ctx.stream()
     buf = ctx.alloc(64)
