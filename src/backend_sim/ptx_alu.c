@@ -781,6 +781,11 @@ HANDLER(m_sreg) {
     PX_LANES(m, d[l] = tid[l][comp]);
     return;
   }
+  if (sreg == PTX_SREG_NTID || sreg == PTX_SREG_CTAID || sreg == PTX_SREG_NCTAID || sreg == PTX_SREG_WARPID) {
+    uint64_t v = px_sreg_value(w, sreg, comp, 0); /* the same in every lane */
+    PX_LANES(m, d[l] = v);
+    return;
+  }
   PX_LANES(m, d[l] = px_sreg_value(w, sreg, comp, l));
 }
 
