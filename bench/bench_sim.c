@@ -145,18 +145,22 @@ struct sim {
   gcap_module *m;
 };
 
+static void context_open(struct sim *sm, const gcap_sim_options *so, const gcap_module_desc *d) {
+  gcap_context_options o;
+  gcap_context_options_init(&o);
+  o.backend = GCAP_BACKEND_SIM;
+  o.sim = so;
+  CHECK(gcap_context_create(&o, &sm->ctx));
+  CHECK(gcap_stream_create(sm->ctx, &sm->s));
+  CHECK(gcap_module_load(sm->ctx, d, &sm->m));
+}
+
 static void sim_open(struct sim *sm, unsigned threads) {
   gcap_sim_options so;
   gcap_sim_options_init(&so);
   so.threads = threads;
-  gcap_context_options o;
-  gcap_context_options_init(&o);
-  o.backend = GCAP_BACKEND_SIM;
-  o.sim = &so;
-  CHECK(gcap_context_create(&o, &sm->ctx));
-  CHECK(gcap_stream_create(sm->ctx, &sm->s));
   gcap_module_desc d = {.kernels = kernel_defs, .num_kernels = sizeof kernel_defs / sizeof kernel_defs[0]};
-  CHECK(gcap_module_load(sm->ctx, &d, &sm->m));
+  context_open(sm, &so, &d);
 }
 
 static void sim_close(struct sim *sm) { gcap_context_destroy(sm->ctx); }
@@ -354,15 +358,9 @@ static void ptx_open(struct sim *sm, unsigned threads, gcap_sim_kernels kernels,
   so.threads = threads;
   so.kernels = kernels;
   so.checks = checks;
-  gcap_context_options o;
-  gcap_context_options_init(&o);
-  o.backend = GCAP_BACKEND_SIM;
-  o.sim = &so;
-  CHECK(gcap_context_create(&o, &sm->ctx));
-  CHECK(gcap_stream_create(sm->ctx, &sm->s));
   gcap_module_desc d = {.image = ptx_bench_ptx, .image_size = sizeof ptx_bench_ptx, .kernels = ptx_defs,
                         .num_kernels = sizeof ptx_defs / sizeof ptx_defs[0]};
-  CHECK(gcap_module_load(sm->ctx, &d, &sm->m));
+  context_open(sm, &so, &d);
 }
 
 /* One kernel's launch on one context: its arguments, and buffers filled for it. */

@@ -8,6 +8,7 @@
  */
 #include <fenv.h>
 #include <math.h>
+#include <tgmath.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -368,78 +369,50 @@ static int host_round(unsigned r) {
 enum fop { FOP_ADD, FOP_SUB, FOP_MUL, FOP_DIV, FOP_MIN, FOP_MAX, FOP_FMA, FOP_SQRT, FOP_RCP, FOP_RSQRT, FOP_SIN,
            FOP_COS, FOP_LG2, FOP_EX2, FOP_TANH, FOP_ABS, FOP_NEG, FOP_COPYSIGN, FOP_MIN_NAN, FOP_MAX_NAN };
 
-static float fmin_ptx(float a, float b, bool nan) {
-  if (isnan(a) || isnan(b)) return nan ? NAN : isnan(a) ? b : a;
-  if (a == 0.0f && b == 0.0f) return signbit(a) ? a : b;
-  return a < b ? a : b;
-}
-static float fmax_ptx(float a, float b, bool nan) {
-  if (isnan(a) || isnan(b)) return nan ? NAN : isnan(a) ? b : a;
-  if (a == 0.0f && b == 0.0f) return signbit(a) ? b : a;
-  return a > b ? a : b;
-}
-static double dmin_ptx(double a, double b, bool nan) {
-  if (isnan(a) || isnan(b)) return nan ? NAN : isnan(a) ? b : a;
-  if (a == 0.0 && b == 0.0) return signbit(a) ? a : b;
-  return a < b ? a : b;
-}
-static double dmax_ptx(double a, double b, bool nan) {
-  if (isnan(a) || isnan(b)) return nan ? NAN : isnan(a) ? b : a;
-  if (a == 0.0 && b == 0.0) return signbit(a) ? b : a;
-  return a > b ? a : b;
-}
-
-static inline float f32_op(unsigned op, float a, float b, float c) {
-  switch (op) {
-  case FOP_ADD: return a + b;
-  case FOP_SUB: return a - b;
-  case FOP_MUL: return a * b;
-  case FOP_DIV: return a / b;
-  case FOP_MIN: return fmin_ptx(a, b, false);
-  case FOP_MAX: return fmax_ptx(a, b, false);
-  case FOP_MIN_NAN: return fmin_ptx(a, b, true);
-  case FOP_MAX_NAN: return fmax_ptx(a, b, true);
-  case FOP_FMA: return fmaf(a, b, c);
-  case FOP_SQRT: return sqrtf(a);
-  case FOP_RCP: return 1.0f / a;
-  case FOP_RSQRT: return 1.0f / sqrtf(a);
-  case FOP_SIN: return sinf(a);
-  case FOP_COS: return cosf(a);
-  case FOP_LG2: return log2f(a);
-  case FOP_EX2: return exp2f(a);
-  case FOP_TANH: return tanhf(a);
-  case FOP_ABS: return fabsf(a);
-  case FOP_NEG: return -a;
-  case FOP_COPYSIGN: return copysignf(b, a);
-  default: return a;
+/* PTX's min/max: a NaN operand gives the other (or NaN with .NaN), and -0 is below +0. */
+#define MIN_MAX(T, name)                                                                           \
+  static T name##_min(T a, T b, bool nan) {                                                        \
+    if (isnan(a) || isnan(b)) return nan ? (T)NAN : isnan(a) ? b : a;                              \
+    if (a == 0 && b == 0) return signbit(a) ? a : b;                                               \
+    return a < b ? a : b;                                                                          \
+  }                                                                                                \
+  static T name##_max(T a, T b, bool nan) {                                                        \
+    if (isnan(a) || isnan(b)) return nan ? (T)NAN : isnan(a) ? b : a;                              \
+    if (a == 0 && b == 0) return signbit(a) ? b : a;                                               \
+    return a > b ? a : b;                                                                          \
   }
-}
+MIN_MAX(float, f32)
+MIN_MAX(double, f64)
 
-static inline double f64_op(unsigned op, double a, double b, double c) {
-  switch (op) {
-  case FOP_ADD: return a + b;
-  case FOP_SUB: return a - b;
-  case FOP_MUL: return a * b;
-  case FOP_DIV: return a / b;
-  case FOP_MIN: return dmin_ptx(a, b, false);
-  case FOP_MAX: return dmax_ptx(a, b, false);
-  case FOP_MIN_NAN: return dmin_ptx(a, b, true);
-  case FOP_MAX_NAN: return dmax_ptx(a, b, true);
-  case FOP_FMA: return fma(a, b, c);
-  case FOP_SQRT: return sqrt(a);
-  case FOP_RCP: return 1.0 / a;
-  case FOP_RSQRT: return 1.0 / sqrt(a);
-  case FOP_SIN: return sin(a);
-  case FOP_COS: return cos(a);
-  case FOP_LG2: return log2(a);
-  case FOP_EX2: return exp2(a);
-  case FOP_TANH: return tanh(a);
-  case FOP_ABS: return fabs(a);
-  case FOP_NEG: return -a;
-  case FOP_COPYSIGN: return copysign(b, a);
-  default: return a;
+/* One operation of either width: <tgmath.h> picks the float or double function from the type. */
+#define FLOAT_OP(T, name)                                                                          \
+  static inline T name##_op(unsigned op, T a, T b, T c) {                                          \
+    switch (op) {                                                                                  \
+    case FOP_ADD: return a + b;                                                                    \
+    case FOP_SUB: return a - b;                                                                    \
+    case FOP_MUL: return a * b;                                                                    \
+    case FOP_DIV: return a / b;                                                                    \
+    case FOP_MIN: return name##_min(a, b, false);                                                  \
+    case FOP_MAX: return name##_max(a, b, false);                                                  \
+    case FOP_MIN_NAN: return name##_min(a, b, true);                                               \
+    case FOP_MAX_NAN: return name##_max(a, b, true);                                               \
+    case FOP_FMA: return fma(a, b, c);                                                             \
+    case FOP_SQRT: return sqrt(a);                                                                 \
+    case FOP_RCP: return (T)1 / a;                                                                 \
+    case FOP_RSQRT: return (T)1 / sqrt(a);                                                         \
+    case FOP_SIN: return sin(a);                                                                   \
+    case FOP_COS: return cos(a);                                                                   \
+    case FOP_LG2: return log2(a);                                                                  \
+    case FOP_EX2: return exp2(a);                                                                  \
+    case FOP_TANH: return tanh(a);                                                                 \
+    case FOP_ABS: return fabs(a);                                                                  \
+    case FOP_NEG: return -a;                                                                       \
+    case FOP_COPYSIGN: return copysign(b, a);                                                      \
+    default: return a;                                                                             \
+    }                                                                                              \
   }
-}
+FLOAT_OP(float, f32)
+FLOAT_OP(double, f64)
 
 /* The general float handler: in->kind the operation, in->e the flags, in->vec the rounding. */
 HANDLER(f32_any) {

@@ -464,46 +464,33 @@ HANDLER(mem_st) {
 
 /* One atomic read-modify-write on p; returns the old value. Global memory may be shared with
  * other host threads running other blocks, so it uses the host's atomics. */
-static uint64_t atomic_rmw(unsigned char *p, unsigned op, unsigned size, enum ptx_type t, uint64_t b, uint64_t c) {
-  if (size == 4) {
-    uint32_t *q = (uint32_t *)(void *)p, old = __atomic_load_n(q, __ATOMIC_RELAXED), nv;
-    do {
-      uint32_t x = old, y = (uint32_t)b;
-      switch (op) {
-      case PTX_ATOM_ADD:
-        if (t == PTX_T_F32) nv = (uint32_t)px_bits32(px_f32(x) + px_f32(y));
-        else nv = x + y;
-        break;
-      case PTX_ATOM_MIN: nv = ptx_type_is_signed(t) ? ((int32_t)x < (int32_t)y ? x : y) : (x < y ? x : y); break;
-      case PTX_ATOM_MAX: nv = ptx_type_is_signed(t) ? ((int32_t)x > (int32_t)y ? x : y) : (x > y ? x : y); break;
-      case PTX_ATOM_INC: nv = x >= y ? 0 : x + 1; break;
-      case PTX_ATOM_DEC: nv = (x == 0 || x > y) ? y : x - 1; break;
-      case PTX_ATOM_CAS: nv = x == y ? (uint32_t)c : x; break;
-      case PTX_ATOM_EXCH: nv = y; break;
-      case PTX_ATOM_AND: nv = x & y; break;
-      case PTX_ATOM_OR: nv = x | y; break;
-      default: nv = x ^ y; break;
-      }
-    } while (!__atomic_compare_exchange_n(q, &old, nv, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
-    return old;
+#define ATOMIC_RMW(T, ST, FT, to_float, from_float)                                                 \
+  static T atomic_rmw_##T(T *q, unsigned op, enum ptx_type t, T y, T c) {                           \
+    T old = __atomic_load_n(q, __ATOMIC_RELAXED), nv;                                               \
+    bool sgn = ptx_type_is_signed(t);                                                               \
+    do {                                                                                            \
+      T x = old;                                                                                    \
+      switch (op) {                                                                                 \
+      case PTX_ATOM_ADD: nv = t == FT ? (T)from_float(to_float(x) + to_float(y)) : (T)(x + y); break; \
+      case PTX_ATOM_MIN: nv = sgn ? ((ST)x < (ST)y ? x : y) : (x < y ? x : y); break;               \
+      case PTX_ATOM_MAX: nv = sgn ? ((ST)x > (ST)y ? x : y) : (x > y ? x : y); break;               \
+      case PTX_ATOM_INC: nv = x >= y ? 0 : (T)(x + 1); break;                                       \
+      case PTX_ATOM_DEC: nv = (x == 0 || x > y) ? y : (T)(x - 1); break;                            \
+      case PTX_ATOM_CAS: nv = x == y ? c : x; break;                                                \
+      case PTX_ATOM_EXCH: nv = y; break;                                                            \
+      case PTX_ATOM_AND: nv = x & y; break;                                                         \
+      case PTX_ATOM_OR: nv = x | y; break;                                                          \
+      default: nv = x ^ y; break;                                                                   \
+      }                                                                                             \
+    } while (!__atomic_compare_exchange_n(q, &old, nv, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)); \
+    return old;                                                                                     \
   }
-  uint64_t *q = (uint64_t *)(void *)p, old = __atomic_load_n(q, __ATOMIC_RELAXED), nv;
-  do {
-    uint64_t x = old, y = b;
-    switch (op) {
-    case PTX_ATOM_ADD: nv = t == PTX_T_F64 ? px_bits64(px_f64(x) + px_f64(y)) : x + y; break;
-    case PTX_ATOM_MIN: nv = ptx_type_is_signed(t) ? ((int64_t)x < (int64_t)y ? x : y) : (x < y ? x : y); break;
-    case PTX_ATOM_MAX: nv = ptx_type_is_signed(t) ? ((int64_t)x > (int64_t)y ? x : y) : (x > y ? x : y); break;
-    case PTX_ATOM_INC: nv = x >= y ? 0 : x + 1; break;
-    case PTX_ATOM_DEC: nv = (x == 0 || x > y) ? y : x - 1; break;
-    case PTX_ATOM_CAS: nv = x == y ? c : x; break;
-    case PTX_ATOM_EXCH: nv = y; break;
-    case PTX_ATOM_AND: nv = x & y; break;
-    case PTX_ATOM_OR: nv = x | y; break;
-    default: nv = x ^ y; break;
-    }
-  } while (!__atomic_compare_exchange_n(q, &old, nv, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
-  return old;
+ATOMIC_RMW(uint32_t, int32_t, PTX_T_F32, px_f32, px_bits32)
+ATOMIC_RMW(uint64_t, int64_t, PTX_T_F64, px_f64, px_bits64)
+
+static uint64_t atomic_rmw(unsigned char *p, unsigned op, unsigned size, enum ptx_type t, uint64_t b, uint64_t c) {
+  if (size == 4) return atomic_rmw_uint32_t((uint32_t *)(void *)p, op, t, (uint32_t)b, (uint32_t)c);
+  return atomic_rmw_uint64_t((uint64_t *)(void *)p, op, t, b, c);
 }
 
 /* atom/red: in->kind the operation, in->e the type, d (PX_NONE for red), b and c the operands. */

@@ -183,9 +183,8 @@ static void branch(struct px_warp *w, const struct px_ins *in, uint32_t m) {
   if (w->pc >= w->others_min) resched(w);
 }
 
-static void exit_lanes(struct px_warp *w, uint32_t m) {
-  w->live &= ~m;
-  w->blk->exited += (unsigned)__builtin_popcount(m);
+/* Lanes m of the group are done here (exited or returned); the rest (guarded off) go on. */
+static void group_done(struct px_warp *w, uint32_t m) {
   if (m == w->group) {
     w->group = 0;
     lanes_leave(w);
@@ -194,6 +193,12 @@ static void exit_lanes(struct px_warp *w, uint32_t m) {
   w->group &= ~m;
   w->pc++;
   if (w->pc >= w->others_min) resched(w);
+}
+
+static void exit_lanes(struct px_warp *w, uint32_t m) {
+  w->live &= ~m;
+  w->blk->exited += (unsigned)__builtin_popcount(m);
+  group_done(w, m);
 }
 
 /* ---------------------------------------------------------------- calls */
@@ -282,14 +287,7 @@ static void ret(struct px_warp *w, uint32_t m) {
     return;
   }
   w->f->done |= m;
-  if (m == w->group) {
-    w->group = 0;
-    lanes_leave(w);
-    return;
-  }
-  w->group &= ~m;
-  w->pc++;
-  if (w->pc >= w->others_min) resched(w);
+  group_done(w, m);
 }
 
 /* ---------------------------------------------------------------- barriers */
