@@ -1453,6 +1453,141 @@ static void test_graph_api_12_oom(void **state) {
   run_with_faults("conditional, 3-D copy, allocation nodes, priority, child setter, 2-D copy", graph_api_12_once);
 }
 
+/*
+ * A kernel run from its PTX, every check on, blocks over two worker threads: the load (parse,
+ * lowering, module variables), the launch (warps, stacks, shadow memory) and the variable's copy
+ * under every fault. nvcc -ptx -arch=compute_75 of:
+ *   __device__ unsigned total;
+ *   __device__ __noinline__ unsigned twice(unsigned v) { return 2 * v; }
+ *   extern "C" __global__ void sum(const unsigned *in, unsigned *out) {
+ *     __shared__ unsigned part[64];  part[t] = twice(in[blockIdx.x * 64 + t]);  __syncthreads();
+ *     if (t == 0) { s = the sum of part;  out[blockIdx.x] = s;  atomicAdd(&total, s); }
+ *   }
+ */
+static const char sum_ptx[] =
+  ".version 9.0\n"
+  ".target sm_75\n"
+  ".address_size 64\n"
+  ".global .align 4 .u32 total;\n"
+  ".func (.param .b32 func_retval0) _Z5twicej(\n"
+  ".param .b32 _Z5twicej_param_0\n"
+  ")\n"
+  "{\n"
+  ".reg .b32 %r<3>;\n"
+  "ld.param.u32 %r1, [_Z5twicej_param_0];\n"
+  "shl.b32 %r2, %r1, 1;\n"
+  "st.param.b32 [func_retval0+0], %r2;\n"
+  "ret;\n"
+  "}\n"
+  ".visible .entry sum(\n"
+  ".param .u64 sum_param_0,\n"
+  ".param .u64 sum_param_1\n"
+  ")\n"
+  "{\n"
+  ".reg .pred %p<3>;\n"
+  ".reg .b32 %r<24>;\n"
+  ".reg .b64 %rd<10>;\n"
+  ".shared .align 4 .b8 _ZZ3sumE4part[256];\n"
+  "ld.param.u64 %rd3, [sum_param_0];\n"
+  "ld.param.u64 %rd2, [sum_param_1];\n"
+  "mov.u32 %r1, %ctaid.x;\n"
+  "shl.b32 %r8, %r1, 6;\n"
+  "mov.u32 %r9, %tid.x;\n"
+  "add.s32 %r10, %r8, %r9;\n"
+  "cvta.to.global.u64 %rd4, %rd3;\n"
+  "mul.wide.u32 %rd5, %r10, 4;\n"
+  "add.s64 %rd6, %rd4, %rd5;\n"
+  "ld.global.u32 %r11, [%rd6];\n"
+  "{ // callseq 0, 0\n"
+  ".reg .b32 temp_param_reg;\n"
+  ".param .b32 param0;\n"
+  "st.param.b32 [param0+0], %r11;\n"
+  ".param .b32 retval0;\n"
+  "call.uni (retval0), \n"
+  "_Z5twicej, \n"
+  "(\n"
+  "param0\n"
+  ");\n"
+  "ld.param.b32 %r12, [retval0+0];\n"
+  "} // callseq 0\n"
+  "shl.b32 %r13, %r9, 2;\n"
+  "mov.u32 %r21, _ZZ3sumE4part;\n"
+  "add.s32 %r15, %r21, %r13;\n"
+  "st.shared.u32 [%r15], %r12;\n"
+  "bar.sync 0;\n"
+  "setp.ne.s32 %p1, %r9, 0;\n"
+  "@%p1 bra $L__BB1_4;\n"
+  "cvta.to.global.u64 %rd1, %rd2;\n"
+  "mov.u32 %r22, 0;\n"
+  "mov.u32 %r23, %r22;\n"
+  "$L__BB1_2:\n"
+  ".pragma \"nounroll\";\n"
+  "ld.shared.u32 %r19, [%r21];\n"
+  "add.s32 %r23, %r19, %r23;\n"
+  "add.s32 %r21, %r21, 4;\n"
+  "add.s32 %r22, %r22, 1;\n"
+  "setp.ne.s32 %p2, %r22, 64;\n"
+  "@%p2 bra $L__BB1_2;\n"
+  "mul.wide.u32 %rd7, %r1, 4;\n"
+  "add.s64 %rd8, %rd1, %rd7;\n"
+  "st.global.u32 [%rd8], %r23;\n"
+  "mov.u64 %rd9, total;\n"
+  "atom.global.add.u32 %r20, [%rd9], %r23;\n"
+  "$L__BB1_4:\n"
+  "ret;\n"
+  "}\n"
+  ;
+
+static bool ptx_once(long n) {
+  gcap_sim_options so;
+  gcap_sim_options_init(&so);
+  so.kernels = GCAP_SIM_KERNELS_PTX;
+  so.checks = GCAP_SIM_CHECK_MEMORY | GCAP_SIM_CHECK_SYNC | GCAP_SIM_CHECK_SHARED_RACES | GCAP_SIM_CHECK_INIT;
+  so.threads = 2;
+  gcap_context_options o;
+  gcap_context_options_init(&o);
+  o.backend = GCAP_BACKEND_SIM;
+  o.sim = &so;
+  gcap_context *ctx = NULL;
+  assert_ok(gcap_context_create(&o, &ctx));
+  unsigned in[4 * 64], out[4] = {0}, total = 0;
+  for (unsigned i = 0; i < 4 * 64; i++) in[i] = i;
+  gcap_module_desc d = {.image = sum_ptx, .image_size = sizeof sum_ptx};
+  gcap_module *m = NULL;
+  gcap_kernel *k = NULL;
+  gcap_stream *s = NULL;
+  void *din = NULL, *dout = NULL, *dtotal = NULL;
+  bool ok = false;
+  inject_begin(n);
+  STEP_OUT(gcap_module_load(ctx, &d, &m), "gcap_module_load", m);
+  STEP_OUT(gcap_module_get_kernel(m, "sum", &k), "gcap_module_get_kernel", k);
+  STEP(gcap_module_get_global(m, "total", &dtotal, NULL), "gcap_module_get_global");
+  STEP(gcap_mem_alloc(ctx, sizeof in, &din), "gcap_mem_alloc");
+  STEP(gcap_mem_alloc(ctx, sizeof out, &dout), "gcap_mem_alloc");
+  STEP(gcap_memcpy(ctx, din, in, sizeof in, GCAP_MEMCPY_HOST_TO_DEVICE), "gcap_memcpy");
+  STEP_OUT(gcap_stream_create(ctx, &s), "gcap_stream_create", s);
+  void *args[] = {&din, &dout};
+  STEP(gcap_launch_kernel(s, k, GCAP_DIM3(4, 1, 1), GCAP_DIM3(64, 1, 1), 0, args), "gcap_launch_kernel");
+  STEP(gcap_stream_synchronize(s), "gcap_stream_synchronize");
+  STEP(gcap_memcpy(ctx, out, dout, sizeof out, GCAP_MEMCPY_DEVICE_TO_HOST), "gcap_memcpy");
+  STEP(gcap_memcpy(ctx, &total, dtotal, sizeof total, GCAP_MEMCPY_DEVICE_TO_HOST), "gcap_memcpy");
+  ok = true;
+stop:
+  inject_end();
+  if (ok) {
+    for (unsigned b = 0; b < 4; b++) assert_int_equal(out[b], 2 * (64 * 64 * b + 63 * 64 / 2));
+    assert_int_equal(total, 2 * (4 * 64) * (4 * 64 - 1) / 2);
+  }
+  gcap_context_destroy(ctx);
+  return ok;
+}
+
+static void test_ptx_oom(void **state) {
+  (void)state;
+  if (!test_on_sim()) skip();
+  run_with_faults("PTX kernel", ptx_once);
+}
+
 int main(void) {
   test_require_backend();
 #define OOM_TEST(fn) cmocka_unit_test_setup_teardown(fn, reset_injection, reset_injection)
@@ -1474,6 +1609,7 @@ int main(void) {
       OOM_TEST(test_pooled_scenario_oom),
       OOM_TEST(test_stream_race_check_oom),
       OOM_TEST(test_graph_api_12_oom),
+      OOM_TEST(test_ptx_oom),
       /* The same scenarios with the backend failing instead: those that call it. */
       BACKEND_TEST(test_context_create_oom),
       BACKEND_TEST(test_stream_event_oom),
@@ -1485,6 +1621,7 @@ int main(void) {
       BACKEND_TEST(test_pooled_scenario_oom),
       BACKEND_TEST(test_stream_race_check_oom),
       BACKEND_TEST(test_graph_api_12_oom),
+      BACKEND_TEST(test_ptx_oom),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

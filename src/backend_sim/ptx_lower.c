@@ -519,10 +519,10 @@ static gcap_status build(struct px_program *p, char *msg, size_t size) {
     snprintf(msg, size, "PTX with .address_size %u: the simulator runs 64-bit PTX only", m->address_size);
     return GCAP_ERROR_INVALID_PTX;
   }
-  p->num_funcs = m->num_funcs;
   p->funcs = gcap__calloc(m->num_funcs + 1, sizeof *p->funcs);
   p->kernels = gcap__calloc(m->num_funcs + 1, sizeof *p->kernels);
   if (!p->funcs || !p->kernels) return GCAP_ERROR_OUT_OF_MEMORY;
+  p->num_funcs = m->num_funcs; /* px_program_free walks them from here on */
   gcap_status st = load_vars(p, msg, size);
   if (st != GCAP_SUCCESS) return st;
   apply_relocs(p);

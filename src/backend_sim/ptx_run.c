@@ -506,6 +506,7 @@ void px_worker_destroy(struct px_worker *w) {
   gcap__free(w->shared_init);
   gcap__free(w->shadow);
   gcap__free(w->wsync_epoch);
+  gcap__free(w->tid);
   gcap__free(w->local);
   gcap__free(w);
 }
