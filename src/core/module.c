@@ -270,6 +270,11 @@ static gcap_status prepare_desc(struct gcap_module *m, const gcap_module_desc *d
   *out = *d;
   gcap_status st = ptx_text(m, d, &text, &size);
   if (st == GCAP_SUCCESS && text) st = parse_decls(m, text, size);
+  /* PTX whose declarations gcap cannot read is still the driver's to load (it finds kernels by name). */
+  if (st == GCAP_ERROR_INVALID_PTX && !m->ctx->ops->runs_definitions) {
+    gcap__restore_message("");
+    st = GCAP_SUCCESS;
+  }
   if (st != GCAP_SUCCESS) return st;
   if (text) {
     out->image = text;

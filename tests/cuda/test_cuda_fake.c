@@ -1030,6 +1030,14 @@ static void test_ptx_entries_and_globals_reach_the_driver(void **state) {
   assert_status(gcap_mem_free(ctx, g), GCAP_ERROR_INVALID_VALUE);
   assert_status(gcap_module_get_global(m, "h_4", &g, NULL), GCAP_ERROR_NOT_FOUND);
   assert_ok(gcap_module_unload(m));
+  /* Declarations gcap cannot read (a texture reference) leave the PTX to the driver, as before. */
+  static const char texref[] = ".version 7.5\n.target sm_75\n.address_size 64\n.global .texref t;\n"
+                               ".visible .entry k_8(.param .u64 p)\n{\n  ret;\n}\n";
+  gcap_module_desc dt = {.image = texref, .image_size = sizeof texref};
+  assert_ok(gcap_module_load(ctx, &dt, &m));
+  test_assert_message_empty();
+  assert_ok(gcap_module_get_kernel(m, "k_8", &k));
+  assert_ok(gcap_module_unload(m));
   finish(ctx);
 }
 
