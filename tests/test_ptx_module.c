@@ -437,6 +437,32 @@ static void test_trap_and_brkpt(void **state) {
   }
 }
 
+/* A block whose threads wait at a barrier no thread can complete is reported, not hung. */
+static void test_block_that_cannot_finish(void **state) {
+  (void)state;
+  /* Warp 0 waits at barrier 1 for 64 threads; warp 1 waits at barrier 2 for 64: neither fills. */
+  static const char ptx[] = ".version 8.0\n.target sm_75\n.address_size 64\n"
+                            ".visible .entry stuck()\n{\n"
+                            "  .reg .pred %p<2>;\n  .reg .b32 %r<2>;\n"
+                            "  mov.u32 %r1, %tid.x;\n  setp.ge.u32 %p1, %r1, 32;\n  @%p1 bra OTHER;\n"
+                            "  bar.sync 1, 64;\n  ret;\nOTHER:\n  bar.sync 2, 64;\n  ret;\n}\n";
+  for (unsigned checks = 0; checks <= GCAP_SIM_CHECK_SYNC; checks += GCAP_SIM_CHECK_SYNC) {
+    gcap_sim_options so;
+    gcap_sim_options_init(&so);
+    so.checks = checks;
+    gcap_context *ctx = test_sim_context_create(&so);
+    gcap_module_desc d = {.image = ptx, .image_size = sizeof ptx};
+    gcap_module *m = NULL;
+    assert_ok(gcap_module_load(ctx, &d, &m));
+    gcap_stream *s = test_stream_create(ctx);
+    assert_status(gcap_launch_kernel(s, test_kernel_of(m, "stuck"), GCAP_DIM3(1, 1, 1), GCAP_DIM3(64, 1, 1), 0, NULL),
+                  GCAP_ERROR_LAUNCH_FAILURE);
+    test_assert_message_contains("can never finish");
+    test_assert_message_contains("32 threads wait at barrier");
+    gcap_context_destroy(ctx);
+  }
+}
+
 /* DEFERRED: the wait that ran the faulting kernel reports it. */
 static void test_fault_deferred(void **state) {
   (void)state;
@@ -497,7 +523,7 @@ int main(void) {
       cmocka_unit_test(test_sizes_must_agree),     cmocka_unit_test(test_bad_descs),
       cmocka_unit_test(test_fault_report_and_sticky), cmocka_unit_test(test_fault_deferred),
       cmocka_unit_test(test_trap_and_brkpt),       cmocka_unit_test(test_two_threads),
-      cmocka_unit_test(test_module_globals_strict),
+      cmocka_unit_test(test_module_globals_strict), cmocka_unit_test(test_block_that_cannot_finish),
       cmocka_unit_test(test_environment),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
