@@ -195,6 +195,7 @@ struct px_block {
   uint32_t shared_bytes;
   unsigned char *shared_init; /* INIT check: a byte per shared byte, nonzero once written */
   struct px_shadow *shadow;   /* SHARED_RACES */
+  uint32_t *clean;            /* SHARED_RACES: a bit per shared word read this epoch with no write: reads skip the shadow */
   uint32_t epoch;             /* barriers passed */
   uint32_t *wsync_epoch;      /* per thread: __syncwarp epochs */
   unsigned char *local;       /* threads * PX_LOCAL_BYTES */

@@ -245,6 +245,8 @@ static bool shared_checks(struct px_warp *w, const struct px_ins *in, unsigned l
   if (b->l->checks & GCAP_SIM_CHECK_SHARED_RACES) {
     race_check(w, in, l, off, bytes, write, atomic);
     if (b->status != GCAP_SUCCESS) return false;
+    if (write) /* its words are read-clean no more */
+      for (uint32_t word = off / 4; word <= (off + bytes - 1) / 4; word++) b->clean[word / 32] &= ~(1u << (word % 32));
   }
   if (write && (b->l->checks & GCAP_SIM_CHECK_INIT)) memset(b->shared_init + off, 1, bytes);
   return true;
@@ -400,12 +402,35 @@ static bool warp_span_ok(struct px_warp *w, const struct px_ins *in, uint32_t m)
   return true;
 }
 
+/*
+ * A whole-word shared read under SHARED_RACES: words read before in this barrier epoch with no
+ * write since are "clean" (a bit each): another read of them can neither race nor be
+ * uninitialised, so it skips the per-byte shadow. A first read that finds no write in this
+ * epoch marks its words clean; any write clears them.
+ */
+static bool clean_read(struct px_warp *w, const struct px_ins *in, unsigned l, uint32_t off) {
+  struct px_block *b = w->blk;
+  uint32_t first = off / 4, last = (off + in->size - 1) / 4;
+  bool clean = (off & 3) == 0;
+  for (uint32_t word = first; clean && word <= last; word++) clean = b->clean[word / 32] >> (word % 32) & 1;
+  if (clean) return true;
+  if (!shared_checks(w, in, l, b->shared + off, in->size, false, false)) return false;
+  if (off & 3) return true;
+  uint32_t epoch = b->epoch + 1;
+  for (uint32_t i = off; i < off + in->size; i++)
+    if (b->shadow[i].epoch == epoch && b->shadow[i].writer) return true;
+  for (uint32_t word = first; word <= last; word++) b->clean[word / 32] |= 1u << (word % 32);
+  return true;
+}
+
 /* The per-byte checks of a fast access, lane by lane (INIT and SHARED_RACES); false after a fault. */
 static bool lane_checks(struct px_warp *w, const struct px_ins *in, uint32_t m, bool write) {
   unsigned checks = w->blk->checks;
   const uint64_t *A = px_slot(w, in->a);
   uint64_t off = (uint64_t)in->imm;
-  if (in->e == FAST_SHARED && (checks & (GCAP_SIM_CHECK_SHARED_RACES | GCAP_SIM_CHECK_INIT))) {
+  if (in->e == FAST_SHARED && !write && (checks & GCAP_SIM_CHECK_SHARED_RACES) && in->size >= 4) {
+    PX_LANES(m, if (!clean_read(w, in, l, (uint32_t)(A[l] + off))) return false);
+  } else if (in->e == FAST_SHARED && (checks & (GCAP_SIM_CHECK_SHARED_RACES | GCAP_SIM_CHECK_INIT))) {
     PX_LANES(m, if (!shared_checks(w, in, l, w->blk->shared + A[l] + off, in->size, write, false)) return false);
   } else if (in->e == FAST_GLOBAL && memo.bits && (checks & GCAP_SIM_CHECK_INIT)) {
     PX_LANES(m, if (!init_global(w, in, l, A[l] + off, in->size, write)) return false);

@@ -18,6 +18,7 @@ struct px_worker {
   size_t warps_cap;
   unsigned char *shared, *shared_init;
   struct px_shadow *shadow;
+  uint32_t *clean;
   uint32_t *wsync_epoch;
   uint16_t (*tid)[3];
   unsigned char *local;
@@ -371,6 +372,7 @@ static void bar_release_ready(struct px_block *b) {
     }
     bar->arrived = 0;
     b->epoch++;
+    if (b->clean) memset(b->clean, 0, (b->shared_bytes + 127) / 128 * sizeof *b->clean);
   }
 }
 
@@ -505,6 +507,7 @@ void px_worker_destroy(struct px_worker *w) {
   gcap__free(w->shared);
   gcap__free(w->shared_init);
   gcap__free(w->shadow);
+  gcap__free(w->clean);
   gcap__free(w->wsync_epoch);
   gcap__free(w->tid);
   gcap__free(w->local);
@@ -533,9 +536,17 @@ static bool prepare(struct px_worker *wk, const struct px_launch *l, unsigned th
     if (!wk->local || !wk->wsync_epoch || !wk->tid) return false;
     wk->local_threads = threads;
   }
-  if ((l->checks & GCAP_SIM_CHECK_SHARED_RACES) && !wk->shadow &&
-      !(wk->shadow = gcap__calloc(SIM_PX_SHARED_BYTES, sizeof *wk->shadow)))
-    return false;
+  if ((l->checks & GCAP_SIM_CHECK_SHARED_RACES) && !wk->shadow) {
+    wk->shadow = gcap__calloc(SIM_PX_SHARED_BYTES, sizeof *wk->shadow);
+    wk->clean = gcap__calloc(SIM_PX_SHARED_BYTES / 128, sizeof *wk->clean);
+    if (!wk->shadow || !wk->clean) {
+      gcap__free(wk->shadow);
+      gcap__free(wk->clean);
+      wk->shadow = NULL;
+      wk->clean = NULL;
+      return false;
+    }
+  }
   for (unsigned t = 0; t < threads; t++) {
     wk->tid[t][0] = (uint16_t)(t % l->block.x);
     wk->tid[t][1] = (uint16_t)(t / l->block.x % l->block.y);
@@ -595,13 +606,17 @@ static void start_block(struct px_worker *wk, struct px_block *b, const struct p
   b->shared_bytes = l->kernel->dynamic_offset + l->dynamic_shared;
   b->shared_init = wk->shared_init;
   b->shadow = wk->shadow;
+  b->clean = (l->checks & GCAP_SIM_CHECK_SHARED_RACES) ? wk->clean : NULL;
   b->wsync_epoch = wk->wsync_epoch;
   b->tid = (const uint16_t(*)[3])wk->tid;
   b->local = wk->local;
   b->rng = l->seed ^ (0x9e3779b97f4a7c15ull * (1 + idx.x + 65536ull * idx.y + 4294967296ull * idx.z));
   memset(b->shared, 0, b->shared_bytes);
   if (l->checks & GCAP_SIM_CHECK_INIT) memset(b->shared_init, 0, b->shared_bytes);
-  if (l->checks & GCAP_SIM_CHECK_SHARED_RACES) memset(b->shadow, 0, b->shared_bytes * sizeof *b->shadow);
+  if (l->checks & GCAP_SIM_CHECK_SHARED_RACES) {
+    memset(b->shadow, 0, b->shared_bytes * sizeof *b->shadow);
+    memset(b->clean, 0, (b->shared_bytes + 127) / 128 * sizeof *b->clean);
+  }
   memset(b->wsync_epoch, 0, b->threads * sizeof *b->wsync_epoch);
   for (unsigned i = 0; i < b->num_warps; i++) start_warp(b, &wk->warps[i], i);
 }
