@@ -437,6 +437,28 @@ static void test_trap_and_brkpt(void **state) {
   }
 }
 
+/* Page-locked host memory is the kernel's to use (zero-copy); any other host pointer is not. */
+static void test_host_memory(void **state) {
+  (void)state;
+  gcap_context *ctx = sim_context(GCAP_SIM_KERNELS_AUTO, GCAP_SIM_EXEC_IMMEDIATE);
+  gcap_module *m = load_ptx(ctx);
+  gcap_stream *s = test_stream_create(ctx);
+  int *pinned = NULL, at = 0;
+  assert_ok(gcap_host_alloc(ctx, 32 * sizeof *pinned, (void **)&pinned));
+  void *args[] = {&pinned, &at};
+  assert_ok(gcap_launch_kernel(s, test_kernel_of(m, "poke"), GCAP_DIM3(1, 1, 1), GCAP_DIM3(32, 1, 1), 0, args));
+  assert_int_equal(pinned[31], 1);
+  static int plain[32];
+  int *p = plain;
+  void *args2[] = {&p, &at};
+  assert_status(gcap_launch_kernel(s, test_kernel_of(m, "poke"), GCAP_DIM3(1, 1, 1), GCAP_DIM3(32, 1, 1), 0, args2),
+                GCAP_ERROR_ILLEGAL_ADDRESS);
+  test_assert_message_contains("write of 4 bytes at global address");
+  assert_int_equal(plain[0], 0);
+  assert_ok(gcap_host_free(ctx, pinned));
+  gcap_context_destroy(ctx);
+}
+
 /* A block whose threads wait at a barrier no thread can complete is reported, not hung. */
 static void test_block_that_cannot_finish(void **state) {
   (void)state;
@@ -524,6 +546,7 @@ int main(void) {
       cmocka_unit_test(test_fault_report_and_sticky), cmocka_unit_test(test_fault_deferred),
       cmocka_unit_test(test_trap_and_brkpt),       cmocka_unit_test(test_two_threads),
       cmocka_unit_test(test_module_globals_strict), cmocka_unit_test(test_block_that_cannot_finish),
+      cmocka_unit_test(test_host_memory),
       cmocka_unit_test(test_environment),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
