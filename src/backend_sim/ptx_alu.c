@@ -457,8 +457,12 @@ HANDLER(f64_any) {
 F32_FAST(f32_add, a + b)
 F32_FAST(f32_sub, a - b)
 F32_FAST(f32_mul, a * b)
-/* fmaf is a library call unless the compiler may use the FMA instructions: a clone that may. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__ELF__)
+/*
+ * fmaf is a library call unless the compiler may use the FMA instructions: a clone that may,
+ * picked at load by an ifunc resolver (not under ThreadSanitizer, whose run time is not set up
+ * when resolvers run).
+ */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__ELF__) && !defined(__SANITIZE_THREAD__)
 #define PX_FMA_CLONES __attribute__((target_clones("fma", "default")))
 #else
 #define PX_FMA_CLONES
