@@ -274,9 +274,9 @@ static void run_assertfail(struct px_warp *w, const struct px_ins *in, unsigned 
 static void run_set_conditional(struct px_warp *w, const struct px_ins *in, unsigned l) {
   uint64_t h = call_arg(w, in, 0, l);
   struct gcap__cond *c = gcap__cond_lookup(h);
-  if (!c) {
-    px_fault(w, in, l, GCAP_ERROR_INVALID_VALUE,
-             "cudaGraphSetConditional with 0x%llx, which is not a live conditional handle", (unsigned long long)h);
+  if (!c || c->owner != w->blk->l->backend) {
+    px_fault(w, in, l, GCAP_ERROR_INVALID_VALUE, "cudaGraphSetConditional with 0x%llx, which is not a live conditional handle%s",
+             (unsigned long long)h, c ? " of its context" : "");
     return;
   }
   atomic_store(&c->value, (unsigned)call_arg(w, in, 1, l));

@@ -37,7 +37,7 @@ static bool parse_u64(const char *text, uint64_t *out) {
 /* "0" or "1", as every boolean GCAP_SIM_* variable. */
 static gcap_status parse_flag(const char *name, const char *text, bool *out) {
   if (strcmp(text, "1") != 0 && strcmp(text, "0") != 0)
-    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "%s=\"%s\" is not 0 or 1", name, text);
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "%s=\"%s\" is not 0 or 1", name, gcap__quoted(text));
   *out = text[0] == '1';
   return GCAP_SUCCESS;
 }
@@ -52,10 +52,10 @@ static gcap_status order_from_environment(gcap_sim_options *o) {
   if (order) {
     if (strcmp(order, "shuffle") == 0) o->order = GCAP_SIM_ORDER_SHUFFLE;
     else if (strcmp(order, "capture") != 0)
-      return gcap__fail(GCAP_ERROR_INVALID_VALUE, "GCAP_SIM_ORDER=\"%s\" is not capture or shuffle", order);
+      return gcap__fail(GCAP_ERROR_INVALID_VALUE, "GCAP_SIM_ORDER=\"%s\" is not capture or shuffle", gcap__quoted(order));
   }
   if (seed && !parse_u64(seed, &o->seed))
-    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "GCAP_SIM_SEED=\"%s\" is not a decimal number below 2^64", seed);
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "GCAP_SIM_SEED=\"%s\" is not a decimal number below 2^64", gcap__quoted(seed));
   return GCAP_SUCCESS;
 }
 
@@ -64,11 +64,11 @@ static gcap_status execution_from_environment(gcap_sim_options *o) {
   if (exec) {
     if (strcmp(exec, "deferred") == 0) o->exec = GCAP_SIM_EXEC_DEFERRED;
     else if (strcmp(exec, "immediate") != 0)
-      return gcap__fail(GCAP_ERROR_INVALID_VALUE, "GCAP_SIM_EXEC=\"%s\" is not immediate or deferred", exec);
+      return gcap__fail(GCAP_ERROR_INVALID_VALUE, "GCAP_SIM_EXEC=\"%s\" is not immediate or deferred", gcap__quoted(exec));
   }
   uint64_t n = 0;
   if (threads && (!parse_u64(threads, &n) || n > SIM_MAX_THREADS))
-    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "GCAP_SIM_THREADS=\"%s\" is not a number from 0 to %u", threads,
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "GCAP_SIM_THREADS=\"%s\" is not a number from 0 to %u", gcap__quoted(threads),
                       SIM_MAX_THREADS);
   if (threads) o->threads = (unsigned)n;
   return GCAP_SUCCESS;
@@ -105,11 +105,11 @@ static gcap_status kernels_from_environment(gcap_sim_options *o) {
     if (strcmp(kernels, "cpu") == 0) o->kernels = GCAP_SIM_KERNELS_CPU;
     else if (strcmp(kernels, "ptx") == 0) o->kernels = GCAP_SIM_KERNELS_PTX;
     else if (strcmp(kernels, "auto") != 0)
-      return gcap__fail(GCAP_ERROR_INVALID_VALUE, "GCAP_SIM_KERNELS=\"%s\" is not auto, cpu or ptx", kernels);
+      return gcap__fail(GCAP_ERROR_INVALID_VALUE, "GCAP_SIM_KERNELS=\"%s\" is not auto, cpu or ptx", gcap__quoted(kernels));
   }
   if (checks && !parse_checks(checks, &o->checks))
     return gcap__fail(GCAP_ERROR_INVALID_VALUE,
-                      "GCAP_SIM_CHECKS=\"%s\" is not none, all, or a comma list of memory, sync, shared, init", checks);
+                      "GCAP_SIM_CHECKS=\"%s\" is not none, all, or a comma list of memory, sync, shared, init", gcap__quoted(checks));
   return GCAP_SUCCESS;
 }
 
@@ -152,7 +152,7 @@ static gcap_status sim_context_create(const gcap_context_options *o, struct gcap
   if (check_options(&so) != GCAP_SUCCESS) return GCAP_ERROR_INVALID_VALUE;
   FILE *owned = trace_path ? fopen(trace_path, "w") : NULL;
   if (trace_path && !owned)
-    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "GCAP_SIM_TRACE=\"%s\": cannot open it for writing (%s)", trace_path,
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "GCAP_SIM_TRACE=\"%s\": cannot open it for writing (%s)", gcap__quoted(trace_path),
                       strerror(errno));
   struct sim_context *sc = gcap__calloc(1, sizeof *sc);
   struct sim_kernels *kernels = sc ? sim_kernels_create() : NULL;

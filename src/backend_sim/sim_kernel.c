@@ -39,6 +39,7 @@ struct sim_job {
   gcap_status status;          /* the first failure, written by the worker that set `failed` */
   char message[640];
   struct px_launch ptx;        /* FORM_PTX */
+  const struct gcap__backend_ctx *backend; /* the launch's context (conditional handles must be its own) */
 };
 
 enum slot_state { SLOT_IDLE, SLOT_RUNNABLE, SLOT_WAITING, SLOT_DONE };
@@ -477,6 +478,7 @@ static void job_init(struct sim_job *job, const struct gcap__launch *l) {
   atomic_init(&job->barrier_in_plain, false);
   job->status = GCAP_SUCCESS;
   job->message[0] = '\0';
+  job->backend = NULL;
 }
 
 /*
@@ -597,6 +599,7 @@ gcap_status sim_run_kernel(struct sim_context *sc, const struct gcap__launch *l)
   if (form == FORM_PTX) {
     struct sim_job job;
     job_init(&job, l);
+    job.backend = &sc->base;
     return run_ptx(sc, &job);
   }
   if (sc->init) sim_init_mark_all(sc); /* a CPU implementation writes what the INIT check cannot see */
@@ -604,6 +607,7 @@ gcap_status sim_run_kernel(struct sim_context *sc, const struct gcap__launch *l)
   struct sim_job job;
   bool probe_first = false;
   job_init(&job, l);
+  job.backend = &sc->base;
   gcap_status st = prepare(sc, &job, &probe_first);
   if (st != GCAP_SUCCESS) return st;
   sc->stats.kernels_executed++;
@@ -618,10 +622,10 @@ void gcap_sim_set_conditional(gcap_conditional_handle h, unsigned value) {
   struct sim_worker *w = running;
   if (!w) return; /* device code only */
   struct gcap__cond *c = gcap__cond_lookup(h);
-  if (!c) {
+  if (!c || c->owner != w->job->backend) {
     job_fail(w->job, GCAP_ERROR_INVALID_VALUE,
-             "kernel \"%s\" called gcap_sim_set_conditional with 0x%llx, which is not a live conditional handle",
-             w->job->l->kernel->name, (unsigned long long)h);
+             "kernel \"%s\" called gcap_sim_set_conditional with 0x%llx, which is not a live conditional handle%s",
+             w->job->l->kernel->name, (unsigned long long)h, c ? " of its context" : "");
     return;
   }
   atomic_store(&c->value, value);

@@ -123,6 +123,7 @@ struct gcap__cond {
   unsigned default_value, flags;
   unsigned refs;   /* its graph's, and each plan's that uses it (under the context lock) */
   uint64_t handle; /* what the user holds: the backend's value (CUDA), or this object's address */
+  const struct gcap__backend_ctx *owner; /* its graph's context: kernels of another cannot set it */
 };
 
 /* The live handle h, or NULL (for the simulator's gcap_sim_set_conditional: no lock needed). */

@@ -49,6 +49,7 @@ gcap_status gcap__cond_new(struct gcap_graph *g, unsigned default_value, unsigne
   }
   atomic_init(&c->value, default_value);
   c->default_value = default_value, c->flags = flags, c->refs = 1, c->handle = (uint64_t)(uintptr_t)c;
+  c->owner = g->ctx->backend;
   gcap_status st = gcap__backend_cond_create(g->ctx, &g->cond_native, default_value, flags, &c->handle);
   if (st != GCAP_SUCCESS) {
     gcap__registry_remove(c);

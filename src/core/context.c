@@ -129,7 +129,7 @@ static gcap_status resolve_auto(gcap_backend_kind *out) {
     if (strcmp(env, "sim") == 0) return *out = GCAP_BACKEND_SIM, GCAP_SUCCESS;
     if (strcmp(env, "cuda") == 0) return *out = GCAP_BACKEND_CUDA, GCAP_SUCCESS;
     if (strcmp(env, "auto") != 0)
-      return gcap__fail(GCAP_ERROR_INVALID_VALUE, "GCAP_BACKEND=\"%s\" is not one of sim, cuda, auto", env);
+      return gcap__fail(GCAP_ERROR_INVALID_VALUE, "GCAP_BACKEND=\"%s\" is not one of sim, cuda, auto", gcap__quoted(env));
   }
 #if GCAP_HAS_CUDA
   gcap_status st = gcap__cuda_ops.available();

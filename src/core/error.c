@@ -31,6 +31,31 @@ void gcap__enter_release(const char *api_function) {
 
 bool gcap__call_releases(void) { return thread_state.releases; }
 
+const char *gcap__quoted(const char *s) {
+  static _Thread_local char bufs[2][220 * 4 + 8];
+  static _Thread_local unsigned next;
+  char *out = bufs[next++ % 2];
+  size_t n = 0;
+  for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p && n < 800; p++) {
+    if (p - (const unsigned char *)s >= 200) {
+      n += (size_t)snprintf(out + n, 8, "...");
+      break;
+    }
+    static const char escapes[] = "\nn\tt\rr\"\"\\\\"; /* each character, then what follows its backslash */
+    const char *e = *p ? strchr(escapes, *p) : NULL;
+    if (e && (e - escapes) % 2 == 0) {
+      out[n++] = '\\';
+      out[n++] = e[1];
+    } else if (*p < 0x20 || *p == 0x7f) {
+      n += (size_t)snprintf(out + n, 5, "\\x%02x", *p);
+    } else {
+      out[n++] = (char)*p;
+    }
+  }
+  out[n] = '\0';
+  return out;
+}
+
 const char *gcap__api_function(void) { return thread_state.api_function ? thread_state.api_function : "gcap"; }
 
 gcap_status gcap__fail(gcap_status status, const char *fmt, ...) {

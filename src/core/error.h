@@ -30,6 +30,13 @@ gcap_status gcap__fail_context(gcap_status status, const char *fmt, ...)
 #endif
     ;
 
+/*
+ * `s` as it may stand between quotes in a message: one line, with backslash escapes for quotes,
+ * backslashes and control characters, cut after 200 bytes. The text lives in a per-thread buffer
+ * until the second next call (two may appear in one message).
+ */
+const char *gcap__quoted(const char *s);
+
 /* Puts back a message saved earlier (for calls that run unseen, at scope exit). */
 void gcap__restore_message(const char *saved);
 

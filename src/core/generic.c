@@ -5,6 +5,7 @@
  */
 #include <string.h>
 
+#include "exec.h"
 #include "graph.h"
 
 /* Puts the generic call's name back in front of what the typed call said. */
@@ -95,7 +96,8 @@ static gcap_status exec_set(gcap_exec *x, gcap_node *n, const gcap_node_params *
 
 gcap_status gcap_exec_node_set_params(gcap_exec *x, gcap_node *n, const gcap_node_params *p) {
   GCAP_ENTER();
-  gcap_status st = gcap__check_node(n, "node");
+  gcap_status st = gcap__check_exec(x, "exec"); /* before anything else, as every exec setter */
+  if (st == GCAP_SUCCESS) st = gcap__check_node(n, "node");
   if (st != GCAP_SUCCESS) return st;
   if (!p) return no_params("");
   return as_generic(__func__, exec_set(x, n, p));

@@ -620,6 +620,8 @@ gcap_status gcap_node_set_kernel_params(gcap_node *n, const gcap_kernel_node_par
   GCAP_ENTER();
   gcap_status st = gcap__check_node(n, "node");
   if (st == GCAP_SUCCESS && p) st = gcap__check_kernel(p->kernel, "params->kernel");
+  /* A foreign kernel is INVALID_HANDLE whatever the node's type, as gcap_graph_add_kernel_node says. */
+  if (st == GCAP_SUCCESS && p) st = gcap__check_same_context(n->graph->ctx, p->kernel->module->ctx, "params->kernel");
   if (st == GCAP_SUCCESS) st = gcap__node_check_typed(n, GCAP_NODE_KERNEL, p);
   if (st != GCAP_SUCCESS) return st;
   gcap__lock(n->graph->ctx);

@@ -623,8 +623,7 @@ static void take_child(struct gcap_exec *x, size_t first, struct gcap__plan *fre
 gcap_status gcap_exec_child_graph_node_set_params(gcap_exec *x, gcap_node *n, const gcap_graph *child) {
   GCAP_ENTER();
   gcap_status st = check_exec_node(x, n);
-  if (st == GCAP_SUCCESS && !child) st = gcap__fail(GCAP_ERROR_INVALID_VALUE, "child is NULL");
-  if (st == GCAP_SUCCESS) st = gcap__check_graph(child, "child");
+  if (st == GCAP_SUCCESS) st = gcap__check_graph(child, "child"); /* NULL too: INVALID_HANDLE */
   if (st == GCAP_SUCCESS) st = gcap__check_same_context(x->ctx, child->ctx, "child");
   if (st != GCAP_SUCCESS) return st;
   struct gcap__plan_node *pn = NULL;
