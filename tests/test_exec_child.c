@@ -224,7 +224,7 @@ static void test_argument_errors(void **state) {
   size_t one = 1;
   assert_ok(gcap_graph_get_root_nodes(g, &root, &one));
 
-  assert_status(gcap_exec_child_graph_node_set_params(x, cn, NULL), GCAP_ERROR_INVALID_VALUE);
+  assert_status(gcap_exec_child_graph_node_set_params(x, cn, NULL), GCAP_ERROR_INVALID_HANDLE);
   test_assert_message_contains("gcap_exec_child_graph_node_set_params: child is NULL");
   assert_status(gcap_exec_child_graph_node_set_params(NULL, cn, child), GCAP_ERROR_INVALID_HANDLE);
   test_assert_message_contains("exec");

@@ -783,7 +783,7 @@ GCAP_API gcap_status gcap_exec_event_wait_node_set_event(gcap_exec *x, gcap_node
  * Gives child-graph node @p n of @p x the parameters of the nodes of @p child
  * (cudaGraphExecChildGraphNodeSetParams): @p child must have the node's graph's topology and
  * node creation order, and each node may change only what whole-graph update allows, else
- * INVALID_VALUE with @p x unchanged. @p child is read, not kept.
+ * INVALID_VALUE with @p x unchanged; a NULL or destroyed @p child is INVALID_HANDLE. @p child is read, not kept.
  */
 GCAP_API gcap_status gcap_exec_child_graph_node_set_params(gcap_exec *x, gcap_node *n, const gcap_graph *child);
 GCAP_API gcap_status gcap_exec_node_set_enabled(gcap_exec *x, gcap_node *n, bool enabled);
