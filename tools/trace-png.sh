@@ -5,6 +5,14 @@
 set -e
 in=${1:?usage: trace-png.sh trace.json out.png [first_us last_us]}
 out=${2:?usage: trace-png.sh trace.json out.png [first_us last_us]}
+# Drawing needs more than building does: say what is missing before doing any work.
+missing=""
+command -v python3 >/dev/null 2>&1 || missing="$missing python3"
+command -v gnuplot >/dev/null 2>&1 || missing="$missing gnuplot-nox"
+if [ -n "$missing" ]; then
+  echo "trace-png.sh: missing (Debian packages):$missing; as root, run: apt-get install -y$missing" >&2
+  exit 1
+fi
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 python3 - "$in" "$dir" "${3:-}" "${4:-}" <<'PY'

@@ -182,7 +182,7 @@ typedef struct gcap_memcpy_3d_params {
 GCAP_API gcap_status gcap_mem_alloc_pitch(gcap_context *ctx, size_t width, size_t height, void **dptr, size_t *pitch);
 /**
  * Stream-ordered copy of @p height rows of @p width bytes, rows @p dpitch and @p spitch bytes apart
- * (cudaMemcpy2DAsync); each pitch at least @p width when @p height > 1. In capture, a MEMCPY node
+ * (cudaMemcpy2DAsync); each pitch at least @p width, for one row too. In capture, a MEMCPY node
  * with 3-D parameters (gcap_node_get_memcpy_3d_params).
  */
 GCAP_API gcap_status gcap_memcpy_2d_async(gcap_stream *s, void *dst, size_t dpitch, const void *src, size_t spitch,

@@ -92,7 +92,7 @@ gcap_status gcap_memcpy_2d_async(gcap_stream *s, void *dst, size_t dpitch, const
   gcap_status st = gcap__check_stream(s, "stream");
   if (st == GCAP_SUCCESS) st = gcap__refuse_in_host_callback();
   if (st != GCAP_SUCCESS) return st;
-  if (height > 1 && (dpitch < width || spitch < width))
+  if (dpitch < width || spitch < width) /* CUDA refuses it for one row too */
     return gcap__fail(GCAP_ERROR_INVALID_VALUE, "%s %zu is below width %zu", dpitch < width ? "dpitch" : "spitch",
                       dpitch < width ? dpitch : spitch, width);
   if (width == 0 || height == 0) return gcap__memcpy_async(s, dst, src, 0, kind); /* nothing, but checked as one */
