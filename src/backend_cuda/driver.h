@@ -18,7 +18,7 @@
 #define GCAP_CUDA_REQUIRED(X)                                                                                          \
   X(cuInit, 2000) X(cuDeviceGetCount, 2000) X(cuDeviceGet, 2000) X(cuDeviceGetName, 2000)                               \
   X(cuGetErrorName, 6000) X(cuGetErrorString, 6000) X(cuDevicePrimaryCtxRetain, 7000)                                  \
-  X(cuDevicePrimaryCtxRelease, 11000) X(cuCtxSetCurrent, 4000) X(cuCtxGetCurrent, 4000) X(cuCtxSynchronize, 2000)      \
+  X(cuDevicePrimaryCtxRelease, 11000) X(cuCtxSetCurrent, 4000) X(cuCtxGetCurrent, 4000)                               \
   X(cuMemAlloc, 3020) X(cuMemFree, 3020) X(cuMemAllocHost, 3020) X(cuMemFreeHost, 2000) X(cuMemcpy, 4000)             \
   X(cuMemcpyAsync, 4000) X(cuMemcpy3DAsync, 3020) X(cuMemsetD8Async, 3020) X(cuMemsetD16Async, 3020) X(cuMemsetD32Async, 3020)                  \
   X(cuMemsetD2D8Async, 3020) X(cuMemsetD2D16Async, 3020) X(cuMemsetD2D32Async, 3020) X(cuStreamCreate, 2000)           \
