@@ -2033,6 +2033,38 @@ static void test_update_allowed_host_and_event_unrestricted(void **state) {
   assert_ok(gcap_event_destroy(e1));
 }
 
+/* A rewired edge inside a child graph, with the same nodes: TOPOLOGY_CHANGED naming the node. */
+static void test_update_child_graph_edge_rewired(void **state) {
+  struct test_fixture *f = *state;
+  gcap_graph *graphs[2], *children[2];
+  gcap_node *inner_c[2] = {NULL, NULL};
+  for (int v = 0; v < 2; v++) {
+    children[v] = test_graph_create(f->ctx);
+    gcap_node *a = add_empty(children[v], NULL, 0), *b = add_empty(children[v], NULL, 0);
+    gcap_node *from = v == 0 ? a : b; /* C depends on A, then on B */
+    (void)add_empty(children[v], &from, 1);
+    graphs[v] = test_graph_create(f->ctx);
+    gcap_node *cn = NULL;
+    assert_ok(gcap_graph_add_child_graph_node(graphs[v], NULL, 0, children[v], &cn));
+    gcap_graph *emb = NULL;
+    assert_ok(gcap_node_get_child_graph(cn, &emb));
+    gcap_node *nodes[3];
+    size_t count = 3;
+    assert_ok(gcap_graph_get_nodes(emb, nodes, &count));
+    inner_c[v] = nodes[2];
+  }
+  gcap_exec *x = instantiate(graphs[0]);
+  gcap_exec_update_info info;
+  assert_status(gcap_exec_update(x, graphs[1], &info), GCAP_ERROR_GRAPH_EXEC_UPDATE_FAILURE);
+  assert_int_equal(info.result, GCAP_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED);
+  assert_ptr_equal(info.error_node, inner_c[1]);
+  gcap_exec_destroy(x);
+  for (int v = 0; v < 2; v++) {
+    gcap_graph_destroy(graphs[v]);
+    gcap_graph_destroy(children[v]);
+  }
+}
+
 static void test_update_allowed_child_graph_compared_recursively(void **state) {
   struct test_fixture *f = *state;
   unsigned char *d = test_dev_alloc(f->ctx, 64);
@@ -2325,6 +2357,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_update_allowed_kernel_function_change_allowed, test_setup, test_teardown),
       cmocka_unit_test_setup_teardown(test_update_allowed_host_and_event_unrestricted, test_setup, test_teardown),
       cmocka_unit_test_setup_teardown(test_update_allowed_child_graph_compared_recursively, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_update_child_graph_edge_rewired, test_setup, test_teardown),
       cmocka_unit_test_setup_teardown(test_update_scope_info_null, test_setup, test_teardown),
       cmocka_unit_test_setup_teardown(test_update_scope_handle_errors, test_setup, test_teardown),
       cmocka_unit_test_setup_teardown(test_update_scope_failed_update_leaves_exec_unchanged, test_setup, test_teardown),
