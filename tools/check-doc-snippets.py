@@ -22,7 +22,8 @@ how the block is checked:
         Not compiled, for code that needs what the build does not have (the CUDA toolkit's
         libraries); the reason is required.
 
-A block without such a comment fails the check. Exit status: 0 when every block passes.
+A block without such a comment fails the check. Exit status: 0 when every block passes, 1
+when one fails or when no block is found at all.
 """
 import argparse
 import glob
@@ -148,6 +149,9 @@ def main():
                 failed += 1
                 print(f"{md}:{line}: {why}")
     print(f"{total - failed} of {total} C blocks pass")
+    if total == 0:  # a path or a pattern gone wrong would otherwise pass unseen
+        print("no C block found: nothing was checked")
+        return 1
     return 1 if failed else 0
 
 
