@@ -320,10 +320,22 @@ static void test_context_synchronize(void **state) {
 
 static void test_destroy_null(void **state) {
   (void)state;
+  /* A failing call leaves a message; a destroy of NULL does nothing but clear it, as every call does. */
+  assert_status(gcap_context_synchronize(NULL), GCAP_ERROR_INVALID_HANDLE);
+  test_assert_message_set();
   gcap_context_destroy(NULL);
+  test_assert_message_empty();
+  gcap_graph_destroy(NULL);
+  gcap_exec_destroy(NULL);
+  gcap_capture_destroy(NULL);
+  gcap_pool_release(NULL);
+  test_assert_message_empty();
   /* The library is still usable. */
   gcap_context *ctx = create_sim();
+  assert_int_equal(gcap_context_backend(ctx), GCAP_BACKEND_SIM);
+  assert_ok(gcap_context_synchronize(ctx));
   gcap_context_destroy(ctx);
+  assert_status(gcap_context_synchronize(ctx), GCAP_ERROR_INVALID_HANDLE);
 }
 
 static void host_noop(void *user_data) { (void)user_data; }
