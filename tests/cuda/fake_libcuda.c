@@ -783,6 +783,18 @@ static CUresult CUDAAPI f_cuLaunchHostFunc(CUstream s, CUhostFn fn, void *user_d
   END(issue(st, (struct work){.type = W_HOST, .fn = fn, .user_data = user_data}, N_HOST));
 }
 
+/* "<fn> args=0x...,0x..." : each argument's bytes as the little-endian number they hold (at most 8). */
+static void record_args(const char *fn, const struct function *f, void *const *params) {
+  char line[512];
+  int n = snprintf(line, sizeof line, "%s args=", fn);
+  for (size_t i = 0; i < f->num_params && n > 0 && (size_t)n < sizeof line; i++) {
+    uint64_t v = 0;
+    memcpy(&v, params[i], f->sizes[i] < 8 ? f->sizes[i] : 8);
+    n += snprintf(line + n, sizeof line - (size_t)n, "%s0x%llx", i ? "," : "", (unsigned long long)v);
+  }
+  record("%s", line);
+}
+
 static CUresult CUDAAPI f_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                                          unsigned by, unsigned bz, unsigned shmem, CUstream s, void **params,
                                          void **extra) {
@@ -795,6 +807,7 @@ static CUresult CUDAAPI f_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy,
   NEED(gx && gy && gz && bx && by && bz, "cuLaunchKernel: a zero grid or block dimension");
   NEED(!extra && (params || fn->num_params == 0), "cuLaunchKernel: kernelParams is NULL or extra is set");
   if (!stream_arg("cuLaunchKernel", s, &st)) END(CUDA_ERROR_INVALID_HANDLE);
+  if (fn->num_params) record_args("cuLaunchKernel", fn, params);
   END(issue(st, (struct work){.type = W_KERNEL}, N_KERNEL));
 }
 
@@ -1016,6 +1029,7 @@ static bool kernel_ok(const char *fn, const CUDA_KERNEL_NODE_PARAMS *p, struct n
       p->kern || p->ctx || (f->num_params && !p->kernelParams))
     return violation("%s: a zero dimension, kernelParams NULL, or extra/kern/ctx set", fn), false;
   into->kernel = *p;
+  if (f->num_params) record_args(fn, f, p->kernelParams);
   for (size_t i = 0; i < f->num_params; i++) memcpy(into->args + f->offsets[i], p->kernelParams[i], f->sizes[i]);
   into->kernel.kernelParams = NULL;
   return true;

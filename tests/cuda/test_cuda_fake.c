@@ -747,7 +747,22 @@ static void test_kernel_sizes_from_the_driver(void **state) {
   gcap_module *m = NULL;
   gcap_kernel *k = load_kernel(ctx, "k_8_2_4", &m);
   assert_non_null(k);
-  assert_int_equal(fake_cuda_calls("cuFuncGetParamInfo("), 3 + 1 + 3); /* counted, then read */
+  /* A kernel node copies its arguments by the sizes gcap took: each must reach the driver whole. */
+  uint64_t a = 0x1122334455667788u;
+  uint16_t b = 0xaabb;
+  uint32_t c = 0xccddeeffu;
+  void *args[] = {&a, &b, &c};
+  gcap_graph *g = NULL;
+  gcap_node *n = NULL;
+  gcap_exec *x = NULL;
+  assert_ok(gcap_graph_create(ctx, &g));
+  gcap_kernel_node_params p = {k, GCAP_DIM3(1, 1, 1), GCAP_DIM3(1, 1, 1), 0, args};
+  assert_ok(gcap_graph_add_kernel_node(g, NULL, 0, &p, &n));
+  a = b = c = 0; /* copied at addition */
+  assert_ok(gcap_graph_instantiate(g, 0, &x));
+  assert_int_equal(fake_cuda_calls("cuGraphAddKernelNode args=0x1122334455667788,0xaabb,0xccddeeff"), 1);
+  gcap_exec_destroy(x);
+  gcap_graph_destroy(g);
   finish(ctx);
 }
 
@@ -782,6 +797,9 @@ static void test_unknown_kernel_pointers_reach_the_driver(void **state) {
   assert_ok(gcap_exec_launch(x, s));
   assert_ok(gcap_stream_synchronize(s));
   assert_int_equal(fake_cuda_calls("cuLaunchKernel("), 1);
+  /* The pointers themselves reach the driver, eagerly and in the graph's node. */
+  assert_int_equal(fake_cuda_calls("cuLaunchKernel args=0x7f0000001000,0x0"), 1);
+  assert_int_equal(fake_cuda_calls("cuGraphAddKernelNode args=0x7f0000001000,0x0"), 1);
   gcap_exec_destroy(x);
   gcap_graph_destroy(g);
   assert_ok(gcap_stream_destroy(s));
