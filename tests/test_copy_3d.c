@@ -215,6 +215,41 @@ static void test_3d_node_box_and_checks(void **state) {
   gcap_graph_destroy(g);
 }
 
+/*
+ * The two sides of a 3-D copy with different pitches, rows per slice and positions: every byte of
+ * the destination is the source byte its box maps to, or untouched.
+ */
+static void test_3d_sides_of_different_shape(void **state) {
+  struct test_fixture *f = *state;
+  enum { SP = 20, SY = 5, SZ = 3, DP = 12, DY = 4, DZ = 3 };
+  unsigned char *src = test_dev_alloc(f->ctx, SP * SY * SZ), *dst = test_dev_alloc(f->ctx, DP * DY * DZ);
+  unsigned char host[SP * SY * SZ], back[DP * DY * DZ];
+  for (int i = 0; i < SP * SY * SZ; i++) host[i] = (unsigned char)(i * 7 + 1);
+  assert_ok(gcap_memcpy(f->ctx, src, host, sizeof host, GCAP_MEMCPY_HOST_TO_DEVICE));
+  memset(back, 0xaa, sizeof back);
+  assert_ok(gcap_memcpy(f->ctx, dst, back, sizeof back, GCAP_MEMCPY_HOST_TO_DEVICE));
+  gcap_memcpy_3d_params p = d2d(dst, DP, DY, src, SP, SY, (gcap_extent){6, 3, 2});
+  p.src_pos = (gcap_pos){11, 2, 1};
+  p.dst_pos = (gcap_pos){5, 1, 0};
+  gcap_graph *g = test_graph_create(f->ctx);
+  gcap_node *n = NULL;
+  assert_ok(gcap_graph_add_memcpy_3d_node(g, NULL, 0, &p, &n));
+  gcap_exec *x = NULL;
+  assert_ok(gcap_graph_instantiate(g, 0, &x));
+  assert_ok(gcap_exec_launch(x, f->s));
+  assert_ok(gcap_stream_synchronize(f->s));
+  assert_ok(gcap_memcpy(f->ctx, back, dst, sizeof back, GCAP_MEMCPY_DEVICE_TO_HOST));
+  for (int z = 0; z < DZ; z++)
+    for (int y = 0; y < DY; y++)
+      for (int xb = 0; xb < DP; xb++) {
+        bool inside = z < 2 && y >= 1 && y < 4 && xb >= 5 && xb < 11;
+        int from = ((z + 1) * SY + (y - 1 + 2)) * SP + (xb - 5 + 11);
+        assert_int_equal(back[(z * DY + y) * DP + xb], inside ? host[from] : 0xaa);
+      }
+  gcap_exec_destroy(x);
+  gcap_graph_destroy(g);
+}
+
 /* Node setters (3-D, and 1-D making it a plain copy again) and the executable's 3-D setter. */
 static void test_setters(void **state) {
   struct test_fixture *f = *state;
@@ -366,6 +401,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_eager_2d_round_trip, setup, teardown),
       cmocka_unit_test_setup_teardown(test_captured_2d_copy, setup, teardown),
       cmocka_unit_test_setup_teardown(test_3d_node_box_and_checks, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_3d_sides_of_different_shape, setup, teardown),
       cmocka_unit_test_setup_teardown(test_setters, setup, teardown),
       cmocka_unit_test_setup_teardown(test_races_by_rows, setup, teardown),
       cmocka_unit_test_setup_teardown(test_clone_update_dot_and_save, setup, teardown),
