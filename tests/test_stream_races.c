@@ -228,6 +228,50 @@ static void test_graph_launch_fill(void **state) {
   gcap_exec_destroy(x);
 }
 
+/*
+ * A graph's event nodes order as eager records and waits do: a launch whose record node follows
+ * its fill orders the fill before a stream that waits on the event, and a launch whose wait node
+ * waits on an event recorded after another stream's fill is ordered after that fill.
+ */
+static void test_graph_event_nodes_order(void **state) {
+  test_require_sim();
+  struct fx *f = *state;
+  gcap_graph *g = NULL;
+  gcap_node *fill = NULL, *rec = NULL;
+  gcap_exec *x = NULL;
+  assert_ok(gcap_graph_create(f->ctx, &g));
+  gcap_memset_node_params p = {f->a, 0x55, 1, 256, 1, 256};
+  assert_ok(gcap_graph_add_memset_node(g, NULL, 0, &p, &fill));
+  assert_ok(gcap_graph_add_event_record_node(g, &fill, 1, f->e1, &rec));
+  assert_ok(gcap_graph_instantiate(g, 0, &x));
+  gcap_graph_destroy(g);
+  assert_ok(gcap_exec_launch(x, f->s1));
+  assert_ok(gcap_stream_wait_event(f->s2, f->e1));
+  assert_ok(gcap_memset_async(f->s2, f->a, 0x66, 256)); /* ordered by the record node */
+  gcap_exec_destroy(x);
+
+  gcap_node *wait = NULL, *fill2 = NULL;
+  assert_ok(gcap_graph_create(f->ctx, &g));
+  assert_ok(gcap_graph_add_event_wait_node(g, NULL, 0, f->e2, &wait));
+  gcap_memset_node_params q = {f->b, 0x77, 1, 256, 1, 256};
+  assert_ok(gcap_graph_add_memset_node(g, &wait, 1, &q, &fill2));
+  assert_ok(gcap_graph_instantiate(g, 0, &x));
+  gcap_graph_destroy(g);
+  assert_ok(gcap_memset_async(f->s3, f->b, 0x11, 256));
+  assert_ok(gcap_event_record(f->e2, f->s3));
+  assert_ok(gcap_exec_launch(x, f->s1)); /* ordered by the wait node */
+  assert_int_equal(refused(f), 0);
+  /* A fill of s3 after the event's record is not ordered before the next launch: a race. */
+  assert_ok(gcap_stream_synchronize(f->s1));
+  assert_ok(gcap_memset_async(f->s3, f->b, 0x22, 256));
+  assert_status(gcap_exec_launch(x, f->s1), GCAP_ERROR_INVALID_VALUE);
+  assert_int_equal(refused(f), 1);
+  unsigned char got[256];
+  read_back(f, f->b, got, sizeof got);
+  assert_bytes(got, sizeof got, 0x22);
+  gcap_exec_destroy(x);
+}
+
 /* gcap_memcpy is the host's: ordered after what the host waited for, and nothing else. */
 static void test_host_copy(void **state) {
   test_require_sim();
@@ -473,6 +517,7 @@ int main(void) {
       CHECKED(test_copy_fill),
       CHECKED(test_kernel_copy),
       CHECKED(test_graph_launch_fill),
+      CHECKED(test_graph_event_nodes_order),
       CHECKED(test_host_copy),
       CHECKED(test_free_after_unordered_use),
       CHECKED(test_same_stream),
