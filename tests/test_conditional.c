@@ -305,6 +305,44 @@ static void test_conditional_inside_a_capture(void **state) {
 }
 
 /* What CUDA forbids, each with its status and a message that says why. */
+/* Copies in a body touch device and page-locked host memory only: pageable host memory is refused when the node is made. */
+static void test_body_copies_need_page_locked_host_memory(void **state) {
+  struct fx *f = *state;
+  gcap_graph *g = test_graph_create(f->ctx);
+  gcap_conditional_handle h = 0;
+  assert_ok(gcap_graph_conditional_handle_create(g, 1, 0, &h));
+  gcap_graph *body[1];
+  add_cond(g, NULL, h, GCAP_CONDITIONAL_IF, 1, body);
+  static uint32_t pageable[4];
+  uint32_t *pinned = NULL;
+  assert_ok(gcap_host_alloc(f->ctx, sizeof pageable, (void **)&pinned));
+  gcap_memcpy_node_params bad = {f->words, pageable, sizeof pageable, GCAP_MEMCPY_HOST_TO_DEVICE};
+  gcap_node *n = NULL;
+  assert_status(gcap_graph_add_memcpy_node(body[0], NULL, 0, &bad, &n), GCAP_ERROR_INVALID_VALUE);
+  test_assert_message_contains("params->src");
+  test_assert_message_contains("pageable host memory");
+  gcap_memcpy_node_params back = {pageable, f->words, sizeof pageable, GCAP_MEMCPY_DEVICE_TO_HOST};
+  assert_status(gcap_graph_add_memcpy_node(body[0], NULL, 0, &back, &n), GCAP_ERROR_INVALID_VALUE);
+  test_assert_message_contains("params->dst");
+  gcap_memcpy_node_params good = {f->words, pinned, sizeof pageable, GCAP_MEMCPY_HOST_TO_DEVICE};
+  assert_ok(gcap_graph_add_memcpy_node(body[0], NULL, 0, &good, &n));
+  assert_status(gcap_node_set_memcpy_params(n, &bad), GCAP_ERROR_INVALID_VALUE);
+  gcap_memcpy_3d_params p3 = {{pageable, 16, 16, 1}, {0, 0, 0}, {f->words, 16, 16, 1}, {0, 0, 0}, {16, 1, 1},
+                              GCAP_MEMCPY_HOST_TO_DEVICE};
+  assert_status(gcap_graph_add_memcpy_3d_node(body[0], NULL, 0, &p3, &n), GCAP_ERROR_INVALID_VALUE);
+  /* Outside a body, pageable memory is fine. */
+  assert_ok(gcap_graph_add_memcpy_node(g, NULL, 0, &bad, &n));
+  /* And captured into a body, the eager call is refused. */
+  gcap_stream *side = test_stream_create(f->ctx);
+  assert_ok(gcap_stream_begin_capture_to_graph(side, body[0], NULL, 0, GCAP_CAPTURE_MODE_RELAXED));
+  assert_status(gcap_memcpy_async(side, f->words, pageable, sizeof pageable, GCAP_MEMCPY_HOST_TO_DEVICE),
+                GCAP_ERROR_INVALID_VALUE);
+  gcap_graph *ended = NULL;
+  gcap_stream_end_capture(side, &ended);
+  assert_ok(gcap_host_free(f->ctx, pinned));
+  gcap_graph_destroy(g);
+}
+
 static void test_restrictions(void **state) {
   struct fx *f = *state;
   gcap_graph *g = test_graph_create(f->ctx), *other = test_graph_create(f->ctx), *body[1];
@@ -505,6 +543,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_nesting, setup, teardown),
       cmocka_unit_test_setup_teardown(test_conditional_inside_a_capture, setup, teardown),
       cmocka_unit_test_setup_teardown(test_restrictions, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_body_copies_need_page_locked_host_memory, setup, teardown),
       cmocka_unit_test_setup_teardown(test_bad_handle_in_a_kernel, setup, teardown),
       cmocka_unit_test_setup_teardown(test_races_see_bodies, setup, teardown),
       cmocka_unit_test_setup_teardown(test_dot_and_saved_graphs, setup, teardown),

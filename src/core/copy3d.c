@@ -103,7 +103,9 @@ gcap_status gcap_memcpy_2d_async(gcap_stream *s, void *dst, size_t dpitch, const
   struct gcap_context *ctx = s->ctx;
   bool record = false;
   gcap__lock(ctx);
-  st = gcap__capture_route(s, gcap__check_copy_3d(ctx, &p, &c, &shape), &record);
+  st = gcap__check_copy_3d(ctx, &p, &c, &shape);
+  if (st == GCAP_SUCCESS && s->seq) st = gcap__check_body_copy(s->seq->graph, &c);
+  st = gcap__capture_route(s, st, &record);
   if (st == GCAP_SUCCESS) st = record ? gcap__capture_record_copy_3d(s, &p) : gcap__copy_eager(s, &c);
   gcap__unlock(ctx);
   return st;
@@ -155,6 +157,7 @@ gcap_status gcap_graph_add_memcpy_3d_node(gcap_graph *g, gcap_node *const *deps,
   struct gcap__copy_shape shape;
   struct gcap_node *n = NULL;
   st = gcap__check_copy_3d(g->ctx, p, &c, &shape);
+  if (st == GCAP_SUCCESS) st = gcap__check_body_copy(g, &c);
   if (st == GCAP_SUCCESS) st = gcap__node_make_copy_3d(g, p, &n);
   if (st == GCAP_SUCCESS) st = gcap__node_commit(g, n, deps, num_deps, out);
   gcap__unlock(g->ctx);
@@ -180,6 +183,7 @@ gcap_status gcap_node_set_memcpy_3d_params(gcap_node *n, const gcap_memcpy_3d_pa
   struct gcap__copy c;
   struct gcap__copy_shape shape;
   st = gcap__check_copy_3d(n->graph->ctx, p, &c, &shape);
+  if (st == GCAP_SUCCESS) st = gcap__check_body_copy(n->graph, &c);
   if (st == GCAP_SUCCESS) st = keep_params(n, p, &c);
   if (st == GCAP_SUCCESS) gcap__graph_note_ranges(n->graph, n, true);
   gcap__unlock(n->graph->ctx);

@@ -498,7 +498,9 @@ gcap_status gcap__memcpy_async(struct gcap_stream *s, void *dst, const void *src
   struct gcap__copy c = {dst, src, bytes, kind, kind, NULL};
   bool record = false;
   gcap__lock(ctx);
-  st = gcap__capture_route(s, gcap__check_copy(ctx, &c, true), &record);
+  st = gcap__check_copy(ctx, &c, true);
+  if (st == GCAP_SUCCESS && s->seq && bytes > 0) st = gcap__check_body_copy(s->seq->graph, &c); /* capturing into a body */
+  st = gcap__capture_route(s, st, &record);
   if (st == GCAP_SUCCESS && bytes > 0) {
     gcap_memcpy_node_params p = {dst, src, bytes, kind};
     st = record ? gcap__capture_record_value(s, GCAP_NODE_MEMCPY, &p, sizeof p) : gcap__copy_eager(s, &c);

@@ -305,9 +305,35 @@ static gcap_status set_kernel_params(struct gcap_node *n, const gcap_kernel_node
   return GCAP_SUCCESS;
 }
 
+/* Whether g is a conditional node's body, or a child graph inside one. */
+static bool in_conditional_body(const struct gcap_graph *g) {
+  for (; g && g->owner; g = g->owner->graph)
+    if (g->owner->type == GCAP_NODE_CONDITIONAL) return true;
+  return false;
+}
+
+gcap_status gcap__check_body_copy(const struct gcap_graph *g, const struct gcap__copy *c) {
+  if (!in_conditional_body(g)) return GCAP_SUCCESS;
+  /* DEFAULT on CUDA: pointers gcap does not know are the driver's to type (unified addressing). */
+  if (c->kind == GCAP_MEMCPY_DEFAULT && !g->ctx->ops->knows_all_device_memory) return GCAP_SUCCESS;
+  gcap_memcpy_kind k = c->resolved;
+  const void *sides[2] = {k == GCAP_MEMCPY_HOST_TO_DEVICE || k == GCAP_MEMCPY_HOST_TO_HOST ? c->src : NULL,
+                          k == GCAP_MEMCPY_DEVICE_TO_HOST || k == GCAP_MEMCPY_HOST_TO_HOST ? c->dst : NULL};
+  for (int i = 0; i < 2; i++) {
+    const struct gcap__allocation *a = sides[i] ? gcap__find_allocation(g->ctx, sides[i]) : NULL;
+    if (sides[i] && (!a || a->kind != GCAP__ALLOC_HOST))
+      return gcap__fail(GCAP_ERROR_INVALID_VALUE,
+                        "params->%s %p is pageable host memory: copies in a conditional node's body may touch only "
+                        "device memory and page-locked host memory (gcap_host_alloc), as CUDA requires",
+                        i ? "dst" : "src", sides[i]);
+  }
+  return GCAP_SUCCESS;
+}
+
 static gcap_status check_memcpy_params(const struct gcap_graph *g, const gcap_memcpy_node_params *p) {
   struct gcap__copy c = gcap__copy_of(p);
-  return gcap__check_copy(g->ctx, &c, false);
+  gcap_status st = gcap__check_copy(g->ctx, &c, false);
+  return st == GCAP_SUCCESS ? gcap__check_body_copy(g, &c) : st;
 }
 
 static gcap_status check_memset_params(const struct gcap_graph *g, const gcap_memset_node_params *p) {
