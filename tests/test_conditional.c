@@ -343,6 +343,28 @@ static void test_body_copies_need_page_locked_host_memory(void **state) {
   gcap_graph_destroy(g);
 }
 
+/* A handle no conditional node uses fails instantiation, naming it (CUDA may refuse such a graph). */
+static void test_unused_handle(void **state) {
+  struct fx *f = *state;
+  gcap_graph *g = test_graph_create(f->ctx);
+  gcap_conditional_handle used = 0, unused = 0;
+  assert_ok(gcap_graph_conditional_handle_create(g, 0, 0, &used));
+  assert_ok(gcap_graph_conditional_handle_create(g, 0, 0, &unused));
+  gcap_graph *body[1];
+  add_cond(g, NULL, used, GCAP_CONDITIONAL_IF, 1, body);
+  gcap_exec *x = NULL;
+  assert_status(gcap_graph_instantiate(g, 0, &x), GCAP_ERROR_INVALID_VALUE);
+  char want[64];
+  snprintf(want, sizeof want, "conditional handle 0x%llx", (unsigned long long)unused);
+  test_assert_message_contains(want);
+  assert_null(x);
+  gcap_graph *inner[1];
+  add_cond(body[0], NULL, unused, GCAP_CONDITIONAL_WHILE, 1, inner); /* used inside a body: enough */
+  assert_ok(gcap_graph_instantiate(g, 0, &x));
+  gcap_exec_destroy(x);
+  gcap_graph_destroy(g);
+}
+
 static void test_restrictions(void **state) {
   struct fx *f = *state;
   gcap_graph *g = test_graph_create(f->ctx), *other = test_graph_create(f->ctx), *body[1];
@@ -544,6 +566,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_conditional_inside_a_capture, setup, teardown),
       cmocka_unit_test_setup_teardown(test_restrictions, setup, teardown),
       cmocka_unit_test_setup_teardown(test_body_copies_need_page_locked_host_memory, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_unused_handle, setup, teardown),
       cmocka_unit_test_setup_teardown(test_bad_handle_in_a_kernel, setup, teardown),
       cmocka_unit_test_setup_teardown(test_races_see_bodies, setup, teardown),
       cmocka_unit_test_setup_teardown(test_dot_and_saved_graphs, setup, teardown),

@@ -242,6 +242,29 @@ gcap_status gcap__cond_plan_build(struct gcap_context *ctx, const struct gcap_no
   return GCAP_SUCCESS;
 }
 
+/* Whether a conditional node in g, its child graphs or its bodies uses c. */
+static bool cond_used_in(const struct gcap_graph *g, const struct gcap__cond *c) {
+  for (size_t i = 0; i < g->nodes.count; i++) {
+    const struct gcap_node *n = g->nodes.items[i];
+    if (n->type == GCAP_NODE_GRAPH && cond_used_in(n->p.child, c)) return true;
+    if (n->type != GCAP_NODE_CONDITIONAL) continue;
+    if (n->p.cond->cond == c) return true;
+    for (unsigned b = 0; b < n->p.cond->size; b++)
+      if (cond_used_in(n->p.cond->bodies[b], c)) return true;
+  }
+  return false;
+}
+
+gcap_status gcap__check_conds_used(const struct gcap_graph *g) {
+  for (size_t i = 0; i < g->num_conds; i++)
+    if (!cond_used_in(g, g->conds[i]))
+      return gcap__fail(GCAP_ERROR_INVALID_VALUE,
+                        "conditional handle 0x%llx of graph %p is used by no conditional node (CUDA may refuse to "
+                        "instantiate such a graph)",
+                        (unsigned long long)g->conds[i]->handle, (const void *)g);
+  return GCAP_SUCCESS;
+}
+
 int gcap__plan_take_conds(struct gcap__plan *p, const struct gcap_graph *g) {
   if (!g->num_conds) return 0;
   p->conds = gcap__malloc(g->num_conds * sizeof *p->conds);

@@ -408,6 +408,7 @@ gcap_status gcap__instantiate(struct gcap_graph *g, unsigned flags, gcap_exec **
   ctx->failed_node = NULL;
   uint64_t epoch = gcap__alloc_epoch(); /* frees in ctx wait for its lock: the plan's checks see this one */
   gcap_status st = gcap__capture_check_graph_edit(g, "instantiating it");
+  if (st == GCAP_SUCCESS) st = gcap__check_conds_used(g);
   if (st == GCAP_SUCCESS && gcap__backend_wants_race_check(ctx)) st = gcap__check_no_races(g);
   if (st != GCAP_SUCCESS) return st;
   if (g->mem_exec)

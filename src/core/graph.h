@@ -156,6 +156,8 @@ gcap_status gcap__check_node_near(const struct gcap_graph *g, const gcap_node *n
 
 /* A new, empty graph of ctx; `owner` NULL for a top-level graph. */
 gcap_status gcap__graph_new(struct gcap_context *ctx, struct gcap_node *owner, struct gcap_graph **out);
+/* INVALID_VALUE naming a conditional handle of top-level graph g that no conditional node uses. */
+gcap_status gcap__check_conds_used(const struct gcap_graph *g);
 /* A checked copy for a node of g: in a conditional node's body, its host sides must be page-locked. */
 gcap_status gcap__check_body_copy(const struct gcap_graph *g, const struct gcap__copy *c);
 void gcap__graph_free(struct gcap_graph *g);
