@@ -360,7 +360,7 @@ static void test_foreign_handles_are_invalid_handles(void **state) {
 
 /* ========================================== update from a graph that lost a node */
 
-/* As NVIDIA's driver: whatever the graph looks like now, one that lost a node is NOT_SUPPORTED. */
+/* As NVIDIA's driver: a graph that lost a node is NOT_SUPPORTED, or TOPOLOGY_CHANGED when the counts differ. */
 static void test_update_from_graph_with_destroyed_node_is_refused(void **state) {
   (void)state;
   gcap_context *ctx = sim_context();
@@ -382,6 +382,18 @@ static void test_update_from_graph_with_destroyed_node_is_refused(void **state) 
   test_assert_message_contains("was destroyed");
   assert_ok(gcap_exec_update(x, b, &info)); /* a graph that lost nothing still updates */
   assert_int_equal(info.result, GCAP_EXEC_UPDATE_SUCCESS);
+  /* With node counts that differ, it is a changed topology, with no node to name (hip-tests' CountDiffer_2). */
+  gcap_exec *two = NULL;
+  gcap_graph *c = NULL;
+  assert_ok(gcap_graph_create(ctx, &c));
+  assert_ok(gcap_graph_add_empty_node(c, NULL, 0, &n));
+  assert_ok(gcap_graph_add_empty_node(c, NULL, 0, &n));
+  assert_ok(gcap_graph_instantiate(c, 0, &two));
+  info = (gcap_exec_update_info){GCAP_EXEC_UPDATE_SUCCESS, n, n};
+  assert_status(gcap_exec_update(two, a, &info), GCAP_ERROR_GRAPH_EXEC_UPDATE_FAILURE);
+  assert_int_equal(info.result, GCAP_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED);
+  assert_null(info.error_node);
+  assert_null(info.error_from_node);
   gcap_context_destroy(ctx);
 }
 

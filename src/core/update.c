@@ -479,9 +479,19 @@ static bool lost_a_node(const struct gcap_graph *g) {
   return false;
 }
 
-/* CUDA's driver refuses a source graph any of whose nodes was destroyed, whatever it looks like now. */
-static gcap_status check_no_destroyed_nodes(const struct gcap_graph *g, gcap_exec_update_info *info) {
+/*
+ * CUDA's driver refuses a source graph any of whose nodes was destroyed, whatever it looks like
+ * now: as a changed topology when the node counts differ (what NVIDIA's driver reports, as in
+ * hip-tests' CountDiffer_2), else as not supported.
+ */
+static gcap_status check_no_destroyed_nodes(const struct gcap_exec *x, const struct gcap_graph *g,
+                                            gcap_exec_update_info *info) {
   if (!lost_a_node(g)) return GCAP_SUCCESS;
+  size_t top = 0;
+  for (size_t i = 0; i < x->plan.count; i++) top += x->plan.nodes[i].depth == 0 && x->plan.nodes[i].counted;
+  if (top != g->nodes.count)
+    return refuse(info, GCAP_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED, NULL, NULL,
+                  "a node of the graph was destroyed and the graphs have different node counts");
   return refuse(info, GCAP_EXEC_UPDATE_ERROR_NOT_SUPPORTED, NULL, NULL,
                 "a node of the graph (or of one of its child graphs) was destroyed; instantiate it instead");
 }
@@ -499,7 +509,7 @@ gcap_status gcap_exec_update(gcap_exec *x, const gcap_graph *g, gcap_exec_update
   st = x->running ? gcap__fail(GCAP_ERROR_ILLEGAL_STATE, "executable %p is running", (void *)x)
                   : gcap__capture_check_graph_edit(g, "updating from it");
   if (st == GCAP_SUCCESS) gcap__sr_exec_changed(x);
-  if (st == GCAP_SUCCESS) st = check_no_destroyed_nodes(g, info);
+  if (st == GCAP_SUCCESS) st = check_no_destroyed_nodes(x, g, info);
   if (st == GCAP_SUCCESS) st = gcap__backend_exec_before_change(x->ctx, x->impl);
   bool done = false;
   /* A backend that keeps its own copy (CUDA) must see the new values first: the general path. */
