@@ -144,11 +144,14 @@ static void free_leftover_records(struct cuda_context *c) {
   c->orphans = NULL;
 }
 
+static void reap_late_frees(struct cuda_context *c, bool wait);
+
 static void cuda_context_destroy(struct gcap__backend_ctx *b) {
   struct cuda_context *c = cuda_context_from(b);
   struct cuda_scope scope;
   if (cuda_enter(c, &scope) == GCAP_SUCCESS) {
     cuda_exec_destroy_deferred(c);
+    reap_late_frees(c, true); /* the context goes: every queued free happens */
     c->d->cuStreamSynchronize(c->sync_stream);
     c->d->cuStreamDestroy(c->sync_stream);
     cuda_leave(&scope, GCAP_SUCCESS);
@@ -198,11 +201,61 @@ static gcap_status cuda_context_synchronize(struct gcap__backend_ctx *b) {
   gcap__free(marks);
   if (st == GCAP_SUCCESS)
     st = gcap__cuda_check(c->d->cuStreamSynchronize(c->sync_stream), "cuStreamSynchronize (synchronous copies)");
+  if (st == GCAP_SUCCESS) reap_late_frees(c, false);
   LEAVE(st);
+}
+
+/* Whether a stream of the context captures: no driver free may run then (it would invalidate the capture). */
+static bool any_capturing(struct cuda_context *c) {
+  pthread_mutex_lock(&c->lock);
+  bool capturing = false;
+  for (size_t i = 0; i < c->num_streams; i++) capturing |= c->streams[i].capturing;
+  pthread_mutex_unlock(&c->lock);
+  return capturing;
+}
+
+/* Frees the stream-ordered frees whose streams have got there (all of them with `wait`). */
+static void reap_late_frees(struct cuda_context *c, bool wait) {
+  if (!c->late_frees || (!wait && any_capturing(c))) return;
+  for (struct cuda_late_free **at = &c->late_frees; *at;) {
+    struct cuda_late_free *f = *at;
+    CUresult r = wait ? c->d->cuEventSynchronize(f->reached) : c->d->cuEventQuery(f->reached);
+    if (r == CUDA_ERROR_NOT_READY) {
+      at = &f->next;
+      continue;
+    }
+    c->d->cuMemFree(cuda_dptr(f->p));
+    c->d->cuEventDestroy(f->reached);
+    *at = f->next;
+    gcap__free(f);
+  }
+}
+
+/* Stream-ordered: an event marks the point, and the memory goes once the stream has reached it. */
+static gcap_status cuda_mem_free_async(struct gcap__backend_ctx *b, void *stream, void *p, size_t bytes) {
+  ENTER(b);
+  (void)bytes;
+  struct cuda_late_free *f = gcap__calloc(1, sizeof *f);
+  if (!f) LEAVE(gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to queue the free of %p", p));
+  gcap_status st = gcap__cuda_check(c->d->cuEventCreate(&f->reached, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+  if (st == GCAP_SUCCESS)
+    st = gcap__cuda_check(c->d->cuEventRecord(f->reached, stream), "cuEventRecord(stream %p) for the free of %p",
+                          stream, p);
+  if (st != GCAP_SUCCESS) {
+    if (f->reached) c->d->cuEventDestroy(f->reached);
+    gcap__free(f);
+    LEAVE(st);
+  }
+  f->p = p;
+  f->next = c->late_frees;
+  c->late_frees = f;
+  reap_late_frees(c, false);
+  LEAVE(GCAP_SUCCESS);
 }
 
 static gcap_status cuda_mem_alloc(struct gcap__backend_ctx *b, size_t bytes, void **out) {
   ENTER(b);
+  reap_late_frees(c, false); /* memory the streams are done with first */
   CUdeviceptr p = 0;
   gcap_status st = gcap__cuda_check(c->d->cuMemAlloc(&p, bytes), "cuMemAlloc(%zu bytes)", bytes);
   if (st == GCAP_SUCCESS) *out = (void *)(uintptr_t)p;
@@ -211,6 +264,7 @@ static gcap_status cuda_mem_alloc(struct gcap__backend_ctx *b, size_t bytes, voi
 
 static gcap_status cuda_mem_free(struct gcap__backend_ctx *b, void *p) {
   ENTER(b);
+  reap_late_frees(c, false);
   LEAVE(gcap__cuda_check(c->d->cuMemFree(cuda_dptr(p)), "cuMemFree(%p)", p));
 }
 
@@ -281,7 +335,9 @@ static void cuda_stream_destroy(struct gcap__backend_ctx *b, void *stream) {
 
 static gcap_status cuda_stream_synchronize(struct gcap__backend_ctx *b, void *stream) {
   ENTER(b);
-  LEAVE(gcap__cuda_check(c->d->cuStreamSynchronize(stream), "cuStreamSynchronize(%p)", stream));
+  gcap_status st = gcap__cuda_check(c->d->cuStreamSynchronize(stream), "cuStreamSynchronize(%p)", stream);
+  if (st == GCAP_SUCCESS) reap_late_frees(c, false);
+  LEAVE(st);
 }
 
 static gcap_status cuda_stream_query(struct gcap__backend_ctx *b, void *stream) {
@@ -591,6 +647,7 @@ const struct gcap_backend_ops gcap__cuda_ops = {
     .context_synchronize = cuda_context_synchronize,
     .mem_alloc = cuda_mem_alloc,
     .mem_free = cuda_mem_free,
+    .mem_free_async = cuda_mem_free_async,
     .host_alloc = cuda_host_alloc,
     .host_free = cuda_host_free,
     .stream_create = cuda_stream_create,

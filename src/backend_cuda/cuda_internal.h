@@ -39,6 +39,14 @@ struct cuda_context {
   struct cuda_host_call pending; /* eager host functions not yet run: a ring with a sentinel */
   struct cuda_host_call *orphans; /* records of executables destroyed while a launch might still call them */
   struct cuda_exec *deferred;     /* executables destroyed from a host function: the driver may not be called there */
+  struct cuda_late_free *late_frees; /* gcap_mem_free_async: freed once their stream reached the event */
+};
+
+/* A stream-ordered free waiting for its stream: cuMemFree would stall the device (and a capture). */
+struct cuda_late_free {
+  void *p;
+  CUevent reached;
+  struct cuda_late_free *next;
 };
 
 struct cuda_context *cuda_context_from(struct gcap__backend_ctx *b);

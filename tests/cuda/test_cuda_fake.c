@@ -1059,9 +1059,44 @@ static void test_ptx_entries_and_globals_reach_the_driver(void **state) {
   finish(ctx);
 }
 
+/*
+ * gcap_mem_free_async is stream-ordered on CUDA: no cuMemFree (which would stall the device and
+ * invalidate another stream's capture) until the stream has reached the free, and none while a
+ * stream of the context captures.
+ */
+static void test_stream_ordered_free_waits_for_its_stream(void **state) {
+  (void)state;
+  gcap_context *ctx = cuda_context();
+  gcap_stream *s = NULL, *cap = NULL;
+  assert_ok(gcap_stream_create(ctx, &s));
+  assert_ok(gcap_stream_create(ctx, &cap));
+  void *p = NULL;
+  assert_ok(gcap_mem_alloc(ctx, 256, &p));
+  assert_ok(gcap_stream_begin_capture(cap, GCAP_CAPTURE_MODE_RELAXED));
+  fake_cuda_log_clear();
+  assert_ok(gcap_memset_async(s, p, 1, 256));
+  assert_ok(gcap_mem_free_async(s, p));
+  assert_int_equal(fake_cuda_calls("cuMemFree("), 0);
+  assert_int_equal(fake_cuda_calls("cuEventRecord("), 1);
+  fake_cuda_drain(); /* the stream got there, but a capture is going on */
+  void *q = NULL;
+  assert_ok(gcap_mem_alloc(ctx, 64, &q));
+  assert_int_equal(fake_cuda_calls("cuMemFree("), 0);
+  gcap_graph *g = NULL;
+  assert_ok(gcap_stream_end_capture(cap, &g));
+  assert_ok(gcap_context_synchronize(ctx));
+  assert_int_equal(fake_cuda_calls("cuMemFree("), 1);
+  assert_ok(gcap_mem_free(ctx, q));
+  gcap_graph_destroy(g);
+  assert_ok(gcap_stream_destroy(s));
+  assert_ok(gcap_stream_destroy(cap));
+  finish(ctx);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup(test_ptx_entries_and_globals_reach_the_driver, count_live_handles),
+      cmocka_unit_test_setup(test_stream_ordered_free_waits_for_its_stream, count_live_handles),
       cmocka_unit_test_setup(test_every_node_type_becomes_the_same_driver_graph, count_live_handles),
       cmocka_unit_test_setup(test_setters_enable_and_update_reach_the_driver, count_live_handles),
       cmocka_unit_test_setup(test_host_function_makes_no_driver_call, count_live_handles),
