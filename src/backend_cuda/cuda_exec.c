@@ -421,8 +421,15 @@ static void keep_host_calls(struct cuda_exec *x, struct materialized *m) {
  * Whole-graph update: the new plan becomes a CUgraph and cuGraphExecUpdate takes it in one step.
  * The template graph keeps naming the executable's nodes.
  */
+/* The entry of a materialized plan whose node is n, or SIZE_MAX. */
+static size_t entry_of(const struct materialized *m, size_t count, CUgraphNode n) {
+  for (size_t i = 0; n && i < count; i++)
+    if (m->nodes[i] == n) return i;
+  return SIZE_MAX;
+}
+
 gcap_status cuda_exec_update(struct gcap__backend_ctx *b, void *exec, const struct gcap__plan *current,
-                             const struct gcap__plan *fresh) {
+                             const struct gcap__plan *fresh, struct gcap__update_refusal *refusal) {
   struct cuda_context *c = cuda_context_from(b);
   struct cuda_exec *x = exec;
   struct cuda_scope scope;
@@ -436,6 +443,11 @@ gcap_status cuda_exec_update(struct gcap__backend_ctx *b, void *exec, const stru
   CUresult r = c->d->cuGraphExecUpdate(x->exec, m.graph, &info);
   /* The result code is known only once the call has returned. */
   st = gcap__cuda_check(r, "cuGraphExecUpdate (update result %d)", (int)info.result);
+  if (r == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE) { /* what the driver refused, in the core's terms */
+    refusal->result = (int)info.result;
+    refusal->entry = entry_of(&m, fresh->count, info.errorNode);
+    refusal->from_entry = entry_of(&m, fresh->count, info.errorFromNode);
+  }
   if (st == GCAP_SUCCESS) {
     keep_host_calls(x, &m);
     st = apply_disabled(c, x, current);

@@ -89,7 +89,7 @@ gcap_status cuda_exec_set_entry(struct gcap__backend_ctx *b, void *exec, const s
                                 const struct gcap__plan_node *entry);
 CUgraphExec cuda_exec_native(void *exec);
 gcap_status cuda_exec_update(struct gcap__backend_ctx *b, void *exec, const struct gcap__plan *current,
-                             const struct gcap__plan *fresh);
+                             const struct gcap__plan *fresh, struct gcap__update_refusal *refusal);
 /* Destroys executables whose destruction was asked for from a host function (context lock held or destroying). */
 void cuda_exec_destroy_deferred(struct cuda_context *c);
 

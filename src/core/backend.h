@@ -137,6 +137,16 @@ struct gcap__plan;
  */
 #define GCAP__NODE_NATIVE ((gcap_node_type)64)
 
+/*
+ * Why a backend refused a whole-graph update the core allowed: the driver's result (a
+ * gcap_exec_update_result: CUDA's values) and the entries of `fresh` it names, the failing one
+ * and the one an edge comes from (SIZE_MAX: none).
+ */
+struct gcap__update_refusal {
+  int result;
+  size_t entry, from_entry;
+};
+
 /* What a backend knows of a kernel it found by name in a loaded module. */
 struct gcap__kernel_found {
   void *fn;
@@ -290,7 +300,7 @@ struct gcap_backend_ops {
    * (gcap_exec_update; `current` keeps which entries are disabled). On failure nothing changes.
    */
   gcap_status (*exec_update)(struct gcap__backend_ctx *b, void *exec, const struct gcap__plan *current,
-                             const struct gcap__plan *fresh);
+                             const struct gcap__plan *fresh, struct gcap__update_refusal *refusal);
 
   /*
    * Optional: `stream` joins a gcap capture, and leaves it. Between the two, work issued on the

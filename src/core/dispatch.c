@@ -253,13 +253,13 @@ gcap_status gcap__backend_exec_set_entry(struct gcap_context *ctx, void *exec, c
   return ctx->ops->exec_set_entry(ctx->backend, exec, plan, index, entry);
 }
 
-gcap_status gcap__backend_exec_update(struct gcap_context *ctx, void *exec, const struct gcap__plan *current, const struct gcap__plan *fresh) {
+gcap_status gcap__backend_exec_update(struct gcap_context *ctx, void *exec, const struct gcap__plan *current, const struct gcap__plan *fresh, struct gcap__update_refusal *refusal) {
   assert(ctx && ctx->backend);
   assert(current);
   assert(fresh);
   if (!ctx->ops->exec_update) return GCAP_SUCCESS;
   if (injected(ctx->ops->name, "exec_update")) return GCAP_ERROR_BACKEND;
-  return ctx->ops->exec_update(ctx->backend, exec, current, fresh);
+  return ctx->ops->exec_update(ctx->backend, exec, current, fresh, refusal);
 }
 
 gcap_status gcap__backend_stream_capture_begin(struct gcap_context *ctx, void *stream) {

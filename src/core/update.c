@@ -1,3 +1,4 @@
+#include <stdint.h>
 /*
  * Changing what an executable does without instantiating again: per-node setters and enable
  * (rules.md#update-enable through rules.md#update-host) and whole-graph update
@@ -287,6 +288,15 @@ gcap_status gcap_exec_node_set_enabled(gcap_exec *x, gcap_node *n, bool enabled)
 
 /* ------------------------------------------------------------ whole graph */
 
+/* The driver refused what the core allowed: its result, and the nodes it named, mapped back to gcap's. */
+static void driver_refused(gcap_exec_update_info *info, const struct gcap__update_refusal *r, const struct gcap__plan *current,
+                           const struct gcap__plan *fresh) {
+  info->result = r->result != GCAP_EXEC_UPDATE_SUCCESS ? (gcap_exec_update_result)r->result : GCAP_EXEC_UPDATE_ERROR;
+  info->error_node = r->entry < fresh->count ? (gcap_node *)fresh->nodes[r->entry].source : NULL;
+  info->error_from_node = r->from_entry < fresh->count ? (gcap_node *)fresh->nodes[r->from_entry].source : NULL;
+  (void)current;
+}
+
 static gcap_status refuse(gcap_exec_update_info *info, gcap_exec_update_result why, const struct gcap__plan_node *at,
                           const struct gcap__plan_node *from, const char *what) {
   info->result = why;
@@ -526,8 +536,9 @@ gcap_status gcap_exec_update(gcap_exec *x, const gcap_graph *g, gcap_exec_update
   if (st == GCAP_SUCCESS) st = compare_topology(&x->plan, &fresh, info);
   if (st == GCAP_SUCCESS) st = compare_entries(x->plan.nodes, fresh.nodes, x->plan.count, x->flags, info);
   if (st == GCAP_SUCCESS && x->ctx->ops->exec_update) {
-    st = gcap__backend_exec_update(x->ctx, x->impl, &x->plan, &fresh);
-    if (st == GCAP_ERROR_GRAPH_EXEC_UPDATE_FAILURE) info->result = GCAP_EXEC_UPDATE_ERROR;
+    struct gcap__update_refusal refusal = {GCAP_EXEC_UPDATE_ERROR, SIZE_MAX, SIZE_MAX};
+    st = gcap__backend_exec_update(x->ctx, x->impl, &x->plan, &fresh, &refusal);
+    if (st == GCAP_ERROR_GRAPH_EXEC_UPDATE_FAILURE) driver_refused(info, &refusal, &x->plan, &fresh);
   }
   if (st == GCAP_SUCCESS) {
     for (size_t i = 0; i < x->plan.count; i++) take_entry(&x->plan.nodes[i], &fresh.nodes[i]); /* old values: `fresh`'s */

@@ -1438,6 +1438,16 @@ static CUresult CUDAAPI f_cuGraphExecUpdate(CUgraphExec x, CUgraph g, CUgraphExe
     info->result = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
     END(CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE);
   }
+  /* "Changing the width or element size of a 1-D memset may be refused": FAKE_CUDA_REFUSE_FILL_RESHAPE does. */
+  for (size_t i = 0; getenv("FAKE_CUDA_REFUSE_FILL_RESHAPE") && i < gr->count; i++) {
+    const struct node *a = gr->nodes[i], *b = &ex->nodes[i];
+    if (a->type == N_MEMSET && a->fill.height == 1 &&
+        (a->fill.width != b->fill.width || a->fill.elementSize != b->fill.elementSize)) {
+      info->result = CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED;
+      info->errorNode = (CUgraphNode)gr->nodes[i];
+      END(CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE);
+    }
+  }
   for (size_t i = 0; i < gr->count; i++) {
     struct node *b = &ex->nodes[i];
     struct node **deps = b->deps;

@@ -1093,10 +1093,45 @@ static void test_stream_ordered_free_waits_for_its_stream(void **state) {
   finish(ctx);
 }
 
+/*
+ * A whole-graph update the core allows but the driver refuses (a 1-D fill whose width changes,
+ * which CUDA says it may refuse): the driver's result, and its failing node mapped back to gcap's.
+ */
+static void test_driver_refusal_reaches_update_info(void **state) {
+  (void)state;
+  gcap_context *ctx = cuda_context();
+  void *p = NULL;
+  assert_ok(gcap_mem_alloc(ctx, 256, &p));
+  gcap_graph *g[2];
+  gcap_node *fill[2];
+  for (int v = 0; v < 2; v++) {
+    assert_ok(gcap_graph_create(ctx, &g[v]));
+    gcap_memset_node_params f = {p, 7, 4, v ? 32u : 16u, 1, 256};
+    assert_ok(gcap_graph_add_memset_node(g[v], NULL, 0, &f, &fill[v]));
+  }
+  gcap_exec *x = NULL;
+  assert_ok(gcap_graph_instantiate(g[0], 0, &x));
+  assert_int_equal(setenv("FAKE_CUDA_REFUSE_FILL_RESHAPE", "1", 1), 0);
+  gcap_exec_update_info info = {GCAP_EXEC_UPDATE_SUCCESS, NULL, NULL};
+  assert_status(gcap_exec_update(x, g[1], &info), GCAP_ERROR_GRAPH_EXEC_UPDATE_FAILURE);
+  unsetenv("FAKE_CUDA_REFUSE_FILL_RESHAPE");
+  assert_int_equal(info.result, GCAP_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED);
+  assert_ptr_equal(info.error_node, fill[1]);
+  assert_null(info.error_from_node);
+  assert_ok(gcap_exec_update(x, g[1], &info)); /* a driver that takes it */
+  assert_int_equal(info.result, GCAP_EXEC_UPDATE_SUCCESS);
+  gcap_exec_destroy(x);
+  gcap_graph_destroy(g[0]);
+  gcap_graph_destroy(g[1]);
+  assert_ok(gcap_mem_free(ctx, p));
+  finish(ctx);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup(test_ptx_entries_and_globals_reach_the_driver, count_live_handles),
       cmocka_unit_test_setup(test_stream_ordered_free_waits_for_its_stream, count_live_handles),
+      cmocka_unit_test_setup(test_driver_refusal_reaches_update_info, count_live_handles),
       cmocka_unit_test_setup(test_every_node_type_becomes_the_same_driver_graph, count_live_handles),
       cmocka_unit_test_setup(test_setters_enable_and_update_reach_the_driver, count_live_handles),
       cmocka_unit_test_setup(test_host_function_makes_no_driver_call, count_live_handles),
