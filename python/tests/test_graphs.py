@@ -1,4 +1,6 @@
 """Graphs by hand, nodes, clone, child graphs, update and setters, save and load, races, conditionals."""
+import time
+
 import numpy as np
 import pytest
 
@@ -67,7 +69,28 @@ def test_clone_child_update_and_setters(ctx):
     assert info.value.result == "TOPOLOGY_CHANGED"
 
 
+def replay(seed, edge, launches=8, order="shuffle"):
+    """What a buffer holds after each of `launches` launches of two fills of it (1, then 2), with or
+    without an edge between them, in a context of that order and seed."""
+    with gcap.Context(backend="sim", order=order, seed=seed) as c:
+        buf = c.alloc(64)
+        g = c.graph()
+        a = g.add_memset(buf, 1)
+        g.add_memset(buf, 2, deps=[a] if edge else [])
+        x, s = g.instantiate(), c.stream()
+        seen = []
+        for _ in range(launches):
+            x.launch(s)
+            s.synchronize()
+            seen.append(int(buf.to_numpy(np.uint8)[0]))
+        assert (buf.to_numpy(np.uint8) == seen[-1]).all()
+        assert c.stats()["graph_launches"] == launches
+        return seen
+
+
 def test_dependencies_and_a_race_shuffled_replay_finds(ctx):
+    """Two fills of one buffer with no edge race: the analysis names them, an edge ends it, the race check
+    refuses the graph, and replay in shuffled order shows it, each seed the same way every time."""
     buf = ctx.alloc(64)
     g = ctx.graph()
     a = g.add_memset(buf, 1)
@@ -90,6 +113,15 @@ def test_dependencies_and_a_race_shuffled_replay_finds(ctx):
         assert "race" in str(info.value)
     finally:
         racy.close()
+    # Creation order always runs the second fill last: the race stays hidden.
+    assert replay(1, edge=False, order="capture") == [2] * 8
+    # Shuffled, either fill may run last; a seed replays its orders exactly, other seeds differ.
+    runs = {seed: replay(seed, edge=False) for seed in (1, 2, 3)}
+    assert {v for seen in runs.values() for v in seen} == {1, 2}
+    assert len({tuple(seen) for seen in runs.values()}) == 3
+    assert all(replay(seed, edge=False) == seen for seed, seen in runs.items())
+    # With the edge every shuffled order keeps the fills in turn.
+    assert all(replay(seed, edge=True) == [2] * 8 for seed in (1, 2, 3))
 
 
 def test_save_and_load(ctx, tmp_path):
@@ -107,11 +139,35 @@ def test_save_and_load(ctx, tmp_path):
 
 
 def test_events_timing(ctx):
+    """Times between records are the host's clock when they ran: a host function that sleeps between
+    two records is inside the interval, reversed events give its negative, and an event never recorded,
+    or one whose record has not run, has no time."""
     s = ctx.stream()
-    a, b = ctx.event(), ctx.event()
+    a, b, never = ctx.event(), ctx.event(), ctx.event()
     a.record(s)
     s.memset(ctx.alloc(1024), 1)
+    s.host_func(lambda: time.sleep(0.05))
     b.record(s)
     b.synchronize()
     assert a.query() and b.query()
-    assert a.elapsed_ms(b) >= 0.0
+    ms = a.elapsed_ms(b)
+    assert 49.0 <= ms < 10000.0
+    assert b.elapsed_ms(a) == -ms
+    assert a.elapsed_ms(a) == 0.0
+    with pytest.raises(gcap.InvalidHandle) as info:
+        a.elapsed_ms(never)
+    assert "never recorded" in str(info.value)
+    a.record(s)                                          # the latest records count
+    b.record(s)
+    s.synchronize()
+    assert 0.0 <= a.elapsed_ms(b) < ms
+    with gcap.Context(backend="sim", exec="deferred") as deferred:
+        s = deferred.stream()
+        a, b = deferred.event(), deferred.event()
+        a.record(s)
+        s.host_func(lambda: time.sleep(0.02))
+        b.record(s)
+        with pytest.raises(gcap.NotReady):              # b's record has not run
+            a.elapsed_ms(b)
+        s.synchronize()
+        assert 19.0 <= a.elapsed_ms(b) < 10000.0

@@ -78,3 +78,34 @@ def test_an_exception_in_a_python_kernel_or_host_function_is_raised_by_the_calle
         g.instantiate().launch(s)
         s.synchronize()
     s.synchronize()  # reported once
+
+
+def test_float64_arrays_and_signed_scalars_arrive_exactly(ctx):
+    def axpb(block, x, out, a, b8, b16, b64, n):
+        i = block.thread_ids()
+        i = i[i < n]
+        x[i] = x[i] * a + b16
+        if block.block_idx[0] == 0:
+            out[:3] = (b8, b16, b64)
+
+    mod = ctx.load_module([gcap.kernel("axpb", ["float64*", "int64*", "float64", "int8", "int16", "int64", "uint32"],
+                                       sim=axpb)])
+    n = 300
+    x0 = np.arange(n) / 3.0 + 0.1                       # float64 values no float32 holds
+    x, out = ctx.alloc(x0.nbytes + 16), ctx.alloc(3 * 8)
+    x.copy_from(x0)
+    x.copy_from(np.array([-1.0, 2.0]), offset=x0.nbytes)  # past n: left alone
+    a, b64 = 1.0 / 7.0, -(2 ** 40) - 3
+    s = ctx.stream()
+    s.launch(mod.axpb, grid=2, block=256, args=(x, out, a, -5, -300, b64, n))
+    s.synchronize()
+    assert out.to_numpy(np.int64).tolist() == [-5, -300, b64]
+    want = x0 * a - 300
+    got = x.to_numpy(np.float64)
+    assert (got[:n] == want).all() and got[n:].tolist() == [-1.0, 2.0]
+    g = ctx.graph()
+    g.add_kernel(mod.axpb, 2, 256, args=(x, out, 0.1, -128, -32768, -(2 ** 63), n))
+    g.instantiate().launch(s)
+    s.synchronize()
+    assert out.to_numpy(np.int64).tolist() == [-128, -32768, -(2 ** 63)]
+    assert (x.to_numpy(np.float64, count=n) == want * 0.1 - 32768).all()
