@@ -179,6 +179,7 @@ static void *driver_symbol(void *lib, const char *name) {
 }
 
 int main(int argc, char **argv) {
+  setvbuf(stdout, NULL, _IOLBF, 0); /* a run stopped by its time limit keeps the figures it printed */
   if (argc > 1 && strcmp(argv[1], "--quick") == 0) reps = 3;
   gcap_context_options o;
   gcap_context_options_init(&o);
