@@ -1588,12 +1588,100 @@ static void test_ptx_oom(void **state) {
   run_with_faults("PTX kernel", ptx_once);
 }
 
+/*
+ * DEFERRED: a free waits for the queued work first; when that wait cannot run (no memory for
+ * it), the free fails and frees nothing, so the work still finds its memory and code.
+ */
+static gcap_context *deferred_strict_context(void) {
+  gcap_sim_options so;
+  gcap_sim_options_init(&so);
+  so.exec = GCAP_SIM_EXEC_DEFERRED;
+  so.strict_memory = true;
+  so.kernels = GCAP_SIM_KERNELS_PTX;
+  gcap_context_options o;
+  gcap_context_options_init(&o);
+  o.backend = GCAP_BACKEND_SIM;
+  o.sim = &so;
+  gcap_context *ctx = NULL;
+  assert_ok(gcap_context_create(&o, &ctx));
+  return ctx;
+}
+
+static void expect_wait_oom(gcap_status st, const char *function) {
+  stop_injecting();
+  assert_int_equal(st, GCAP_ERROR_OUT_OF_MEMORY);
+  assert_non_null(strstr(gcap_last_error_message(), function));
+  assert_non_null(strstr(gcap_last_error_message(), "no memory to wait for the streams"));
+}
+
+static void test_deferred_free_wait_oom(void **state) {
+  (void)state;
+  if (!test_on_sim()) skip();
+  gcap_context *ctx = deferred_strict_context();
+  enum { BYTES = 4096 };
+  unsigned char *host = NULL, seen[BYTES];
+  void *dev = NULL;
+  gcap_stream *s = NULL;
+  assert_ok(gcap_mem_alloc(ctx, BYTES, &dev));
+  assert_ok(gcap_host_alloc(ctx, BYTES, (void **)&host));
+  assert_ok(gcap_stream_create(ctx, &s));
+  assert_ok(gcap_memset_async(s, dev, 0xab, BYTES));
+  assert_ok(gcap_memcpy_async(s, host, dev, BYTES, GCAP_MEMCPY_DEVICE_TO_HOST));
+  gcap__alloc_fail_after(-1);
+  gcap__alloc_fail_after(0);
+  expect_wait_oom(gcap_mem_free(ctx, dev), "gcap_mem_free");
+  gcap__alloc_fail_after(-1);
+  gcap__alloc_fail_after(0);
+  expect_wait_oom(gcap_host_free(ctx, host), "gcap_host_free");
+  assert_ok(gcap_stream_synchronize(s)); /* the queued fill and copy still had their memory */
+  for (size_t i = 0; i < BYTES; i++) assert_int_equal(host[i], 0xab);
+  assert_ok(gcap_memcpy(ctx, seen, dev, BYTES, GCAP_MEMCPY_DEVICE_TO_HOST));
+  assert_int_equal(seen[BYTES - 1], 0xab);
+  assert_ok(gcap_mem_free(ctx, dev));
+  assert_ok(gcap_host_free(ctx, host));
+  assert_ok(gcap_stream_destroy(s));
+  gcap_context_destroy(ctx);
+}
+
+static void test_deferred_unload_wait_oom(void **state) {
+  (void)state;
+  if (!test_on_sim()) skip();
+  gcap_context *ctx = deferred_strict_context();
+  unsigned in[4 * 64], out[4] = {0};
+  for (unsigned i = 0; i < 4 * 64; i++) in[i] = 1;
+  gcap_module_desc d = {.image = sum_ptx, .image_size = sizeof sum_ptx};
+  gcap_module *m = NULL;
+  gcap_kernel *k = NULL;
+  gcap_stream *s = NULL;
+  void *din = NULL, *dout = NULL;
+  assert_ok(gcap_module_load(ctx, &d, &m));
+  assert_ok(gcap_module_get_kernel(m, "sum", &k));
+  assert_ok(gcap_mem_alloc(ctx, sizeof in, &din));
+  assert_ok(gcap_mem_alloc(ctx, sizeof out, &dout));
+  assert_ok(gcap_memcpy(ctx, din, in, sizeof in, GCAP_MEMCPY_HOST_TO_DEVICE));
+  assert_ok(gcap_stream_create(ctx, &s));
+  void *args[] = {&din, &dout};
+  assert_ok(gcap_launch_kernel(s, k, GCAP_DIM3(4, 1, 1), GCAP_DIM3(64, 1, 1), 0, args));
+  gcap__alloc_fail_after(-1);
+  gcap__alloc_fail_after(0);
+  expect_wait_oom(gcap_module_unload(m), "gcap_module_unload");
+  gcap_kernel *again = NULL;
+  assert_ok(gcap_module_get_kernel(m, "sum", &again)); /* still loaded */
+  assert_ok(gcap_stream_synchronize(s));
+  assert_ok(gcap_memcpy(ctx, out, dout, sizeof out, GCAP_MEMCPY_DEVICE_TO_HOST));
+  for (unsigned b = 0; b < 4; b++) assert_int_equal(out[b], 2 * 64);
+  assert_ok(gcap_module_unload(m));
+  gcap_context_destroy(ctx);
+}
+
 int main(void) {
   test_require_backend();
 #define OOM_TEST(fn) cmocka_unit_test_setup_teardown(fn, reset_injection, reset_injection)
 #define BACKEND_TEST(fn) cmocka_unit_test_setup_teardown(fn, inject_backend, reset_injection)
   const struct CMUnitTest tests[] = {
       OOM_TEST(test_context_create_oom),
+      OOM_TEST(test_deferred_free_wait_oom),
+      OOM_TEST(test_deferred_unload_wait_oom),
       OOM_TEST(test_stream_event_oom),
       OOM_TEST(test_memory_oom),
       OOM_TEST(test_strict_memory_oom),

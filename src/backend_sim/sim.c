@@ -192,15 +192,23 @@ static gcap_status sim_context_synchronize(struct gcap__backend_ctx *b) {
   return sim_deferred(sc) ? sim_drain_all(sc) : GCAP_SUCCESS;
 }
 
-/* DEFERRED: as cudaFree, freeing waits for all work first (a failure there goes to the next wait). */
-/* A failure of the work it runs goes to the next wait: the freeing call's own message stays as it was. */
-static void wait_before_free(struct sim_context *sc) {
-  if (!sim_deferred(sc) || sc->draining) return;
+/*
+ * DEFERRED: as cudaFree, freeing waits for all work first. A failure of the work it ran goes to
+ * the next wait (the freeing call's own message stays as it was); a wait that could not run all
+ * the work (no memory for it) fails the free, which must then free nothing the work still uses.
+ */
+static gcap_status wait_before_free(struct sim_context *sc) {
+  if (!sim_deferred(sc) || sc->draining || sim_queues_empty(sc)) return GCAP_SUCCESS;
   char saved[1024];
   snprintf(saved, sizeof saved, "%s", gcap_last_error_message());
-  sim_keep_unreported(sc, sim_drain_all(sc));
+  gcap_status st = sim_drain_all(sc);
+  if (st != GCAP_SUCCESS && !sim_queues_empty(sc)) return st;
+  sim_keep_unreported(sc, st);
   gcap__restore_message(saved);
+  return GCAP_SUCCESS;
 }
+
+static gcap_status sim_before_release(struct gcap__backend_ctx *b) { return wait_before_free(sim_context_from(b)); }
 
 static gcap_status aligned(size_t alignment, size_t bytes, void **out) {
   void *p = NULL;
@@ -235,9 +243,9 @@ void sim_free_now(struct sim_context *sc, void *p) {
 
 static gcap_status sim_mem_free(struct gcap__backend_ctx *b, void *p) {
   struct sim_context *sc = sim_context_from(b);
-  wait_before_free(sc);
-  sim_free_now(sc, p);
-  return GCAP_SUCCESS;
+  gcap_status st = wait_before_free(sc);
+  if (st == GCAP_SUCCESS) sim_free_now(sc, p);
+  return st;
 }
 
 /* DEFERRED: the memory goes when the stream reaches the free. */
@@ -278,9 +286,9 @@ static gcap_status join_queue(struct sim_context *sc, struct sim_stream *s) {
 }
 
 static gcap_status sim_host_free(struct gcap__backend_ctx *b, void *p) {
-  wait_before_free(sim_context_from(b));
-  free(p);
-  return GCAP_SUCCESS;
+  gcap_status st = wait_before_free(sim_context_from(b));
+  if (st == GCAP_SUCCESS) free(p);
+  return st;
 }
 
 static gcap_status sim_stream_create(struct gcap__backend_ctx *b, void **out) {
@@ -504,8 +512,7 @@ static gcap_status sim_module_load(struct gcap__backend_ctx *b, const gcap_modul
 
 /* DEFERRED: queued launches of its kernels run first (a failure there goes to the next wait). */
 static void sim_module_unload(struct gcap__backend_ctx *b, void *module) {
-  struct sim_context *sc = sim_context_from(b);
-  wait_before_free(sc);
+  (void)wait_before_free(sim_context_from(b)); /* gcap_module_unload waited (before_release): a no-op then */
   px_program_free(module);
 }
 
@@ -575,6 +582,7 @@ const struct gcap_backend_ops gcap__sim_ops = {
     .event_query = sim_event_query,
     .module_load = sim_module_load,
     .module_unload = sim_module_unload,
+    .before_release = sim_before_release,
     .kernel_find = sim_kernel_find,
     .module_global = sim_module_global,
     .runs_definitions = true,

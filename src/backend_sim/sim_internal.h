@@ -248,6 +248,7 @@ gcap_status sim_enqueue(struct sim_context *sc, struct sim_stream *s, const stru
 gcap_status sim_drain(struct sim_context *sc, const struct sim_mark *marks, size_t count);
 /* Runs until every queued operation has run. */
 gcap_status sim_drain_all(struct sim_context *sc);
+bool sim_queues_empty(const struct sim_context *sc);
 /* NOT_READY after running one step toward `m`, SUCCESS when it is reached already. */
 gcap_status sim_advance(struct sim_context *sc, const struct sim_mark *m);
 /* For calls that drain but cannot report (frees, unloads, waits before a destroy): kept for the next wait. */

@@ -118,7 +118,7 @@ static void run_free(struct sim_context *sc, const struct sim_op *op, unsigned t
   sc->freed[sc->freed_count++] = (struct sim_freed){(uintptr_t)op->u.free.ptr, op->u.free.bytes, op->number, tid};
 }
 
-static bool queues_empty(const struct sim_context *sc) {
+bool sim_queues_empty(const struct sim_context *sc) {
   for (const struct sim_stream *s = sc->streams; s; s = s->next)
     if (s->head) return false;
   return true;
@@ -572,7 +572,7 @@ static gcap_status run_until(struct sim_context *sc, const struct sim_mark *mark
   sim_work_end(sc);
   sc->draining = false;
   forget_needs(sc);
-  if (sc->freed_count && queues_empty(sc)) release_freed(sc);
+  if (sc->freed_count && sim_queues_empty(sc)) release_freed(sc);
   if (first.status != GCAP_SUCCESS) gcap__restore_message(first.message);
   return first.status;
 }

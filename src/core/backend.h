@@ -264,6 +264,9 @@ struct gcap_backend_ops {
 
   gcap_status (*module_load)(struct gcap__backend_ctx *b, const gcap_module_desc *d, void **out);
   void (*module_unload)(struct gcap__backend_ctx *b, void *module);
+  /* Optional: waits until no queued work can still use what a release is about to unload; on a
+   * failure nothing may be released. */
+  gcap_status (*before_release)(struct gcap__backend_ctx *b);
   /*
    * Optional: find kernel `name` in a loaded module (NOT_FOUND when it has none). NULL: the
    * backend knows only the kernels the desc defines (the simulator).

@@ -189,6 +189,11 @@ gcap_status gcap__backend_module_load(struct gcap_context *ctx, const gcap_modul
   return ctx->ops->module_load(ctx->backend, d, out);
 }
 
+gcap_status gcap__backend_before_release(struct gcap_context *ctx) {
+  assert(ctx && ctx->backend);
+  return ctx->ops->before_release ? ctx->ops->before_release(ctx->backend) : GCAP_SUCCESS;
+}
+
 void gcap__backend_module_unload(struct gcap_context *ctx, void *module) {
   assert(ctx && ctx->backend);
   ctx->ops->module_unload(ctx->backend, module);

@@ -44,6 +44,7 @@ gcap_status gcap__backend_stream_wait_event(struct gcap_context *ctx, void *stre
 gcap_status gcap__backend_event_synchronize(struct gcap_context *ctx, void *event);
 gcap_status gcap__backend_event_query(struct gcap_context *ctx, void *event);
 gcap_status gcap__backend_module_load(struct gcap_context *ctx, const gcap_module_desc *d, void **out);
+gcap_status gcap__backend_before_release(struct gcap_context *ctx);
 void gcap__backend_module_unload(struct gcap_context *ctx, void *module);
 gcap_status gcap__backend_kernel_find(struct gcap_context *ctx, void *module, const char *name, struct gcap__kernel_found *out);
 gcap_status gcap__backend_exec_create(struct gcap_context *ctx, const struct gcap__plan *plan, void **out);

@@ -358,6 +358,7 @@ gcap_status gcap_module_unload(gcap_module *m) {
   struct gcap_context *ctx = m->ctx;
   gcap__lock(ctx);
   st = gcap__capture_prohibit("module", m);
+  if (st == GCAP_SUCCESS) st = gcap__backend_before_release(ctx); /* queued kernels may still run its code */
   if (st == GCAP_SUCCESS) gcap__module_unload_locked(m);
   gcap__unlock(ctx);
   return st;
