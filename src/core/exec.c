@@ -396,7 +396,9 @@ static void attach_graph_memory(struct gcap_exec *x, struct gcap_graph *g) {
       x->pool->attached_execs++;
     }
   }
-  if (x->mem_entries || gcap__graph_has_conditionals(g)) { /* one executable at a time (rules.md#exec-one-at-a-time) */
+  /* One executable at a time: graph memory as CUDA (rules.md#exec-one-at-a-time); conditionals are
+   * gcap's own rule, as a handle's value lives with the graph, where CUDA gives each executable one. */
+  if (x->mem_entries || gcap__graph_has_conditionals(g)) {
     g->mem_exec = x;
     x->mem_graph = g;
     x->mem_graph_serial = g->serial;
