@@ -76,10 +76,10 @@ static CUDA_KERNEL_NODE_PARAMS kernel_params(const struct gcap__launch *l) {
 }
 
 /*
- * One side of a copy. A side the core resolved as device memory is typed DEVICE. A host side is
- * typed HOST only when the caller said so; a side resolved as host because the core does not
- * know the pointer (another library's device memory, say) is UNIFIED, and the driver finds out
- * from the address what it is.
+ * One side of a copy. A side the core resolved as device memory is typed DEVICE, and gcap's own
+ * page-locked host memory HOST. Any other side is UNIFIED, whatever kind the caller named: the
+ * core cannot tell pageable host memory from another library's device memory, and the driver
+ * finds out from the address what it is.
  */
 static void copy_side(CUmemorytype type, const void *ptr, CUmemorytype *type_out, CUdeviceptr *dptr,
                       const void **hptr) {
@@ -88,19 +88,21 @@ static void copy_side(CUmemorytype type, const void *ptr, CUmemorytype *type_out
   else *dptr = cuda_dptr(ptr);
 }
 
-static CUmemorytype side_type(const struct gcap__copy *c, bool device) {
+static CUmemorytype side_type(const struct gcap__backend_ctx *b, const void *ptr, bool device) {
   if (device) return CU_MEMORYTYPE_DEVICE;
-  return c->kind == GCAP_MEMCPY_DEFAULT ? CU_MEMORYTYPE_UNIFIED : CU_MEMORYTYPE_HOST;
+  struct gcap__mem_view v;
+  return gcap__memory_view(b, (uintptr_t)ptr, &v) && v.state == GCAP__MEM_HOST ? CU_MEMORYTYPE_HOST
+                                                                                : CU_MEMORYTYPE_UNIFIED;
 }
 
-static CUDA_MEMCPY3D copy_params(const struct gcap__copy *c) {
+static CUDA_MEMCPY3D copy_params(const struct cuda_context *cc, const struct gcap__copy *c) {
   CUDA_MEMCPY3D p;
   memset(&p, 0, sizeof p);
   bool src_device = c->resolved == GCAP_MEMCPY_DEVICE_TO_HOST || c->resolved == GCAP_MEMCPY_DEVICE_TO_DEVICE;
   bool dst_device = c->resolved == GCAP_MEMCPY_HOST_TO_DEVICE || c->resolved == GCAP_MEMCPY_DEVICE_TO_DEVICE;
   const void *dst_host = NULL;
-  copy_side(side_type(c, src_device), c->src, &p.srcMemoryType, &p.srcDevice, &p.srcHost);
-  copy_side(side_type(c, dst_device), c->dst, &p.dstMemoryType, &p.dstDevice, &dst_host);
+  copy_side(side_type(&cc->base, c->src, src_device), c->src, &p.srcMemoryType, &p.srcDevice, &p.srcHost);
+  copy_side(side_type(&cc->base, c->dst, dst_device), c->dst, &p.dstMemoryType, &p.dstDevice, &dst_host);
   p.dstHost = (void *)dst_host;
   cuda_set_copy_shape(&p, c);
   return p;
@@ -147,7 +149,7 @@ static gcap_status add_node(struct cuda_context *c, struct materialized *m, cons
     break;
   }
   case GCAP_NODE_MEMCPY: {
-    CUDA_MEMCPY3D p = copy_params(&pn->u.copy);
+    CUDA_MEMCPY3D p = copy_params(c, &pn->u.copy);
     r = d->cuGraphAddMemcpyNode(node, m->graph, deps, n, &p, c->ctx);
     break;
   }
@@ -366,7 +368,7 @@ static gcap_status set_params(struct cuda_context *c, struct cuda_exec *x, size_
     break;
   }
   case GCAP_NODE_MEMCPY: {
-    CUDA_MEMCPY3D p = copy_params(&e->u.copy);
+    CUDA_MEMCPY3D p = copy_params(c, &e->u.copy);
     r = d->cuGraphExecMemcpyNodeSetParams(x->exec, node, &p, c->ctx);
     break;
   }

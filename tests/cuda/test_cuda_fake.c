@@ -770,6 +770,47 @@ static void test_kernel_sizes_from_the_driver(void **state) {
  * Kernel pointer arguments declared READ or WRITE that gcap does not know (another library's
  * cudaMalloc, say) are the driver's business on CUDA, as for copies: nothing refuses them.
  */
+/*
+ * A side gcap does not know is typed UNIFIED in a graph copy even under an explicit HOST kind:
+ * it may be another library's device memory, which HOST would make the driver read as host.
+ */
+static void test_unknown_copy_sides_are_unified(void **state) {
+  (void)state;
+  gcap_context *ctx = cuda_context();
+  unsigned char in[64], out[64] = {0}, *pinned = NULL;
+  for (int i = 0; i < 64; i++) in[i] = (unsigned char)(i * 3 + 1);
+  void *dev = NULL;
+  assert_ok(gcap_mem_alloc(ctx, 64, &dev));
+  assert_ok(gcap_host_alloc(ctx, 64, (void **)&pinned));
+  gcap_graph *g = NULL;
+  gcap_node *up = NULL, *down = NULL, *pin = NULL;
+  assert_ok(gcap_graph_create(ctx, &g));
+  gcap_memcpy_node_params pu = {dev, in, 64, GCAP_MEMCPY_HOST_TO_DEVICE};
+  gcap_memcpy_node_params pd = {out, dev, 64, GCAP_MEMCPY_DEVICE_TO_HOST};
+  gcap_memcpy_node_params pp = {pinned, dev, 32, GCAP_MEMCPY_DEVICE_TO_HOST};
+  assert_ok(gcap_graph_add_memcpy_node(g, NULL, 0, &pu, &up));
+  assert_ok(gcap_graph_add_memcpy_node(g, &up, 1, &pd, &down));
+  assert_ok(gcap_graph_add_memcpy_node(g, &up, 1, &pp, &pin));
+  fake_cuda_log_clear();
+  gcap_exec *x = NULL;
+  assert_ok(gcap_graph_instantiate(g, 0, &x));
+  assert_int_equal(fake_cuda_calls("copy dst=DEVICE src=UNIFIED bytes=64"), 1);
+  assert_int_equal(fake_cuda_calls("copy dst=UNIFIED src=DEVICE bytes=64"), 1);
+  assert_int_equal(fake_cuda_calls("copy dst=HOST src=DEVICE bytes=32"), 1); /* gcap's own host memory */
+  gcap_stream *s = NULL;
+  assert_ok(gcap_stream_create(ctx, &s));
+  assert_ok(gcap_exec_launch(x, s));
+  assert_ok(gcap_stream_synchronize(s));
+  assert_memory_equal(out, in, 64);
+  assert_memory_equal(pinned, in, 32);
+  gcap_exec_destroy(x);
+  gcap_graph_destroy(g);
+  gcap_stream_destroy(s);
+  assert_ok(gcap_host_free(ctx, pinned));
+  assert_ok(gcap_mem_free(ctx, dev));
+  finish(ctx);
+}
+
 static void test_unknown_kernel_pointers_reach_the_driver(void **state) {
   (void)state;
   gcap_context *ctx = cuda_context();
@@ -1143,6 +1184,7 @@ int main(void) {
       cmocka_unit_test_setup(test_fill_pitch_alignment, count_live_handles),
       cmocka_unit_test_setup(test_kernel_sizes_from_the_driver, count_live_handles),
       cmocka_unit_test_setup(test_unknown_kernel_pointers_reach_the_driver, count_live_handles),
+      cmocka_unit_test_setup(test_unknown_copy_sides_are_unified, count_live_handles),
       cmocka_unit_test_setup(test_capture_into_a_graph_reaches_the_driver, count_live_handles),
       cmocka_unit_test_setup(test_event_timing_reaches_the_driver, count_live_handles),
       cmocka_unit_test_setup(test_event_node_setters_reach_the_driver, count_live_handles),
