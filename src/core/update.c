@@ -611,15 +611,42 @@ static gcap_status own_block_parts(struct gcap__plan *fresh) {
   return GCAP_SUCCESS;
 }
 
+static bool has_shaped_copy(const struct gcap__plan_node *nodes, size_t count) {
+  for (size_t i = 0; i < count; i++)
+    if (nodes[i].type == GCAP_NODE_MEMCPY && nodes[i].u.copy.shape) return true;
+  return false;
+}
+
+/*
+ * A driver sets a copy with rows only through a whole-graph update (CUDA's executable copy
+ * setter takes 1-D copies): such a child reaches the backend as one update of the whole plan
+ * with the child's entries changed, so that no entry's update undoes another's.
+ */
+static gcap_status offer_child_whole(struct gcap_exec *x, size_t first, const struct gcap__plan *fresh) {
+  struct gcap__plan_node *nodes = gcap__malloc(x->plan.count * sizeof *nodes);
+  if (!nodes) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the child graph's update");
+  memcpy(nodes, x->plan.nodes, x->plan.count * sizeof *nodes);
+  for (size_t j = 0; j < fresh->count; j++) /* the parameters only: fresh's deps and depth are the child's own */
+    nodes[first + 1 + j].u = fresh->nodes[j].u;
+  struct gcap__plan merged = x->plan;
+  merged.nodes = nodes;
+  struct gcap__update_refusal refusal = {0, SIZE_MAX, SIZE_MAX};
+  gcap_status st = gcap__backend_exec_update(x->ctx, x->impl, &x->plan, &merged, &refusal);
+  gcap__free(nodes);
+  return st;
+}
+
 /* The backend takes the new entries one by one; on a refusal, those taken are set back. */
 static gcap_status offer_child(struct gcap_exec *x, size_t first, struct gcap__plan *fresh) {
   gcap__sr_exec_changed(x);
   gcap_status st = gcap__backend_exec_before_change(x->ctx, x->impl);
+  for (size_t j = 0; j < fresh->count; j++) fresh->nodes[j].disabled = x->plan.nodes[first + 1 + j].disabled;
+  if (st == GCAP_SUCCESS &&
+      (has_shaped_copy(fresh->nodes, fresh->count) || has_shaped_copy(x->plan.nodes + first + 1, fresh->count)))
+    return offer_child_whole(x, first, fresh);
   size_t j = 0;
-  for (; st == GCAP_SUCCESS && j < fresh->count; j++) {
-    fresh->nodes[j].disabled = x->plan.nodes[first + 1 + j].disabled;
+  for (; st == GCAP_SUCCESS && j < fresh->count; j++)
     st = gcap__backend_exec_set_entry(x->ctx, x->impl, &x->plan, first + 1 + j, &fresh->nodes[j]);
-  }
   for (size_t k = 0; st != GCAP_SUCCESS && k + 1 < j; k++) /* best effort: the values it had */
     (void)gcap__backend_exec_set_entry(x->ctx, x->impl, &x->plan, first + 1 + k, &x->plan.nodes[first + 1 + k]);
   return st;

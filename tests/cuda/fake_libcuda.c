@@ -1368,10 +1368,16 @@ static CUresult CUDAAPI f_cuGraphExecKernelNodeSetParams(CUgraphExec x, CUgraphN
   END(n && kernel_ok("cuGraphExecKernelNodeSetParams", p, n) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE);
 }
 
+static bool one_dimensional(const CUDA_MEMCPY3D *p) { return p->Height <= 1 && p->Depth <= 1; }
+
 static CUresult CUDAAPI f_cuGraphExecMemcpyNodeSetParams(CUgraphExec x, CUgraphNode node, const CUDA_MEMCPY3D *p,
                                                          CUcontext ctx) {
   BEGIN("cuGraphExecMemcpyNodeSetParams(%p, %p)", (void *)x, (void *)node);
   struct node *n = exec_node("cuGraphExecMemcpyNodeSetParams", x, node, N_MEMCPY);
+  if (n && p && !(one_dimensional(p) && one_dimensional(&n->copy))) { /* documented: 1-D copies only */
+    record("cuGraphExecMemcpyNodeSetParams refused: a copy with rows");
+    END(CUDA_ERROR_INVALID_VALUE);
+  }
   END(n && copy_ok("cuGraphExecMemcpyNodeSetParams", p, ctx, n) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE);
 }
 

@@ -811,6 +811,116 @@ static void test_unknown_copy_sides_are_unified(void **state) {
   finish(ctx);
 }
 
+/*
+ * The driver's executable copy setter takes 1-D copies only: a copy with rows is set through a
+ * whole-graph update, and the launch copies the new rows.
+ */
+static void test_shaped_copy_setter_updates_the_whole_graph(void **state) {
+  (void)state;
+  gcap_context *ctx = cuda_context();
+  enum { P = 8, BYTES = P * 4 };
+  unsigned char host[BYTES];
+  for (int i = 0; i < BYTES; i++) host[i] = (unsigned char)(i + 1);
+  void *a = NULL, *b = NULL;
+  assert_ok(gcap_mem_alloc(ctx, BYTES, &a));
+  assert_ok(gcap_mem_alloc(ctx, BYTES, &b));
+  assert_ok(gcap_memcpy(ctx, a, host, BYTES, GCAP_MEMCPY_HOST_TO_DEVICE));
+  gcap_memcpy_3d_params p;
+  memset(&p, 0, sizeof p);
+  p.src = (gcap_pitched_ptr){a, P, P, 4};
+  p.dst = (gcap_pitched_ptr){b, P, P, 4};
+  p.extent = (gcap_extent){2, 4, 1}; /* columns 0..1 of 4 rows */
+  p.kind = GCAP_MEMCPY_DEVICE_TO_DEVICE;
+  gcap_graph *g = NULL;
+  gcap_node *n = NULL;
+  gcap_exec *x = NULL;
+  gcap_stream *s = NULL;
+  assert_ok(gcap_graph_create(ctx, &g));
+  assert_ok(gcap_graph_add_memcpy_3d_node(g, NULL, 0, &p, &n));
+  assert_ok(gcap_graph_instantiate(g, 0, &x));
+  assert_ok(gcap_stream_create(ctx, &s));
+  fake_cuda_log_clear();
+  gcap_memcpy_3d_params q = p;
+  q.src_pos.x = 4; /* columns 4..5 instead */
+  assert_ok(gcap_exec_memcpy_3d_node_set_params(x, n, &q));
+  assert_int_equal(fake_cuda_calls("cuGraphExecMemcpyNodeSetParams("), 0);
+  assert_int_equal(fake_cuda_calls("cuGraphExecUpdate("), 1);
+  memset(host, 0, BYTES);
+  assert_ok(gcap_memcpy(ctx, b, host, BYTES, GCAP_MEMCPY_HOST_TO_DEVICE));
+  assert_ok(gcap_exec_launch(x, s));
+  assert_ok(gcap_stream_synchronize(s));
+  assert_ok(gcap_memcpy(ctx, host, b, BYTES, GCAP_MEMCPY_DEVICE_TO_HOST));
+  for (int r = 0; r < 4; r++) {
+    assert_int_equal(host[r * P], r * P + 4 + 1);
+    assert_int_equal(host[r * P + 1], r * P + 5 + 1);
+    assert_int_equal(host[r * P + 2], 0);
+  }
+  gcap_exec_destroy(x);
+  gcap_graph_destroy(g);
+  gcap_stream_destroy(s);
+  assert_ok(gcap_mem_free(ctx, a));
+  assert_ok(gcap_mem_free(ctx, b));
+  finish(ctx);
+}
+
+/* Two copies with rows in one child graph: set through one whole-graph update, both take effect. */
+static gcap_graph *two_column_copies(gcap_context *ctx, void *dst, void *src, size_t first_col, size_t second_col) {
+  gcap_graph *g = NULL;
+  assert_ok(gcap_graph_create(ctx, &g));
+  size_t cols[2] = {first_col, second_col};
+  for (int i = 0; i < 2; i++) {
+    gcap_memcpy_3d_params p;
+    memset(&p, 0, sizeof p);
+    p.src = (gcap_pitched_ptr){src, 8, 8, 4};
+    p.dst = (gcap_pitched_ptr){dst, 8, 8, 4};
+    p.src_pos.x = cols[i];
+    p.dst_pos.x = (size_t)i;
+    p.extent = (gcap_extent){1, 4, 1};
+    p.kind = GCAP_MEMCPY_DEVICE_TO_DEVICE;
+    gcap_node *n = NULL;
+    assert_ok(gcap_graph_add_memcpy_3d_node(g, NULL, 0, &p, &n));
+  }
+  return g;
+}
+
+static void test_child_setter_with_shaped_copies(void **state) {
+  (void)state;
+  gcap_context *ctx = cuda_context();
+  unsigned char host[32];
+  for (int i = 0; i < 32; i++) host[i] = (unsigned char)(i + 1);
+  void *a = NULL, *b = NULL;
+  assert_ok(gcap_mem_alloc(ctx, 32, &a));
+  assert_ok(gcap_mem_alloc(ctx, 32, &b));
+  assert_ok(gcap_memcpy(ctx, a, host, 32, GCAP_MEMCPY_HOST_TO_DEVICE));
+  gcap_graph *child = two_column_copies(ctx, b, a, 0, 1), *other = two_column_copies(ctx, b, a, 6, 7), *g = NULL;
+  gcap_node *cn = NULL;
+  gcap_exec *x = NULL;
+  gcap_stream *s = NULL;
+  assert_ok(gcap_graph_create(ctx, &g));
+  assert_ok(gcap_graph_add_child_graph_node(g, NULL, 0, child, &cn));
+  assert_ok(gcap_graph_instantiate(g, 0, &x));
+  assert_ok(gcap_stream_create(ctx, &s));
+  fake_cuda_log_clear();
+  assert_ok(gcap_exec_child_graph_node_set_params(x, cn, other));
+  assert_int_equal(fake_cuda_calls("cuGraphExecMemcpyNodeSetParams("), 0);
+  assert_int_equal(fake_cuda_calls("cuGraphExecUpdate("), 1);
+  assert_ok(gcap_exec_launch(x, s));
+  assert_ok(gcap_stream_synchronize(s));
+  assert_ok(gcap_memcpy(ctx, host, b, 32, GCAP_MEMCPY_DEVICE_TO_HOST));
+  for (int r = 0; r < 4; r++) {
+    assert_int_equal(host[r * 8], r * 8 + 6 + 1);
+    assert_int_equal(host[r * 8 + 1], r * 8 + 7 + 1);
+  }
+  gcap_exec_destroy(x);
+  gcap_graph_destroy(g);
+  gcap_graph_destroy(child);
+  gcap_graph_destroy(other);
+  gcap_stream_destroy(s);
+  assert_ok(gcap_mem_free(ctx, a));
+  assert_ok(gcap_mem_free(ctx, b));
+  finish(ctx);
+}
+
 static void test_unknown_kernel_pointers_reach_the_driver(void **state) {
   (void)state;
   gcap_context *ctx = cuda_context();
@@ -1185,6 +1295,8 @@ int main(void) {
       cmocka_unit_test_setup(test_kernel_sizes_from_the_driver, count_live_handles),
       cmocka_unit_test_setup(test_unknown_kernel_pointers_reach_the_driver, count_live_handles),
       cmocka_unit_test_setup(test_unknown_copy_sides_are_unified, count_live_handles),
+      cmocka_unit_test_setup(test_shaped_copy_setter_updates_the_whole_graph, count_live_handles),
+      cmocka_unit_test_setup(test_child_setter_with_shaped_copies, count_live_handles),
       cmocka_unit_test_setup(test_capture_into_a_graph_reaches_the_driver, count_live_handles),
       cmocka_unit_test_setup(test_event_timing_reaches_the_driver, count_live_handles),
       cmocka_unit_test_setup(test_event_node_setters_reach_the_driver, count_live_handles),
