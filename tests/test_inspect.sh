@@ -4,6 +4,7 @@
 #   test_inspect.sh FIXTURE INSPECT WORKDIR
 set -u
 fixture=$1 inspect=$2 dir=$3
+case $inspect in /*) ;; *) inspect=$PWD/$inspect ;; esac # run below with a PATH of our own
 mkdir -p "$dir"
 "$fixture" "$dir"
 rc=$?
@@ -48,10 +49,34 @@ else
   echo "Graphviz's dot is not installed: SVG output not checked"
 fi
 
+# --svg without Graphviz's dot on PATH: exit 3 and what to install, found before anything is
+# printed or written (not the DOT of --dot either). A "dot" that is not executable is no dot.
+mkdir -p "$dir/nodot" && : > "$dir/nodot/dot" && chmod 644 "$dir/nodot/dot"
+for path in /nonexistent "$dir/nodot"; do
+  rm -f "$dir/nodot.svg" "$dir/nodot.svg.dot" "$dir/nodot.dot"
+  PATH=$path "$inspect" --dot "$dir/nodot.dot" --svg "$dir/nodot.svg" "$dir/racy.json" > "$dir/nodot.out" 2> "$dir/nodot.err"
+  rc=$?
+  [ $rc -eq 3 ] || fail "--svg with PATH=$path (no dot): exit $rc (want 3): $(cat "$dir/nodot.err")"
+  grep -qxF "gcap-inspect: --svg needs Graphviz's dot, which is not installed (Debian: apt-get install graphviz); --dot writes the DOT text without it" "$dir/nodot.err" ||
+    fail "--svg without dot: no word of what to install: $(cat "$dir/nodot.err")"
+  [ -s "$dir/nodot.out" ] && fail "--svg without dot: printed before failing: $(cat "$dir/nodot.out")"
+  for f in nodot.svg nodot.svg.dot nodot.dot; do [ -e "$dir/$f" ] && fail "--svg without dot: wrote $f"; done
+done
+# A dot found on PATH (a fake one, so this runs without Graphviz) is run as dot -Tsvg -o OUT IN.
+mkdir -p "$dir/fakedot"
+printf '#!/bin/sh\n[ "$1" = -Tsvg ] && [ "$2" = -o ] && [ $# -eq 4 ] || exit 1\n{ echo "<svg>"; cat "$4"; } > "$3"\n' > "$dir/fakedot/dot"
+chmod +x "$dir/fakedot/dot"
+rm -f "$dir/fake.svg"
+PATH="$dir/fakedot:$PATH" "$inspect" --quiet --svg "$dir/fake.svg" "$dir/racy.json" > /dev/null
+rc=$?
+[ $rc -eq 1 ] || fail "--svg with a dot on PATH: exit $rc (want 1)"
+grep -q '^<svg>$' "$dir/fake.svg" && grep -q 'label="race"' "$dir/fake.svg" || fail "--svg: dot was not given the DOT text"
+[ -e "$dir/fake.svg.dot" ] && fail "--svg: the temporary DOT file was left behind"
+
 out=$("$inspect" --help) || fail "--help: exit $? (want 0)"
 echo "$out" | head -n 1 | grep -q '^usage: .*gcap-inspect \[--dot FILE\] \[--svg FILE\] \[--verbose\] \[--quiet\] GRAPH.json$' ||
   fail "--help: no usage line first: $out"
-echo "$out" | grep -q '^Exit status: 0 no races, 1 races found, 2 usage or load error.$' || fail "--help: exit statuses"
+echo "$out" | grep -q '^Exit status: 0 no races, 1 races found, 2 usage or load error, 3 --svg without Graphviz.s dot.$' || fail "--help: exit statuses"
 [ -z "$("$inspect" --help 2>&1 > /dev/null)" ] || fail "--help wrote to stderr"
 err=$("$inspect" --no-such-option 2>&1 > /dev/null)
 [ $? -eq 2 ] || fail "an unknown option: want exit 2"

@@ -1,7 +1,36 @@
 #!/bin/sh
 # Installs, with apt, what building and testing gcap needs and this machine lacks.
 # Without root and without sudo it installs nothing: it prints the command for root and fails.
+# It prints a line or two; -v (or GCAP_BOOTSTRAP_VERBOSE=1) shows apt-get's output as well. When
+# an install step fails it prints the command and the last 40 lines of its output, and fails.
+#   bootstrap.sh [-v]
 set -e
+verbose=${GCAP_BOOTSTRAP_VERBOSE:-0}
+for arg; do
+  case $arg in
+  -v | --verbose) verbose=1 ;;
+  *) echo "usage: bootstrap.sh [-v]   (-v or GCAP_BOOTSTRAP_VERBOSE=1: show apt-get's output)" >&2; exit 2 ;;
+  esac
+done
+
+# One install step. Its output is kept, not shown, unless verbose; if it fails, the command and
+# the end of its output go to stderr and the script exits with the step's status.
+step() {
+  if [ "$verbose" = 1 ]; then
+    "$@" && return 0 || status=$?
+    echo "bootstrap.sh: failed (exit status $status): $*" >&2
+  else
+    output=$("$@" 2>&1) && return 0 || status=$?
+    echo "bootstrap.sh: failed (exit status $status): $*" >&2
+    if [ -n "$output" ]; then
+      echo "bootstrap.sh: the last 40 lines of its output (all of it with -v):" >&2
+      printf '%s\n' "$output" | tail -n 40 >&2
+    else
+      echo "bootstrap.sh: it printed nothing" >&2
+    fi
+  fi
+  exit "$status"
+}
 need=""
 command -v cc >/dev/null 2>&1 || need="$need gcc"
 command -v meson >/dev/null 2>&1 || need="$need meson"
@@ -36,5 +65,7 @@ else
   exit 1
 fi
 echo "installing:$need"
-$sudo apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $need
+export DEBIAN_FRONTEND=noninteractive
+step $sudo apt-get update -qq
+step $sudo apt-get install -y -qq $need
+echo "installed:$need"

@@ -6,7 +6,8 @@
  *   gcap-inspect [--dot FILE] [--svg FILE] [--verbose] [--quiet] GRAPH.json
  *   gcap-inspect --help
  *
- * Exit status: 0 no races, 1 races found, 2 usage or load error. Kernels are taken from the
+ * Exit status: 0 no races, 1 races found, 2 usage or load error, 3 --svg without Graphviz's dot
+ * on PATH (checked before anything is read, printed or written). Kernels are taken from the
  * file's "kernels" table (name, parameter sizes and access declarations), so no module of the
  * program that saved the graph is needed; their CPU implementations are stubs.
  */
@@ -20,6 +21,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* Exit status of --svg when Graphviz's dot is not on PATH. */
+#define EXIT_NO_DOT 3
+#define NO_DOT_MESSAGE                                                                              \
+  "gcap-inspect: --svg needs Graphviz's dot, which is not installed (Debian: apt-get install "     \
+  "graphviz); --dot writes the DOT text without it\n"
 
 struct options {
   const char *input, *dot, *svg;
@@ -48,7 +58,7 @@ static int help(const char *argv0) {
         "  --quiet      print the race count without the list\n"
         "  --help       print this text and exit\n"
         "\n"
-        "Exit status: 0 no races, 1 races found, 2 usage or load error.\n",
+        "Exit status: 0 no races, 1 races found, 2 usage or load error, 3 --svg without Graphviz's dot.\n",
         stdout);
   return 0;
 }
@@ -359,16 +369,44 @@ static int write_dot(const gcap_graph *g, const char *path, unsigned flags, cons
   return 0;
 }
 
+/* Whether an executable "dot" is on PATH, looked up as the shell that system() starts does: an
+ * empty PATH entry is the current directory, and without PATH the system's default path. */
+static bool dot_on_path(void) {
+  const char *path = getenv("PATH");
+  char fallback[1024];
+  if (!path) {
+    size_t n = confstr(_CS_PATH, fallback, sizeof fallback);
+    path = n > 0 && n <= sizeof fallback ? fallback : "/usr/bin:/bin";
+  }
+  for (const char *p = path;; p++) {
+    const char *end = strchr(p, ':');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    char file[4096 + 8];
+    struct stat st;
+    if (len < 4096) {
+      if (len) snprintf(file, sizeof file, "%.*s/dot", (int)len, p);
+      else snprintf(file, sizeof file, "./dot");
+      if (stat(file, &st) == 0 && S_ISREG(st.st_mode) && access(file, X_OK) == 0) return true;
+    }
+    if (!end) return false;
+    p = end;
+  }
+}
+
+/* -1 when dot ran and failed (or could not be run), -EXIT_NO_DOT when the shell did not find it. */
 static int write_svg(const gcap_graph *g, const char *path, unsigned flags, const struct races *r,
                      const struct names *names) {
   char dot[4096 + 8], cmd[8400];
-  if (strlen(path) > 4096) return -1;
+  if (strlen(path) > 4096 || strchr(path, '\''))
+    return fprintf(stderr, "gcap-inspect: %s: --svg takes a file name without a single quote, of at most 4096 bytes\n", path), -1;
   snprintf(dot, sizeof dot, "%s.dot", path);
   if (write_dot(g, dot, flags, r, names) != 0) return -1;
   snprintf(cmd, sizeof cmd, "dot -Tsvg -o '%s' '%s'", path, dot);
-  int rc = strchr(path, '\'') ? -1 : system(cmd);
+  int rc = system(cmd);
   remove(dot);
-  if (rc != 0) fprintf(stderr, "gcap-inspect: could not run Graphviz's dot for %s (is graphviz installed?)\n", path);
+  if (rc != -1 && WIFEXITED(rc) && WEXITSTATUS(rc) == 127) /* sh: dot: not found, after all */
+    return fputs(NO_DOT_MESSAGE, stderr), -EXIT_NO_DOT;
+  if (rc != 0) fprintf(stderr, "gcap-inspect: Graphviz's dot failed to write %s\n", path);
   return rc == 0 ? 0 : -1;
 }
 
@@ -397,7 +435,10 @@ static int inspect(const struct options *o, gcap_context *ctx, const struct kern
   if (rc == 0) report_races(&races, &names, o->quiet);
   unsigned flags = o->verbose ? GCAP_DOT_VERBOSE : 0;
   if (rc == 0 && o->dot && write_dot(g, o->dot, flags, &races, &names) != 0) rc = 2;
-  if (rc == 0 && o->svg && write_svg(g, o->svg, flags, &races, &names) != 0) rc = 2;
+  if (rc == 0 && o->svg) {
+    int svg = write_svg(g, o->svg, flags, &races, &names);
+    if (svg != 0) rc = svg == -EXIT_NO_DOT ? EXIT_NO_DOT : 2;
+  }
   free(names.items);
   free(races.items);
   gcap_graph_destroy(g);
@@ -408,6 +449,7 @@ int main(int argc, char **argv) {
   struct options o;
   if (parse_args(argc, argv, &o) != 0) return usage_error(argv[0]);
   if (o.help) return help(argv[0]);
+  if (o.svg && !dot_on_path()) return fputs(NO_DOT_MESSAGE, stderr), EXIT_NO_DOT;
   struct kernel_table t;
   if (read_kernels(o.input, &t) != 0) return kernel_table_free(&t), 2;
   gcap_context_options co;
