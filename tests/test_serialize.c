@@ -381,6 +381,72 @@ static void test_documented_example(void **state) {
   gcap_graph_destroy(g);
 }
 
+/* The example of docs/format.md with a conditional handle in a kernel argument, as written there. */
+static const char documented_handle_example[] =
+    "{\n"
+    " \"format\": \"gcap-graph\",\n"
+    " \"version\": 3,\n"
+    " \"kernels\": [\n"
+    "  {\"name\": \"step\", \"param_sizes\": [8, 8], \"param_access\": [\"read_write\", \"none\"]}\n"
+    " ],\n"
+    " \"allocations\": [\n"
+    "  {\"base\": \"0x55d0c2a1f000\", \"bytes\": \"256\"}\n"
+    " ],\n"
+    " \"events\": 0,\n"
+    " \"conditionals\": [\n"
+    "  {\"default\": 1, \"flags\": 1}\n"
+    " ],\n"
+    " \"graph\": {\n"
+    "  \"nodes\": [\n"
+    "   {\"type\": \"conditional\", \"handle\": 0, \"conditional_type\": \"while\", \"bodies\": [\n"
+    "    {\"nodes\": [\n"
+    "      {\"type\": \"kernel\", \"kernel\": \"step\", \"grid\": [1, 1, 1], \"block\": [64, 1, 1], \"shared_mem_bytes\": 0,\n"
+    "       \"args\": [\"00f0a1c2d0550000\", \"0000000000000000\"], \"handle_args\": [[1, 0]]}\n"
+    "     ],\n"
+    "     \"edges\": []}\n"
+    "   ]}\n"
+    "  ],\n"
+    "  \"edges\": []\n"
+    " }\n"
+    "}\n";
+
+static void test_documented_handle_example(void **state) {
+  test_require_sim();
+  struct fx *f = *state;
+  static const size_t step_sizes[] = {8, 8};
+  static const gcap_param_access step_access[] = {GCAP_ACCESS_READ_WRITE, GCAP_ACCESS_NONE};
+  const gcap_kernel_def defs[] = {{.name = "step", .num_params = 2, .param_sizes = step_sizes, .param_access = step_access}};
+  gcap_module_desc d = {.kernels = defs, .num_kernels = 1};
+  gcap_module *m = NULL;
+  assert_ok(test_module_load(f->ctx, &d, &m));
+  gcap_graph *g = loaded(f->ctx, documented_handle_example);
+  gcap_node *loop = NULL;
+  assert_int_equal(nodes_of(g, &loop, 1), 1);
+  gcap_graph *body[1] = {NULL};
+  gcap_conditional_node_params p = {.body_out = body};
+  assert_ok(gcap_node_get_conditional_params(loop, &p));
+  assert_int_equal(p.type, GCAP_CONDITIONAL_WHILE);
+  gcap_node *kernel = NULL;
+  assert_int_equal(nodes_of(body[0], &kernel, 1), 1);
+  gcap_kernel_node_params kp;
+  assert_ok(gcap_node_get_kernel_params(kernel, &kp));
+  uintptr_t x;
+  gcap_conditional_handle h;
+  memcpy(&x, kp.args[0], sizeof x);
+  memcpy(&h, kp.args[1], sizeof h);
+  assert_int_equal(x, 0x55d0c2a1f000u);
+  assert_true(h == p.handle); /* the zeros became the loaded graph's handle */
+  char *text = saved(g);
+  assert_non_null(strstr(text, "\"version\": 3,"));
+  gcap_graph *again = loaded(f->ctx, text);
+  char *text2 = saved(again);
+  assert_string_equal(text, text2);
+  free(text2);
+  free(text);
+  gcap_graph_destroy(again);
+  gcap_graph_destroy(g);
+}
+
 /* Files of format version 1, which had no priorities, still load: their kernels get priority 0. */
 static void test_version_1_still_loads(void **state) {
   struct fx *f = *state;
@@ -471,10 +537,10 @@ static void test_truncated(void **state) {
 static void test_wrong_format_or_version(void **state) {
   struct fx *f = *state;
   assert_refused(f, "{\"format\": \"other\", \"version\": 1}", GCAP_ERROR_INVALID_VALUE, "\"format\" is not");
-  assert_refused(f, "{\"format\": \"gcap-graph\", \"version\": 3, \"graph\": {}}", GCAP_ERROR_NOT_SUPPORTED,
-                 "version 3; this gcap reads versions 1 to 2");
+  assert_refused(f, "{\"format\": \"gcap-graph\", \"version\": 4, \"graph\": {}}", GCAP_ERROR_NOT_SUPPORTED,
+                 "version 4; this gcap reads versions 1 to 3");
   assert_refused(f, "{\"format\": \"gcap-graph\", \"version\": 0, \"graph\": {}}", GCAP_ERROR_NOT_SUPPORTED,
-                 "version 0; this gcap reads versions 1 to 2");
+                 "version 0; this gcap reads versions 1 to 3");
   assert_refused(f, "{\"format\": \"gcap-graph\", \"version\": \"1\"}", GCAP_ERROR_INVALID_VALUE,
                  "\"version\" is not a number");
 }
@@ -672,6 +738,251 @@ static void test_bad_arguments(void **state) {
   test_assert_message_contains("not a live graph handle");
 }
 
+/* ---------------------------------------------------------------- conditional handles */
+
+/*
+ * countdown_capped(words, h): words[1] counts passes, words[0] counts down and h says whether it is
+ * still above 0. Past 64 passes it hands gcap_sim_set_conditional the handle 0 instead, which fails
+ * the launch: a loop whose handle no kernel clears fails the test instead of running forever.
+ */
+static void countdown_capped_sim(const gcap_sim_thread *t, void *const *args) {
+  uint32_t *w;
+  gcap_conditional_handle h;
+  memcpy(&w, args[0], sizeof w);
+  memcpy(&h, args[1], sizeof h);
+  if (t->thread_idx.x != 0) return;
+  if (++w[1] > 64) {
+    gcap_sim_set_conditional(0, 0);
+    return;
+  }
+  --w[0];
+  gcap_sim_set_conditional(h, w[0] != 0);
+}
+
+static const size_t countdown_capped_sizes[] = {sizeof(uint32_t *), sizeof(gcap_conditional_handle)};
+
+static gcap_kernel *countdown_capped_kernel(struct fx *f) {
+  const gcap_kernel_def defs[] = {
+      {.name = "countdown_capped", .sim_fn = countdown_capped_sim, .num_params = 2, .param_sizes = countdown_capped_sizes},
+  };
+  gcap_module_desc d = {.kernels = defs, .num_kernels = 1};
+  gcap_module *m = NULL;
+  assert_ok(test_module_load(f->ctx, &d, &m));
+  return test_kernel_of(m, "countdown_capped");
+}
+
+/*
+ * Handle 0 (default 0) guards an IF with an empty body; handle 1 (default 1, `flags`) is the
+ * handle of the WHILE node that follows it, whose body runs countdown_capped(words, handle 1).
+ */
+static gcap_graph *while_graph(struct fx *f, gcap_kernel *k, uint32_t *words, unsigned flags,
+                               gcap_conditional_handle *loop_handle) {
+  gcap_graph *g = test_graph_create(f->ctx), *if_body[1] = {NULL}, *body[1] = {NULL};
+  gcap_conditional_handle guard = 0, h = 0;
+  assert_ok(gcap_graph_conditional_handle_create(g, 0, 0, &guard));
+  assert_ok(gcap_graph_conditional_handle_create(g, 1, flags, &h));
+  gcap_conditional_node_params ifp = {guard, GCAP_CONDITIONAL_IF, 1, if_body}, wp = {h, GCAP_CONDITIONAL_WHILE, 1, body};
+  gcap_node *first = NULL, *loop = NULL, *kernel = NULL;
+  assert_ok(gcap_graph_add_conditional_node(g, NULL, 0, &ifp, &first));
+  assert_ok(gcap_graph_add_conditional_node(g, &first, 1, &wp, &loop));
+  void *args[] = {&words, &h};
+  gcap_kernel_node_params kp = {k, {1, 1, 1}, {1, 1, 1}, 0, args};
+  assert_ok(gcap_graph_add_kernel_node(body[0], NULL, 0, &kp, &kernel));
+  *loop_handle = h;
+  return g;
+}
+
+/* The WHILE node of a while_graph, its handle, and the handle its body's kernel holds as argument 1. */
+static void loop_of(const gcap_graph *g, gcap_conditional_handle *node_handle, gcap_conditional_handle *arg_handle) {
+  gcap_node *nodes[2];
+  assert_int_equal(nodes_of(g, nodes, 2), 2);
+  gcap_graph *body[1] = {NULL};
+  gcap_conditional_node_params p = {.body_out = body};
+  assert_ok(gcap_node_get_conditional_params(nodes[1], &p));
+  assert_int_equal(p.type, GCAP_CONDITIONAL_WHILE);
+  *node_handle = p.handle;
+  gcap_node *kernel = NULL;
+  assert_int_equal(nodes_of(body[0], &kernel, 1), 1);
+  gcap_kernel_node_params kp;
+  assert_ok(gcap_node_get_kernel_params(kernel, &kp));
+  memcpy(arg_handle, kp.args[1], sizeof *arg_handle);
+}
+
+/* One launch of x with words = {counter, 0}; the words after it in *after. */
+static gcap_status launch_counting(struct fx *f, gcap_exec *x, uint32_t *words, uint32_t counter, uint32_t after[2]) {
+  uint32_t w[2] = {counter, 0};
+  assert_ok(gcap_memcpy(f->ctx, words, w, sizeof w, GCAP_MEMCPY_HOST_TO_DEVICE));
+  gcap_status st = gcap_exec_launch(x, f->s);
+  if (st == GCAP_SUCCESS) st = gcap_stream_synchronize(f->s);
+  assert_ok(gcap_memcpy(f->ctx, after, words, sizeof w, GCAP_MEMCPY_DEVICE_TO_HOST));
+  return st;
+}
+
+/* The lowercase hex of a handle's bytes, as "args" would hold them. */
+static void handle_hex(gcap_conditional_handle h, char out[2 * sizeof h + 1]) {
+  unsigned char b[sizeof h];
+  memcpy(b, &h, sizeof h);
+  for (size_t i = 0; i < sizeof h; i++) snprintf(out + 2 * i, 3, "%02x", b[i]);
+}
+
+/*
+ * A kernel argument holding a handle of the saved graph holds the loaded graph's handle after
+ * loading, so the loaded WHILE ends without the original graph, which is destroyed first.
+ */
+static void test_handle_arguments_follow_the_load(void **state) {
+  test_require_sim();
+  struct fx *f = *state;
+  gcap_kernel *k = countdown_capped_kernel(f);
+  uint32_t *words = test_dev_alloc(f->ctx, 2 * sizeof(uint32_t));
+  gcap_conditional_handle h = 0;
+  gcap_graph *g = while_graph(f, k, words, GCAP_GRAPH_COND_ASSIGN_DEFAULT, &h);
+  char *text = saved(g);
+  assert_non_null(strstr(text, "\"version\": 3,"));
+  assert_non_null(strstr(text, "\"handle_args\": [\n         [\n          1,\n          1\n         ]\n        ]"));
+  char hex[2 * sizeof h + 1];
+  handle_hex(h, hex);
+  assert_null(strstr(text, hex)); /* this process's handle value is not in the file */
+  assert_non_null(strstr(text, "\"0000000000000000\""));
+
+  gcap_graph *l = loaded(f->ctx, text);
+  gcap_conditional_handle node_handle = 0, arg_handle = 0;
+  loop_of(l, &node_handle, &arg_handle);
+  assert_true(node_handle != h);
+  assert_true(arg_handle == node_handle);
+  char *again = saved(l); /* deterministic: the loaded graph's handle is written as the same index */
+  assert_string_equal(again, text);
+  free(again);
+  free(text);
+  gcap_graph_destroy(g);
+
+  gcap_exec *x = NULL;
+  assert_ok(gcap_graph_instantiate(l, 0, &x));
+  uint32_t after[2];
+  assert_ok(launch_counting(f, x, words, 5, after));
+  assert_int_equal(after[0], 0);
+  assert_int_equal(after[1], 5); /* five passes, then the loaded handle is 0 and the loop ends */
+  assert_ok(launch_counting(f, x, words, 3, after));
+  assert_int_equal(after[0], 0);
+  assert_int_equal(after[1], 3);
+  gcap_exec_destroy(x);
+  gcap_graph_destroy(l);
+}
+
+/*
+ * With the original alive, the loaded graph's kernel sets the loaded handle, not the original's:
+ * without ASSIGN_DEFAULT a handle keeps its last value between launches, so each graph's next
+ * launch shows whose handle the other one's launch set.
+ */
+static void test_loaded_and_original_handles_are_independent(void **state) {
+  test_require_sim();
+  struct fx *f = *state;
+  gcap_kernel *k = countdown_capped_kernel(f);
+  uint32_t *words = test_dev_alloc(f->ctx, 2 * sizeof(uint32_t));
+  gcap_conditional_handle h = 0;
+  gcap_graph *g = while_graph(f, k, words, 0, &h);
+  char *text = saved(g);
+  gcap_graph *l = loaded(f->ctx, text);
+  free(text);
+  gcap_exec *xg = NULL, *xl = NULL;
+  assert_ok(gcap_graph_instantiate(g, 0, &xg));
+  assert_ok(gcap_graph_instantiate(l, 0, &xl));
+  uint32_t after[2];
+  assert_ok(launch_counting(f, xl, words, 3, after)); /* the loaded handle: 1, then 0 after 3 passes */
+  assert_int_equal(after[0], 0);
+  assert_int_equal(after[1], 3);
+  assert_ok(launch_counting(f, xg, words, 4, after)); /* the original's is still its default 1 */
+  assert_int_equal(after[0], 0);
+  assert_int_equal(after[1], 4);
+  assert_ok(launch_counting(f, xl, words, 2, after)); /* the loaded one kept its 0: no pass */
+  assert_int_equal(after[0], 2);
+  assert_int_equal(after[1], 0);
+  gcap_exec_destroy(xl);
+  gcap_graph_destroy(l);
+  assert_ok(launch_counting(f, xg, words, 2, after)); /* and the original kept its own 0 */
+  assert_int_equal(after[0], 2);
+  assert_int_equal(after[1], 0);
+  gcap_exec_destroy(xg);
+  gcap_graph_destroy(g);
+}
+
+/* Version 2 had conditional nodes; version 3 added "handle_args". */
+#define COND_HEADER                                                                                                  \
+  "{\"format\": \"gcap-graph\", \"version\": %d, \"kernels\": [%s], \"allocations\": [], \"events\": 0, "           \
+  "\"conditionals\": [{\"default\": 1, \"flags\": 0}], "
+#define IF_NODE "{\"type\": \"conditional\", \"handle\": 0, \"conditional_type\": \"if\", \"bodies\": [%s]}"
+#define EMPTY_GRAPH "{\"nodes\": [], \"edges\": []}"
+#define CAPPED_ENTRY "{\"name\": \"countdown_capped\", \"param_sizes\": [8, 8], \"param_access\": [\"unknown\", \"unknown\"]}"
+
+static void assert_cond_refused(struct fx *f, int version, const char *kernels, const char *graph, gcap_status want,
+                                const char *fragment) {
+  char text[4096];
+  snprintf(text, sizeof text, COND_HEADER "\"graph\": %s}", version, kernels, graph);
+  assert_refused(f, text, want, fragment);
+}
+
+/* Child graphs cannot hold conditional nodes: the loader refuses one as the API does. */
+static void test_conditional_in_a_child_graph_is_refused(void **state) {
+  struct fx *f = *state;
+  /* what the API says when building such a graph */
+  gcap_graph *parent = test_graph_create(f->ctx), *child = test_graph_create(f->ctx), *body[1] = {NULL};
+  gcap_node *cn = NULL, *n = NULL;
+  assert_ok(gcap_graph_add_child_graph_node(parent, NULL, 0, child, &cn));
+  gcap_graph *inside = NULL;
+  assert_ok(gcap_node_get_child_graph(cn, &inside));
+  gcap_conditional_handle h = 0;
+  assert_ok(gcap_graph_conditional_handle_create(parent, 1, 0, &h));
+  gcap_conditional_node_params p = {h, GCAP_CONDITIONAL_IF, 1, body};
+  assert_status(gcap_graph_add_conditional_node(inside, NULL, 0, &p, &n), GCAP_ERROR_NOT_SUPPORTED);
+  test_assert_message_contains("cannot hold conditional nodes");
+  gcap_graph_destroy(child);
+  gcap_graph_destroy(parent);
+
+  char graph[1024], if_node[256];
+  snprintf(if_node, sizeof if_node, IF_NODE, EMPTY_GRAPH);
+  /* node 1 is a child graph whose node 0 is an IF */
+  snprintf(graph, sizeof graph, "{\"nodes\": [{\"type\": \"empty\"}, {\"type\": \"graph\", \"graph\": "
+                                "{\"nodes\": [%s], \"edges\": []}}], \"edges\": [[0, 1]]}", if_node);
+  assert_cond_refused(f, 2, "", graph, GCAP_ERROR_NOT_SUPPORTED,
+                      "gcap_graph_load: node 0 of the child graph in node 1: a conditional node in the graph of a "
+                      "child-graph node, which cannot hold conditional nodes");
+  /* a child graph inside the body of a top-level IF, holding an IF */
+  char child_in_body[1024], outer[1536];
+  snprintf(child_in_body, sizeof child_in_body, "{\"nodes\": [{\"type\": \"graph\", \"graph\": {\"nodes\": [%s], "
+                                                "\"edges\": []}}], \"edges\": []}", if_node);
+  snprintf(outer, sizeof outer, "{\"nodes\": [" IF_NODE "], \"edges\": []}", child_in_body);
+  assert_cond_refused(f, 2, "", outer, GCAP_ERROR_NOT_SUPPORTED,
+                      "gcap_graph_load: node 0 of the child graph in node 0 of the child graph in node 0: a "
+                      "conditional node in the graph of a child-graph node");
+  /* an IF in the body of an IF, outside any child graph, loads */
+  char body_if[512], fine[2048];
+  snprintf(body_if, sizeof body_if, "{\"nodes\": [%s], \"edges\": []}", if_node);
+  snprintf(fine, sizeof fine, COND_HEADER "\"graph\": {\"nodes\": [" IF_NODE "], \"edges\": []}}", 2, "", body_if);
+  gcap_graph *g = loaded(f->ctx, fine);
+  assert_int_equal(gcap_graph_node_count(g), 1);
+  gcap_graph_destroy(g);
+}
+
+static void assert_handle_args_refused(struct fx *f, const char *handle_args, const char *fragment) {
+  char graph[1024];
+  snprintf(graph, sizeof graph, "{\"nodes\": [" IF_NODE ", {\"type\": \"kernel\", \"kernel\": \"scale\", "
+           "\"grid\": [1, 1, 1], \"block\": [1, 1, 1], \"shared_mem_bytes\": 0, "
+           "\"args\": [\"0000000000000000\", \"00000000\"], \"handle_args\": %s}], \"edges\": []}",
+           EMPTY_GRAPH, handle_args);
+  assert_cond_refused(f, 3, SCALE_ENTRY, graph, GCAP_ERROR_INVALID_VALUE, fragment);
+}
+
+/* "handle_args" must name parameters of the kernel that are 8 bytes, once each, and handles the file has. */
+static void test_bad_handle_args(void **state) {
+  struct fx *f = *state;
+  assert_handle_args_refused(f, "5", "gcap_graph_load: node 1: \"handle_args\" is not an array");
+  assert_handle_args_refused(f, "[[0]]", "node 1: \"handle_args[0]\" is not a pair [parameter index, handle index]");
+  assert_handle_args_refused(f, "[[0, -1]]", "\"handle_args[0]\" is not a pair [parameter index, handle index]");
+  assert_handle_args_refused(f, "[[2, 0]]", "node 1: \"handle_args[0]\" names parameter 2 of a kernel with 2");
+  assert_handle_args_refused(f, "[[1, 0]]", "node 1: \"handle_args[0]\" names parameter 1, of 4 bytes; a conditional handle has 8");
+  assert_handle_args_refused(f, "[[0, 1]]", "node 1: \"handle_args[0]\" names handle 1 of a file with 1 (\"conditionals\")");
+  assert_handle_args_refused(f, "[[0, 0], [0, 0]]", "node 1: \"handle_args[1]\" names parameter 0 again");
+}
+
 /* A build without jansson: both calls refuse, saying why; the rest of this file does not apply. */
 static bool built_without_json(void) {
   gcap_context *ctx = test_context_create();
@@ -703,6 +1014,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_loaded_graph_runs, setup, teardown),
       cmocka_unit_test_setup_teardown(test_extents_survive_the_allocation, setup, teardown),
       cmocka_unit_test_setup_teardown(test_documented_example, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_documented_handle_example, setup, teardown),
       cmocka_unit_test_setup_teardown(test_version_1_still_loads, setup, teardown),
       cmocka_unit_test_setup_teardown(test_graph_allocations_save_but_do_not_load, setup, teardown),
       cmocka_unit_test_setup_teardown(test_not_json, setup, teardown),
@@ -716,6 +1028,10 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_kernels, setup, teardown),
       cmocka_unit_test_setup_teardown(test_deep_nesting, setup, teardown),
       cmocka_unit_test_setup_teardown(test_bad_arguments, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_handle_arguments_follow_the_load, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_loaded_and_original_handles_are_independent, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_conditional_in_a_child_graph_is_refused, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_bad_handle_args, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,7 +14,13 @@
 #include "race.h"
 
 #define FORMAT_NAME "gcap-graph"
-#define FORMAT_VERSION 2 /* written; 1 is read as well (it has a subset of 2's fields) */
+/*
+ * Versions read: 1 to FORMAT_VERSION (each has a subset of the next one's fields). A file gets the
+ * lowest version that holds it: 3 when a kernel argument holds a conditional handle
+ * ("handle_args", which a version-2 reader would ignore and so misread), 2 otherwise.
+ */
+#define FORMAT_VERSION 3
+#define FORMAT_VERSION_WITHOUT_HANDLE_ARGS 2
 #define FORMAT_OLDEST 1
 #define MAX_DEPTH 64 /* child graphs inside child graphs: deeper files are refused, not recursed into */
 
@@ -26,8 +32,10 @@ static gcap_status no_memory(void) { return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY,
 
 /* ================================================================ saving */
 
-/* What the file names by number or lists once: kernels, events, allocation extents. */
+/* What the file names by number or lists once: kernels, events, allocation extents, handles. */
 struct save_tables {
+  const struct gcap_graph *saved; /* its handles are the file's "conditionals" */
+  bool handle_args;               /* a kernel argument holds one of them: the file is version 3 */
   const struct gcap_kernel **kernels;
   size_t num_kernels, kernels_cap;
   const struct gcap_event **events;
@@ -52,11 +60,24 @@ static size_t event_number(struct save_tables *t, const struct gcap_event *e, in
   return t->num_events++;
 }
 
+/*
+ * The index in the file's "conditionals" of the handle kernel argument i of n holds, or -1: an
+ * argument of a handle's size whose bytes equal a handle of the saved graph is taken for it.
+ */
+static long handle_arg(const struct save_tables *t, const struct gcap__kernel_params *kp, size_t i) {
+  if (kp->kernel->param_sizes[i] != sizeof(gcap_conditional_handle)) return -1;
+  gcap_conditional_handle value;
+  memcpy(&value, kp->args[i], sizeof value);
+  for (size_t c = 0; c < t->saved->num_conds; c++)
+    if (t->saved->conds[c]->handle == value) return (long)c;
+  return -1;
+}
+
 /* Pointer-sized kernel arguments that point into an allocation: its extent, for race analysis. */
 static int add_extents(struct save_tables *t, const struct gcap_node *n) {
   const struct gcap__kernel_params *kp = &n->p.kernel;
   for (size_t i = 0; i < kp->kernel->info.num_params; i++) {
-    if (kp->kernel->param_sizes[i] != sizeof(void *)) continue;
+    if (kp->kernel->param_sizes[i] != sizeof(void *) || handle_arg(t, kp, i) >= 0) continue;
     uintptr_t value;
     memcpy(&value, kp->args[i], sizeof value);
     struct gcap__extent e;
@@ -120,12 +141,22 @@ static void put(json_t *o, const char *key, json_t *value, int *oom) {
   if (!value || json_object_set_new(o, key, value) != 0) *oom = 1;
 }
 
-static json_t *kernel_node(const struct gcap_node *n, int *oom) {
+/*
+ * Version 3: an argument holding a handle of the saved graph is written as zeros, and
+ * "handle_args" pairs its parameter index with the handle's index in "conditionals", so that the
+ * loader puts the loaded graph's handle there (and saving the loaded graph gives the same bytes).
+ */
+static json_t *kernel_node(const struct gcap_node *n, struct save_tables *t, int *oom) {
+  static const unsigned char zeros[sizeof(gcap_conditional_handle)];
   const struct gcap__kernel_params *kp = &n->p.kernel;
-  json_t *o = json_object(), *args = json_array();
-  if (!o || !args) return json_decref(o), json_decref(args), NULL;
-  for (size_t i = 0; i < kp->kernel->info.num_params; i++)
-    if (json_array_append_new(args, hex_bytes(kp->args[i], kp->kernel->param_sizes[i])) != 0) *oom = 1;
+  json_t *o = json_object(), *args = json_array(), *handles = json_array();
+  if (!o || !args || !handles) return json_decref(o), json_decref(args), json_decref(handles), NULL;
+  for (size_t i = 0; i < kp->kernel->info.num_params; i++) {
+    long handle = handle_arg(t, kp, i);
+    if (handle >= 0 && json_array_append_new(handles, json_pack("[II]", (json_int_t)i, (json_int_t)handle)) != 0) *oom = 1;
+    const void *bytes = handle >= 0 ? zeros : kp->args[i];
+    if (json_array_append_new(args, hex_bytes(bytes, kp->kernel->param_sizes[i])) != 0) *oom = 1;
+  }
   put(o, "type", json_string("kernel"), oom);
   put(o, "kernel", json_string(kp->kernel->name), oom);
   put(o, "grid", dim3(kp->grid), oom);
@@ -133,6 +164,12 @@ static json_t *kernel_node(const struct gcap_node *n, int *oom) {
   put(o, "shared_mem_bytes", json_integer(kp->shared_mem_bytes), oom);
   if (kp->priority) put(o, "priority", json_integer(kp->priority), oom);
   put(o, "args", args, oom);
+  if (json_array_size(handles)) {
+    t->handle_args = true;
+    put(o, "handle_args", handles, oom);
+  } else {
+    json_decref(handles);
+  }
   return o;
 }
 
@@ -259,7 +296,7 @@ static json_t *node_object(const struct gcap_node *n, struct save_tables *t, int
   switch (n->type) {
   case GCAP_NODE_KERNEL:
     if (add_kernel(t, n->p.kernel.kernel) != 0 || add_extents(t, n) != 0) *oom = 1;
-    return kernel_node(n, oom);
+    return kernel_node(n, t, oom);
   case GCAP_NODE_MEMCPY:
     return n->p.memcpy.p3 ? memcpy_3d_node(n->p.memcpy.p3, oom) : memcpy_node(&n->p.memcpy.flat, oom);
   case GCAP_NODE_MEMSET: return memset_node(&n->p.memset, oom);
@@ -338,13 +375,13 @@ static json_t *extents_array(const struct save_tables *t, int *oom) {
 }
 
 static json_t *document(const struct gcap_graph *g, int *oom) {
-  struct save_tables t = {0};
+  struct save_tables t = {.saved = g};
   json_t *graph = graph_object(g, &t, oom);
   unique_extents(&t);
   json_t *doc = json_object();
   if (doc) {
     put(doc, "format", json_string(FORMAT_NAME), oom);
-    put(doc, "version", json_integer(FORMAT_VERSION), oom);
+    put(doc, "version", json_integer(t.handle_args ? FORMAT_VERSION : FORMAT_VERSION_WITHOUT_HANDLE_ARGS), oom);
     put(doc, "kernels", kernels_array(&t, oom), oom);
     put(doc, "allocations", extents_array(&t, oom), oom);
     put(doc, "events", json_integer((json_int_t)t.num_events), oom);
@@ -628,6 +665,50 @@ static gcap_status get_priority(const struct loader *l, json_t *node, int *out) 
   return GCAP_SUCCESS;
 }
 
+/*
+ * Version 3: the arguments "handle_args" names hold handles of the file's "conditionals"; they get
+ * the loaded graph's handles (made from that table before any node), whatever bytes "args" had.
+ */
+static gcap_status load_handle_args(const struct loader *l, const struct gcap_graph *g, json_t *node,
+                                    const struct gcap_kernel *k, void **args) {
+  json_t *list = json_object_get(node, "handle_args");
+  if (!list) return GCAP_SUCCESS;
+  if (!json_is_array(list)) return bad(l, "handle_args", "is not an array");
+  const struct gcap_graph *top = gcap__graph_top(g);
+  bool *seen = gcap__calloc(k->info.num_params ? k->info.num_params : 1, sizeof *seen);
+  if (!seen) return no_memory();
+  gcap_status st = GCAP_SUCCESS;
+  for (size_t i = 0; st == GCAP_SUCCESS && i < json_array_size(list); i++) {
+    char field[48], why[128];
+    snprintf(field, sizeof field, "handle_args[%zu]", i);
+    json_t *pair = json_array_get(list, i), *a = json_array_get(pair, 0), *b = json_array_get(pair, 1);
+    if (!json_is_array(pair) || json_array_size(pair) != 2 || !json_is_integer(a) || !json_is_integer(b) ||
+        json_integer_value(a) < 0 || json_integer_value(b) < 0) {
+      st = bad(l, field, "is not a pair [parameter index, handle index]");
+      break;
+    }
+    uint64_t param = (uint64_t)json_integer_value(a), handle = (uint64_t)json_integer_value(b);
+    if (param >= k->info.num_params)
+      snprintf(why, sizeof why, "names parameter %" PRIu64 " of a kernel with %zu", param, k->info.num_params);
+    else if (k->param_sizes[param] != sizeof(gcap_conditional_handle))
+      snprintf(why, sizeof why, "names parameter %" PRIu64 ", of %zu bytes; a conditional handle has %zu", param,
+               k->param_sizes[param], sizeof(gcap_conditional_handle));
+    else if (handle >= top->num_conds)
+      snprintf(why, sizeof why, "names handle %" PRIu64 " of a file with %zu (\"conditionals\")", handle,
+               top->num_conds);
+    else if (seen[param])
+      snprintf(why, sizeof why, "names parameter %" PRIu64 " again", param);
+    else {
+      seen[param] = true;
+      memcpy(args[param], &top->conds[handle]->handle, sizeof(gcap_conditional_handle));
+      continue;
+    }
+    st = bad(l, field, why);
+  }
+  gcap__free(seen);
+  return st;
+}
+
 static gcap_status load_kernel(struct loader *l, struct gcap_graph *g, json_t *node) {
   gcap_kernel_node_params p = {0};
   gcap_status st = kernel_from_table(l, node, &p.kernel);
@@ -646,6 +727,7 @@ static gcap_status load_kernel(struct loader *l, struct gcap_graph *g, json_t *n
     p.args[i] = values + k->param_offsets[i];
     st = get_hex(l, json_array_get(args, i), i, k->param_sizes[i], p.args[i]);
   }
+  if (st == GCAP_SUCCESS) st = load_handle_args(l, g, node, k, p.args);
   if (st == GCAP_SUCCESS) st = gcap__check_launch(p.kernel, p.grid, p.block, p.shared_mem_bytes, p.args);
   int priority = 0;
   if (st == GCAP_SUCCESS) st = get_priority(l, node, &priority);
@@ -806,6 +888,13 @@ static gcap_status load_conditionals(struct loader *l, struct gcap_graph *g, jso
 }
 
 static gcap_status load_conditional(struct loader *l, struct gcap_graph *g, json_t *node, unsigned depth) {
+  /* as gcap_graph_add_conditional_node refuses it */
+  for (const struct gcap_graph *at = g; at->owner; at = at->owner->graph)
+    if (at->owner->type == GCAP_NODE_GRAPH)
+      return gcap__fail(GCAP_ERROR_NOT_SUPPORTED,
+                        "%s: a conditional node in the graph of a child-graph node, which cannot hold conditional "
+                        "nodes",
+                        l->where);
   if (depth >= MAX_DEPTH) return bad(l, "bodies", "nest graphs deeper than 64 levels");
   const struct gcap_graph *top = gcap__graph_top(g);
   uint64_t handle = 0;
