@@ -1006,6 +1006,33 @@ static bool built_without_json(void) {
   return without;
 }
 
+/* A body saved on its own carries its graph's handles: its nested conditional node loads. */
+static void test_body_saved_alone_loads(void **state) {
+  struct fx *f = *state;
+  gcap_graph *g = NULL, *outer_body = NULL, *inner_body = NULL;
+  assert_ok(gcap_graph_create(f->ctx, &g));
+  gcap_conditional_handle outer = 0, inner = 0;
+  assert_ok(gcap_graph_conditional_handle_create(g, 1, 0, &outer));
+  assert_ok(gcap_graph_conditional_handle_create(g, 0, 0, &inner));
+  gcap_conditional_node_params po = {outer, GCAP_CONDITIONAL_IF, 1, &outer_body};
+  gcap_node *n = NULL, *nested = NULL;
+  assert_ok(gcap_graph_add_conditional_node(g, NULL, 0, &po, &n));
+  gcap_conditional_node_params pi = {inner, GCAP_CONDITIONAL_IF, 1, &inner_body};
+  assert_ok(gcap_graph_add_conditional_node(outer_body, NULL, 0, &pi, &nested));
+  char *text = saved(outer_body);
+  assert_non_null(strstr(text, "\"conditionals\""));
+  assert_non_null(strstr(text, "\"handle\": 1"));
+  gcap_graph *back = loaded(f->ctx, text);
+  assert_int_equal(gcap_graph_node_count(back), 1);
+  gcap_node *got = NULL;
+  size_t count = 1;
+  assert_ok(gcap_graph_get_nodes(back, &got, &count));
+  assert_int_equal(gcap_node_get_type(got), GCAP_NODE_CONDITIONAL);
+  free(text);
+  gcap_graph_destroy(back);
+  gcap_graph_destroy(g);
+}
+
 int main(void) {
   test_require_backend();
   if (built_without_json()) return 77;
@@ -1032,6 +1059,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_loaded_and_original_handles_are_independent, setup, teardown),
       cmocka_unit_test_setup_teardown(test_conditional_in_a_child_graph_is_refused, setup, teardown),
       cmocka_unit_test_setup_teardown(test_bad_handle_args, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_body_saved_alone_loads, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -374,8 +374,10 @@ static json_t *extents_array(const struct save_tables *t, int *oom) {
   return a;
 }
 
+/* A conditional body saved on its own carries the handle table of the graph it lies in, which
+ * its conditional nodes and handle arguments index. */
 static json_t *document(const struct gcap_graph *g, int *oom) {
-  struct save_tables t = {.saved = g};
+  struct save_tables t = {.saved = gcap__graph_top(g)};
   json_t *graph = graph_object(g, &t, oom);
   unique_extents(&t);
   json_t *doc = json_object();
@@ -385,7 +387,7 @@ static json_t *document(const struct gcap_graph *g, int *oom) {
     put(doc, "kernels", kernels_array(&t, oom), oom);
     put(doc, "allocations", extents_array(&t, oom), oom);
     put(doc, "events", json_integer((json_int_t)t.num_events), oom);
-    if (g->num_conds) put(doc, "conditionals", conditionals_array(g, oom), oom);
+    if (t.saved->num_conds) put(doc, "conditionals", conditionals_array(t.saved, oom), oom);
     put(doc, "graph", graph, oom);
   } else {
     json_decref(graph);
