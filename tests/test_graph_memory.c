@@ -491,6 +491,57 @@ static void test_mem_context_attributes_and_trim(void **state) {
   gcap_pool_release(pool);
 }
 
+/*
+ * A trim gives back the blocks of graphs whose executables are gone (cudaDeviceGraphMemTrim):
+ * the address stays the graph's, and a new executable reserves and runs it again. Allocated
+ * memory and blocks an executable holds stay. The CUDA backend keeps a living graph's blocks.
+ */
+static void test_mem_trim_after_exec_destroy(void **state) {
+  struct test_fixture *f = *state;
+  enum { BYTES = 3 * 4096 };
+  gcap_pool *pool = NULL;
+  assert_ok(gcap_pool_create(f->ctx, &pool));
+  static uint8_t host[BYTES], kept_host[256];
+  gcap_capture *c = begin_pool(f->s, pool);
+  void *p = record_fill_read(f->s, BYTES, 0x5a, host, true);
+  gcap_graph *g = end_pool(c);
+  void *kept = NULL;
+  gcap_graph *live = capture_fill_read(f->s, sizeof kept_host, 0x11, kept_host, false, &kept);
+  gcap_exec *x = instantiate(g, 0), *y = instantiate(live, 0);
+  launch(x, f->s);
+  launch(y, f->s);
+  gcap_exec_destroy(y); /* its allocation is allocated still: it stays */
+  const uint64_t both = BYTES + sizeof kept_host;
+  assert_int_equal(graph_mem(f->ctx, GCAP_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT), both);
+  assert_ok(gcap_context_graph_mem_trim(f->ctx));
+  assert_int_equal(graph_mem(f->ctx, GCAP_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT), both); /* x holds p's block */
+
+  gcap_exec_destroy(x);
+  assert_ok(gcap_context_graph_mem_trim(f->ctx));
+  uint64_t trimmed = test_on_sim() ? sizeof kept_host : both;
+  assert_int_equal(graph_mem(f->ctx, GCAP_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT), trimmed);
+  assert_pool(pool, trimmed - sizeof kept_host, 0, BYTES, 0);
+  assert_ok(gcap_context_graph_mem_trim(f->ctx)); /* twice: nothing more goes */
+  assert_int_equal(graph_mem(f->ctx, GCAP_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT), trimmed);
+
+  x = instantiate(g, 0); /* reserves the block again, at the same address */
+  assert_int_equal(graph_mem(f->ctx, GCAP_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT), both);
+  memset(host, 0, sizeof host);
+  launch(x, f->s);
+  assert_bytes(host, 0x5a, BYTES);
+  gcap_exec_destroy(x);
+  assert_ok(gcap_context_graph_mem_trim(f->ctx));
+  gcap_graph_destroy(g); /* a trimmed block goes straight back */
+  assert_int_equal(graph_mem(f->ctx, GCAP_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT), sizeof kept_host);
+  assert_pool(pool, 0, 0, BYTES, 0);
+  assert_device_bytes(f->ctx, kept, 0x11, sizeof kept_host);
+  assert_ok(gcap_mem_free(f->ctx, kept));
+  gcap_graph_destroy(live);
+  assert_int_equal(graph_mem(f->ctx, GCAP_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT), 0);
+  (void)p;
+  gcap_pool_release(pool);
+}
+
 static void test_mem_lifetime_free_outside_after_launch(void **state) {
   struct test_fixture *f = *state;
   void *p = NULL;
@@ -1346,6 +1397,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_mem_lifetime_free_in_graph_relaunch, test_setup, test_teardown),
       cmocka_unit_test_setup_teardown(test_mem_lifetime_unfreed_relaunch_refused, test_setup, test_teardown),
       cmocka_unit_test_setup_teardown(test_mem_lifetime_auto_free_on_launch, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_mem_trim_after_exec_destroy, test_setup, test_teardown),
       cmocka_unit_test_setup_teardown(test_mem_lifetime_free_outside_after_launch, test_setup, test_teardown),
       cmocka_unit_test_setup_teardown(test_mem_lifetime_free_in_separate_graph, test_setup, test_teardown),
       cmocka_unit_test_setup_teardown(test_mem_lifetime_free_outside_when_another_graph_frees, test_setup, test_teardown),

@@ -819,7 +819,11 @@ GCAP_API gcap_status gcap_context_get_graph_mem_attribute(gcap_context *ctx, gca
 /** Resets a high mark (USED_MEM_HIGH or RESERVED_MEM_HIGH) to the current figure; @p value must be 0. */
 GCAP_API gcap_status gcap_context_set_graph_mem_attribute(gcap_context *ctx, gcap_graph_mem_attribute attr,
                                                           uint64_t value);
-/** Gives back reserved graph memory no graph allocation holds: the pools' spare blocks (cudaDeviceGraphMemTrim). */
+/**
+ * Gives back reserved graph memory no executable needs (cudaDeviceGraphMemTrim): the pools' spare
+ * blocks and, where the backend can keep an address without its memory (the simulator), the
+ * blocks of graphs that have no executable, when their allocation is not allocated.
+ */
 GCAP_API gcap_status gcap_context_graph_mem_trim(gcap_context *ctx);
 
 #ifdef __cplusplus

@@ -335,7 +335,7 @@ class Context:
             check(lib.gcap_context_set_graph_mem_attribute(self._handle(), attr, 0))
 
     def trim_graph_memory(self):
-        """Gives back reserved graph memory no graph allocation holds (cudaDeviceGraphMemTrim)."""
+        """Gives back reserved graph memory no executable needs (cudaDeviceGraphMemTrim); see docs/memory.md."""
         check(lib.gcap_context_graph_mem_trim(self._handle()))
 
     def user_object(self, destroy, refs=1):

@@ -241,6 +241,11 @@ void sim_free_now(struct sim_context *sc, void *p) {
   else free(p);
 }
 
+static void sim_mem_discard(struct gcap__backend_ctx *b, void *p, size_t bytes) {
+  (void)b;
+  sim_discard_pages(p, bytes);
+}
+
 static gcap_status sim_mem_free(struct gcap__backend_ctx *b, void *p) {
   struct sim_context *sc = sim_context_from(b);
   gcap_status st = wait_before_free(sc);
@@ -563,6 +568,7 @@ const struct gcap_backend_ops gcap__sim_ops = {
     .mem_alloc = sim_mem_alloc,
     .mem_free = sim_mem_free,
     .mem_free_async = sim_mem_free_async,
+    .mem_discard = sim_mem_discard,
     .host_alloc = sim_host_alloc,
     .host_free = sim_host_free,
     .stream_create = sim_stream_create,

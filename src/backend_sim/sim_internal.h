@@ -132,6 +132,8 @@ void sim_event_ran(struct sim_context *sc, struct sim_event *e);
  */
 gcap_status sim_device_alloc(struct sim_context *sc, size_t bytes, void **out);
 void sim_device_free(struct sim_context *sc, void *p);
+/* Gives back the whole pages inside [p, p + bytes); the addresses stay usable and read zero. */
+void sim_discard_pages(void *p, size_t bytes);
 void sim_memory_destroy(struct sim_context *sc);
 void sim_work_begin(struct sim_context *sc);
 void sim_work_begin_for(struct sim_context *sc, const struct gcap__copy *c, const struct gcap__fill *f);

@@ -274,6 +274,11 @@ void sim_device_free(struct sim_context *sc, void *p) {
   drop_if_empty(m, link);
 }
 
+void sim_discard_pages(void *p, size_t bytes) {
+  uintptr_t page = page_bytes(), lo = round_up((uintptr_t)p, page), hi = ((uintptr_t)p + bytes) & ~(page - 1);
+  if (hi > lo) madvise((void *)lo, hi - lo, MADV_DONTNEED); /* whole pages only: the rest may be a neighbour's */
+}
+
 void sim_memory_destroy(struct sim_context *sc) {
   while (sc->mem.regions) {
     struct sim_region *r = sc->mem.regions;

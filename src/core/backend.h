@@ -239,6 +239,11 @@ struct gcap_backend_ops {
   gcap_status (*mem_free)(struct gcap__backend_ctx *b, void *p);
   /* Optional (NULL: mem_free at once): frees p (`bytes` long) when `stream` reaches this point. */
   gcap_status (*mem_free_async)(struct gcap__backend_ctx *b, void *stream, void *p, size_t bytes);
+  /*
+   * Optional (NULL: a graph keeps its blocks until it goes): gives back the pages of p (`bytes`
+   * long, from mem_alloc) while the address stays usable; touched again, they come back zeroed.
+   */
+  void (*mem_discard)(struct gcap__backend_ctx *b, void *p, size_t bytes);
   gcap_status (*host_alloc)(struct gcap__backend_ctx *b, size_t bytes, void **out);
   gcap_status (*host_free)(struct gcap__backend_ctx *b, void *p);
 

@@ -73,6 +73,13 @@ gcap_status gcap__backend_mem_free_async(struct gcap_context *ctx, void *stream,
   return gcap__note_fault(ctx, ctx->ops->mem_free_async(ctx->backend, stream, p, bytes));
 }
 
+bool gcap__backend_can_discard(const struct gcap_context *ctx) { return ctx->ops->mem_discard != NULL; }
+
+void gcap__backend_mem_discard(struct gcap_context *ctx, void *p, size_t bytes) {
+  assert(ctx && ctx->backend && ctx->ops->mem_discard);
+  ctx->ops->mem_discard(ctx->backend, p, bytes);
+}
+
 gcap_status gcap__backend_host_alloc(struct gcap_context *ctx, size_t bytes, void **out) {
   assert(ctx && ctx->backend);
   assert(out);

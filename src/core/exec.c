@@ -187,7 +187,7 @@ static gcap_status snapshot_params(struct builder *b, struct gcap__plan_node *pn
   case GCAP_NODE_HOST: pn->u.host.fn = n->p.host.fn, pn->u.host.user_data = n->p.host.user_data; return GCAP_SUCCESS;
   case GCAP_NODE_MEM_ALLOC:
   case GCAP_NODE_MEM_FREE:
-    gcap__galloc_retain(n->p.mem);
+    gcap__galloc_retain_for_exec(n->p.mem);
     pn->u.mem = n->p.mem;
     return GCAP_SUCCESS;
   case GCAP_NODE_CONDITIONAL: return gcap__cond_plan_build(b->ctx, n, b->plan->flags, &pn->u.cond);
@@ -295,7 +295,7 @@ void gcap__plan_release(struct gcap_context *ctx, struct gcap__plan *p) {
     } else if (pn->type == GCAP_NODE_EVENT_RECORD || pn->type == GCAP_NODE_EVENT_WAIT) {
       gcap__event_release(pn->u.event.handle);
     } else if (pn->type == GCAP_NODE_MEM_ALLOC || pn->type == GCAP_NODE_MEM_FREE) {
-      gcap__galloc_release(pn->u.mem);
+      gcap__galloc_release_for_exec(pn->u.mem);
     } else if (pn->type == GCAP__NODE_NATIVE) {
       gcap__backend_native_graph_destroy(ctx, pn->u.native);
     } else if (pn->type == GCAP_NODE_CONDITIONAL) {

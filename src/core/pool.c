@@ -53,6 +53,26 @@ gcap_status gcap__galloc_new(struct gcap_context *ctx, struct gcap_pool *pool, s
 
 void gcap__galloc_retain(struct gcap__galloc *a) { a->refs++; }
 
+static void count_reserved(struct gcap__galloc *a, bool reserved) {
+  struct gcap_context *ctx = a->ctx;
+  if (reserved) reserve(ctx, a->block_bytes);
+  else ctx->graph_mem_reserved -= a->block_bytes;
+  if (a->pool) a->pool->reserved = reserved ? a->pool->reserved + a->block_bytes : a->pool->reserved - a->block_bytes;
+}
+
+void gcap__galloc_retain_for_exec(struct gcap__galloc *a) {
+  a->refs++;
+  a->exec_refs++;
+  if (!a->trimmed) return;
+  a->trimmed = false; /* the backend gives the pages back as they are touched */
+  count_reserved(a, true);
+}
+
+void gcap__galloc_release_for_exec(struct gcap__galloc *a) {
+  a->exec_refs--;
+  gcap__galloc_release(a);
+}
+
 void gcap__galloc_mark_freed(struct gcap__galloc *a, const struct gcap_graph *g, bool freed) {
   if (g->serial == a->owner_serial) a->freed_in_graph = freed;
   else a->freed_elsewhere = freed;
@@ -80,7 +100,9 @@ static void galloc_destroy(struct gcap__galloc *a) {
   gcap__alloc_table_erase(ctx, a->ptr);
   struct gcap_pool *p = a->pool;
   /* The block stays reserved in its pool for the next capture; without a pool it goes back. */
-  if (p && gcap__grow((void **)&p->spare, &p->spare_cap, p->spare_count + 1, sizeof *p->spare) == 0) {
+  if (a->trimmed) {
+    gcap__backend_mem_free(ctx, a->ptr); /* counted out when it was trimmed */
+  } else if (p && gcap__grow((void **)&p->spare, &p->spare_cap, p->spare_count + 1, sizeof *p->spare) == 0) {
     p->spare[p->spare_count++] = (struct gcap__block){a->ptr, a->block_bytes};
   } else {
     if (p) p->reserved -= a->block_bytes;
@@ -237,14 +259,33 @@ gcap_status gcap_context_set_graph_mem_attribute(gcap_context *ctx, gcap_graph_m
   return GCAP_SUCCESS;
 }
 
+/*
+ * A block that only graphs hold, and that is not allocated now, keeps its address for those
+ * graphs while its pages go back, as CUDA's physical memory does when the executables go.
+ */
+static void trim_idle_blocks(struct gcap_context *ctx) {
+  if (!gcap__backend_can_discard(ctx)) return;
+  for (size_t i = 0; i < ctx->allocs.count; i++) {
+    struct gcap__galloc *a = ctx->allocs.items[i].graph;
+    if (!a || a->trimmed || a->live || a->exec_refs > 0 || a->refs == 0) continue;
+    gcap__backend_mem_discard(ctx, a->ptr, a->block_bytes);
+    a->trimmed = true;
+    count_reserved(a, false);
+  }
+}
+
 gcap_status gcap_context_graph_mem_trim(gcap_context *ctx) {
   GCAP_ENTER();
   gcap_status st = gcap__check_context(ctx, "ctx");
   if (st == GCAP_SUCCESS) st = gcap__refuse_in_host_callback();
   if (st != GCAP_SUCCESS) return st;
   gcap__lock(ctx);
-  for (struct gcap__link *l = ctx->pools.next; l != &ctx->pools; l = l->next)
-    free_spares(GCAP__CONTAINER(l, struct gcap_pool, link));
+  st = gcap__backend_before_release(ctx); /* queued work may still touch what goes back */
+  if (st == GCAP_SUCCESS) {
+    for (struct gcap__link *l = ctx->pools.next; l != &ctx->pools; l = l->next)
+      free_spares(GCAP__CONTAINER(l, struct gcap_pool, link));
+    trim_idle_blocks(ctx);
+  }
   gcap__unlock(ctx);
-  return GCAP_SUCCESS;
+  return st;
 }

@@ -33,6 +33,8 @@ struct gcap__galloc {
   struct gcap_pool *pool; /* NULL: memory straight from the backend */
   unsigned refs;          /* the MEM_ALLOC node, MEM_FREE nodes and executables' entries; 0 while an
                              allocated block outlives them all */
+  unsigned exec_refs;     /* of refs, executables' entries */
+  bool trimmed;           /* its pages went back (a trim while only graphs held it): not reserved */
   bool live;              /* allocated by a launch (or the capture) and not freed since */
   bool freed_in_graph;    /* a MEM_FREE node of its own graph names it */
   bool freed_elsewhere;   /* a MEM_FREE node of another graph names it (one free node in all: rules.md#mem-free-node) */
@@ -41,6 +43,9 @@ struct gcap__galloc {
 /* Reserves memory for a captured allocation (from `pool` when given) and enters it in the allocation table. */
 gcap_status gcap__galloc_new(struct gcap_context *ctx, struct gcap_pool *pool, size_t bytes, struct gcap__galloc **out);
 void gcap__galloc_retain(struct gcap__galloc *a);
+/* An executable's entry holds a: its memory is reserved again if a trim gave it back. */
+void gcap__galloc_retain_for_exec(struct gcap__galloc *a);
+void gcap__galloc_release_for_exec(struct gcap__galloc *a);
 /* A free node needs an address an alloc node returned, freed by no other free node (rules.md#mem-free-node). */
 gcap_status gcap__check_graph_free(struct gcap_context *ctx, const void *p, struct gcap__galloc **out);
 /* A MEM_FREE node of graph `g` now names a, or no longer does. */
