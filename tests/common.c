@@ -12,7 +12,7 @@
 void test_check_status_(gcap_status got, gcap_status expected, const char *expr, const char *file, int line) {
   if (got == expected) return;
   print_error("%s:%d: %s returned %s, expected %s (message: \"%s\")\n", file, line, expr, gcap_status_name(got),
-                 gcap_status_name(expected), gcap_last_error_message());
+              gcap_status_name(expected), gcap_last_error_message());
   _fail(file, line);
 }
 

@@ -7,8 +7,7 @@
 #include <stdbool.h>
 
 /* Fails the test with the library's message when `expr` does not return `expected`. */
-#define assert_status(expr, expected) \
-  test_check_status_((expr), (expected), #expr, __FILE__, __LINE__)
+#define assert_status(expr, expected) test_check_status_((expr), (expected), #expr, __FILE__, __LINE__)
 #define assert_ok(expr) assert_status((expr), GCAP_SUCCESS)
 
 void test_check_status_(gcap_status got, gcap_status expected, const char *expr, const char *file, int line);
@@ -53,7 +52,7 @@ gcap_graph *test_graph_create(gcap_context *ctx);
  */
 void test_countdown_sim(const gcap_sim_thread *t, void *const *args);
 extern const size_t test_countdown_sizes[2];
-#define TEST_COUNTDOWN_KERNEL \
+#define TEST_COUNTDOWN_KERNEL                                                                                          \
   { .name = "countdown", .sim_fn = test_countdown_sim, .num_params = 2, .param_sizes = test_countdown_sizes }
 
 /* The usual fixture: a context (test_context_create) and one stream on it. */

@@ -9,13 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK(call)                                                                                \
-  do {                                                                                             \
-    gcap_status st_ = (call);                                                                      \
-    if (st_ != GCAP_SUCCESS) {                                                                     \
-      fprintf(stderr, "%s: %s: %s\n", #call, gcap_status_name(st_), gcap_last_error_message());    \
-      exit(st_ == GCAP_ERROR_NOT_SUPPORTED ? 77 : 1);                                              \
-    }                                                                                              \
+#define CHECK(call)                                                                                                    \
+  do {                                                                                                                 \
+    gcap_status st_ = (call);                                                                                          \
+    if (st_ != GCAP_SUCCESS) {                                                                                         \
+      fprintf(stderr, "%s: %s: %s\n", #call, gcap_status_name(st_), gcap_last_error_message());                        \
+      exit(st_ == GCAP_ERROR_NOT_SUPPORTED ? 77 : 1);                                                                  \
+    }                                                                                                                  \
   } while (0)
 
 static const size_t sizes[] = {sizeof(float *), sizeof(float *), sizeof(unsigned)};

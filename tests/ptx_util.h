@@ -12,8 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define PTX_CHECKS_ALL \
-  (GCAP_SIM_CHECK_MEMORY | GCAP_SIM_CHECK_SYNC | GCAP_SIM_CHECK_SHARED_RACES | GCAP_SIM_CHECK_INIT)
+#define PTX_CHECKS_ALL (GCAP_SIM_CHECK_MEMORY | GCAP_SIM_CHECK_SYNC | GCAP_SIM_CHECK_SHARED_RACES | GCAP_SIM_CHECK_INIT)
 #define PTX_CHECKS_DEFAULT (GCAP_SIM_CHECK_MEMORY | GCAP_SIM_CHECK_SYNC)
 
 /* tests/ptx/<rel> as a NUL-terminated string (free it); fails the test when it cannot be read. */

@@ -94,14 +94,14 @@ static bool check_call_(gcap_status st, const char *fn, const char *expr, unsign
   }
   if (st != injected_status()) {
     stop_injecting();
-    print_error("%s:%d: fault point %ld: %s returned %s (\"%s\"); only SUCCESS or %s are right\n", file,
-                line, fault_point, expr, gcap_status_name(st), msg, gcap_status_name(injected_status()));
+    print_error("%s:%d: fault point %ld: %s returned %s (\"%s\"); only SUCCESS or %s are right\n", file, line,
+                fault_point, expr, gcap_status_name(st), msg, gcap_status_name(injected_status()));
     _fail(file, line);
   }
   if (msg[0] == '\0' || strstr(msg, fn) == NULL) {
     stop_injecting();
-    print_error("%s:%d: fault point %ld: %s failed with %s, but the message \"%s\" does not name %s\n",
-                file, line, fault_point, expr, gcap_status_name(st), msg, fn);
+    print_error("%s:%d: fault point %ld: %s failed with %s, but the message \"%s\" does not name %s\n", file, line,
+                fault_point, expr, gcap_status_name(st), msg, fn);
     _fail(file, line);
   }
   unsigned long now = gcap__registry_size();
@@ -121,23 +121,23 @@ static void check_null_out_(bool is_null, const char *var, const char *expr, con
 }
 
 /* Runs a call; on failure checks it and jumps to `stop`. */
-#define STEP(expr, fn)                                                                    \
-  do {                                                                                    \
-    unsigned long reg_ = gcap__registry_size();                                           \
-    gcap_status st_ = (expr);                                                             \
-    if (!check_call_(st_, (fn), #expr, reg_, __FILE__, __LINE__)) goto stop;              \
+#define STEP(expr, fn)                                                                                                 \
+  do {                                                                                                                 \
+    unsigned long reg_ = gcap__registry_size();                                                                        \
+    gcap_status st_ = (expr);                                                                                          \
+    if (!check_call_(st_, (fn), #expr, reg_, __FILE__, __LINE__)) goto stop;                                           \
   } while (0)
 
 /* As STEP, for a call with a handle output `var`, which must be NULL after a failure. */
-#define STEP_OUT(expr, fn, var)                                                           \
-  do {                                                                                    \
-    (var) = SENTINEL;                                                                     \
-    unsigned long reg_ = gcap__registry_size();                                           \
-    gcap_status st_ = (expr);                                                             \
-    if (!check_call_(st_, (fn), #expr, reg_, __FILE__, __LINE__)) {                       \
-      check_null_out_((var) == NULL, #var, #expr, __FILE__, __LINE__);                    \
-      goto stop;                                                                          \
-    }                                                                                     \
+#define STEP_OUT(expr, fn, var)                                                                                        \
+  do {                                                                                                                 \
+    (var) = SENTINEL;                                                                                                  \
+    unsigned long reg_ = gcap__registry_size();                                                                        \
+    gcap_status st_ = (expr);                                                                                          \
+    if (!check_call_(st_, (fn), #expr, reg_, __FILE__, __LINE__)) {                                                    \
+      check_null_out_((var) == NULL, #var, #expr, __FILE__, __LINE__);                                                 \
+      goto stop;                                                                                                       \
+    }                                                                                                                  \
   } while (0)
 
 /* ------------------------------------------------------------ the fixture */
@@ -183,8 +183,8 @@ struct fx {
   gcap_event *e;
   gcap_module *m;
   gcap_kernel *axpb, *fill, *stub;
-  float *dev_a, *dev_b;  /* N floats */
-  uint32_t *dev_c;       /* N words */
+  float *dev_a, *dev_b;      /* N floats */
+  uint32_t *dev_c;           /* N words */
   float *host_in, *host_out; /* page-locked, N floats */
   int host_calls;
 };
@@ -203,8 +203,8 @@ struct built {
 #define BUILT_EXEC_NODES (BUILT_NODES + CHILD_NODES)
 
 static const gcap_node_type built_types[BUILT_NODES] = {
-    GCAP_NODE_MEMCPY, GCAP_NODE_KERNEL,       GCAP_NODE_MEMSET,     GCAP_NODE_GRAPH,  GCAP_NODE_EVENT_RECORD,
-    GCAP_NODE_EVENT_WAIT, GCAP_NODE_MEMCPY, GCAP_NODE_HOST,       GCAP_NODE_KERNEL, GCAP_NODE_EMPTY,
+    GCAP_NODE_MEMCPY,     GCAP_NODE_KERNEL, GCAP_NODE_MEMSET, GCAP_NODE_GRAPH,  GCAP_NODE_EVENT_RECORD,
+    GCAP_NODE_EVENT_WAIT, GCAP_NODE_MEMCPY, GCAP_NODE_HOST,   GCAP_NODE_KERNEL, GCAP_NODE_EMPTY,
 };
 
 static gcap_context *new_context(bool shuffle) {
@@ -341,17 +341,17 @@ static void check_unchanged_(const struct fx *f, const gcap_graph *g, const stru
 }
 
 /* Adds a node to `g`; a failure must leave node and edge counts, references and invariants as they were. */
-#define ADD_STEP(f, g, var, expr, fn)                                                     \
-  do {                                                                                    \
-    struct snap snap_ = take_snap((f), (g));                                              \
-    (var) = SENTINEL;                                                                     \
-    unsigned long reg_ = gcap__registry_size();                                           \
-    gcap_status st_ = (expr);                                                             \
-    if (!check_call_(st_, (fn), #expr, reg_, __FILE__, __LINE__)) {                       \
-      check_null_out_((var) == NULL, #var, #expr, __FILE__, __LINE__);                    \
-      check_unchanged_((f), (g), &snap_, #expr, __FILE__, __LINE__);                      \
-      goto stop;                                                                          \
-    }                                                                                     \
+#define ADD_STEP(f, g, var, expr, fn)                                                                                  \
+  do {                                                                                                                 \
+    struct snap snap_ = take_snap((f), (g));                                                                           \
+    (var) = SENTINEL;                                                                                                  \
+    unsigned long reg_ = gcap__registry_size();                                                                        \
+    gcap_status st_ = (expr);                                                                                          \
+    if (!check_call_(st_, (fn), #expr, reg_, __FILE__, __LINE__)) {                                                    \
+      check_null_out_((var) == NULL, #var, #expr, __FILE__, __LINE__);                                                 \
+      check_unchanged_((f), (g), &snap_, #expr, __FILE__, __LINE__);                                                   \
+      goto stop;                                                                                                       \
+    }                                                                                                                  \
   } while (0)
 
 /* Builds a graph with a node of every type, a child graph and an add_dependencies batch. */
@@ -475,7 +475,8 @@ static void run_with_faults(const char *name, scenario_fn once) {
       fail();
     }
     if (!completed && allocations_made <= n) {
-      print_error("%s, fault point %ld: a call failed with no %s failing (%ld made)\n", name, n, what(), allocations_made);
+      print_error("%s, fault point %ld: a call failed with no %s failing (%ld made)\n", name, n, what(),
+                  allocations_made);
       fail();
     }
     if (gcap__registry_size() != live) {
@@ -505,7 +506,8 @@ static bool context_create_once(long n) {
   ok = true;
 stop:
   inject_end();
-  if (ok) assert_int_equal(gcap_context_backend(ctx), o.backend == GCAP_BACKEND_SIM ? GCAP_BACKEND_SIM : GCAP_BACKEND_CUDA);
+  if (ok)
+    assert_int_equal(gcap_context_backend(ctx), o.backend == GCAP_BACKEND_SIM ? GCAP_BACKEND_SIM : GCAP_BACKEND_CUDA);
   gcap_context_destroy(ctx);
   return ok;
 }
@@ -739,7 +741,8 @@ static bool add_dependencies_once(long n) {
   gcap_graph *g = NULL;
   gcap_node *nodes[DEP_NODES];
   assert_ok(gcap_graph_create(ctx, &g));
-  for (size_t i = 0; i < DEP_NODES; i++) assert_ok(gcap_graph_add_empty_node(g, i == 1 ? &nodes[0] : NULL, i == 1, &nodes[i]));
+  for (size_t i = 0; i < DEP_NODES; i++)
+    assert_ok(gcap_graph_add_empty_node(g, i == 1 ? &nodes[0] : NULL, i == 1, &nodes[i]));
   /* A chain 1 -> 2 -> ... -> 9 and a fan 0 -> 2..9: acyclic, no duplicates, node 0 fans out to 9. */
   gcap_node *from[DEP_PAIRS], *to[DEP_PAIRS];
   for (size_t i = 0; i < 8; i++) {
@@ -1191,7 +1194,8 @@ static bool scenario_outputs(struct scenario *sc) {
   assert_int_equal(races, 0);
   STEP(gcap_graph_write_dot(sc->g, dot, GCAP_DOT_VERBOSE), "gcap_graph_write_dot");
   STEP_OUT(gcap_graph_create(sc->f.ctx, &sc->plain), "gcap_graph_create", sc->plain);
-  STEP_OUT(gcap_graph_add_empty_node(sc->plain, NULL, 0, &sc->plain_empty), "gcap_graph_add_empty_node", sc->plain_empty);
+  STEP_OUT(gcap_graph_add_empty_node(sc->plain, NULL, 0, &sc->plain_empty), "gcap_graph_add_empty_node",
+           sc->plain_empty);
   gcap_host_node_params hp = {count_call, &sc->f.host_calls};
   STEP_OUT(gcap_graph_add_host_node(sc->plain, &sc->plain_empty, 1, &hp, &sc->plain_host), "gcap_graph_add_host_node",
            sc->plain_host);
@@ -1229,7 +1233,6 @@ static void check_scenario_memory(struct scenario *sc) {
   }
   assert_int_equal(sc->f.host_calls, sc->launches);
 }
-
 
 /* A stream destroy also reports queued work that failed at an earlier fault point (DEFERRED keeps it
  * for the next wait); the stream is gone either way. */
@@ -1398,14 +1401,16 @@ static bool graph_api_12_once(long n) {
   bool ok = false;
   inject_begin(n);
   STEP_OUT(gcap_graph_create(f.ctx, &g), "gcap_graph_create", g);
-  STEP(gcap_graph_conditional_handle_create(g, 1, GCAP_GRAPH_COND_ASSIGN_DEFAULT, &h), "gcap_graph_conditional_handle_create");
+  STEP(gcap_graph_conditional_handle_create(g, 1, GCAP_GRAPH_COND_ASSIGN_DEFAULT, &h),
+       "gcap_graph_conditional_handle_create");
   gcap_conditional_node_params cp = {h, GCAP_CONDITIONAL_WHILE, 1, body};
   STEP_OUT(gcap_graph_add_conditional_node(g, NULL, 0, &cp, &loop), "gcap_graph_add_conditional_node", loop);
   void *args[] = {&counter, &h};
   gcap_kernel_node_params kp = {countdown, {1, 1, 1}, {1, 1, 1}, 0, args};
   STEP_OUT(gcap_graph_add_kernel_node(body[0], NULL, 0, &kp, &tick), "gcap_graph_add_kernel_node", tick);
   gcap_kernel_node_attr_value urgent = {.priority = -1};
-  STEP(gcap_graph_kernel_node_set_attribute(tick, GCAP_KERNEL_NODE_ATTR_PRIORITY, &urgent), "gcap_graph_kernel_node_set_attribute");
+  STEP(gcap_graph_kernel_node_set_attribute(tick, GCAP_KERNEL_NODE_ATTR_PRIORITY, &urgent),
+       "gcap_graph_kernel_node_set_attribute");
   gcap_memcpy_3d_params p3;
   memset(&p3, 0, sizeof p3);
   p3.src = (gcap_pitched_ptr){f.dev_a, 16 * sizeof(float), 16 * sizeof(float), 4};
@@ -1464,79 +1469,77 @@ static void test_graph_api_12_oom(void **state) {
  *     if (t == 0) { s = the sum of part;  out[blockIdx.x] = s;  atomicAdd(&total, s); }
  *   }
  */
-static const char sum_ptx[] =
-  ".version 9.0\n"
-  ".target sm_75\n"
-  ".address_size 64\n"
-  ".global .align 4 .u32 total;\n"
-  ".func (.param .b32 func_retval0) _Z5twicej(\n"
-  ".param .b32 _Z5twicej_param_0\n"
-  ")\n"
-  "{\n"
-  ".reg .b32 %r<3>;\n"
-  "ld.param.u32 %r1, [_Z5twicej_param_0];\n"
-  "shl.b32 %r2, %r1, 1;\n"
-  "st.param.b32 [func_retval0+0], %r2;\n"
-  "ret;\n"
-  "}\n"
-  ".visible .entry sum(\n"
-  ".param .u64 sum_param_0,\n"
-  ".param .u64 sum_param_1\n"
-  ")\n"
-  "{\n"
-  ".reg .pred %p<3>;\n"
-  ".reg .b32 %r<24>;\n"
-  ".reg .b64 %rd<10>;\n"
-  ".shared .align 4 .b8 _ZZ3sumE4part[256];\n"
-  "ld.param.u64 %rd3, [sum_param_0];\n"
-  "ld.param.u64 %rd2, [sum_param_1];\n"
-  "mov.u32 %r1, %ctaid.x;\n"
-  "shl.b32 %r8, %r1, 6;\n"
-  "mov.u32 %r9, %tid.x;\n"
-  "add.s32 %r10, %r8, %r9;\n"
-  "cvta.to.global.u64 %rd4, %rd3;\n"
-  "mul.wide.u32 %rd5, %r10, 4;\n"
-  "add.s64 %rd6, %rd4, %rd5;\n"
-  "ld.global.u32 %r11, [%rd6];\n"
-  "{ // callseq 0, 0\n"
-  ".reg .b32 temp_param_reg;\n"
-  ".param .b32 param0;\n"
-  "st.param.b32 [param0+0], %r11;\n"
-  ".param .b32 retval0;\n"
-  "call.uni (retval0), \n"
-  "_Z5twicej, \n"
-  "(\n"
-  "param0\n"
-  ");\n"
-  "ld.param.b32 %r12, [retval0+0];\n"
-  "} // callseq 0\n"
-  "shl.b32 %r13, %r9, 2;\n"
-  "mov.u32 %r21, _ZZ3sumE4part;\n"
-  "add.s32 %r15, %r21, %r13;\n"
-  "st.shared.u32 [%r15], %r12;\n"
-  "bar.sync 0;\n"
-  "setp.ne.s32 %p1, %r9, 0;\n"
-  "@%p1 bra $L__BB1_4;\n"
-  "cvta.to.global.u64 %rd1, %rd2;\n"
-  "mov.u32 %r22, 0;\n"
-  "mov.u32 %r23, %r22;\n"
-  "$L__BB1_2:\n"
-  ".pragma \"nounroll\";\n"
-  "ld.shared.u32 %r19, [%r21];\n"
-  "add.s32 %r23, %r19, %r23;\n"
-  "add.s32 %r21, %r21, 4;\n"
-  "add.s32 %r22, %r22, 1;\n"
-  "setp.ne.s32 %p2, %r22, 64;\n"
-  "@%p2 bra $L__BB1_2;\n"
-  "mul.wide.u32 %rd7, %r1, 4;\n"
-  "add.s64 %rd8, %rd1, %rd7;\n"
-  "st.global.u32 [%rd8], %r23;\n"
-  "mov.u64 %rd9, total;\n"
-  "atom.global.add.u32 %r20, [%rd9], %r23;\n"
-  "$L__BB1_4:\n"
-  "ret;\n"
-  "}\n"
-  ;
+static const char sum_ptx[] = ".version 9.0\n"
+                              ".target sm_75\n"
+                              ".address_size 64\n"
+                              ".global .align 4 .u32 total;\n"
+                              ".func (.param .b32 func_retval0) _Z5twicej(\n"
+                              ".param .b32 _Z5twicej_param_0\n"
+                              ")\n"
+                              "{\n"
+                              ".reg .b32 %r<3>;\n"
+                              "ld.param.u32 %r1, [_Z5twicej_param_0];\n"
+                              "shl.b32 %r2, %r1, 1;\n"
+                              "st.param.b32 [func_retval0+0], %r2;\n"
+                              "ret;\n"
+                              "}\n"
+                              ".visible .entry sum(\n"
+                              ".param .u64 sum_param_0,\n"
+                              ".param .u64 sum_param_1\n"
+                              ")\n"
+                              "{\n"
+                              ".reg .pred %p<3>;\n"
+                              ".reg .b32 %r<24>;\n"
+                              ".reg .b64 %rd<10>;\n"
+                              ".shared .align 4 .b8 _ZZ3sumE4part[256];\n"
+                              "ld.param.u64 %rd3, [sum_param_0];\n"
+                              "ld.param.u64 %rd2, [sum_param_1];\n"
+                              "mov.u32 %r1, %ctaid.x;\n"
+                              "shl.b32 %r8, %r1, 6;\n"
+                              "mov.u32 %r9, %tid.x;\n"
+                              "add.s32 %r10, %r8, %r9;\n"
+                              "cvta.to.global.u64 %rd4, %rd3;\n"
+                              "mul.wide.u32 %rd5, %r10, 4;\n"
+                              "add.s64 %rd6, %rd4, %rd5;\n"
+                              "ld.global.u32 %r11, [%rd6];\n"
+                              "{ // callseq 0, 0\n"
+                              ".reg .b32 temp_param_reg;\n"
+                              ".param .b32 param0;\n"
+                              "st.param.b32 [param0+0], %r11;\n"
+                              ".param .b32 retval0;\n"
+                              "call.uni (retval0), \n"
+                              "_Z5twicej, \n"
+                              "(\n"
+                              "param0\n"
+                              ");\n"
+                              "ld.param.b32 %r12, [retval0+0];\n"
+                              "} // callseq 0\n"
+                              "shl.b32 %r13, %r9, 2;\n"
+                              "mov.u32 %r21, _ZZ3sumE4part;\n"
+                              "add.s32 %r15, %r21, %r13;\n"
+                              "st.shared.u32 [%r15], %r12;\n"
+                              "bar.sync 0;\n"
+                              "setp.ne.s32 %p1, %r9, 0;\n"
+                              "@%p1 bra $L__BB1_4;\n"
+                              "cvta.to.global.u64 %rd1, %rd2;\n"
+                              "mov.u32 %r22, 0;\n"
+                              "mov.u32 %r23, %r22;\n"
+                              "$L__BB1_2:\n"
+                              ".pragma \"nounroll\";\n"
+                              "ld.shared.u32 %r19, [%r21];\n"
+                              "add.s32 %r23, %r19, %r23;\n"
+                              "add.s32 %r21, %r21, 4;\n"
+                              "add.s32 %r22, %r22, 1;\n"
+                              "setp.ne.s32 %p2, %r22, 64;\n"
+                              "@%p2 bra $L__BB1_2;\n"
+                              "mul.wide.u32 %rd7, %r1, 4;\n"
+                              "add.s64 %rd8, %rd1, %rd7;\n"
+                              "st.global.u32 [%rd8], %r23;\n"
+                              "mov.u64 %rd9, total;\n"
+                              "atom.global.add.u32 %r20, [%rd9], %r23;\n"
+                              "$L__BB1_4:\n"
+                              "ret;\n"
+                              "}\n";
 
 static bool ptx_once(long n) {
   gcap_sim_options so;

@@ -177,8 +177,8 @@ static gcap_graph *end_ok(gcap_stream *s) {
 static void assert_offence(uint64_t id, const char *fn, const char *kind, const void *obj, const char *thread,
                            const char *status) {
   char needle[256];
-  snprintf(needle, sizeof needle, "capture %llu was invalidated by %s(%s %p) on thread %s: %s",
-           (unsigned long long)id, fn, kind, obj, thread, status);
+  snprintf(needle, sizeof needle, "capture %llu was invalidated by %s(%s %p) on thread %s: %s", (unsigned long long)id,
+           fn, kind, obj, thread, status);
   test_assert_message_contains(needle);
 }
 
@@ -926,7 +926,8 @@ static void test_capture_status_is_capturing(void **state) {
 
 static void test_capture_status_capture_info_frontiers(void **state) {
   gcap_context *ctx = *state;
-  gcap_stream *s0 = test_stream_create(ctx), *s1 = test_stream_create(ctx), *s2 = test_stream_create(ctx), *dead = test_stream_create(ctx);
+  gcap_stream *s0 = test_stream_create(ctx), *s1 = test_stream_create(ctx), *s2 = test_stream_create(ctx),
+              *dead = test_stream_create(ctx);
   gcap_event *e0 = new_event(ctx), *e1 = new_event(ctx), *e2 = new_event(ctx);
   assert_ok(gcap_stream_destroy(dead));
   unsigned char *d = dev_alloc(ctx, 32);
@@ -1036,8 +1037,12 @@ static void test_capture_concurrent_captures_threads(void **state) {
     struct capture_job jobs[N];
     pthread_t threads[N];
     for (int i = 0; i < N; i++) {
-      jobs[i] = (struct capture_job){.s = s[i], .mode = all_modes[m], .dst = d + 16 * i, .value = 10 * m + i + 1,
-                                     .barrier = &barrier, .status = GCAP_ERROR_BACKEND};
+      jobs[i] = (struct capture_job){.s = s[i],
+                                     .mode = all_modes[m],
+                                     .dst = d + 16 * i,
+                                     .value = 10 * m + i + 1,
+                                     .barrier = &barrier,
+                                     .status = GCAP_ERROR_BACKEND};
       assert_int_equal(pthread_create(&threads[i], NULL, capture_worker, &jobs[i]), 0);
     }
     for (int i = 0; i < N; i++) assert_int_equal(pthread_join(threads[i], NULL), 0);
@@ -1859,8 +1864,8 @@ static void test_record_memset_element_sizes(void **state) {
   for (int m = 0; m < 3; m++) {
     dev_zero(ctx, d, 64);
     assert_ok(gcap_stream_begin_capture(s, all_modes[m]));
-    assert_ok(gcap_memset_async(s, d, 0x1ab, 12));            /* low byte only */
-    assert_ok(gcap_memset_d16_async(s, d + 16, 0xbeef, 6));    /* 12 bytes */
+    assert_ok(gcap_memset_async(s, d, 0x1ab, 12));               /* low byte only */
+    assert_ok(gcap_memset_d16_async(s, d + 16, 0xbeef, 6));      /* 12 bytes */
     assert_ok(gcap_memset_d32_async(s, d + 32, 0x01020304u, 5)); /* 20 bytes */
     gcap_graph *g = end_ok(s);
     gcap_node *nodes[4];

@@ -458,8 +458,8 @@ static void test_record_kernel_not_found_invalidates(void **state) {
     assert_ok(gcap_capture_record_memset(c, f.d, 1, 8));
     uint32_t *x = f.d;
     void *args[] = {&x};
-    gcap_status st = gcap_capture_record_kernel(c, null_name ? NULL : "missing", GCAP_DIM3(1, 1, 1),
-                                                GCAP_DIM3(1, 1, 1), 0, args);
+    gcap_status st =
+        gcap_capture_record_kernel(c, null_name ? NULL : "missing", GCAP_DIM3(1, 1, 1), GCAP_DIM3(1, 1, 1), 0, args);
     assert_status(st, null_name ? GCAP_ERROR_INVALID_VALUE : GCAP_ERROR_NOT_FOUND);
     test_assert_message_contains("gcap_capture_record_kernel");
     if (!null_name) test_assert_message_contains("missing");
@@ -576,9 +576,9 @@ static void test_recorded_count_includes_forks(void **state) {
   assert_ok(gcap_event_record(e1, f.s));
   assert_ok(gcap_stream_wait_event(fork, e1));
   assert_int_equal(gcap_capture_recorded_count(c), 1);
-  assert_ok(gcap_memset_async(fork, d + 16, 2, 16)); /* 2 */
+  assert_ok(gcap_memset_async(fork, d + 16, 2, 16));              /* 2 */
   assert_ok(gcap_memset_d32_async(fork, d + 32, 0x03030303u, 4)); /* 3 */
-  assert_ok(gcap_memset_async(f.s, d + 48, 4, 16)); /* 4, on the origin, not through the object */
+  assert_ok(gcap_memset_async(f.s, d + 48, 4, 16));               /* 4, on the origin, not through the object */
   assert_int_equal(gcap_capture_recorded_count(c), 4);
   assert_ok(gcap_event_record(e2, fork));
   assert_ok(gcap_stream_wait_event(f.s, e2));

@@ -387,12 +387,10 @@ static void test_capture_prohibition_predicate_own_and_other_together(void **sta
         if (a.p) assert_ok(on(&caller, job_mem_free, &a));
 
         o = (struct op){.s = mine};
-        assert_status(on(&caller, job_end, &o),
-                      own_prohibits ? GCAP_ERROR_STREAM_CAPTURE_INVALIDATED : GCAP_SUCCESS);
+        assert_status(on(&caller, job_end, &o), own_prohibits ? GCAP_ERROR_STREAM_CAPTURE_INVALIDATED : GCAP_SUCCESS);
         gcap_graph_destroy(o.graph);
         o = (struct op){.s = theirs};
-        assert_status(on(&other, job_end, &o),
-                      other_prohibits ? GCAP_ERROR_STREAM_CAPTURE_INVALIDATED : GCAP_SUCCESS);
+        assert_status(on(&other, job_end, &o), other_prohibits ? GCAP_ERROR_STREAM_CAPTURE_INVALIDATED : GCAP_SUCCESS);
         gcap_graph_destroy(o.graph);
         runner_stop(&caller);
         runner_stop(&other);
@@ -529,7 +527,8 @@ static void test_capture_invalidation_thread_number_of_first_gcap_thread_is_1(vo
   gcap_context_destroy(ctx);
 }
 
-/* The exact shape: "capture <id> was invalidated by <fn>(<kind> 0x...) on thread <n>: <STATUS>[ (it would have been node <k>)]". */
+/* The exact shape: "capture <id> was invalidated by <fn>(<kind> 0x...) on thread <n>: <STATUS>[ (it would have been
+ * node <k>)]". */
 static void test_capture_invalidation_first_offender_message_format(void **state) {
   (void)state;
   gcap_context *ctx = test_context_create();
@@ -706,8 +705,8 @@ static void test_capture_conflicts_captured_event_sync_query(void **state) {
         assert_ok(gcap_event_record(e, s));
         gcap_status st = fn(e);
         if (st != GCAP_ERROR_CAPTURED_EVENT) {
-          print_error("capture %s, thread %s, %s: %s, expected 907 (%s)\n", mode_names[cm],
-                      mode_names[thread_modes[t]], name, gcap_status_name(st), gcap_last_error_message());
+          print_error("capture %s, thread %s, %s: %s, expected 907 (%s)\n", mode_names[cm], mode_names[thread_modes[t]],
+                      name, gcap_status_name(st), gcap_last_error_message());
           fail();
         }
         test_assert_message_contains(name);
@@ -719,7 +718,7 @@ static void test_capture_conflicts_captured_event_sync_query(void **state) {
         test_assert_message_contains(want);
         test_assert_message_contains("CAPTURED_EVENT");
         assert_int_equal(capture_status(s), GCAP_CAPTURE_STATUS_NONE);
-        assert_ok(gcap_event_record(e, s)); /* outside capture: a normal event again */
+        assert_ok(gcap_event_record(e, s));    /* outside capture: a normal event again */
         assert_ok(gcap_stream_synchronize(s)); /* so that a query finds the record done on a GPU too */
         assert_ok(fn(e));
       }
@@ -874,8 +873,9 @@ static void test_capture_unsafe_calls_in_global_and_thread_local(void **state) {
         fail();
       }
       char want[256];
-      snprintf(want, sizeof want, "%s: not permitted while stream %p is capturing in %s mode (capture %" PRIu64
-               " is now invalidated", c->name, (void *)f.s, mode_names[modes[mi]], id);
+      snprintf(want, sizeof want,
+               "%s: not permitted while stream %p is capturing in %s mode (capture %" PRIu64 " is now invalidated",
+               c->name, (void *)f.s, mode_names[modes[mi]], id);
       test_assert_message_contains(want);
       assert_int_equal(capture_status(f.s), GCAP_CAPTURE_STATUS_INVALIDATED);
       if (c->fn == u_mem_alloc || c->fn == u_host_alloc) assert_null(f.got);
@@ -947,8 +947,8 @@ static void test_capture_unsafe_calls_argument_errors_do_not_invalidate(void **s
     assert_status(gcap_mem_alloc(NULL, 16, &p), GCAP_ERROR_INVALID_HANDLE);
     assert_status(gcap_host_alloc(f.ctx, 0, &p), GCAP_ERROR_INVALID_VALUE);
     assert_status(gcap_mem_free(f.ctx, (char *)f.d + 8), GCAP_ERROR_INVALID_VALUE); /* interior pointer */
-    assert_status(gcap_mem_free(f.ctx, f.h), GCAP_ERROR_INVALID_VALUE);            /* host memory */
-    assert_status(gcap_host_free(f.ctx, f.d), GCAP_ERROR_INVALID_VALUE);           /* device memory */
+    assert_status(gcap_mem_free(f.ctx, f.h), GCAP_ERROR_INVALID_VALUE);             /* host memory */
+    assert_status(gcap_host_free(f.ctx, f.d), GCAP_ERROR_INVALID_VALUE);            /* device memory */
     assert_status(gcap_memcpy(f.ctx, f.dst, f.src, 8, (gcap_memcpy_kind)99), GCAP_ERROR_INVALID_VALUE);
     assert_status(gcap_memcpy(f.ctx, f.dst, f.d, 8, GCAP_MEMCPY_HOST_TO_DEVICE), GCAP_ERROR_INVALID_VALUE);
     assert_status(gcap_module_load(f.ctx, NULL, &f.got_module), GCAP_ERROR_INVALID_VALUE);
@@ -996,8 +996,7 @@ static void test_capture_unsafe_invalidates_other_thread_global_only(void **stat
 
     bool prohibited = caller_mode == GCAP_CAPTURE_MODE_GLOBAL;
     o = (struct op){.s = plain};
-    assert_status(on(&other, job_stream_sync, &o),
-                  prohibited ? GCAP_ERROR_STREAM_CAPTURE_UNSUPPORTED : GCAP_SUCCESS);
+    assert_status(on(&other, job_stream_sync, &o), prohibited ? GCAP_ERROR_STREAM_CAPTURE_UNSUPPORTED : GCAP_SUCCESS);
     if (prohibited) {
       assert_non_null(strstr(o.msg, "gcap_stream_synchronize"));
       assert_non_null(strstr(o.msg, "GLOBAL mode"));
@@ -1268,7 +1267,7 @@ struct bad_call {
   const char *name;
   gcap_status (*fn)(struct bad_fx *f);
   gcap_status expected;
-  bool object;   /* begun with gcap_capture_begin */
+  bool object; /* begun with gcap_capture_begin */
 };
 
 static const struct bad_call bad_calls[] = {

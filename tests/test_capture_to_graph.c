@@ -255,14 +255,12 @@ static void test_refused_arguments(void **state) {
   test_assert_message_contains("gcap_stream_begin_capture_to_graph: graph is NULL");
   assert_status(gcap_stream_begin_capture_to_graph(s, gone, NULL, 0, GCAP_CAPTURE_MODE_GLOBAL),
                 GCAP_ERROR_INVALID_HANDLE);
-  assert_status(gcap_stream_begin_capture_to_graph(s, g, NULL, 2, GCAP_CAPTURE_MODE_GLOBAL),
-                GCAP_ERROR_INVALID_VALUE);
+  assert_status(gcap_stream_begin_capture_to_graph(s, g, NULL, 2, GCAP_CAPTURE_MODE_GLOBAL), GCAP_ERROR_INVALID_VALUE);
   test_assert_message_contains("deps is NULL with num_deps = 2");
   assert_status(gcap_stream_begin_capture_to_graph(s, g, &foreign, 1, GCAP_CAPTURE_MODE_GLOBAL),
                 GCAP_ERROR_INVALID_VALUE);
   test_assert_message_contains("deps[0]");
-  assert_status(gcap_stream_begin_capture_to_graph(s, g, twice, 2, GCAP_CAPTURE_MODE_GLOBAL),
-                GCAP_ERROR_INVALID_VALUE);
+  assert_status(gcap_stream_begin_capture_to_graph(s, g, twice, 2, GCAP_CAPTURE_MODE_GLOBAL), GCAP_ERROR_INVALID_VALUE);
   test_assert_message_contains("deps[1] repeats deps[0]");
   assert_status(gcap_stream_begin_capture_to_graph(s, g, &a, 1, (gcap_capture_mode)7), GCAP_ERROR_INVALID_VALUE);
   test_assert_message_contains("mode 7");
@@ -281,8 +279,7 @@ static void test_refused_arguments(void **state) {
   assert_status(gcap_stream_begin_capture_to_graph(s, other, NULL, 0, GCAP_CAPTURE_MODE_RELAXED),
                 GCAP_ERROR_ILLEGAL_STATE);
   test_assert_message_contains("already part of capture");
-  assert_status(gcap_stream_begin_capture_to_graph(t, g, NULL, 0, GCAP_CAPTURE_MODE_RELAXED),
-                GCAP_ERROR_ILLEGAL_STATE);
+  assert_status(gcap_stream_begin_capture_to_graph(t, g, NULL, 0, GCAP_CAPTURE_MODE_RELAXED), GCAP_ERROR_ILLEGAL_STATE);
   test_assert_message_contains("already being recorded into");
   assert_ok(gcap_stream_end_capture(s, NULL));
 
@@ -307,8 +304,7 @@ static void test_graph_of_another_context_is_refused(void **state) {
   assert_ok(gcap_stream_create(ctx, &s));
   gcap_graph *g = NULL;
   assert_ok(gcap_graph_create(elsewhere, &g));
-  assert_status(gcap_stream_begin_capture_to_graph(s, g, NULL, 0, GCAP_CAPTURE_MODE_GLOBAL),
-                GCAP_ERROR_INVALID_HANDLE);
+  assert_status(gcap_stream_begin_capture_to_graph(s, g, NULL, 0, GCAP_CAPTURE_MODE_GLOBAL), GCAP_ERROR_INVALID_HANDLE);
   test_assert_message_contains("graph belongs to another context");
   gcap_graph_destroy(g);
   gcap_context_destroy(elsewhere);

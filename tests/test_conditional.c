@@ -27,7 +27,6 @@ static void set_sim(const gcap_sim_thread *t, void *const *args) {
   if (t->thread_idx.x == 0) gcap_sim_set_conditional(h, v);
 }
 
-
 /* add(p, v): *p += v. */
 static void add_sim(const gcap_sim_thread *t, void *const *args) {
   uint32_t *p, v;
@@ -305,7 +304,8 @@ static void test_conditional_inside_a_capture(void **state) {
 }
 
 /* What CUDA forbids, each with its status and a message that says why. */
-/* Copies in a body touch device and page-locked host memory only: pageable host memory is refused when the node is made. */
+/* Copies in a body touch device and page-locked host memory only: pageable host memory is refused when the node is
+ * made. */
 static void test_body_copies_need_page_locked_host_memory(void **state) {
   struct fx *f = *state;
   gcap_graph *g = test_graph_create(f->ctx);
@@ -327,7 +327,7 @@ static void test_body_copies_need_page_locked_host_memory(void **state) {
   gcap_memcpy_node_params good = {f->words, pinned, sizeof pageable, GCAP_MEMCPY_HOST_TO_DEVICE};
   assert_ok(gcap_graph_add_memcpy_node(body[0], NULL, 0, &good, &n));
   assert_status(gcap_node_set_memcpy_params(n, &bad), GCAP_ERROR_INVALID_VALUE);
-  gcap_memcpy_3d_params p3 = {{pageable, 16, 16, 1}, {0, 0, 0}, {f->words, 16, 16, 1}, {0, 0, 0}, {16, 1, 1},
+  gcap_memcpy_3d_params p3 = {{pageable, 16, 16, 1},     {0, 0, 0}, {f->words, 16, 16, 1}, {0, 0, 0}, {16, 1, 1},
                               GCAP_MEMCPY_HOST_TO_DEVICE};
   assert_status(gcap_graph_add_memcpy_3d_node(body[0], NULL, 0, &p3, &n), GCAP_ERROR_INVALID_VALUE);
   /* Outside a body, pageable memory is fine. */

@@ -41,10 +41,8 @@ static int restore_env_group(void **state) {
 /* Puts GCAP_BACKEND back as the test run found it. */
 static int restore_env(void **state) {
   (void)state;
-  if (saved_backend_set)
-    setenv("GCAP_BACKEND", saved_backend_env, 1);
-  else
-    unsetenv("GCAP_BACKEND");
+  if (saved_backend_set) setenv("GCAP_BACKEND", saved_backend_env, 1);
+  else unsetenv("GCAP_BACKEND");
   return 0;
 }
 

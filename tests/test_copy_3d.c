@@ -14,8 +14,8 @@
 
 #include "common.h"
 
-#define W 24 /* bytes of a row that copies move */
-#define H 5  /* rows */
+#define W 24  /* bytes of a row that copies move */
+#define H 5   /* rows */
 #define HP 40 /* a host matrix's pitch */
 
 static int setup(void **state) { return test_setup(state); }
@@ -89,14 +89,17 @@ static void test_eager_2d_round_trip(void **state) {
   assert_status(gcap_memcpy_2d_async(f->s, d, W - 1, src, HP, W, H, GCAP_MEMCPY_HOST_TO_DEVICE),
                 GCAP_ERROR_INVALID_VALUE);
   test_assert_message_contains("gcap_memcpy_2d_async: dpitch 23 is below width 24");
-  assert_status(gcap_memcpy_2d_async(f->s, d, pitch, src, 8, W, H, GCAP_MEMCPY_HOST_TO_DEVICE), GCAP_ERROR_INVALID_VALUE);
+  assert_status(gcap_memcpy_2d_async(f->s, d, pitch, src, 8, W, H, GCAP_MEMCPY_HOST_TO_DEVICE),
+                GCAP_ERROR_INVALID_VALUE);
   test_assert_message_contains("spitch 8 is below width 24");
   assert_status(gcap_memcpy_2d_async(f->s, d, pitch, src, HP, W, H + 1, GCAP_MEMCPY_HOST_TO_DEVICE),
                 GCAP_ERROR_INVALID_VALUE);
   test_assert_message_contains("runs");
   test_assert_message_contains("past the end of its allocation");
-  assert_status(gcap_memcpy_2d_async(f->s, d, pitch, src, HP, W, H, GCAP_MEMCPY_DEVICE_TO_HOST), GCAP_ERROR_INVALID_VALUE);
-  assert_status(gcap_memcpy_2d_async(NULL, d, pitch, src, HP, W, H, GCAP_MEMCPY_HOST_TO_DEVICE), GCAP_ERROR_INVALID_HANDLE);
+  assert_status(gcap_memcpy_2d_async(f->s, d, pitch, src, HP, W, H, GCAP_MEMCPY_DEVICE_TO_HOST),
+                GCAP_ERROR_INVALID_VALUE);
+  assert_status(gcap_memcpy_2d_async(NULL, d, pitch, src, HP, W, H, GCAP_MEMCPY_HOST_TO_DEVICE),
+                GCAP_ERROR_INVALID_HANDLE);
   assert_ok(gcap_mem_free(f->ctx, d));
 }
 

@@ -408,7 +408,6 @@ static void test_waits_before_a_free_report_the_work_once(void **state) {
     failed += st != GCAP_SUCCESS;
   }
   assert_true(failed > 0 && failed < 16);
-
 }
 
 /*
@@ -561,9 +560,9 @@ static void test_trace_shows_rows_and_arrows(void **state) {
   assert_non_null(strstr(text, "\"name\":\"stream 2\""));
   assert_non_null(strstr(text, "\"name\":\"memset\",\"cat\":\"stream\",\"ph\":\"X\""));
   assert_non_null(strstr(text, "\"name\":\"event record\""));
-  assert_non_null(strstr(text, "\"op\":3,\"waits_for_op\":2}"));          /* the wait, on stream 2 */
-  assert_non_null(strstr(text, "\"ph\":\"s\",\"id\":3,"));                 /* the arrow leaves the record ... */
-  assert_non_null(strstr(text, "\"ph\":\"f\",\"bp\":\"e\",\"id\":3,"));    /* ... and reaches the wait */
+  assert_non_null(strstr(text, "\"op\":3,\"waits_for_op\":2}"));        /* the wait, on stream 2 */
+  assert_non_null(strstr(text, "\"ph\":\"s\",\"id\":3,"));              /* the arrow leaves the record ... */
+  assert_non_null(strstr(text, "\"ph\":\"f\",\"bp\":\"e\",\"id\":3,")); /* ... and reaches the wait */
   const char *first = strstr(text, "\"name\":\"memset\""), *record = strstr(text, "\"name\":\"event record\"");
   assert_true(first < record); /* written as they ran, in stream order */
 }

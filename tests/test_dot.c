@@ -15,11 +15,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define assert_fails(expr, expected, fn)                                      \
-  do {                                                                        \
-    assert_status((expr), (expected));                                        \
-    assert_true(strlen(gcap_last_error_message()) > 0);                      \
-    test_assert_message_contains(fn);                                         \
+#define assert_fails(expr, expected, fn)                                                                               \
+  do {                                                                                                                 \
+    assert_status((expr), (expected));                                                                                 \
+    assert_true(strlen(gcap_last_error_message()) > 0);                                                                \
+    test_assert_message_contains(fn);                                                                                  \
   } while (0)
 
 struct fixture {
@@ -139,8 +139,11 @@ static gcap_node *add_kernel(struct fixture *fx, gcap_graph *g, gcap_node *const
   float a = 2.0f;
   void *x = fx->dev;
   void *args[2] = {&a, &x};
-  gcap_kernel_node_params p = {.kernel = fx->kernel, .grid = GCAP_DIM3(7, 3, 1), .block = GCAP_DIM3(128, 1, 1),
-                               .shared_mem_bytes = 0, .args = args};
+  gcap_kernel_node_params p = {.kernel = fx->kernel,
+                               .grid = GCAP_DIM3(7, 3, 1),
+                               .block = GCAP_DIM3(128, 1, 1),
+                               .shared_mem_bytes = 0,
+                               .args = args};
   gcap_node *out = NULL;
   assert_ok(gcap_graph_add_kernel_node(g, deps, n, &p, &out));
   return out;
@@ -328,8 +331,8 @@ static void test_quoted_labels(void **state) {
   assert_ok(gcap_module_get_kernel(m, "odd\"name\\x", &k));
   int v = 1;
   void *args[1] = {&v};
-  gcap_kernel_node_params p = {.kernel = k, .grid = GCAP_DIM3(1, 1, 1), .block = GCAP_DIM3(1, 1, 1),
-                               .shared_mem_bytes = 0, .args = args};
+  gcap_kernel_node_params p = {
+      .kernel = k, .grid = GCAP_DIM3(1, 1, 1), .block = GCAP_DIM3(1, 1, 1), .shared_mem_bytes = 0, .args = args};
   gcap_graph *g = NULL;
   assert_ok(gcap_graph_create(fx->ctx, &g));
   gcap_node *n = NULL;
@@ -497,8 +500,8 @@ static void test_host_function_names(void **state) {
     if (flags) snprintf(after, sizeof after, "\\nuser_data %p\"", (void *)NULL);
     else snprintf(after, sizeof after, "\"");
     snprintf(want, sizeof want, "  n1 [label=\"1: host %p%s, style=filled", addr, after);
-    snprintf(first_want, sizeof first_want, "  n0 [label=\"0: host gcap_graph_destroy%s, style=filled, fillcolor=\"#fb9a99\"];",
-             after);
+    snprintf(first_want, sizeof first_want,
+             "  n0 [label=\"0: host gcap_graph_destroy%s, style=filled, fillcolor=\"#fb9a99\"];", after);
     char *text = dot_text(g, flags);
     char *line = node_line(text, 0);
     assert_string_equal(line, first_want);
@@ -527,12 +530,9 @@ static void test_large_graph(void **state) {
       for (size_t q = 0; q < nd; q++) dup = dup || deps[q] == cand;
       if (!dup) deps[nd++] = cand;
     }
-    if (i % 3 == 0)
-      n[i] = add_memcpy(fx, g, deps, nd, (size_t)(i + 1));
-    else if (i % 3 == 1)
-      n[i] = add_kernel(fx, g, deps, nd);
-    else
-      n[i] = add_empty(g, deps, nd);
+    if (i % 3 == 0) n[i] = add_memcpy(fx, g, deps, nd, (size_t)(i + 1));
+    else if (i % 3 == 1) n[i] = add_kernel(fx, g, deps, nd);
+    else n[i] = add_empty(g, deps, nd);
   }
   char *text = dot_text(g, GCAP_DOT_VERBOSE);
   expect_shape(g, text);
@@ -568,7 +568,8 @@ static void test_debug_dot_print(void **state) {
   assert_ok(gcap_graph_create(fx->ctx, &g));
   assert_ok(gcap_graph_create(fx->ctx, &child));
   gcap_node *k = add_kernel(fx, g, NULL, 0);
-  gcap_memset_node_params mp = {.dst = fx->dev, .value = 0x5a, .element_size = 1, .width = 64, .height = 1, .pitch = 64};
+  gcap_memset_node_params mp = {
+      .dst = fx->dev, .value = 0x5a, .element_size = 1, .width = 64, .height = 1, .pitch = 64};
   gcap_node *m = NULL, *h = NULL, *cn = NULL;
   assert_ok(gcap_graph_add_memset_node(g, &k, 1, &mp, &m));
   gcap_host_node_params hp = {.fn = host_fn, .user_data = NULL};

@@ -527,15 +527,13 @@ static int run_random_dag(gcap_context *ctx, int launches) {
     }
     for (size_t e = 0; e < d->edges; e++) {
       if (pos[d->from[e]] >= pos[d->to[e]]) {
-        print_error("launch %d: edge %d -> %d not respected (%zu >= %zu)\n", l, d->from[e], d->to[e],
-                       pos[d->from[e]], pos[d->to[e]]);
+        print_error("launch %d: edge %d -> %d not respected (%zu >= %zu)\n", l, d->from[e], d->to[e], pos[d->from[e]],
+                    pos[d->to[e]]);
         fail();
       }
     }
-    if (l == 0)
-      memcpy(first, log->entries, DAG_N * sizeof *first);
-    else if (memcmp(first, log->entries, DAG_N * sizeof *first) != 0)
-      differing++;
+    if (l == 0) memcpy(first, log->entries, DAG_N * sizeof *first);
+    else if (memcmp(first, log->entries, DAG_N * sizeof *first) != 0) differing++;
   }
 
   free(first);
@@ -1461,7 +1459,8 @@ static void test_sim_stats_per_launch(void **state) {
                                 .shared_mem_bytes = 0,
                                 .args = NULL};
   assert_ok(gcap_graph_add_kernel_node(g, &k, 1, &sp, &stub));
-  gcap_memset_node_params mp = {.dst = fillbuf, .value = 0xdeadbeefu, .element_size = 4, .width = 8, .height = 3, .pitch = 64};
+  gcap_memset_node_params mp = {
+      .dst = fillbuf, .value = 0xdeadbeefu, .element_size = 4, .width = 8, .height = 3, .pitch = 64};
   assert_ok(gcap_graph_add_memset_node(g, NULL, 0, &mp, &ms));
   int calls = 0;
   add_counter(g, &ms, 1, &calls);
@@ -1522,7 +1521,8 @@ static void test_sim_memset2d_rows(void **state) {
   dev_fill_bytes(ctx, buf, 0, 160);
   gcap_graph *g = NULL;
   assert_ok(gcap_graph_create(ctx, &g));
-  gcap_memset_node_params mp = {.dst = buf, .value = 0x01020304u, .element_size = 4, .width = 8, .height = 3, .pitch = 64};
+  gcap_memset_node_params mp = {
+      .dst = buf, .value = 0x01020304u, .element_size = 4, .width = 8, .height = 3, .pitch = 64};
   gcap_node *ms = NULL;
   assert_ok(gcap_graph_add_memset_node(g, NULL, 0, &mp, &ms));
   gcap_exec *x = NULL;

@@ -24,11 +24,11 @@ static int sentinel_storage[4];
 #define MAX_LIST 512
 
 /* Fails unless `expr` returns `expected` and the message names `fn`. */
-#define assert_fails(expr, expected, fn)                                      \
-  do {                                                                        \
-    assert_status((expr), (expected));                                        \
-    assert_true(strlen(gcap_last_error_message()) > 0);                      \
-    test_assert_message_contains(fn);                                         \
+#define assert_fails(expr, expected, fn)                                                                               \
+  do {                                                                                                                 \
+    assert_status((expr), (expected));                                                                                 \
+    assert_true(strlen(gcap_last_error_message()) > 0);                                                                \
+    test_assert_message_contains(fn);                                                                                  \
   } while (0)
 
 /* ----------------------------------------------------------------- fixtures */
@@ -428,8 +428,7 @@ static void test_node_dependency_buffers(void **state) {
   assert_fails(gcap_node_get_dependencies(c, buf, NULL), GCAP_ERROR_INVALID_VALUE, "gcap_node_get_dependencies");
   assert_fails(gcap_node_get_dependents(c, NULL, NULL), GCAP_ERROR_INVALID_VALUE, "gcap_node_get_dependents");
   count = 1;
-  assert_fails(gcap_node_get_dependencies(NULL, buf, &count), GCAP_ERROR_INVALID_HANDLE,
-               "gcap_node_get_dependencies");
+  assert_fails(gcap_node_get_dependencies(NULL, buf, &count), GCAP_ERROR_INVALID_HANDLE, "gcap_node_get_dependencies");
   assert_fails(gcap_node_get_dependents(NULL, buf, &count), GCAP_ERROR_INVALID_HANDLE, "gcap_node_get_dependents");
   gcap_graph_destroy(g);
 }
@@ -529,17 +528,13 @@ static void test_add_dependencies_bad_arrays(void **state) {
   gcap_graph *g = test_graph_create(ctx);
   gcap_node *a = add_empty(g, NULL, 0);
   gcap_node *b = add_empty(g, NULL, 0);
-  assert_fails(gcap_graph_add_dependencies(g, NULL, &b, 1), GCAP_ERROR_INVALID_VALUE,
-               "gcap_graph_add_dependencies");
-  assert_fails(gcap_graph_add_dependencies(g, &a, NULL, 1), GCAP_ERROR_INVALID_VALUE,
-               "gcap_graph_add_dependencies");
-  assert_fails(gcap_graph_add_dependencies(g, NULL, NULL, 2), GCAP_ERROR_INVALID_VALUE,
-               "gcap_graph_add_dependencies");
+  assert_fails(gcap_graph_add_dependencies(g, NULL, &b, 1), GCAP_ERROR_INVALID_VALUE, "gcap_graph_add_dependencies");
+  assert_fails(gcap_graph_add_dependencies(g, &a, NULL, 1), GCAP_ERROR_INVALID_VALUE, "gcap_graph_add_dependencies");
+  assert_fails(gcap_graph_add_dependencies(g, NULL, NULL, 2), GCAP_ERROR_INVALID_VALUE, "gcap_graph_add_dependencies");
   assert_int_equal(gcap_graph_edge_count(g), 0);
 
   /* NULL graph, NULL node inside the arrays. */
-  assert_fails(gcap_graph_add_dependencies(NULL, &a, &b, 1), GCAP_ERROR_INVALID_HANDLE,
-               "gcap_graph_add_dependencies");
+  assert_fails(gcap_graph_add_dependencies(NULL, &a, &b, 1), GCAP_ERROR_INVALID_HANDLE, "gcap_graph_add_dependencies");
   gcap_node *with_null[2] = {a, NULL};
   gcap_node *tos[2] = {b, b};
   assert_fails(gcap_graph_add_dependencies(g, with_null, tos, 2), GCAP_ERROR_INVALID_HANDLE,
@@ -952,21 +947,23 @@ static void make_typed_fixture(gcap_context *ctx, struct typed_fixture *fx) {
 }
 
 /* One node of each kind; returns how many were added into `nodes` (creation order). */
-static size_t build_typed_graph(gcap_context *ctx, gcap_graph *g, const struct typed_fixture *fx,
-                                gcap_node **nodes) {
+static size_t build_typed_graph(gcap_context *ctx, gcap_graph *g, const struct typed_fixture *fx, gcap_node **nodes) {
   size_t k = 0;
   gcap_memcpy_node_params mc = {.dst = fx->dev, .src = fx->host, .bytes = 256, .kind = GCAP_MEMCPY_HOST_TO_DEVICE};
   assert_ok(gcap_graph_add_memcpy_node(g, NULL, 0, &mc, &nodes[k]));
   k++;
-  gcap_memset_node_params ms = {.dst = (char *)fx->dev + 1024, .value = 0xABCD, .element_size = 2, .width = 16,
-                                .height = 4, .pitch = 64};
+  gcap_memset_node_params ms = {
+      .dst = (char *)fx->dev + 1024, .value = 0xABCD, .element_size = 2, .width = 16, .height = 4, .pitch = 64};
   assert_ok(gcap_graph_add_memset_node(g, &nodes[0], 1, &ms, &nodes[k]));
   k++;
   float scale = 2.5f;
   void *ptr = fx->dev;
   void *args[2] = {&scale, &ptr};
-  gcap_kernel_node_params kp = {.kernel = fx->kernel, .grid = GCAP_DIM3(4, 2, 1), .block = GCAP_DIM3(32, 1, 1),
-                                .shared_mem_bytes = 128, .args = args};
+  gcap_kernel_node_params kp = {.kernel = fx->kernel,
+                                .grid = GCAP_DIM3(4, 2, 1),
+                                .block = GCAP_DIM3(32, 1, 1),
+                                .shared_mem_bytes = 128,
+                                .args = args};
   gcap_node *kdeps[2] = {nodes[1], nodes[0]};
   assert_ok(gcap_graph_add_kernel_node(g, kdeps, 2, &kp, &nodes[k]));
   k++;
@@ -1082,9 +1079,9 @@ static void test_clone_deep_copy_of_every_type(void **state) {
   assert_ok(gcap_graph_get_nodes(cl, cn, &count));
   assert_int_equal(count, 8);
   assert_int_equal(gcap_graph_edge_count(cl), 8);
-  static const gcap_node_type types[8] = {GCAP_NODE_MEMCPY,       GCAP_NODE_MEMSET,     GCAP_NODE_KERNEL,
-                                          GCAP_NODE_HOST,         GCAP_NODE_EVENT_RECORD, GCAP_NODE_EVENT_WAIT,
-                                          GCAP_NODE_GRAPH,        GCAP_NODE_EMPTY};
+  static const gcap_node_type types[8] = {GCAP_NODE_MEMCPY, GCAP_NODE_MEMSET,       GCAP_NODE_KERNEL,
+                                          GCAP_NODE_HOST,   GCAP_NODE_EVENT_RECORD, GCAP_NODE_EVENT_WAIT,
+                                          GCAP_NODE_GRAPH,  GCAP_NODE_EMPTY};
   for (size_t i = 0; i < 8; i++) {
     assert_int_equal(gcap_node_get_type(n[i]), types[i]);
     expect_same_node(n[i], cn[i]);
@@ -1112,8 +1109,11 @@ static void test_clone_deep_copy_of_every_type(void **state) {
   float other = -1.0f;
   void *optr = fx.host;
   void *args[2] = {&other, &optr};
-  gcap_kernel_node_params kp = {.kernel = fx.kernel, .grid = GCAP_DIM3(1, 1, 1), .block = GCAP_DIM3(1, 1, 1),
-                                .shared_mem_bytes = 0, .args = args};
+  gcap_kernel_node_params kp = {.kernel = fx.kernel,
+                                .grid = GCAP_DIM3(1, 1, 1),
+                                .block = GCAP_DIM3(1, 1, 1),
+                                .shared_mem_bytes = 0,
+                                .args = args};
   assert_ok(gcap_node_set_kernel_params(n[2], &kp));
   gcap_kernel_node_params ck;
   assert_ok(gcap_node_get_kernel_params(cn[2], &ck));
@@ -1572,8 +1572,14 @@ static void test_find_in_clone(void **state) {
 }
 
 static int generic_calls;
-static void count_generic(void *u) { (void)u; generic_calls++; }
-static void count_generic_twice(void *u) { (void)u; generic_calls += 2; }
+static void count_generic(void *u) {
+  (void)u;
+  generic_calls++;
+}
+static void count_generic_twice(void *u) {
+  (void)u;
+  generic_calls += 2;
+}
 
 /* gcap_graph_add_node, gcap_node_set_params and gcap_exec_node_set_params over gcap_node_params. */
 static void test_generic_node_calls(void **state) {
@@ -1583,8 +1589,11 @@ static void test_generic_node_calls(void **state) {
   gcap_event *e = NULL;
   assert_ok(gcap_event_create(ctx, &e));
   void *dev = test_dev_alloc(ctx, 64);
-  gcap_node_params kinds[5] = {{.type = GCAP_NODE_EMPTY}, {.type = GCAP_NODE_HOST}, {.type = GCAP_NODE_EVENT_RECORD},
-                               {.type = GCAP_NODE_MEMSET}, {.type = GCAP_NODE_GRAPH}};
+  gcap_node_params kinds[5] = {{.type = GCAP_NODE_EMPTY},
+                               {.type = GCAP_NODE_HOST},
+                               {.type = GCAP_NODE_EVENT_RECORD},
+                               {.type = GCAP_NODE_MEMSET},
+                               {.type = GCAP_NODE_GRAPH}};
   kinds[1].u.host = (gcap_host_node_params){count_generic, NULL};
   kinds[2].u.event = e;
   kinds[3].u.fill = (gcap_memset_node_params){dev, 7, 1, 64, 1, 64};

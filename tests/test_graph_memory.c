@@ -78,13 +78,13 @@ static gcap_pool_stats pool_stats(const gcap_pool *p) {
   return st;
 }
 
-#define assert_pool(p, reserved, used, peak, attached)              \
-  do {                                                              \
-    gcap_pool_stats ps_ = pool_stats(p);                            \
-    assert_int_equal(ps_.reserved_bytes, (reserved));               \
-    assert_int_equal(ps_.used_bytes, (used));                       \
-    assert_int_equal(ps_.peak_bytes, (peak));                       \
-    assert_int_equal(ps_.attached_execs, (attached));               \
+#define assert_pool(p, reserved, used, peak, attached)                                                                 \
+  do {                                                                                                                 \
+    gcap_pool_stats ps_ = pool_stats(p);                                                                               \
+    assert_int_equal(ps_.reserved_bytes, (reserved));                                                                  \
+    assert_int_equal(ps_.used_bytes, (used));                                                                          \
+    assert_int_equal(ps_.peak_bytes, (peak));                                                                          \
+    assert_int_equal(ps_.attached_execs, (attached));                                                                  \
   } while (0)
 
 static void begin(gcap_stream *s) { assert_ok(gcap_stream_begin_capture(s, GCAP_CAPTURE_MODE_GLOBAL)); }
@@ -475,7 +475,8 @@ static void test_mem_context_attributes_and_trim(void **state) {
   assert_pool(pool, 0, 0, 512, 0);
 
   uint64_t v = 0;
-  assert_status(gcap_context_get_graph_mem_attribute(f->ctx, (gcap_graph_mem_attribute)4, &v), GCAP_ERROR_INVALID_VALUE);
+  assert_status(gcap_context_get_graph_mem_attribute(f->ctx, (gcap_graph_mem_attribute)4, &v),
+                GCAP_ERROR_INVALID_VALUE);
   test_assert_message_contains("attr 4 is not a gcap_graph_mem_attribute");
   assert_status(gcap_context_get_graph_mem_attribute(f->ctx, GCAP_GRAPH_MEM_ATTR_USED_MEM_CURRENT, NULL),
                 GCAP_ERROR_INVALID_VALUE);
@@ -1390,7 +1391,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_record_mem_alloc_free_in_capture, test_setup, test_teardown),
       cmocka_unit_test_setup_teardown(test_mem_context_attributes_and_trim, test_setup, test_teardown),
       cmocka_unit_test_setup_teardown(test_record_mem_alloc_bad_alloc_invalidates_capture, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_record_mem_alloc_sim_stats_mem_nodes_move_nothing, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_record_mem_alloc_sim_stats_mem_nodes_move_nothing, test_setup,
+                                      test_teardown),
       cmocka_unit_test_setup_teardown(test_record_mem_alloc_kernel_uses_graph_allocation, test_setup, test_teardown),
       cmocka_unit_test_setup_teardown(test_mem_alloc_node_address_fixed_across_launches, test_setup, test_teardown),
       cmocka_unit_test_setup_teardown(test_mem_alloc_node_graph_destroyed_after_instantiate, test_setup, test_teardown),
@@ -1400,11 +1402,13 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_mem_trim_after_exec_destroy, test_setup, test_teardown),
       cmocka_unit_test_setup_teardown(test_mem_lifetime_free_outside_after_launch, test_setup, test_teardown),
       cmocka_unit_test_setup_teardown(test_mem_lifetime_free_in_separate_graph, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_mem_lifetime_free_outside_when_another_graph_frees, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_mem_lifetime_free_outside_when_another_graph_frees, test_setup,
+                                      test_teardown),
       cmocka_unit_test_setup_teardown(test_mem_free_node_double_free_in_graph, test_setup, test_teardown),
       cmocka_unit_test_setup_teardown(test_mem_free_node_free_non_graph_pointer, test_setup, test_teardown),
       cmocka_unit_test_setup_teardown(test_mem_free_node_free_null, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_mem_free_node_own_graph_frees_cannot_free_outside, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_mem_free_node_own_graph_frees_cannot_free_outside, test_setup,
+                                      test_teardown),
       cmocka_unit_test_setup_teardown(test_mem_free_node_other_graph_cannot_free_what_own_graph_frees, test_setup,
                                       test_teardown),
       cmocka_unit_test_setup_teardown(test_mem_free_node_only_one_other_graph_frees, test_setup, test_teardown),

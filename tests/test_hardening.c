@@ -473,7 +473,7 @@ static void test_host_node_may_not_free_allocate_or_issue_work(void **state) {
   assert_ok(gcap_sim_get_stats(in.ctx, &after));
   assert_int_equal(after.graph_launches, before.graph_launches + 1); /* the other executable never ran */
   assert_int_equal(after.bytes_set, before.bytes_set + 64);          /* only the graph's own fill */
-  assert_device_bytes(in.ctx, in.victim, 0x7e, 64);                   /* written while still allocated */
+  assert_device_bytes(in.ctx, in.victim, 0x7e, 64);                  /* written while still allocated */
   assert_ok(gcap_mem_free(in.ctx, in.victim));
 
   /* Eager host functions follow the same rule, and leave no message behind either. */

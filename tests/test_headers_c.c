@@ -9,8 +9,7 @@ int main(void) {
   gcap_context_options_init(&o);
   int major = -1, minor = -1, patch = -1;
   gcap_version(&major, &minor, &patch);
-  int ok = d.z == 3 && o.device == 0 && o.sim == NULL && major == GCAP_VERSION_MAJOR &&
-           minor == GCAP_VERSION_MINOR && patch == GCAP_VERSION_PATCH &&
-           strcmp(gcap_status_name(GCAP_SUCCESS), "GCAP_SUCCESS") == 0;
+  int ok = d.z == 3 && o.device == 0 && o.sim == NULL && major == GCAP_VERSION_MAJOR && minor == GCAP_VERSION_MINOR &&
+           patch == GCAP_VERSION_PATCH && strcmp(gcap_status_name(GCAP_SUCCESS), "GCAP_SUCCESS") == 0;
   return ok ? 0 : 1;
 }

@@ -23,8 +23,8 @@ static void nop_fn(const gcap_sim_thread *t, void *const *args) {
 }
 
 /* k(in READ, out WRITE, both READ_WRITE, opaque UNKNOWN, tag NONE, n) */
-static const size_t k_sizes[] = {sizeof(void *), sizeof(void *), sizeof(void *), sizeof(void *), sizeof(void *),
-                                 sizeof(uint32_t)};
+static const size_t k_sizes[] = {sizeof(void *), sizeof(void *), sizeof(void *),
+                                 sizeof(void *), sizeof(void *), sizeof(uint32_t)};
 static const gcap_param_access k_access[] = {GCAP_ACCESS_READ,    GCAP_ACCESS_WRITE, GCAP_ACCESS_READ_WRITE,
                                              GCAP_ACCESS_UNKNOWN, GCAP_ACCESS_NONE,  GCAP_ACCESS_NONE};
 static const char *const k_access_names[] = {"READ", "WRITE", "READ_WRITE"};
@@ -49,8 +49,8 @@ static int setup(void **state) {
   if (!f) return -1;
   f->ctx = test_context_create();
   assert_ok(gcap_stream_create(f->ctx, &f->s));
-  static const gcap_kernel_def def = {.name = "k", .sim_fn = nop_fn, .num_params = 6, .param_sizes = k_sizes,
-                                      .param_access = k_access};
+  static const gcap_kernel_def def = {
+      .name = "k", .sim_fn = nop_fn, .num_params = 6, .param_sizes = k_sizes, .param_access = k_access};
   gcap_module_desc d = {.kernels = &def, .num_kernels = 1};
   gcap_module *m = NULL;
   assert_ok(gcap_module_load(f->ctx, &d, &m));

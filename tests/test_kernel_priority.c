@@ -117,9 +117,11 @@ static void test_attribute_set_get_and_kept(void **state) {
   test_assert_message_contains("is an empty node, not a kernel node");
   assert_status(gcap_graph_kernel_node_set_attribute(k, (gcap_kernel_node_attr)1, &v), GCAP_ERROR_INVALID_VALUE);
   test_assert_message_contains("attr 1 is not a gcap_kernel_node_attr");
-  assert_status(gcap_graph_kernel_node_get_attribute(k, GCAP_KERNEL_NODE_ATTR_PRIORITY, NULL), GCAP_ERROR_INVALID_VALUE);
+  assert_status(gcap_graph_kernel_node_get_attribute(k, GCAP_KERNEL_NODE_ATTR_PRIORITY, NULL),
+                GCAP_ERROR_INVALID_VALUE);
   test_assert_message_contains("gcap_graph_kernel_node_get_attribute: value is NULL");
-  assert_status(gcap_graph_kernel_node_set_attribute(NULL, GCAP_KERNEL_NODE_ATTR_PRIORITY, &v), GCAP_ERROR_INVALID_HANDLE);
+  assert_status(gcap_graph_kernel_node_set_attribute(NULL, GCAP_KERNEL_NODE_ATTR_PRIORITY, &v),
+                GCAP_ERROR_INVALID_HANDLE);
   test_assert_message_contains("node");
   gcap_graph_destroy(clone);
   gcap_graph_destroy(g);

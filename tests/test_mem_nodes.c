@@ -161,7 +161,8 @@ static void test_refused_arguments(void **state) {
   assert_status(gcap_graph_add_mem_alloc_node(g, NULL, 0, &ap, &out), GCAP_ERROR_INVALID_HANDLE);
   test_assert_message_contains("params->pool");
   ap.pool = NULL;
-  assert_status(gcap_graph_add_mem_alloc_node(g, &out, 1, &ap, &out), GCAP_ERROR_INVALID_HANDLE); /* out is NULL: deps[0] */
+  assert_status(gcap_graph_add_mem_alloc_node(g, &out, 1, &ap, &out),
+                GCAP_ERROR_INVALID_HANDLE); /* out is NULL: deps[0] */
   test_assert_message_contains("deps[0]");
   assert_int_equal(gcap_graph_node_count(g), 0);
   assert_int_equal(attr(f->ctx, GCAP_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT), 0); /* nothing reserved by the refusals */

@@ -273,7 +273,8 @@ static void test_memcpy_kind_mismatch(void **state) {
   assert_status(gcap_memcpy(f->ctx, d, h, N, GCAP_MEMCPY_DEVICE_TO_HOST), GCAP_ERROR_INVALID_VALUE);
   /* D2D: both device. */
   assert_status(gcap_memcpy(f->ctx, h2, d, N, GCAP_MEMCPY_DEVICE_TO_DEVICE), GCAP_ERROR_INVALID_VALUE);
-  /* Plain host memory where device memory is needed: only the simulator knows every device pointer (eager.md#memory). */
+  /* Plain host memory where device memory is needed: only the simulator knows every device pointer (eager.md#memory).
+   */
   if (test_on_sim()) {
     assert_status(gcap_memcpy(f->ctx, h2, h, N, GCAP_MEMCPY_HOST_TO_DEVICE), GCAP_ERROR_INVALID_VALUE);
     assert_status(gcap_memcpy(f->ctx, h2, h, N, GCAP_MEMCPY_DEVICE_TO_HOST), GCAP_ERROR_INVALID_VALUE);

@@ -18,11 +18,11 @@ static int sentinel_storage[2];
 #define DEV_BYTES 4096
 #define SMALL_BYTES 256
 
-#define assert_fails(expr, expected, fn)                                      \
-  do {                                                                        \
-    assert_status((expr), (expected));                                        \
-    assert_true(strlen(gcap_last_error_message()) > 0);                      \
-    test_assert_message_contains(fn);                                         \
+#define assert_fails(expr, expected, fn)                                                                               \
+  do {                                                                                                                 \
+    assert_status((expr), (expected));                                                                                 \
+    assert_true(strlen(gcap_last_error_message()) > 0);                                                                \
+    test_assert_message_contains(fn);                                                                                  \
   } while (0)
 
 /* ---------------------------------------------------------------- kernels */
@@ -42,16 +42,16 @@ static const size_t store_sizes[2] = {sizeof(int32_t), sizeof(void *)};
 struct fixture {
   gcap_context *ctx, *other;
   gcap_module *module;
-  gcap_kernel *store;  /* 2 parameters, with sim_fn */
-  gcap_kernel *noargs; /* 0 parameters, stub */
+  gcap_kernel *store;        /* 2 parameters, with sim_fn */
+  gcap_kernel *noargs;       /* 0 parameters, stub */
   gcap_kernel *other_kernel; /* of the other context */
-  void *dev;           /* DEV_BYTES of device memory */
-  void *small;         /* SMALL_BYTES of device memory */
-  void *host;          /* DEV_BYTES of page-locked host memory */
-  void *other_dev;     /* device memory of the other context */
+  void *dev;                 /* DEV_BYTES of device memory */
+  void *small;               /* SMALL_BYTES of device memory */
+  void *host;                /* DEV_BYTES of page-locked host memory */
+  void *other_dev;           /* device memory of the other context */
   gcap_event *event, *other_event;
   gcap_stream *stream;
-  gcap_graph *g;       /* a graph with one empty node `root` */
+  gcap_graph *g; /* a graph with one empty node `root` */
   gcap_node *root;
 };
 
@@ -106,8 +106,11 @@ static void *kargs[2] = {&kvalue, &kptr};
 
 static gcap_kernel_node_params kernel_params(struct fixture *fx) {
   kptr = fx->dev;
-  gcap_kernel_node_params p = {.kernel = fx->store, .grid = GCAP_DIM3(2, 1, 1), .block = GCAP_DIM3(64, 1, 1),
-                               .shared_mem_bytes = 0, .args = kargs};
+  gcap_kernel_node_params p = {.kernel = fx->store,
+                               .grid = GCAP_DIM3(2, 1, 1),
+                               .block = GCAP_DIM3(64, 1, 1),
+                               .shared_mem_bytes = 0,
+                               .args = kargs};
   return p;
 }
 
@@ -117,8 +120,8 @@ static gcap_memcpy_node_params memcpy_params(struct fixture *fx) {
 }
 
 static gcap_memset_node_params memset_params(struct fixture *fx) {
-  gcap_memset_node_params p = {.dst = fx->dev, .value = 0x5a5a5a5a, .element_size = 4, .width = 32, .height = 1,
-                               .pitch = 0};
+  gcap_memset_node_params p = {
+      .dst = fx->dev, .value = 0x5a5a5a5a, .element_size = 4, .width = 32, .height = 1, .pitch = 0};
   return p;
 }
 
@@ -127,8 +130,8 @@ static gcap_memset_node_params memset_params(struct fixture *fx) {
 enum kind { K_KERNEL, K_MEMCPY, K_MEMSET, K_HOST, K_EMPTY, K_CHILD, K_RECORD, K_WAIT, K_COUNT };
 
 static const char *const kind_fn[K_COUNT] = {
-    "gcap_graph_add_kernel_node",       "gcap_graph_add_memcpy_node",       "gcap_graph_add_memset_node",
-    "gcap_graph_add_host_node",         "gcap_graph_add_empty_node",        "gcap_graph_add_child_graph_node",
+    "gcap_graph_add_kernel_node",       "gcap_graph_add_memcpy_node",     "gcap_graph_add_memset_node",
+    "gcap_graph_add_host_node",         "gcap_graph_add_empty_node",      "gcap_graph_add_child_graph_node",
     "gcap_graph_add_event_record_node", "gcap_graph_add_event_wait_node",
 };
 
@@ -347,11 +350,11 @@ static void test_kernel_node_bad_configs(void **state) {
     gcap_dim3 grid, block;
     uint32_t shared;
   } bad[] = {
-      {{0, 1, 1}, {1, 1, 1}, 0},     {{1, 0, 1}, {1, 1, 1}, 0},         {{1, 1, 0}, {1, 1, 1}, 0},
-      {{1, 1, 1}, {0, 1, 1}, 0},     {{1, 1, 1}, {1, 0, 1}, 0},         {{1, 1, 1}, {1, 1, 0}, 0},
-      {{1, 1, 1}, {1025, 1, 1}, 0},  {{1, 1, 1}, {1, 1025, 1}, 0},      {{1, 1, 1}, {1, 1, 65}, 0},
-      {{1, 1, 1}, {32, 32, 2}, 0},   {{1, 1, 1}, {512, 3, 1}, 0},       {{1, 65536, 1}, {1, 1, 1}, 0},
-      {{1, 1, 65536}, {1, 1, 1}, 0}, {{1, 1, 1}, {1, 1, 1}, 49153},    {{1, 1, 1}, {1, 1, 1}, UINT32_MAX},
+      {{0, 1, 1}, {1, 1, 1}, 0},     {{1, 0, 1}, {1, 1, 1}, 0},     {{1, 1, 0}, {1, 1, 1}, 0},
+      {{1, 1, 1}, {0, 1, 1}, 0},     {{1, 1, 1}, {1, 0, 1}, 0},     {{1, 1, 1}, {1, 1, 0}, 0},
+      {{1, 1, 1}, {1025, 1, 1}, 0},  {{1, 1, 1}, {1, 1025, 1}, 0},  {{1, 1, 1}, {1, 1, 65}, 0},
+      {{1, 1, 1}, {32, 32, 2}, 0},   {{1, 1, 1}, {512, 3, 1}, 0},   {{1, 65536, 1}, {1, 1, 1}, 0},
+      {{1, 1, 65536}, {1, 1, 1}, 0}, {{1, 1, 1}, {1, 1, 1}, 49153}, {{1, 1, 1}, {1, 1, 1}, UINT32_MAX},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     gcap_kernel_node_params p = kernel_params(fx);
@@ -376,7 +379,7 @@ static void test_kernel_node_bad_configs(void **state) {
     gcap_dim3 grid, block;
     uint32_t shared;
   } good[] = {
-      {{1, 1, 1}, {1024, 1, 1}, 0}, {{1, 1, 1}, {1, 1024, 1}, 0}, {{1, 1, 1}, {1, 1, 64}, 0},
+      {{1, 1, 1}, {1024, 1, 1}, 0}, {{1, 1, 1}, {1, 1024, 1}, 0},      {{1, 1, 1}, {1, 1, 64}, 0},
       {{1, 1, 1}, {16, 16, 4}, 0},  {{1, 65535, 65535}, {1, 1, 1}, 0}, {{1, 1, 1}, {1, 1, 1}, 49152},
   };
   for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
@@ -400,8 +403,11 @@ static void test_kernel_node_copies_args(void **state) {
   int32_t value = 1234;
   void *ptr = fx->dev;
   void *args[2] = {&value, &ptr};
-  gcap_kernel_node_params p = {.kernel = fx->store, .grid = GCAP_DIM3(3, 2, 1), .block = GCAP_DIM3(8, 4, 2),
-                               .shared_mem_bytes = 256, .args = args};
+  gcap_kernel_node_params p = {.kernel = fx->store,
+                               .grid = GCAP_DIM3(3, 2, 1),
+                               .block = GCAP_DIM3(8, 4, 2),
+                               .shared_mem_bytes = 256,
+                               .args = args};
   gcap_node *n = NULL;
   assert_ok(gcap_graph_add_kernel_node(fx->g, &fx->root, 1, &p, &n));
   /* Change everything the caller owns. */
@@ -448,8 +454,11 @@ static void test_kernel_node_copied_args_run(void **state) {
   int32_t value = 77;
   void *ptr = fx->dev;
   void *args[2] = {&value, &ptr};
-  gcap_kernel_node_params p = {.kernel = fx->store, .grid = GCAP_DIM3(2, 1, 1), .block = GCAP_DIM3(16, 1, 1),
-                               .shared_mem_bytes = 0, .args = args};
+  gcap_kernel_node_params p = {.kernel = fx->store,
+                               .grid = GCAP_DIM3(2, 1, 1),
+                               .block = GCAP_DIM3(16, 1, 1),
+                               .shared_mem_bytes = 0,
+                               .args = args};
   gcap_node *n = NULL;
   assert_ok(gcap_graph_add_kernel_node(fx->g, &fx->root, 1, &p, &n));
   value = 5;
@@ -471,8 +480,11 @@ static void test_kernel_node_copied_args_run(void **state) {
 
 static void test_kernel_node_without_params(void **state) {
   struct fixture *fx = *state;
-  gcap_kernel_node_params p = {.kernel = fx->noargs, .grid = GCAP_DIM3(1, 1, 1), .block = GCAP_DIM3(1, 1, 1),
-                               .shared_mem_bytes = 0, .args = NULL};
+  gcap_kernel_node_params p = {.kernel = fx->noargs,
+                               .grid = GCAP_DIM3(1, 1, 1),
+                               .block = GCAP_DIM3(1, 1, 1),
+                               .shared_mem_bytes = 0,
+                               .args = NULL};
   gcap_node *n = NULL;
   assert_ok(gcap_graph_add_kernel_node(fx->g, NULL, 0, &p, &n));
   gcap_kernel_node_params got;
@@ -571,10 +583,10 @@ static void test_memcpy_node_bad(void **state) {
   expect_memcpy_fails(fx, h, d, DEV_BYTES + 1, GCAP_MEMCPY_DEFAULT);
 
   /* Kinds that do not match the pointers. */
-  expect_memcpy_fails(fx, h, stack, 16, GCAP_MEMCPY_HOST_TO_DEVICE);   /* dst host */
-  expect_memcpy_fails(fx, d, s, 16, GCAP_MEMCPY_HOST_TO_DEVICE);       /* src device */
-  expect_memcpy_fails(fx, d, s, 16, GCAP_MEMCPY_DEVICE_TO_HOST);       /* dst device */
-  expect_memcpy_fails(fx, h, d, 16, GCAP_MEMCPY_DEVICE_TO_DEVICE);     /* dst host */
+  expect_memcpy_fails(fx, h, stack, 16, GCAP_MEMCPY_HOST_TO_DEVICE); /* dst host */
+  expect_memcpy_fails(fx, d, s, 16, GCAP_MEMCPY_HOST_TO_DEVICE);     /* src device */
+  expect_memcpy_fails(fx, d, s, 16, GCAP_MEMCPY_DEVICE_TO_HOST);     /* dst device */
+  expect_memcpy_fails(fx, h, d, 16, GCAP_MEMCPY_DEVICE_TO_DEVICE);   /* dst host */
   expect_memcpy_fails(fx, d, h, 16, GCAP_MEMCPY_HOST_TO_HOST);
   expect_memcpy_fails(fx, h, d, 16, GCAP_MEMCPY_HOST_TO_HOST);
 
@@ -672,9 +684,9 @@ static void test_memset_node_bad(void **state) {
   /* Ranges outside the allocation. */
   expect_memset_fails(fx, ms(d, 0, 1, DEV_BYTES + 1, 1, 0));
   expect_memset_fails(fx, ms(d + DEV_BYTES - 8, 0, 4, 3, 1, 0));
-  expect_memset_fails(fx, ms(d, 0, 1, 512, 9, 512));      /* 4608 bytes */
-  expect_memset_fails(fx, ms(d, 0, 4, 16, 8, 600));       /* 600*7 + 64 */
-  expect_memset_fails(fx, ms(d + 1, 0, 1, 512, 8, 512));  /* one past */
+  expect_memset_fails(fx, ms(d, 0, 1, 512, 9, 512));     /* 4608 bytes */
+  expect_memset_fails(fx, ms(d, 0, 4, 16, 8, 600));      /* 600*7 + 64 */
+  expect_memset_fails(fx, ms(d + 1, 0, 1, 512, 8, 512)); /* one past */
   expect_memset_fails(fx, ms(fx->small, 0, 4, 64, 2, 256));
   /* Not device memory (stack and another context's memory: only the simulator knows: eager.md#memory). */
   expect_memset_fails(fx, ms(fx->host, 0, 1, 16, 1, 0));
@@ -881,8 +893,7 @@ static void test_getters_on_wrong_types(void **state) {
                "gcap_node_get_memcpy_params");
   assert_fails(gcap_node_get_memset_params(nodes[K_MEMSET], NULL), GCAP_ERROR_INVALID_VALUE,
                "gcap_node_get_memset_params");
-  assert_fails(gcap_node_get_host_params(nodes[K_HOST], NULL), GCAP_ERROR_INVALID_VALUE,
-               "gcap_node_get_host_params");
+  assert_fails(gcap_node_get_host_params(nodes[K_HOST], NULL), GCAP_ERROR_INVALID_VALUE, "gcap_node_get_host_params");
   gcap_kernel_node_params kp;
   gcap_memcpy_node_params mc;
   gcap_memset_node_params msp;
@@ -904,13 +915,11 @@ static void test_getters_on_wrong_types(void **state) {
                "gcap_node_get_memcpy_params");
   assert_fails(gcap_node_get_memset_params(nodes[K_MEMSET], &msp), GCAP_ERROR_INVALID_HANDLE,
                "gcap_node_get_memset_params");
-  assert_fails(gcap_node_get_host_params(nodes[K_HOST], &hp), GCAP_ERROR_INVALID_HANDLE,
-               "gcap_node_get_host_params");
+  assert_fails(gcap_node_get_host_params(nodes[K_HOST], &hp), GCAP_ERROR_INVALID_HANDLE, "gcap_node_get_host_params");
   gcap_event *ev = NULL;
   assert_fails(gcap_node_get_event(nodes[K_RECORD], &ev), GCAP_ERROR_INVALID_HANDLE, "gcap_node_get_event");
   gcap_host_node_params hset = {.fn = host_fn_b, .user_data = NULL};
-  assert_fails(gcap_node_set_host_params(nodes[K_HOST], &hset), GCAP_ERROR_INVALID_HANDLE,
-               "gcap_node_set_host_params");
+  assert_fails(gcap_node_set_host_params(nodes[K_HOST], &hset), GCAP_ERROR_INVALID_HANDLE, "gcap_node_set_host_params");
   gcap_graph_destroy(child_template);
   child_template = NULL;
 }
@@ -926,8 +935,11 @@ static void test_set_kernel_params(void **state) {
   int32_t value = 9;
   void *ptr = fx->small;
   void *args[2] = {&value, &ptr};
-  gcap_kernel_node_params np = {.kernel = fx->store, .grid = GCAP_DIM3(5, 1, 1), .block = GCAP_DIM3(4, 4, 1),
-                                .shared_mem_bytes = 64, .args = args};
+  gcap_kernel_node_params np = {.kernel = fx->store,
+                                .grid = GCAP_DIM3(5, 1, 1),
+                                .block = GCAP_DIM3(4, 4, 1),
+                                .shared_mem_bytes = 64,
+                                .args = args};
   assert_ok(gcap_node_set_kernel_params(n, &np));
   assert_string_equal(gcap_last_error_message(), "");
   value = 10;
@@ -978,8 +990,11 @@ static void test_set_kernel_params(void **state) {
   assert_ptr_equal(pv, fx->small);
 
   /* A different kernel, without parameters. */
-  gcap_kernel_node_params zp = {.kernel = fx->noargs, .grid = GCAP_DIM3(1, 1, 1), .block = GCAP_DIM3(1, 1, 1),
-                                .shared_mem_bytes = 0, .args = NULL};
+  gcap_kernel_node_params zp = {.kernel = fx->noargs,
+                                .grid = GCAP_DIM3(1, 1, 1),
+                                .block = GCAP_DIM3(1, 1, 1),
+                                .shared_mem_bytes = 0,
+                                .args = NULL};
   assert_ok(gcap_node_set_kernel_params(n, &zp));
   assert_ok(gcap_node_get_kernel_params(n, &got));
   assert_ptr_equal(got.kernel, fx->noargs);
@@ -1006,8 +1021,11 @@ static void test_set_kernel_params_run(void **state) {
   int32_t value = 31;
   void *ptr = fx->small;
   void *args[2] = {&value, &ptr};
-  gcap_kernel_node_params np = {.kernel = fx->store, .grid = GCAP_DIM3(1, 1, 1), .block = GCAP_DIM3(8, 1, 1),
-                                .shared_mem_bytes = 0, .args = args};
+  gcap_kernel_node_params np = {.kernel = fx->store,
+                                .grid = GCAP_DIM3(1, 1, 1),
+                                .block = GCAP_DIM3(8, 1, 1),
+                                .shared_mem_bytes = 0,
+                                .args = args};
   assert_ok(gcap_node_set_kernel_params(n, &np));
   value = 0;
   ptr = fx->dev;
@@ -1086,8 +1104,8 @@ static void test_set_memset_params(void **state) {
   assert_int_equal(got.pitch, 32);
 
   gcap_memset_node_params bad[7] = {
-      ms(fx->dev, 1, 3, 8, 1, 0),         ms(fx->dev, 1, 1, 0, 1, 0),      ms(fx->dev, 1, 1, 8, 0, 0),
-      ms(fx->dev, 1, 4, 8, 2, 31),        ms(fx->host, 1, 1, 8, 1, 0),     ms((char *)fx->dev + 2, 1, 4, 8, 1, 0),
+      ms(fx->dev, 1, 3, 8, 1, 0),       ms(fx->dev, 1, 1, 0, 1, 0),  ms(fx->dev, 1, 1, 8, 0, 0),
+      ms(fx->dev, 1, 4, 8, 2, 31),      ms(fx->host, 1, 1, 8, 1, 0), ms((char *)fx->dev + 2, 1, 4, 8, 1, 0),
       ms(fx->small, 1, 1, 128, 3, 128),
   };
   for (size_t i = 0; i < 7; i++)

@@ -22,23 +22,20 @@
 
 #define MAX_STEPS 100 /* allocation points one compile may have */
 
-static const char add_one_source[] =
-    "extern \"C\" __global__ void add_one(int *p) {\n"
-    "  p[threadIdx.x] += 1;\n"
-    "}\n";
+static const char add_one_source[] = "extern \"C\" __global__ void add_one(int *p) {\n"
+                                     "  p[threadIdx.x] += 1;\n"
+                                     "}\n";
 
-static const char fill_source[] =
-    "#ifndef N\n"
-    "#define N 1\n"
-    "#endif\n"
-    "extern \"C\" __global__ void fill(int *p) { p[threadIdx.x] = N * 1000 + 7; }\n";
+static const char fill_source[] = "#ifndef N\n"
+                                  "#define N 1\n"
+                                  "#endif\n"
+                                  "extern \"C\" __global__ void fill(int *p) { p[threadIdx.x] = N * 1000 + 7; }\n";
 
 /* The ';' after `int x = 1` is missing on line 3. */
-static const char broken_source[] =
-    "extern \"C\" __global__ void broken(int *p) {\n"
-    "  int x = 1\n"
-    "  p[0] = x;\n"
-    "}\n";
+static const char broken_source[] = "extern \"C\" __global__ void broken(int *p) {\n"
+                                    "  int x = 1\n"
+                                    "  p[0] = x;\n"
+                                    "}\n";
 
 /* The compile as a gcap API call does it, so that messages have their prefix. */
 static gcap_status compile(const char *source, const char *const *options, size_t n, char **ptx, size_t *size) {

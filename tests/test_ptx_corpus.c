@@ -46,8 +46,8 @@ static int64_t sar64(int64_t x, unsigned s) { return x < 0 ? s64(~(~(uint64_t)x 
 
 enum { OPS_I32 = 24, OPS_I64 = 20 };
 
-static const int32_t i32_specials[] = {0,      1,      -1,         2,          -2,         7,         -7,
-                                       31,     32,     33,         1000,       -1000,      65535,     65536,
+static const int32_t i32_specials[] = {0,         1,         -1,         2,           -2,    7,     -7,
+                                       31,        32,        33,         1000,        -1000, 65535, 65536,
                                        INT32_MAX, INT32_MIN, 0x12345678, -0x12345678, 46341, -46341};
 
 /* Every pair of the special values, then random ones; no zero divisor, no INT_MIN / -1. */
@@ -100,9 +100,10 @@ static void i32_reference(int32_t x, int32_t y, int32_t o[OPS_I32]) {
 }
 
 static const char *const i32_names[OPS_I32] = {
-    "add", "sub", "mul.lo", "mul.hi.s32", "mul.hi.u32", "mad.lo", "div.s32", "div.u32", "shl", "shr.s32", "shr.u32",
-    "min.s32", "max.s32", "min.u32", "max.u32", "abs", "neg", "mul.wide.s32 lo", "mul.wide.s32 hi",
-    "mul.wide.u32 lo", "mul.wide.u32 hi", "sad", "__mul24", "__umul24"};
+    "add",     "sub",     "mul.lo",  "mul.hi.s32",      "mul.hi.u32",      "mad.lo",          "div.s32",
+    "div.u32", "shl",     "shr.s32", "shr.u32",         "min.s32",         "max.s32",         "min.u32",
+    "max.u32", "abs",     "neg",     "mul.wide.s32 lo", "mul.wide.s32 hi", "mul.wide.u32 lo", "mul.wide.u32 hi",
+    "sad",     "__mul24", "__umul24"};
 
 static void test_int32_ops(void **state) {
   struct ptx_fixture *f = fixture(state);
@@ -119,8 +120,8 @@ static void test_int32_ops(void **state) {
     int32_t want[OPS_I32];
     i32_reference(a[i], b[i], want);
     for (int j = 0; j < OPS_I32; j++)
-      ptx_expect(out[i * OPS_I32 + j] == want[j], "int32_ops", i32_names[j], i, "a=%d b=%d: got %d, expected %d",
-                 a[i], b[i], out[i * OPS_I32 + j], want[j]);
+      ptx_expect(out[i * OPS_I32 + j] == want[j], "int32_ops", i32_names[j], i, "a=%d b=%d: got %d, expected %d", a[i],
+                 b[i], out[i * OPS_I32 + j], want[j]);
   }
   free(out);
 }
@@ -220,9 +221,9 @@ static void i64_reference(int64_t x, int64_t y, int64_t o[OPS_I64]) {
 }
 
 static const char *const i64_names[OPS_I64] = {
-    "add", "sub", "mul.lo", "mul.hi.s64", "mul.hi.u64", "mad.lo", "div.s64", "div.u64", "shl", "shr.s64",
-    "shr.u64", "min.s64", "max.s64", "min.u64", "max.u64", "abs", "neg", "mul.wide.s32", "zero extension",
-    "sign extension"};
+    "add",     "sub", "mul.lo",  "mul.hi.s64",   "mul.hi.u64",     "mad.lo",        "div.s64",
+    "div.u64", "shl", "shr.s64", "shr.u64",      "min.s64",        "max.s64",       "min.u64",
+    "max.u64", "abs", "neg",     "mul.wide.s32", "zero extension", "sign extension"};
 
 static void test_int64_ops(void **state) {
   struct ptx_fixture *f = fixture(state);
@@ -260,8 +261,8 @@ static void test_int64_rem(void **state) {
     int64_t want[2] = {a[i] % b[i], s64((uint64_t)a[i] % (uint64_t)b[i])};
     for (int j = 0; j < 2; j++)
       ptx_expect(out[2 * i + j] == want[j], "int64_rem", j == 0 ? "rem.s64" : "rem.u64", i,
-                 "a=%lld b=%lld: got %lld, expected %lld", (long long)a[i], (long long)b[i],
-                 (long long)out[2 * i + j], (long long)want[j]);
+                 "a=%lld b=%lld: got %lld, expected %lld", (long long)a[i], (long long)b[i], (long long)out[2 * i + j],
+                 (long long)want[j]);
   }
 }
 
@@ -286,7 +287,10 @@ static float f32_op(enum fop op, int mode, float x, float y, float z) {
   case F_SQRT: r = sqrtf(vx); break;
   case F_FMA: r = fmaf(vx, vy, vz); break;
   case F_RCP: r = 1.0f / vx; break;
-  case F_MUL_ADD: p = vx * vy; r = p + vz; break;
+  case F_MUL_ADD:
+    p = vx * vy;
+    r = p + vz;
+    break;
   }
   fesetround(saved);
   return r;
@@ -305,7 +309,10 @@ static double f64_op(enum fop op, int mode, double x, double y, double z) {
   case F_SQRT: r = sqrt(vx); break;
   case F_FMA: r = fma(vx, vy, vz); break;
   case F_RCP: r = 1.0 / vx; break;
-  case F_MUL_ADD: p = vx * vy; r = p + vz; break;
+  case F_MUL_ADD:
+    p = vx * vy;
+    r = p + vz;
+    break;
   }
   fesetround(saved);
   return r;
@@ -323,21 +330,36 @@ struct fcase {
 
 /* Results 12.. of f32_ops and f64_ops: each directed rounding of add, mul, div, sqrt, fma, rcp. */
 static const struct fcase float_cases[30] = {
-    {"add.rn", F_ADD, FE_TONEAREST, SAME_BITS},     {"sub.rn", F_SUB, FE_TONEAREST, SAME_BITS},
-    {"mul.rn", F_MUL, FE_TONEAREST, SAME_BITS},     {"div.rn", F_DIV, FE_TONEAREST, SAME_BITS},
-    {"sqrt.rn", F_SQRT, FE_TONEAREST, SAME_BITS},   {"fma.rn", F_FMA, FE_TONEAREST, SAME_BITS},
-    {"rcp.rn", F_RCP, FE_TONEAREST, SAME_BITS},     {"min", F_NONE, 0, SAME_VALUE},
-    {"max", F_NONE, 0, SAME_VALUE},                     {"abs", F_NONE, 0, SAME_BITS},
-    {"neg", F_NONE, 0, SAME_BITS},                      {"mul then add", F_MUL_ADD, FE_TONEAREST, SAME_BITS},
-    {"add.rz", F_ADD, FE_TOWARDZERO, SAME_BITS},    {"add.rm", F_ADD, FE_DOWNWARD, SAME_BITS},
-    {"add.rp", F_ADD, FE_UPWARD, SAME_BITS},        {"mul.rz", F_MUL, FE_TOWARDZERO, SAME_BITS},
-    {"mul.rm", F_MUL, FE_DOWNWARD, SAME_BITS},      {"mul.rp", F_MUL, FE_UPWARD, SAME_BITS},
-    {"div.rz", F_DIV, FE_TOWARDZERO, SAME_BITS},    {"div.rm", F_DIV, FE_DOWNWARD, SAME_BITS},
-    {"div.rp", F_DIV, FE_UPWARD, SAME_BITS},        {"sqrt.rz", F_SQRT, FE_TOWARDZERO, SAME_BITS},
-    {"sqrt.rm", F_SQRT, FE_DOWNWARD, SAME_BITS},    {"sqrt.rp", F_SQRT, FE_UPWARD, SAME_BITS},
-    {"fma.rz", F_FMA, FE_TOWARDZERO, SAME_BITS},    {"fma.rm", F_FMA, FE_DOWNWARD, SAME_BITS},
-    {"fma.rp", F_FMA, FE_UPWARD, SAME_BITS},        {"rcp.rz", F_RCP, FE_TOWARDZERO, SAME_BITS},
-    {"rcp.rm", F_RCP, FE_DOWNWARD, SAME_BITS},      {"rcp.rp", F_RCP, FE_UPWARD, SAME_BITS},
+    {"add.rn", F_ADD, FE_TONEAREST, SAME_BITS},
+    {"sub.rn", F_SUB, FE_TONEAREST, SAME_BITS},
+    {"mul.rn", F_MUL, FE_TONEAREST, SAME_BITS},
+    {"div.rn", F_DIV, FE_TONEAREST, SAME_BITS},
+    {"sqrt.rn", F_SQRT, FE_TONEAREST, SAME_BITS},
+    {"fma.rn", F_FMA, FE_TONEAREST, SAME_BITS},
+    {"rcp.rn", F_RCP, FE_TONEAREST, SAME_BITS},
+    {"min", F_NONE, 0, SAME_VALUE},
+    {"max", F_NONE, 0, SAME_VALUE},
+    {"abs", F_NONE, 0, SAME_BITS},
+    {"neg", F_NONE, 0, SAME_BITS},
+    {"mul then add", F_MUL_ADD, FE_TONEAREST, SAME_BITS},
+    {"add.rz", F_ADD, FE_TOWARDZERO, SAME_BITS},
+    {"add.rm", F_ADD, FE_DOWNWARD, SAME_BITS},
+    {"add.rp", F_ADD, FE_UPWARD, SAME_BITS},
+    {"mul.rz", F_MUL, FE_TOWARDZERO, SAME_BITS},
+    {"mul.rm", F_MUL, FE_DOWNWARD, SAME_BITS},
+    {"mul.rp", F_MUL, FE_UPWARD, SAME_BITS},
+    {"div.rz", F_DIV, FE_TOWARDZERO, SAME_BITS},
+    {"div.rm", F_DIV, FE_DOWNWARD, SAME_BITS},
+    {"div.rp", F_DIV, FE_UPWARD, SAME_BITS},
+    {"sqrt.rz", F_SQRT, FE_TOWARDZERO, SAME_BITS},
+    {"sqrt.rm", F_SQRT, FE_DOWNWARD, SAME_BITS},
+    {"sqrt.rp", F_SQRT, FE_UPWARD, SAME_BITS},
+    {"fma.rz", F_FMA, FE_TOWARDZERO, SAME_BITS},
+    {"fma.rm", F_FMA, FE_DOWNWARD, SAME_BITS},
+    {"fma.rp", F_FMA, FE_UPWARD, SAME_BITS},
+    {"rcp.rz", F_RCP, FE_TOWARDZERO, SAME_BITS},
+    {"rcp.rm", F_RCP, FE_DOWNWARD, SAME_BITS},
+    {"rcp.rp", F_RCP, FE_UPWARD, SAME_BITS},
 };
 
 static float f32_case(int j, float x, float y, float z) {
@@ -370,8 +392,8 @@ static bool f64_matches(double got, double want, enum cmp c) {
   return ptx_same_f64(got, want);
 }
 
-static const float f32_specials[] = {0.0f,     -0.0f,    1.0f,      -1.0f,    0.5f,     3.0f,     -7.25f,
-                                     1.0f / 3, 0.1f,     FLT_MIN,   -FLT_MIN, 1e-40f,   -3e-42f,  FLT_MAX,
+static const float f32_specials[] = {0.0f,     -0.0f,    1.0f,      -1.0f,    0.5f,        3.0f,    -7.25f,
+                                     1.0f / 3, 0.1f,     FLT_MIN,   -FLT_MIN, 1e-40f,      -3e-42f, FLT_MAX,
                                      -FLT_MAX, INFINITY, -INFINITY, NAN,      16777216.0f, -1e-30f};
 
 /* A float of random sign and mantissa with an exponent in [lo, hi]. */
@@ -430,9 +452,26 @@ static void test_f32_ops(void **state) {
   free(out);
 }
 
-static const double f64_specials[] = {0.0,     -0.0,     1.0,       -1.0,    0.5,     3.0,     -7.25,
-                                      1.0 / 3, 0.1,      DBL_MIN,   -DBL_MIN, 1e-310,  -5e-320, DBL_MAX,
-                                      -DBL_MAX, INFINITY, -INFINITY, NAN,     9007199254740992.0, -1e-300};
+static const double f64_specials[] = {0.0,
+                                      -0.0,
+                                      1.0,
+                                      -1.0,
+                                      0.5,
+                                      3.0,
+                                      -7.25,
+                                      1.0 / 3,
+                                      0.1,
+                                      DBL_MIN,
+                                      -DBL_MIN,
+                                      1e-310,
+                                      -5e-320,
+                                      DBL_MAX,
+                                      -DBL_MAX,
+                                      INFINITY,
+                                      -INFINITY,
+                                      NAN,
+                                      9007199254740992.0,
+                                      -1e-300};
 
 static void f64_inputs(double *a, double *b, double *c, size_t n) {
   const size_t k = COUNT(f64_specials);
@@ -492,8 +531,8 @@ static double ulps(float got, double want) { return fabs((double)got - want) / p
  *   ex2.approx.ftz.f32                 2 ulp
  *   tanh.approx.f32                    relative 2^-10.987
  */
-static const char *const approx_names[12] = {"__fdividef", "__sinf",  "__cosf",           "__expf",
-                                             "__log2f",    "__logf",  "rsqrtf",           "__exp10f",
+static const char *const approx_names[12] = {"__fdividef",  "__sinf",     "__cosf",         "__expf",
+                                             "__log2f",     "__logf",     "rsqrtf",         "__exp10f",
                                              "sqrt.approx", "rcp.approx", "ex2.approx.ftz", "tanh.approx"};
 
 static bool in_half_to_two(float y) { return y >= 0.5f && y <= 2.0f; }
@@ -506,12 +545,8 @@ static bool approx_ok(int j, float x, float y, float got, double *want) {
   case 1: *want = sin(x); return fabs(got - *want) <= exp2(-20.9);
   case 2: *want = cos(x); return fabs(got - *want) <= exp2(-20.9);
   case 3: *want = exp(x); return ulps(got, *want) <= 2 + floor(1.173 * ax);
-  case 4:
-    *want = log2(y);
-    return in_half_to_two(y) ? fabs(got - *want) <= exp2(-22) : ulps(got, *want) <= 2;
-  case 5:
-    *want = log(y);
-    return in_half_to_two(y) ? fabs(got - *want) <= exp2(-21.41) : ulps(got, *want) <= 3;
+  case 4: *want = log2(y); return in_half_to_two(y) ? fabs(got - *want) <= exp2(-22) : ulps(got, *want) <= 2;
+  case 5: *want = log(y); return in_half_to_two(y) ? fabs(got - *want) <= exp2(-21.41) : ulps(got, *want) <= 3;
   case 6: *want = 1.0 / sqrt(y); return ulps(got, *want) <= 2;
   case 7: *want = pow(10.0, x); return ulps(got, *want) <= 2 + floor(2.97 * ax);
   case 8: *want = sqrt(y); return ulps(got, *want) <= 2;
@@ -673,9 +708,11 @@ static void bits32_reference(uint32_t x, uint32_t y, uint32_t z, uint32_t o[OPS_
 }
 
 static const char *const bits32_names[OPS_BITS32] = {
-    "popc", "clz", "brev", "__byte_perm", "shf.l.wrap", "shf.r.wrap", "shf.l.clamp", "shf.r.clamp", "__ffs",
-    "bfe.u32", "bfe.s32", "bfi", "lop3 0x96", "lop3 0xe8", "lop3 0xca", "prmt.f4e", "prmt.b4e", "prmt.rc8",
-    "prmt.ecl", "prmt.ecr", "prmt.rc16", "shift and mask", "mask and insert", "not, and, or, xor", "prmt"};
+    "popc",        "clz",         "brev",      "__byte_perm",    "shf.l.wrap",      "shf.r.wrap",
+    "shf.l.clamp", "shf.r.clamp", "__ffs",     "bfe.u32",        "bfe.s32",         "bfi",
+    "lop3 0x96",   "lop3 0xe8",   "lop3 0xca", "prmt.f4e",       "prmt.b4e",        "prmt.rc8",
+    "prmt.ecl",    "prmt.ecr",    "prmt.rc16", "shift and mask", "mask and insert", "not, and, or, xor",
+    "prmt"};
 
 /*
  * Operands: special words, then random ones; many y and z small, so that shift counts,
@@ -707,8 +744,8 @@ static void test_bits32(void **state) {
     bits32_reference(a[i], b[i], c[i], want);
     for (int j = 0; j < OPS_BITS32; j++)
       ptx_expect(out[i * OPS_BITS32 + j] == want[j], "bits32", bits32_names[j], i,
-                 "a=0x%08x b=0x%08x c=0x%08x: got 0x%08x, expected 0x%08x", a[i], b[i], c[i],
-                 out[i * OPS_BITS32 + j], want[j]);
+                 "a=0x%08x b=0x%08x c=0x%08x: got 0x%08x, expected 0x%08x", a[i], b[i], c[i], out[i * OPS_BITS32 + j],
+                 want[j]);
   }
 }
 
@@ -730,8 +767,12 @@ static void test_bits64(void **state) {
   for (size_t i = 0; i < N; i++) {
     uint64_t x = a[i];
     uint32_t pos = (uint32_t)b[i] & 0xffu, len = (uint32_t)(b[i] >> 8) & 0xffu;
-    uint64_t want[OPS_BITS64] = {popc64(x), clz64(x), brev64(x), x == 0 ? 0 : 64 - clz64(x & (0u - x)),
-                                 bfe(x, pos, len, 64, false), bfe(x, pos, len, 64, true)};
+    uint64_t want[OPS_BITS64] = {popc64(x),
+                                 clz64(x),
+                                 brev64(x),
+                                 x == 0 ? 0 : 64 - clz64(x & (0u - x)),
+                                 bfe(x, pos, len, 64, false),
+                                 bfe(x, pos, len, 64, true)};
     for (int j = 0; j < OPS_BITS64; j++)
       ptx_expect(out[i * OPS_BITS64 + j] == want[j], "bits64", names[j], i,
                  "a=0x%016llx b=0x%016llx: got 0x%016llx, expected 0x%016llx", (unsigned long long)a[i],
@@ -800,11 +841,11 @@ static void test_f64_compare(void **state) {
   for (size_t i = 0; i < N; i++) {
     double x = a[i], y = b[i];
     bool unordered = isnan(x) || isnan(y);
-    uint32_t want = bit(x < y, 0) | bit(x <= y, 1) | bit(x > y, 2) | bit(x >= y, 3) | bit(x == y, 4) |
-                    bit(x != y, 5) | bit(!(x < y), 6) | bit(!(x >= y), 7) | bit(unordered, 8) | bit(!unordered, 9) |
-                    bit(isinf(x), 10) | bit(isfinite(x), 11) | bit(signbit(x) != 0, 12);
-    ptx_expect(mask[i] == want, "f64_compare", "setp bits", i, "x=%a y=%a: got 0x%04x, expected 0x%04x", x, y,
-               mask[i], want);
+    uint32_t want = bit(x < y, 0) | bit(x <= y, 1) | bit(x > y, 2) | bit(x >= y, 3) | bit(x == y, 4) | bit(x != y, 5) |
+                    bit(!(x < y), 6) | bit(!(x >= y), 7) | bit(unordered, 8) | bit(!unordered, 9) | bit(isinf(x), 10) |
+                    bit(isfinite(x), 11) | bit(signbit(x) != 0, 12);
+    ptx_expect(mask[i] == want, "f64_compare", "setp bits", i, "x=%a y=%a: got 0x%04x, expected 0x%04x", x, y, mask[i],
+               want);
     double wants[3] = {x < y ? x : y, (int)i - 40 >= 0 ? x : y, copysign(y, x)};
     for (int j = 0; j < 3; j++)
       ptx_expect(ptx_same_f64(sel[3 * i + j], wants[j]), "f64_compare", sel_names[j], i,
@@ -922,12 +963,12 @@ static void check_to_int(const char *kernel, size_t n, const double *x, const in
   }
 }
 
-static const float cvt_f32_specials[] = {0.0f,         -0.0f,         0.5f,         1.5f,          2.5f,
-                                         -0.5f,        -1.5f,         -2.5f,        0.49999997f,   -0.49999997f,
-                                         2147483520.0f, 2147483648.0f, -2147483648.0f, -2147483904.0f, 4294967040.0f,
-                                         4294967296.0f, 9.223371e18f,  9.223372e18f, -9.223373e18f, 1.8446743e19f,
-                                         INFINITY,     -INFINITY,     NAN,          1e-30f,        123.456f,
-                                         -123.456f,    1e10f,         -1e10f,       FLT_MAX,       -FLT_MAX};
+static const float cvt_f32_specials[] = {
+    0.0f,           -0.0f,          0.5f,          1.5f,          2.5f,          -0.5f,
+    -1.5f,          -2.5f,          0.49999997f,   -0.49999997f,  2147483520.0f, 2147483648.0f,
+    -2147483648.0f, -2147483904.0f, 4294967040.0f, 4294967296.0f, 9.223371e18f,  9.223372e18f,
+    -9.223373e18f,  1.8446743e19f,  INFINITY,      -INFINITY,     NAN,           1e-30f,
+    123.456f,       -123.456f,      1e10f,         -1e10f,        FLT_MAX,       -FLT_MAX};
 
 static void test_f32_to_int(void **state) {
   struct ptx_fixture *f = fixture(state);
@@ -950,12 +991,31 @@ static void test_f32_to_int(void **state) {
   check_to_int("f32_to_int", N, x, o32, o64, false);
 }
 
-static const double cvt_f64_specials[] = {0.0,           -0.0,          0.5,          1.5,           2.5,
-                                          -0.5,          -2.5,          2147483647.5, 2147483647.4,  -2147483648.5,
-                                          -2147483648.4, 4294967295.5,  4294967294.6, 9007199254740993.0,
-                                          9223372036854775808.0, -9223372036854775808.0, 18446744073709551616.0,
-                                          18446744073709549568.0, INFINITY, -INFINITY, NAN, 1e-300, -1e300,
-                                          123456.789, -98765.4321};
+static const double cvt_f64_specials[] = {0.0,
+                                          -0.0,
+                                          0.5,
+                                          1.5,
+                                          2.5,
+                                          -0.5,
+                                          -2.5,
+                                          2147483647.5,
+                                          2147483647.4,
+                                          -2147483648.5,
+                                          -2147483648.4,
+                                          4294967295.5,
+                                          4294967294.6,
+                                          9007199254740993.0,
+                                          9223372036854775808.0,
+                                          -9223372036854775808.0,
+                                          18446744073709551616.0,
+                                          18446744073709549568.0,
+                                          INFINITY,
+                                          -INFINITY,
+                                          NAN,
+                                          1e-300,
+                                          -1e300,
+                                          123456.789,
+                                          -98765.4321};
 
 static void test_f64_to_int(void **state) {
   struct ptx_fixture *f = fixture(state);
@@ -1002,9 +1062,21 @@ static void test_int_to_float(void **state) {
   int64_t a[N];
   float of[16 * N];
   double od[10 * N];
-  static const int64_t specials[] = {0, 1, -1, 16777217, 16777219, -16777219, INT32_MAX, INT32_MIN, UINT32_MAX,
-                                     INT64_C(9007199254740993), -INT64_C(9007199254740995), INT64_MAX, INT64_MIN,
-                                     INT64_C(0x7fffff8000000000), INT64_C(0x7fffffc000000001)};
+  static const int64_t specials[] = {0,
+                                     1,
+                                     -1,
+                                     16777217,
+                                     16777219,
+                                     -16777219,
+                                     INT32_MAX,
+                                     INT32_MIN,
+                                     UINT32_MAX,
+                                     INT64_C(9007199254740993),
+                                     -INT64_C(9007199254740995),
+                                     INT64_MAX,
+                                     INT64_MIN,
+                                     INT64_C(0x7fffff8000000000),
+                                     INT64_C(0x7fffffc000000001)};
   uint64_t st = 0x17f10a7ull;
   for (size_t i = 0; i < N; i++) a[i] = i < COUNT(specials) ? specials[i] : s64(ptx_rand64(&st)) >> (i % 63);
   void *da = ptx_dev(f->ctx, a, sizeof a);
@@ -1019,8 +1091,8 @@ static void test_int_to_float(void **state) {
     int32_t sv = s32((uint32_t)v);
     for (int j = 0; j < 16; j++) {
       enum rmode m = (enum rmode)(j % 4);
-      double want = j < 4 ? round_signed(sv, 24, m)
-                    : j < 8 ? round_integer((uint32_t)v, false, 24, m)
+      double want = j < 4    ? round_signed(sv, 24, m)
+                    : j < 8  ? round_integer((uint32_t)v, false, 24, m)
                     : j < 12 ? round_signed(a[i], 24, m)
                              : round_integer(v, false, 24, m);
       char what[32];
@@ -1053,8 +1125,9 @@ static void test_float_double(void **state) {
   enum { N = 200 };
   double a[N], od[5 * N];
   float of[9 * N];
-  static const double specials[] = {0.0, -0.0, 1e300, -1e300, 1e-300, -1e-300, 3.4028235677973366e38, 1e-40,
-                                    -1.5e-45, 0.1, -2.5, 2.5, 3.5, 0.99999999, 1.0000001, NAN, INFINITY, -INFINITY};
+  static const double specials[] = {0.0,       -0.0,     1e300,    -1e300,   1e-300, -1e-300, 3.4028235677973366e38,
+                                    1e-40,     -1.5e-45, 0.1,      -2.5,     2.5,    3.5,     0.99999999,
+                                    1.0000001, NAN,      INFINITY, -INFINITY};
   uint64_t st = 0xf10a7ull;
   for (size_t i = 0; i < N; i++) a[i] = i < COUNT(specials) ? specials[i] : f64_random(&st, -150, 130);
   void *da = ptx_dev(f->ctx, a, sizeof a);
@@ -1064,7 +1137,7 @@ static void test_float_double(void **state) {
   ptx_get(f->ctx, of, df, sizeof of);
   ptx_get(f->ctx, od, dd, sizeof od);
   static const char *const fnames[9] = {"f64 to f32.rn", "f64 to f32.rz", "f64 to f32.rm", "f64 to f32.rp", "rintf",
-                                        "truncf", "floorf", "ceilf", "__saturatef"};
+                                        "truncf",        "floorf",        "ceilf",         "__saturatef"};
   static const char *const dnames[5] = {"f32 to f64", "rint", "trunc", "floor", "ceil"};
   for (size_t i = 0; i < N; i++) {
     double x = a[i];
@@ -1132,10 +1205,10 @@ static void test_half_convert(void **state) {
   enum { N = 220 };
   float a[N], of[4 * N];
   uint16_t oh[4 * N];
-  static const float specials[] = {0.0f,     -0.0f,     1.0f,       -1.0f,     65504.0f, 65519.99f, 65520.0f,
-                                   -65520.0f, 70000.0f, -70000.0f,   1e-8f,     -1e-8f,   0x1p-24f,  0x1p-25f,
-                                   0x3p-26f, 0x1p-14f,  0x1.ffcp-15f, 1.0f / 3, -1.0f / 3, 2049.0f,   2051.0f,
-                                   NAN,      INFINITY,  -INFINITY};
+  static const float specials[] = {0.0f,      -0.0f,     1.0f,     -1.0f,     65504.0f,     65519.99f,
+                                   65520.0f,  -65520.0f, 70000.0f, -70000.0f, 1e-8f,        -1e-8f,
+                                   0x1p-24f,  0x1p-25f,  0x3p-26f, 0x1p-14f,  0x1.ffcp-15f, 1.0f / 3,
+                                   -1.0f / 3, 2049.0f,   2051.0f,  NAN,       INFINITY,     -INFINITY};
   uint64_t st = 0x4a1full;
   for (size_t i = 0; i < N; i++) a[i] = i < COUNT(specials) ? specials[i] : f32_random(&st, -26, 17);
   void *da = ptx_dev(f->ctx, a, sizeof a);
@@ -1161,14 +1234,36 @@ static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo :
 static void test_int_narrow(void **state) {
   struct ptx_fixture *f = fixture(state);
   enum { N = 200, OPS = 12 };
-  static const char *const names[OPS] = {"to s8",          "to u8",           "to s16",          "to u16",
-                                         "cvt.sat.s8.s32", "cvt.sat.u8.s32",  "cvt.sat.s16.s32", "cvt.sat.u16.s32",
+  static const char *const names[OPS] = {"to s8",           "to u8",           "to s16",          "to u16",
+                                         "cvt.sat.s8.s32",  "cvt.sat.u8.s32",  "cvt.sat.s16.s32", "cvt.sat.u16.s32",
                                          "cvt.sat.s32.s64", "cvt.sat.u32.s64", "cvt.sat.s32.u32", "cvt.rni.sat.s8.f32"};
   int64_t a[N];
   int32_t out[OPS * N];
-  static const int64_t specials[] = {0, 127, 128, -128, -129, 255, 256, 32767, 32768, -32769, 65535, 65536, -1,
-                                     INT32_MAX, INT32_MIN, UINT32_MAX, INT64_C(1) << 32, INT64_MAX, INT64_MIN, 12750,
-                                     12751, -12850, 12850, 250, -250};
+  static const int64_t specials[] = {0,
+                                     127,
+                                     128,
+                                     -128,
+                                     -129,
+                                     255,
+                                     256,
+                                     32767,
+                                     32768,
+                                     -32769,
+                                     65535,
+                                     65536,
+                                     -1,
+                                     INT32_MAX,
+                                     INT32_MIN,
+                                     UINT32_MAX,
+                                     INT64_C(1) << 32,
+                                     INT64_MAX,
+                                     INT64_MIN,
+                                     12750,
+                                     12751,
+                                     -12850,
+                                     12850,
+                                     250,
+                                     -250};
   uint64_t st = 0x5a7ull;
   for (size_t i = 0; i < N; i++) a[i] = i < COUNT(specials) ? specials[i] : s64(ptx_rand64(&st)) >> (i % 63);
   void *da = ptx_dev(f->ctx, a, sizeof a), *dout = ptx_dev(f->ctx, NULL, sizeof out);
@@ -1208,12 +1303,9 @@ static void control_inputs(int32_t *a, size_t n, uint64_t seed) {
 
 static int32_t branches_reference(int32_t x, uint32_t tid) {
   int32_t r;
-  if (x & 1)
-    r = x % 3 == 0 ? s32((uint32_t)x * 5u) : x - 7;
-  else if (x < 0)
-    r = -x;
-  else
-    r = x / 2 + 100;
+  if (x & 1) r = x % 3 == 0 ? s32((uint32_t)x * 5u) : x - 7;
+  else if (x < 0) r = -x;
+  else r = x / 2 + 100;
   if (tid % 4 == 1) r ^= 0x5a5a;
   return r;
 }
@@ -1524,8 +1616,8 @@ static void test_narrow(void **state) {
   for (size_t i = 0; i < N; i++) {
     int32_t want[4] = {s8[i], u8[i], s16[i], u16[i]};
     for (int k = 0; k < 4; k++)
-      ptx_expect(out[4 * i + (size_t)k] == want[k], "narrow", "extended load", i, "width %d: got %d, expected %d",
-                 k, out[4 * i + (size_t)k], want[k]);
+      ptx_expect(out[4 * i + (size_t)k] == want[k], "narrow", "extended load", i, "width %d: got %d, expected %d", k,
+                 out[4 * i + (size_t)k], want[k]);
     uint8_t bw = (uint8_t)(u8[i] + 1);
     int16_t hw = (int16_t)(uint16_t)((uint32_t)(int32_t)s16[i] * 3u);
     ptx_expect(bytes[i] == bw && halves[i] == hw, "narrow", "narrow store", i, "got %u %d, expected %u %d", bytes[i],
@@ -1666,11 +1758,28 @@ struct counters {
 _Static_assert(sizeof(struct counters) == 112, "struct counters must match atomics.cu");
 
 static struct counters counters_initial(void) {
-  return (struct counters){.add_u64 = UINT64_C(1) << 40, .add_d = -2.25, .min_64 = 0, .max_64 = 0,
-                           .xor_64 = UINT64_C(0x0123456789abcdef), .cas_sum_64 = 11, .add_i = 5, .add_f = 1.5f,
-                           .sub_i = 1000, .min_i = 0, .max_i = 0, .min_u = UINT32_MAX, .max_u = 0, .inc = 3,
-                           .dec = 2, .and_u = UINT32_MAX, .or_u = 0, .xor_u = 0x12345678u, .cas_sum = 7,
-                           .exch = -1, .red_add = 100, .red_or = 0x10000u};
+  return (struct counters){.add_u64 = UINT64_C(1) << 40,
+                           .add_d = -2.25,
+                           .min_64 = 0,
+                           .max_64 = 0,
+                           .xor_64 = UINT64_C(0x0123456789abcdef),
+                           .cas_sum_64 = 11,
+                           .add_i = 5,
+                           .add_f = 1.5f,
+                           .sub_i = 1000,
+                           .min_i = 0,
+                           .max_i = 0,
+                           .min_u = UINT32_MAX,
+                           .max_u = 0,
+                           .inc = 3,
+                           .dec = 2,
+                           .and_u = UINT32_MAX,
+                           .or_u = 0,
+                           .xor_u = 0x12345678u,
+                           .cas_sum = 7,
+                           .exch = -1,
+                           .red_add = 100,
+                           .red_or = 0x10000u};
 }
 
 static int32_t operand(int32_t i) { return (int32_t)(((uint32_t)i * 2654435761u) >> 7); }
@@ -1704,8 +1813,8 @@ static struct counters counters_after(struct counters c, int32_t n) {
   return c;
 }
 
-#define EXPECT_FIELD(got, want, field, index)                                                                  \
-  ptx_expect((got).field == (want).field, "atomics", #field, (index), "got %.17g, expected %.17g",            \
+#define EXPECT_FIELD(got, want, field, index)                                                                          \
+  ptx_expect((got).field == (want).field, "atomics", #field, (index), "got %.17g, expected %.17g",                     \
              (double)(got).field, (double)(want).field)
 
 static void check_counters(const struct counters *got, const struct counters *want, size_t index) {
@@ -1810,8 +1919,11 @@ static void test_vote_block(void **state) {
     for (size_t t = 0; t < B; t++) count += b * B + t < N && (a[b * B + t] & 1);
     int32_t want[3] = {count, count == B, count > 0};
     for (int k = 0; k < 3; k++)
-      ptx_expect(out[3 * b + (size_t)k] == want[k], "vote_block", k == 0 ? "count" : k == 1 ? "and" : "or", b,
-                 "got %d, expected %d", out[3 * b + (size_t)k], want[k]);
+      ptx_expect(out[3 * b + (size_t)k] == want[k], "vote_block",
+                 k == 0   ? "count"
+                 : k == 1 ? "and"
+                          : "or",
+                 b, "got %d, expected %d", out[3 * b + (size_t)k], want[k]);
   }
 }
 
@@ -1881,9 +1993,9 @@ static void test_last_block_sum(void **state) {
 static void test_shuffles(void **state) {
   struct ptx_fixture *f = fixture(state);
   enum { B = 64, BLOCKS = 2, N = B * BLOCKS, OPS = 12 };
-  static const char *const names[OPS] = {"shfl idx",       "shfl up 3",       "shfl down 5",     "shfl bfly 6",
-                                         "shfl idx w8",    "shfl up 1 w16",   "shfl down 2 w8",  "shfl bfly 4 w16",
-                                         "shfl idx 40",    "shfl f64 bfly 1", "shfl f32 down 31", "shfl up 32"};
+  static const char *const names[OPS] = {"shfl idx",    "shfl up 3",       "shfl down 5",      "shfl bfly 6",
+                                         "shfl idx w8", "shfl up 1 w16",   "shfl down 2 w8",   "shfl bfly 4 w16",
+                                         "shfl idx 40", "shfl f64 bfly 1", "shfl f32 down 31", "shfl up 32"};
   int32_t a[N], out[N * OPS];
   uint64_t st = 0x5ff1ull;
   for (size_t i = 0; i < N; i++) a[i] = (int32_t)(ptx_rand32(&st) % 2000001u) - 1000000;
@@ -1933,7 +2045,7 @@ static void test_votes(void **state) {
   uint64_t st = 0x707e5ull;
   for (size_t i = 0; i < N; i++) a[i] = (int32_t)(ptx_rand32(&st) % 101u) - 50;
   for (size_t i = 96; i < N; i++) a[i] = (int32_t)(i % 13) + 1; /* warp 3: all positive */
-  a[70] = -2000;                                                 /* warp 2: not all above -1000 */
+  a[70] = -2000;                                                /* warp 2: not all above -1000 */
   a[5] = 7;
   void *da = ptx_dev(f->ctx, a, sizeof a), *dout = ptx_dev(f->ctx, NULL, sizeof out);
   ptx_run(f, "votes", DIM1(BLOCKS), DIM1(B), 0, ARGS(&da, &dout));
@@ -1996,16 +2108,20 @@ static void test_partial_warp(void **state) {
     uint32_t mask = width == 32 ? UINT32_MAX : (1u << width) - 1;
     int32_t want[4] = {sum, a[first + width - 1], s32(ballot), s32(mask)};
     for (int j = 0; j < 4; j++)
-      ptx_expect(out[4 * i + (size_t)j] == want[j], "partial_warp", j == 0 ? "prefix sum" : j == 1 ? "last lane"
-                 : j == 2 ? "ballot" : "activemask", i, "got %d, expected %d", out[4 * i + (size_t)j], want[j]);
+      ptx_expect(out[4 * i + (size_t)j] == want[j], "partial_warp",
+                 j == 0   ? "prefix sum"
+                 : j == 1 ? "last lane"
+                 : j == 2 ? "ballot"
+                          : "activemask",
+                 i, "got %d, expected %d", out[4 * i + (size_t)j], want[j]);
   }
 }
 
 static void test_warp_reduce(void **state) {
   struct ptx_fixture *f = fixture(state);
   enum { B = 64, BLOCKS = 2, N = B * BLOCKS, OPS = 8 };
-  static const char *const names[OPS] = {"add", "min.s32", "max.s32", "min.u32", "max.u32", "and ^ or", "xor",
-                                         "add over odd lanes"};
+  static const char *const names[OPS] = {"add",     "min.s32",  "max.s32", "min.u32",
+                                         "max.u32", "and ^ or", "xor",     "add over odd lanes"};
   int32_t a[N];
   uint32_t out[N * OPS];
   uint64_t st = 0x4ed0ull;
@@ -2029,8 +2145,8 @@ static void test_warp_reduce(void **state) {
       smin = v[l] < smin ? v[l] : smin;
       smax = v[l] > smax ? v[l] : smax;
     }
-    uint32_t want[OPS] = {sum, (uint32_t)smin, (uint32_t)smax, umin, umax, and_all ^ or_all, xor_all,
-                          (i & 1) ? odd_sum : 0};
+    uint32_t want[OPS] = {sum,  (uint32_t)smin,   (uint32_t)smax, umin,
+                          umax, and_all ^ or_all, xor_all,        (i & 1) ? odd_sum : 0};
     for (int j = 0; j < OPS; j++)
       ptx_expect(out[i * OPS + (size_t)j] == want[j], "warp_reduce", names[j], i, "got 0x%08x, expected 0x%08x",
                  out[i * OPS + (size_t)j], want[j]);
@@ -2052,12 +2168,12 @@ static void test_sregs_3d(void **state) {
     for (uint32_t t = 0; t < THREADS; t++) {
       const uint32_t *o = out + WORDS * (b * THREADS + t);
       uint32_t lane = t % 32;
-      uint32_t want[12] = {t % BX, t / BX % BY, t / (BX * BY), b % GX, b / GX % GY, b / (GX * GY),
-                           BX,     BY,          BZ,            GX,     GY,          GZ};
+      uint32_t want[12] = {t % BX, t / BX % BY, t / (BX * BY), b % GX, b / GX % GY, b / (GX * GY), BX, BY, BZ, GX,
+                           GY,     GZ};
       size_t index = b * THREADS + t;
       for (int k = 0; k < 12; k++)
-        ptx_expect(o[k] == want[k], "sregs_3d", "tid/ctaid/ntid/nctaid", index, "word %d: got %u, expected %u", k,
-                   o[k], want[k]);
+        ptx_expect(o[k] == want[k], "sregs_3d", "tid/ctaid/ntid/nctaid", index, "word %d: got %u, expected %u", k, o[k],
+                   want[k]);
       uint32_t lt = (uint32_t)((UINT64_C(1) << lane) - 1), le = (uint32_t)((UINT64_C(2) << lane) - 1);
       ptx_expect(o[12] == lane, "sregs_3d", "%laneid", index, "got %u, expected %u", o[12], lane);
       ptx_expect(o[14] >= 1 && o[13] < o[14], "sregs_3d", "%warpid < %nwarpid", index, "%u, %u", o[13], o[14]);
@@ -2428,8 +2544,8 @@ static void test_poly64(void **state) {
     double acc = coef[8];
     for (int k = 7; k >= 0; k--) acc = fma(acc, x[i], coef[k]);
     double norm = acc / sqrt(fma(x[i], x[i], 1.0));
-    ptx_expect(ptx_same_f64(out[2 * i], acc) && ptx_same_f64(out[2 * i + 1], norm), "poly64", "value and normalised",
-               i, "x=%a: got %a %a, expected %a %a", x[i], out[2 * i], out[2 * i + 1], acc, norm);
+    ptx_expect(ptx_same_f64(out[2 * i], acc) && ptx_same_f64(out[2 * i + 1], norm), "poly64", "value and normalised", i,
+               "x=%a: got %a %a, expected %a %a", x[i], out[2 * i], out[2 * i + 1], acc, norm);
   }
 }
 
@@ -2440,17 +2556,14 @@ static void test_poly64(void **state) {
 int main(void) {
   test_require_backend();
   const struct CMUnitTest integers[] = {
-      CORPUS_TEST(test_int32_ops, "int_arith.ptx"),
-      CORPUS_TEST(test_int32_rem, "int_arith.ptx"),
-      CORPUS_TEST(test_int64_ops, "int_arith.ptx"),
-      CORPUS_TEST(test_int64_rem, "int_arith.ptx"),
-      CORPUS_TEST(test_bits32, "bits.ptx"),
-      CORPUS_TEST(test_bits64, "bits.ptx"),
+      CORPUS_TEST(test_int32_ops, "int_arith.ptx"), CORPUS_TEST(test_int32_rem, "int_arith.ptx"),
+      CORPUS_TEST(test_int64_ops, "int_arith.ptx"), CORPUS_TEST(test_int64_rem, "int_arith.ptx"),
+      CORPUS_TEST(test_bits32, "bits.ptx"),         CORPUS_TEST(test_bits64, "bits.ptx"),
       CORPUS_TEST(test_int_compare, "compare.ptx"),
   };
   const struct CMUnitTest floats[] = {
-      CORPUS_TEST(test_f32_ops, "float32.ptx"),       CORPUS_TEST(test_f64_ops, "float64.ptx"),
-      CORPUS_TEST(test_f32_approx, "approx.ptx"),     CORPUS_TEST(test_f32_compare, "compare.ptx"),
+      CORPUS_TEST(test_f32_ops, "float32.ptx"),     CORPUS_TEST(test_f64_ops, "float64.ptx"),
+      CORPUS_TEST(test_f32_approx, "approx.ptx"),   CORPUS_TEST(test_f32_compare, "compare.ptx"),
       CORPUS_TEST(test_f64_compare, "compare.ptx"),
   };
   const struct CMUnitTest conversions[] = {
@@ -2468,20 +2581,26 @@ int main(void) {
       CORPUS_TEST(test_calls, "functions.G.ptx"),    CORPUS_TEST(test_local_array, "functions.G.ptx"),
   };
   const struct CMUnitTest memory[] = {
-      CORPUS_TEST(test_constants, "memory.ptx"),     CORPUS_TEST(test_globals, "memory.ptx"),
-      CORPUS_TEST(test_vectors, "memory.ptx"),       CORPUS_TEST(test_narrow, "memory.ptx"),
-      CORPUS_TEST(test_readonly, "memory.ptx"),      CORPUS_TEST(test_generic, "memory.ptx"),
-      CORPUS_TEST(test_reverse_static, "shared.ptx"), CORPUS_TEST(test_tile_2d, "shared.ptx"),
-      CORPUS_TEST(test_dynamic_split, "shared.ptx"), CORPUS_TEST(test_global_atomics, "atomics.ptx"),
+      CORPUS_TEST(test_constants, "memory.ptx"),       CORPUS_TEST(test_globals, "memory.ptx"),
+      CORPUS_TEST(test_vectors, "memory.ptx"),         CORPUS_TEST(test_narrow, "memory.ptx"),
+      CORPUS_TEST(test_readonly, "memory.ptx"),        CORPUS_TEST(test_generic, "memory.ptx"),
+      CORPUS_TEST(test_reverse_static, "shared.ptx"),  CORPUS_TEST(test_tile_2d, "shared.ptx"),
+      CORPUS_TEST(test_dynamic_split, "shared.ptx"),   CORPUS_TEST(test_global_atomics, "atomics.ptx"),
       CORPUS_TEST(test_shared_atomics, "atomics.ptx"),
   };
   const struct CMUnitTest threads[] = {
-      CORPUS_TEST(test_vote_block, "sync.ptx"),      CORPUS_TEST(test_smooth, "sync.ptx"),
-      CORPUS_TEST(test_warp_reverse, "sync.ptx"),    CORPUS_TEST(test_last_block_sum, "sync.ptx"),
-      CORPUS_TEST(test_shuffles, "warp.ptx"),        CORPUS_TEST(test_votes, "warp.ptx"),
-      CORPUS_TEST(test_matches, "warp.ptx"),         CORPUS_TEST(test_partial_warp, "warp.ptx"),
-      CORPUS_TEST(test_warp_reduce, "warp_reduce.ptx"), CORPUS_TEST(test_sregs_3d, "sregs.ptx"),
-      CORPUS_TEST(test_clocks, "sregs.ptx"),         CORPUS_TEST(test_printf, "printf.ptx"),
+      CORPUS_TEST(test_vote_block, "sync.ptx"),
+      CORPUS_TEST(test_smooth, "sync.ptx"),
+      CORPUS_TEST(test_warp_reverse, "sync.ptx"),
+      CORPUS_TEST(test_last_block_sum, "sync.ptx"),
+      CORPUS_TEST(test_shuffles, "warp.ptx"),
+      CORPUS_TEST(test_votes, "warp.ptx"),
+      CORPUS_TEST(test_matches, "warp.ptx"),
+      CORPUS_TEST(test_partial_warp, "warp.ptx"),
+      CORPUS_TEST(test_warp_reduce, "warp_reduce.ptx"),
+      CORPUS_TEST(test_sregs_3d, "sregs.ptx"),
+      CORPUS_TEST(test_clocks, "sregs.ptx"),
+      CORPUS_TEST(test_printf, "printf.ptx"),
   };
   const struct CMUnitTest samples[] = {
       CORPUS_TEST(test_vector_add, "samples/vector_add.ptx"),

@@ -29,104 +29,103 @@
  *   extern "C" __global__ void poke(int *p, int at) { p[threadIdx.x + at] = 1; }
  */
 static const char mod_ptx[] =
-  ".version 9.0\n"
-  ".target sm_75\n"
-  ".address_size 64\n"
-  ".global .align 4 .u32 counter = 5;\n"
-  ".const .align 4 .b8 coef[16] = {0, 0, 128, 63, 0, 0, 0, 64, 0, 0, 64, 64, 0, 0, 128, 64};\n"
-  ".visible .entry scale(\n"
-  ".param .u64 scale_param_0,\n"
-  ".param .u64 scale_param_1,\n"
-  ".param .u32 scale_param_2\n"
-  ")\n"
-  "{\n"
-  ".reg .pred  %p<2>;\n"
-  ".reg .f32  %f<5>;\n"
-  ".reg .b32  %r<12>;\n"
-  ".reg .b64  %rd<11>;\n"
-  ".loc 1 3 0\n"
-  "ld.param.u64  %rd1, [scale_param_0];\n"
-  "ld.param.u64  %rd2, [scale_param_1];\n"
-  "ld.param.u32  %r2, [scale_param_2];\n"
-  ".loc 1 4 3\n"
-  "mov.u32  %r3, %ctaid.x;\n"
-  "mov.u32  %r4, %ntid.x;\n"
-  "mov.u32  %r5, %tid.x;\n"
-  "mad.lo.s32  %r1, %r3, %r4, %r5;\n"
-  ".loc 1 5 3\n"
-  "setp.ge.s32  %p1, %r1, %r2;\n"
-  "@%p1 bra  $L__BB0_2;\n"
-  ".loc 1 4 3\n"
-  "cvta.to.global.u64  %rd3, %rd2;\n"
-  ".loc 1 5 3\n"
-  "mul.wide.s32  %rd4, %r1, 4;\n"
-  "add.s64  %rd5, %rd3, %rd4;\n"
-  "shr.s32  %r6, %r1, 31;\n"
-  "shr.u32  %r7, %r6, 30;\n"
-  "add.s32  %r8, %r1, %r7;\n"
-  "and.b32   %r9, %r8, -4;\n"
-  "sub.s32  %r10, %r1, %r9;\n"
-  "mul.wide.s32  %rd6, %r10, 4;\n"
-  "mov.u64  %rd7, coef;\n"
-  "add.s64  %rd8, %rd7, %rd6;\n"
-  "ld.const.f32  %f1, [%rd8];\n"
-  "ld.global.f32  %f2, [%rd5];\n"
-  "ld.global.u32  %r11, [counter];\n"
-  "cvt.rn.f32.s32  %f3, %r11;\n"
-  "fma.rn.f32  %f4, %f2, %f1, %f3;\n"
-  ".loc 1 4 3\n"
-  "cvta.to.global.u64  %rd9, %rd1;\n"
-  ".loc 1 5 3\n"
-  "add.s64  %rd10, %rd9, %rd4;\n"
-  "st.global.f32  [%rd10], %f4;\n"
-  "$L__BB0_2:\n"
-  ".loc 1 6 1\n"
-  "ret;\n"
-  "}\n"
-  ".visible .entry bump(\n"
-  ".param .u32 bump_param_0\n"
-  ")\n"
-  "{\n"
-  ".reg .b32  %r<3>;\n"
-  ".reg .b64  %rd<2>;\n"
-  ".loc 1 7 0\n"
-  "ld.param.u32  %r1, [bump_param_0];\n"
-  ".loc 1 7 41\n"
-  ".loc 2 107 3, function_name $L__info_string0, inlined_at 1 7 41\n"
-  "mov.u64  %rd1, counter;\n"
-  "atom.global.add.u32  %r2, [%rd1], %r1;\n"
-  ".loc 1 7 41\n"
-  "ret;\n"
-  "}\n"
-  ".visible .entry poke(\n"
-  ".param .u64 poke_param_0,\n"
-  ".param .u32 poke_param_1\n"
-  ")\n"
-  "{\n"
-  ".reg .b32  %r<5>;\n"
-  ".reg .b64  %rd<5>;\n"
-  ".loc 1 8 0\n"
-  "ld.param.u64  %rd1, [poke_param_0];\n"
-  "ld.param.u32  %r1, [poke_param_1];\n"
-  ".loc 1 8 41\n"
-  "cvta.to.global.u64  %rd2, %rd1;\n"
-  "mov.u32  %r2, %tid.x;\n"
-  "add.s32  %r3, %r2, %r1;\n"
-  "mul.wide.u32  %rd3, %r3, 4;\n"
-  "add.s64  %rd4, %rd2, %rd3;\n"
-  "mov.u32  %r4, 1;\n"
-  "st.global.u32  [%rd4], %r4;\n"
-  "ret;\n"
-  "}\n"
-  ".file 1 \"/tmp/k/mod.cu\"\n"
-  ".file 2 \"/usr/local/cuda/bin/../targets/x86_64-linux/include/device_atomic_functions.hpp\"\n"
-  ".section .debug_str\n"
-  "{\n"
-  "$L__info_string0:\n"
-  ".b8 95,90,78,51,53,95,73,78,84,69,82,78,65,76,95,55,102,50,51,99,101,102,53,95,54,95,109,111,100,95,99,117,95,99,111,117,110,116,101,114\n"
-  ".b8 57,97,116,111,109,105,99,65,100,100,69,80,105,105,0\n"
-  "}\n"
-  ;
+    ".version 9.0\n"
+    ".target sm_75\n"
+    ".address_size 64\n"
+    ".global .align 4 .u32 counter = 5;\n"
+    ".const .align 4 .b8 coef[16] = {0, 0, 128, 63, 0, 0, 0, 64, 0, 0, 64, 64, 0, 0, 128, 64};\n"
+    ".visible .entry scale(\n"
+    ".param .u64 scale_param_0,\n"
+    ".param .u64 scale_param_1,\n"
+    ".param .u32 scale_param_2\n"
+    ")\n"
+    "{\n"
+    ".reg .pred  %p<2>;\n"
+    ".reg .f32  %f<5>;\n"
+    ".reg .b32  %r<12>;\n"
+    ".reg .b64  %rd<11>;\n"
+    ".loc 1 3 0\n"
+    "ld.param.u64  %rd1, [scale_param_0];\n"
+    "ld.param.u64  %rd2, [scale_param_1];\n"
+    "ld.param.u32  %r2, [scale_param_2];\n"
+    ".loc 1 4 3\n"
+    "mov.u32  %r3, %ctaid.x;\n"
+    "mov.u32  %r4, %ntid.x;\n"
+    "mov.u32  %r5, %tid.x;\n"
+    "mad.lo.s32  %r1, %r3, %r4, %r5;\n"
+    ".loc 1 5 3\n"
+    "setp.ge.s32  %p1, %r1, %r2;\n"
+    "@%p1 bra  $L__BB0_2;\n"
+    ".loc 1 4 3\n"
+    "cvta.to.global.u64  %rd3, %rd2;\n"
+    ".loc 1 5 3\n"
+    "mul.wide.s32  %rd4, %r1, 4;\n"
+    "add.s64  %rd5, %rd3, %rd4;\n"
+    "shr.s32  %r6, %r1, 31;\n"
+    "shr.u32  %r7, %r6, 30;\n"
+    "add.s32  %r8, %r1, %r7;\n"
+    "and.b32   %r9, %r8, -4;\n"
+    "sub.s32  %r10, %r1, %r9;\n"
+    "mul.wide.s32  %rd6, %r10, 4;\n"
+    "mov.u64  %rd7, coef;\n"
+    "add.s64  %rd8, %rd7, %rd6;\n"
+    "ld.const.f32  %f1, [%rd8];\n"
+    "ld.global.f32  %f2, [%rd5];\n"
+    "ld.global.u32  %r11, [counter];\n"
+    "cvt.rn.f32.s32  %f3, %r11;\n"
+    "fma.rn.f32  %f4, %f2, %f1, %f3;\n"
+    ".loc 1 4 3\n"
+    "cvta.to.global.u64  %rd9, %rd1;\n"
+    ".loc 1 5 3\n"
+    "add.s64  %rd10, %rd9, %rd4;\n"
+    "st.global.f32  [%rd10], %f4;\n"
+    "$L__BB0_2:\n"
+    ".loc 1 6 1\n"
+    "ret;\n"
+    "}\n"
+    ".visible .entry bump(\n"
+    ".param .u32 bump_param_0\n"
+    ")\n"
+    "{\n"
+    ".reg .b32  %r<3>;\n"
+    ".reg .b64  %rd<2>;\n"
+    ".loc 1 7 0\n"
+    "ld.param.u32  %r1, [bump_param_0];\n"
+    ".loc 1 7 41\n"
+    ".loc 2 107 3, function_name $L__info_string0, inlined_at 1 7 41\n"
+    "mov.u64  %rd1, counter;\n"
+    "atom.global.add.u32  %r2, [%rd1], %r1;\n"
+    ".loc 1 7 41\n"
+    "ret;\n"
+    "}\n"
+    ".visible .entry poke(\n"
+    ".param .u64 poke_param_0,\n"
+    ".param .u32 poke_param_1\n"
+    ")\n"
+    "{\n"
+    ".reg .b32  %r<5>;\n"
+    ".reg .b64  %rd<5>;\n"
+    ".loc 1 8 0\n"
+    "ld.param.u64  %rd1, [poke_param_0];\n"
+    "ld.param.u32  %r1, [poke_param_1];\n"
+    ".loc 1 8 41\n"
+    "cvta.to.global.u64  %rd2, %rd1;\n"
+    "mov.u32  %r2, %tid.x;\n"
+    "add.s32  %r3, %r2, %r1;\n"
+    "mul.wide.u32  %rd3, %r3, 4;\n"
+    "add.s64  %rd4, %rd2, %rd3;\n"
+    "mov.u32  %r4, 1;\n"
+    "st.global.u32  [%rd4], %r4;\n"
+    "ret;\n"
+    "}\n"
+    ".file 1 \"/tmp/k/mod.cu\"\n"
+    ".file 2 \"/usr/local/cuda/bin/../targets/x86_64-linux/include/device_atomic_functions.hpp\"\n"
+    ".section .debug_str\n"
+    "{\n"
+    "$L__info_string0:\n"
+    ".b8 95,90,78,51,53,95,73,78,84,69,82,78,65,76,95,55,102,50,51,99,101,102,53,95,54,95,109,111,100,95,99,117,95,99,111,117,110,116,101,114\n"
+    ".b8 57,97,116,111,109,105,99,65,100,100,69,80,105,105,0\n"
+    "}\n";
 
 static gcap_context *sim_context(gcap_sim_kernels kernels, gcap_sim_exec exec) {
   gcap_sim_options so;
@@ -326,7 +325,8 @@ static void test_kernel_modes(void **state) {
     if (want) test_assert_message_contains("\"other\" has no PTX");
     /* Not defined but in the PTX: found there, as on CUDA. */
     gcap_kernel *k = NULL;
-    assert_status(gcap_module_get_kernel(m, "bump", &k), mode == GCAP_SIM_KERNELS_CPU ? GCAP_ERROR_NOT_FOUND : GCAP_SUCCESS);
+    assert_status(gcap_module_get_kernel(m, "bump", &k),
+                  mode == GCAP_SIM_KERNELS_CPU ? GCAP_ERROR_NOT_FOUND : GCAP_SUCCESS);
     assert_ok(gcap_mem_free(ctx, buf));
     assert_ok(gcap_stream_destroy(s));
     gcap_context_destroy(ctx);
@@ -361,7 +361,8 @@ static void test_bad_descs(void **state) {
   gcap_module_desc null_opt = {.source = "x", .options = opts, .num_options = 2};
   assert_status(gcap_module_load(ctx, &null_opt, &m), GCAP_ERROR_INVALID_VALUE);
   test_assert_message_contains("desc->options[1]");
-  static const char bad[] = ".version 8.0\n.target sm_75\n.address_size 64\n.visible .entry k()\n{\n  frobnicate.u32 %r1;\n}\n";
+  static const char bad[] =
+      ".version 8.0\n.target sm_75\n.address_size 64\n.visible .entry k()\n{\n  frobnicate.u32 %r1;\n}\n";
   gcap_module_desc broken = {.image = bad, .image_size = sizeof bad};
   assert_status(gcap_module_load(ctx, &broken, &m), GCAP_ERROR_INVALID_PTX);
   test_assert_message_contains("line 6");
@@ -540,12 +541,18 @@ static void test_environment(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_kernels_from_entries), cmocka_unit_test(test_module_globals),
-      cmocka_unit_test(test_instruction_count),    cmocka_unit_test(test_kernel_modes),
-      cmocka_unit_test(test_sizes_must_agree),     cmocka_unit_test(test_bad_descs),
-      cmocka_unit_test(test_fault_report_and_sticky), cmocka_unit_test(test_fault_deferred),
-      cmocka_unit_test(test_trap_and_brkpt),       cmocka_unit_test(test_two_threads),
-      cmocka_unit_test(test_module_globals_strict), cmocka_unit_test(test_block_that_cannot_finish),
+      cmocka_unit_test(test_kernels_from_entries),
+      cmocka_unit_test(test_module_globals),
+      cmocka_unit_test(test_instruction_count),
+      cmocka_unit_test(test_kernel_modes),
+      cmocka_unit_test(test_sizes_must_agree),
+      cmocka_unit_test(test_bad_descs),
+      cmocka_unit_test(test_fault_report_and_sticky),
+      cmocka_unit_test(test_fault_deferred),
+      cmocka_unit_test(test_trap_and_brkpt),
+      cmocka_unit_test(test_two_threads),
+      cmocka_unit_test(test_module_globals_strict),
+      cmocka_unit_test(test_block_that_cannot_finish),
       cmocka_unit_test(test_host_memory),
       cmocka_unit_test(test_environment),
   };

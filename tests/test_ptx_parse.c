@@ -27,388 +27,381 @@
 
 /* ---------------------------------------------------------------- PTX from nvcc 13.0 (trimmed) */
 
-static const char calls_ptx[] =
-  ".version 8.0\n"
-  ".target sm_80\n"
-  ".address_size 64\n"
-  "\n"
-  ".extern .func  (.param .b32 func_retval0) vprintf\n"
-  "(\n"
-  "\t.param .b64 vprintf_param_0,\n"
-  "\t.param .b64 vprintf_param_1\n"
-  ")\n"
-  ";\n"
-  ".func  (.param .b32 func_retval0) later\n"
-  "(\n"
-  "\t.param .b32 later_param_0\n"
-  ")\n"
-  ";\n"
-  ".global .align 1 .b8 $str[6] = {104, 105, 32, 37, 100};\n"
-  "\n"
-  ".func  (.param .b32 func_retval0) helper(\n"
-  "\t.param .b32 helper_param_0,\n"
-  "\t.param .b32 helper_param_1\n"
-  ")\n"
-  "{\n"
-  "\t.reg .b32 \t%r<5>;\n"
-  "\n"
-  "\tld.param.u32 \t%r1, [helper_param_0];\n"
-  "\tld.param.u32 \t%r2, [helper_param_1];\n"
-  "\tmad.lo.s32 \t%r4, %r2, %r1, %r1;\n"
-  "\tst.param.b32 \t[func_retval0+0], %r4;\n"
-  "\tret;\n"
-  "}\n"
-  "\t// .globl\tkern\n"
-  ".visible .entry kern(\n"
-  "\t.param .u64 kern_param_0,\n"
-  "\t.param .align 8 .b8 kern_param_1[16]\n"
-  ")\n"
-  ".maxntid 256, 1, 1\n"
-  ".minnctapersm 2\n"
-  "{\n"
-  "\t.local .align 8 .b8 \t__local_depot1[8];\n"
-  "\t.reg .b64 \t%SP;\n"
-  "\t.reg .b64 \t%SPL;\n"
-  "\t.reg .b32 \t%r<6>;\n"
-  "\t.reg .b64 \t%rd<6>;\n"
-  "\n"
-  "\tmov.u64 \t%SPL, __local_depot1;\n"
-  "\tcvta.local.u64 \t%SP, %SPL;\n"
-  "\tld.param.u64 \t%rd1, [kern_param_0];\n"
-  "\tld.param.u32 \t%r1, [kern_param_1+8];\n"
-  "\tadd.u64 \t%rd2, %SP, 0;\n"
-  "\tadd.u64 \t%rd3, %SPL, 0;\n"
-  "\tst.local.u32 \t[%rd3], %r1;\n"
-  "\tmov.u64 \t%rd4, $str;\n"
-  "\tcvta.global.u64 \t%rd5, %rd4;\n"
-  "\t{ // callseq 0, 0\n"
-  "\t.reg .b32 temp_param_reg;\n"
-  "\t.param .b64 param0;\n"
-  "\tst.param.b64 \t[param0+0], %rd5;\n"
-  "\t.param .b64 param1;\n"
-  "\tst.param.b64 \t[param1+0], %rd2;\n"
-  "\t.param .b32 retval0;\n"
-  "\tcall.uni (retval0), \n"
-  "\tvprintf, \n"
-  "\t(\n"
-  "\tparam0, \n"
-  "\tparam1\n"
-  "\t);\n"
-  "\tld.param.b32 \t%r2, [retval0+0];\n"
-  "\t} // callseq 0\n"
-  "\t{ // callseq 1, 0\n"
-  "\t.reg .b32 temp_param_reg;\n"
-  "\t.param .b32 param0;\n"
-  "\tst.param.b32 \t[param0+0], %r1;\n"
-  "\t.param .b32 param1;\n"
-  "\tst.param.b32 \t[param1+0], %r2;\n"
-  "\t.param .b32 retval0;\n"
-  "\tcall.uni (retval0), \n"
-  "\thelper, \n"
-  "\t(\n"
-  "\tparam0, \n"
-  "\tparam1\n"
-  "\t);\n"
-  "\tld.param.b32 \t%r3, [retval0+0];\n"
-  "\t} // callseq 1\n"
-  "\t{ // callseq 2, 0\n"
-  "\t.reg .b32 temp_param_reg;\n"
-  "\t.param .b32 param0;\n"
-  "\tst.param.b32 \t[param0+0], %r3;\n"
-  "\t.param .b32 retval0;\n"
-  "\tcall.uni (retval0), \n"
-  "\tlater, \n"
-  "\t(\n"
-  "\tparam0\n"
-  "\t);\n"
-  "\tld.param.b32 \t%r4, [retval0+0];\n"
-  "\t} // callseq 2\n"
-  "\tst.global.u32 \t[%rd1], %r4;\n"
-  "\tret;\n"
-  "}\n"
-  ".func  (.param .b32 func_retval0) later(\n"
-  "\t.param .b32 later_param_0\n"
-  ")\n"
-  "{\n"
-  "\t.reg .b32 \t%r<3>;\n"
-  "\n"
-  "\tld.param.u32 \t%r1, [later_param_0];\n"
-  "\tadd.s32 \t%r2, %r1, 1;\n"
-  "\tst.param.b32 \t[func_retval0+0], %r2;\n"
-  "\tret;\n"
-  "}\n";
+static const char calls_ptx[] = ".version 8.0\n"
+                                ".target sm_80\n"
+                                ".address_size 64\n"
+                                "\n"
+                                ".extern .func  (.param .b32 func_retval0) vprintf\n"
+                                "(\n"
+                                "\t.param .b64 vprintf_param_0,\n"
+                                "\t.param .b64 vprintf_param_1\n"
+                                ")\n"
+                                ";\n"
+                                ".func  (.param .b32 func_retval0) later\n"
+                                "(\n"
+                                "\t.param .b32 later_param_0\n"
+                                ")\n"
+                                ";\n"
+                                ".global .align 1 .b8 $str[6] = {104, 105, 32, 37, 100};\n"
+                                "\n"
+                                ".func  (.param .b32 func_retval0) helper(\n"
+                                "\t.param .b32 helper_param_0,\n"
+                                "\t.param .b32 helper_param_1\n"
+                                ")\n"
+                                "{\n"
+                                "\t.reg .b32 \t%r<5>;\n"
+                                "\n"
+                                "\tld.param.u32 \t%r1, [helper_param_0];\n"
+                                "\tld.param.u32 \t%r2, [helper_param_1];\n"
+                                "\tmad.lo.s32 \t%r4, %r2, %r1, %r1;\n"
+                                "\tst.param.b32 \t[func_retval0+0], %r4;\n"
+                                "\tret;\n"
+                                "}\n"
+                                "\t// .globl\tkern\n"
+                                ".visible .entry kern(\n"
+                                "\t.param .u64 kern_param_0,\n"
+                                "\t.param .align 8 .b8 kern_param_1[16]\n"
+                                ")\n"
+                                ".maxntid 256, 1, 1\n"
+                                ".minnctapersm 2\n"
+                                "{\n"
+                                "\t.local .align 8 .b8 \t__local_depot1[8];\n"
+                                "\t.reg .b64 \t%SP;\n"
+                                "\t.reg .b64 \t%SPL;\n"
+                                "\t.reg .b32 \t%r<6>;\n"
+                                "\t.reg .b64 \t%rd<6>;\n"
+                                "\n"
+                                "\tmov.u64 \t%SPL, __local_depot1;\n"
+                                "\tcvta.local.u64 \t%SP, %SPL;\n"
+                                "\tld.param.u64 \t%rd1, [kern_param_0];\n"
+                                "\tld.param.u32 \t%r1, [kern_param_1+8];\n"
+                                "\tadd.u64 \t%rd2, %SP, 0;\n"
+                                "\tadd.u64 \t%rd3, %SPL, 0;\n"
+                                "\tst.local.u32 \t[%rd3], %r1;\n"
+                                "\tmov.u64 \t%rd4, $str;\n"
+                                "\tcvta.global.u64 \t%rd5, %rd4;\n"
+                                "\t{ // callseq 0, 0\n"
+                                "\t.reg .b32 temp_param_reg;\n"
+                                "\t.param .b64 param0;\n"
+                                "\tst.param.b64 \t[param0+0], %rd5;\n"
+                                "\t.param .b64 param1;\n"
+                                "\tst.param.b64 \t[param1+0], %rd2;\n"
+                                "\t.param .b32 retval0;\n"
+                                "\tcall.uni (retval0), \n"
+                                "\tvprintf, \n"
+                                "\t(\n"
+                                "\tparam0, \n"
+                                "\tparam1\n"
+                                "\t);\n"
+                                "\tld.param.b32 \t%r2, [retval0+0];\n"
+                                "\t} // callseq 0\n"
+                                "\t{ // callseq 1, 0\n"
+                                "\t.reg .b32 temp_param_reg;\n"
+                                "\t.param .b32 param0;\n"
+                                "\tst.param.b32 \t[param0+0], %r1;\n"
+                                "\t.param .b32 param1;\n"
+                                "\tst.param.b32 \t[param1+0], %r2;\n"
+                                "\t.param .b32 retval0;\n"
+                                "\tcall.uni (retval0), \n"
+                                "\thelper, \n"
+                                "\t(\n"
+                                "\tparam0, \n"
+                                "\tparam1\n"
+                                "\t);\n"
+                                "\tld.param.b32 \t%r3, [retval0+0];\n"
+                                "\t} // callseq 1\n"
+                                "\t{ // callseq 2, 0\n"
+                                "\t.reg .b32 temp_param_reg;\n"
+                                "\t.param .b32 param0;\n"
+                                "\tst.param.b32 \t[param0+0], %r3;\n"
+                                "\t.param .b32 retval0;\n"
+                                "\tcall.uni (retval0), \n"
+                                "\tlater, \n"
+                                "\t(\n"
+                                "\tparam0\n"
+                                "\t);\n"
+                                "\tld.param.b32 \t%r4, [retval0+0];\n"
+                                "\t} // callseq 2\n"
+                                "\tst.global.u32 \t[%rd1], %r4;\n"
+                                "\tret;\n"
+                                "}\n"
+                                ".func  (.param .b32 func_retval0) later(\n"
+                                "\t.param .b32 later_param_0\n"
+                                ")\n"
+                                "{\n"
+                                "\t.reg .b32 \t%r<3>;\n"
+                                "\n"
+                                "\tld.param.u32 \t%r1, [later_param_0];\n"
+                                "\tadd.s32 \t%r2, %r1, 1;\n"
+                                "\tst.param.b32 \t[func_retval0+0], %r2;\n"
+                                "\tret;\n"
+                                "}\n";
 
-static const char warp_ptx[] =
-  ".version 8.0\n"
-  ".target sm_80\n"
-  ".address_size 64\n"
-  "\n"
-  ".visible .entry warp(\n"
-  "\t.param .u64 warp_param_0\n"
-  ")\n"
-  "{\n"
-  "\t.reg .pred \t%p<4>;\n"
-  "\t.reg .b32 \t%r<20>;\n"
-  "\t.reg .f32 \t%f<2>;\n"
-  "\t.reg .f64 \t%fd<2>;\n"
-  "\t.reg .b64 \t%rd<6>;\n"
-  "\t.shared .align 8 .b8 sh[256];\n"
-  "\n"
-  "\tld.param.u64 \t%rd1, [warp_param_0];\n"
-  "\tcvta.to.global.u64 \t%rd2, %rd1;\n"
-  "\tmov.u32 \t%r1, %tid.x;\n"
-  "\tmov.u32 \t%r2, %ntid.y;\n"
-  "\tmov.u32 \t%r3, %ctaid.z;\n"
-  "\tmov.u32 \t%r4, %laneid;\n"
-  "\tmov.u32 \t%r5, %lanemask_lt;\n"
-  "\tmov.u64 \t%rd3, %clock64;\n"
-  "\tmov.u64 \t%rd4, %globaltimer;\n"
-  "\tmov.u32 \t%r6, %dynamic_smem_size;\n"
-  "\tshfl.sync.idx.b32 \t%r7|%p1, %r1, 3, 31, -1;\n"
-  "\tshfl.sync.bfly.b32 \t%r8|%p2, %r1, 4, 31, -1;\n"
-  "\tsetp.ne.s32 \t%p3, %r1, 0;\n"
-  "\tvote.sync.ballot.b32 \t%r9, %p3, -1;\n"
-  "\tvote.sync.all.pred \t%p1, !%p3, -1;\n"
-  "\tmatch.any.sync.b32 \t%r10, %r1, -1;\n"
-  "\tredux.sync.add.u32 %r11, %r1, -1;\n"
-  "\tredux.sync.max.s32 %r12, %r1, -1;\n"
-  "\tactivemask.b32 %r13;\n"
-  "\tbar.sync \t0;\n"
-  "\tbarrier.sync.aligned \t1, 64;\n"
-  "\tbar.red.popc.u32 \t%r14, 0, %p3;\n"
-  "\tbar.red.and.pred \t%p2, 0, !%p3;\n"
-  "\tbar.warp.sync \t-1;\n"
-  "\tbar.arrive \t2, 64;\n"
-  "\tmov.u32 \t%r15, sh;\n"
-  "\tatom.shared.add.u32 \t%r16, [%r15+4], 1;\n"
-  "\tatom.global.cas.b32 \t%r17, [%rd2], %r1, %r16;\n"
-  "\tatom.global.add.f32 \t%f1, [%rd2+8], 0f3F800000;\n"
-  "\tatom.global.add.f64 \t%fd1, [%rd2+16], 0d3FF0000000000000;\n"
-  "\tatom.global.cta.add.u32 \t%r18, [%rd2+24], 1;\n"
-  "\tatom.add.acq_rel.gpu.s32 %r19,[%rd1],%r1;\n"
-  "\tatom.exch.acquire.sys.b32 %r19,[%rd1],%r1;\n"
-  "\tatom.global.inc.u32 \t%r19, [%rd2+28], 17;\n"
-  "\tatom.global.max.s64 \t%rd5, [%rd2+32], %rd3;\n"
-  "\tred.global.add.u32 \t[%rd2+40], 1;\n"
-  "\tred.shared.or.b32 \t[sh+8], %r1;\n"
-  "\tmembar.gl;\n"
-  "\tmembar.cta;\n"
-  "\tfence.sc.sys;\n"
-  "\tfence.acq_rel.cta;\n"
-  "\t{\n"
-  "\t.reg .pred \t%p1;\n"
-  "\tsetp.ne.u32 \t%p1, %r1, 0;\n"
-  "\tbar.red.or.pred \t%p1, 0, %p1;\n"
-  "\t@!%p1 bra \t$L__BB0_1;\n"
-  "\t}\n"
-  "\tst.global.u32 \t[%rd2], %r7;\n"
-  "$L__BB0_1:\n"
-  "\tret;\n"
-  "}\n";
+static const char warp_ptx[] = ".version 8.0\n"
+                               ".target sm_80\n"
+                               ".address_size 64\n"
+                               "\n"
+                               ".visible .entry warp(\n"
+                               "\t.param .u64 warp_param_0\n"
+                               ")\n"
+                               "{\n"
+                               "\t.reg .pred \t%p<4>;\n"
+                               "\t.reg .b32 \t%r<20>;\n"
+                               "\t.reg .f32 \t%f<2>;\n"
+                               "\t.reg .f64 \t%fd<2>;\n"
+                               "\t.reg .b64 \t%rd<6>;\n"
+                               "\t.shared .align 8 .b8 sh[256];\n"
+                               "\n"
+                               "\tld.param.u64 \t%rd1, [warp_param_0];\n"
+                               "\tcvta.to.global.u64 \t%rd2, %rd1;\n"
+                               "\tmov.u32 \t%r1, %tid.x;\n"
+                               "\tmov.u32 \t%r2, %ntid.y;\n"
+                               "\tmov.u32 \t%r3, %ctaid.z;\n"
+                               "\tmov.u32 \t%r4, %laneid;\n"
+                               "\tmov.u32 \t%r5, %lanemask_lt;\n"
+                               "\tmov.u64 \t%rd3, %clock64;\n"
+                               "\tmov.u64 \t%rd4, %globaltimer;\n"
+                               "\tmov.u32 \t%r6, %dynamic_smem_size;\n"
+                               "\tshfl.sync.idx.b32 \t%r7|%p1, %r1, 3, 31, -1;\n"
+                               "\tshfl.sync.bfly.b32 \t%r8|%p2, %r1, 4, 31, -1;\n"
+                               "\tsetp.ne.s32 \t%p3, %r1, 0;\n"
+                               "\tvote.sync.ballot.b32 \t%r9, %p3, -1;\n"
+                               "\tvote.sync.all.pred \t%p1, !%p3, -1;\n"
+                               "\tmatch.any.sync.b32 \t%r10, %r1, -1;\n"
+                               "\tredux.sync.add.u32 %r11, %r1, -1;\n"
+                               "\tredux.sync.max.s32 %r12, %r1, -1;\n"
+                               "\tactivemask.b32 %r13;\n"
+                               "\tbar.sync \t0;\n"
+                               "\tbarrier.sync.aligned \t1, 64;\n"
+                               "\tbar.red.popc.u32 \t%r14, 0, %p3;\n"
+                               "\tbar.red.and.pred \t%p2, 0, !%p3;\n"
+                               "\tbar.warp.sync \t-1;\n"
+                               "\tbar.arrive \t2, 64;\n"
+                               "\tmov.u32 \t%r15, sh;\n"
+                               "\tatom.shared.add.u32 \t%r16, [%r15+4], 1;\n"
+                               "\tatom.global.cas.b32 \t%r17, [%rd2], %r1, %r16;\n"
+                               "\tatom.global.add.f32 \t%f1, [%rd2+8], 0f3F800000;\n"
+                               "\tatom.global.add.f64 \t%fd1, [%rd2+16], 0d3FF0000000000000;\n"
+                               "\tatom.global.cta.add.u32 \t%r18, [%rd2+24], 1;\n"
+                               "\tatom.add.acq_rel.gpu.s32 %r19,[%rd1],%r1;\n"
+                               "\tatom.exch.acquire.sys.b32 %r19,[%rd1],%r1;\n"
+                               "\tatom.global.inc.u32 \t%r19, [%rd2+28], 17;\n"
+                               "\tatom.global.max.s64 \t%rd5, [%rd2+32], %rd3;\n"
+                               "\tred.global.add.u32 \t[%rd2+40], 1;\n"
+                               "\tred.shared.or.b32 \t[sh+8], %r1;\n"
+                               "\tmembar.gl;\n"
+                               "\tmembar.cta;\n"
+                               "\tfence.sc.sys;\n"
+                               "\tfence.acq_rel.cta;\n"
+                               "\t{\n"
+                               "\t.reg .pred \t%p1;\n"
+                               "\tsetp.ne.u32 \t%p1, %r1, 0;\n"
+                               "\tbar.red.or.pred \t%p1, 0, %p1;\n"
+                               "\t@!%p1 bra \t$L__BB0_1;\n"
+                               "\t}\n"
+                               "\tst.global.u32 \t[%rd2], %r7;\n"
+                               "$L__BB0_1:\n"
+                               "\tret;\n"
+                               "}\n";
 
-static const char math_ptx[] =
-  ".version 8.0\n"
-  ".target sm_80\n"
-  ".address_size 64\n"
-  "\n"
-  ".visible .entry math(\n"
-  "\t.param .u64 math_param_0\n"
-  ")\n"
-  "{\n"
-  "\t.reg .pred \t%p<4>;\n"
-  "\t.reg .b16 \t%rs<3>;\n"
-  "\t.reg .b32 \t%r<24>;\n"
-  "\t.reg .f32 \t%f<12>;\n"
-  "\t.reg .b64 \t%rd<12>;\n"
-  "\t.reg .f64 \t%fd<8>;\n"
-  "\n"
-  "\tld.param.u64 \t%rd1, [math_param_0];\n"
-  "\tld.global.nc.v4.f32 \t{%f1, %f2, _, %f4}, [%rd1];\n"
-  "\tld.global.v2.f64 \t{%fd1, %fd2}, [%rd1+16];\n"
-  "\tld.volatile.global.u32 \t%r1, [%rd1+-8];\n"
-  "\tld.relaxed.gpu.global.u32 \t%r2, [%rd1+4];\n"
-  "\tld.acquire.gpu.global.u32 \t%r3, [%rd1];\n"
-  "\tld.global.L1::no_allocate.u32 \t%r4, [%rd1];\n"
-  "\tld.global.L2::128B.u32 \t%r5, [%rd1];\n"
-  "\tcvt.rzi.s32.f32 \t%r6, %f1;\n"
-  "\tcvt.rn.f32.s64 \t%f5, %rd1;\n"
-  "\tcvt.rni.f64.f64 \t%fd3, %fd1;\n"
-  "\tcvt.sat.f32.f32 \t%f6, %f2;\n"
-  "\tcvt.u16.u32 \t%rs1, %r1;\n"
-  "\tdiv.rn.f64 \t%fd4, %fd1, %fd2;\n"
-  "\trcp.approx.ftz.f64 \t%fd5, %fd4;\n"
-  "\tsqrt.rn.f32 \t%f7, %f4;\n"
-  "\tex2.approx.ftz.f32 \t%f8, %f7;\n"
-  "\tfma.rn.f64 \t%fd6, %fd5, %fd4, 0d3FF0000000000000;\n"
-  "\tmin.NaN.f32 \t%f9, %f8, 0f7FC00000;\n"
-  "\tcopysign.f32 \t%f10, %f9, %f8;\n"
-  "\ttestp.finite.f32 \t%p1, %f10;\n"
-  "\tsetp.lt.and.s32 \t%p2|%p3, %r1, %r2, %p1;\n"
-  "\tset.lt.u32.f32 \t%r7, %f1, %f2;\n"
-  "\tslct.f32.s32 \t%f11, %f1, %f2, %r3;\n"
-  "\tselp.b32 \t%r8, %r1, 0x7fffffff, %p2;\n"
-  "\tmul.hi.u32 \t%r9, %r1, -1431655765;\n"
-  "\tmul.wide.s32 \t%rd2, %r1, -8;\n"
-  "\tmad.lo.cc.u32 \t%r10, %r1, %r2, %r3;\n"
-  "\tmadc.hi.u32 \t%r11, %r1, %r2, 0;\n"
-  "\tadd.cc.u32 \t%r12, %r1, 010;\n"
-  "\taddc.u32 \t%r13, %r2, 0b101;\n"
-  "\tprmt.b32.f4e \t%r14, %r1, %r2, %r3;\n"
-  "\tprmt.b32 \t%r15, %r1, %r2, 0x3210U;\n"
-  "\tlop3.b32 \t%r16, %r1, %r2, %r3, 0x96;\n"
-  "\tshf.l.wrap.b32 \t%r17, %r1, %r2, %r3;\n"
-  "\tshf.r.clamp.b32 \t%r18, %r1, %r2, 5;\n"
-  "\tbfe.u32 \t%r19, %r1, 8, 4;\n"
-  "\tbfi.b32 \t%r20, %r1, %r2, 8, 4;\n"
-  "\tbfind.shiftamt.u32 \t%r21, %r1;\n"
-  "\tmov.b64 \t{%r22, %r23}, %rd2;\n"
-  "\tmov.b64 \t%rd3, {%r23, %r22};\n"
-  "\tmov.f64 \t%fd7, 0d3FF8000000000000;\n"
-  "\tisspacep.global \t%p1, %rd1;\n"
-  "\tcvta.shared.u64 \t%rd4, %rd1;\n"
-  "\tst.release.gpu.global.u32 \t[%rd1], %r21;\n"
-  "\tst.global.v4.f32 \t[%rd1+32], {%f9, %f10, %f11, %f5};\n"
-  "\tld.local.u32 \t%r1, [0x1000];\n"
-  "\tst.global.f64 \t[%rd1+48], %fd7;\n"
-  "\tret;\n"
-  "}\n";
+static const char math_ptx[] = ".version 8.0\n"
+                               ".target sm_80\n"
+                               ".address_size 64\n"
+                               "\n"
+                               ".visible .entry math(\n"
+                               "\t.param .u64 math_param_0\n"
+                               ")\n"
+                               "{\n"
+                               "\t.reg .pred \t%p<4>;\n"
+                               "\t.reg .b16 \t%rs<3>;\n"
+                               "\t.reg .b32 \t%r<24>;\n"
+                               "\t.reg .f32 \t%f<12>;\n"
+                               "\t.reg .b64 \t%rd<12>;\n"
+                               "\t.reg .f64 \t%fd<8>;\n"
+                               "\n"
+                               "\tld.param.u64 \t%rd1, [math_param_0];\n"
+                               "\tld.global.nc.v4.f32 \t{%f1, %f2, _, %f4}, [%rd1];\n"
+                               "\tld.global.v2.f64 \t{%fd1, %fd2}, [%rd1+16];\n"
+                               "\tld.volatile.global.u32 \t%r1, [%rd1+-8];\n"
+                               "\tld.relaxed.gpu.global.u32 \t%r2, [%rd1+4];\n"
+                               "\tld.acquire.gpu.global.u32 \t%r3, [%rd1];\n"
+                               "\tld.global.L1::no_allocate.u32 \t%r4, [%rd1];\n"
+                               "\tld.global.L2::128B.u32 \t%r5, [%rd1];\n"
+                               "\tcvt.rzi.s32.f32 \t%r6, %f1;\n"
+                               "\tcvt.rn.f32.s64 \t%f5, %rd1;\n"
+                               "\tcvt.rni.f64.f64 \t%fd3, %fd1;\n"
+                               "\tcvt.sat.f32.f32 \t%f6, %f2;\n"
+                               "\tcvt.u16.u32 \t%rs1, %r1;\n"
+                               "\tdiv.rn.f64 \t%fd4, %fd1, %fd2;\n"
+                               "\trcp.approx.ftz.f64 \t%fd5, %fd4;\n"
+                               "\tsqrt.rn.f32 \t%f7, %f4;\n"
+                               "\tex2.approx.ftz.f32 \t%f8, %f7;\n"
+                               "\tfma.rn.f64 \t%fd6, %fd5, %fd4, 0d3FF0000000000000;\n"
+                               "\tmin.NaN.f32 \t%f9, %f8, 0f7FC00000;\n"
+                               "\tcopysign.f32 \t%f10, %f9, %f8;\n"
+                               "\ttestp.finite.f32 \t%p1, %f10;\n"
+                               "\tsetp.lt.and.s32 \t%p2|%p3, %r1, %r2, %p1;\n"
+                               "\tset.lt.u32.f32 \t%r7, %f1, %f2;\n"
+                               "\tslct.f32.s32 \t%f11, %f1, %f2, %r3;\n"
+                               "\tselp.b32 \t%r8, %r1, 0x7fffffff, %p2;\n"
+                               "\tmul.hi.u32 \t%r9, %r1, -1431655765;\n"
+                               "\tmul.wide.s32 \t%rd2, %r1, -8;\n"
+                               "\tmad.lo.cc.u32 \t%r10, %r1, %r2, %r3;\n"
+                               "\tmadc.hi.u32 \t%r11, %r1, %r2, 0;\n"
+                               "\tadd.cc.u32 \t%r12, %r1, 010;\n"
+                               "\taddc.u32 \t%r13, %r2, 0b101;\n"
+                               "\tprmt.b32.f4e \t%r14, %r1, %r2, %r3;\n"
+                               "\tprmt.b32 \t%r15, %r1, %r2, 0x3210U;\n"
+                               "\tlop3.b32 \t%r16, %r1, %r2, %r3, 0x96;\n"
+                               "\tshf.l.wrap.b32 \t%r17, %r1, %r2, %r3;\n"
+                               "\tshf.r.clamp.b32 \t%r18, %r1, %r2, 5;\n"
+                               "\tbfe.u32 \t%r19, %r1, 8, 4;\n"
+                               "\tbfi.b32 \t%r20, %r1, %r2, 8, 4;\n"
+                               "\tbfind.shiftamt.u32 \t%r21, %r1;\n"
+                               "\tmov.b64 \t{%r22, %r23}, %rd2;\n"
+                               "\tmov.b64 \t%rd3, {%r23, %r22};\n"
+                               "\tmov.f64 \t%fd7, 0d3FF8000000000000;\n"
+                               "\tisspacep.global \t%p1, %rd1;\n"
+                               "\tcvta.shared.u64 \t%rd4, %rd1;\n"
+                               "\tst.release.gpu.global.u32 \t[%rd1], %r21;\n"
+                               "\tst.global.v4.f32 \t[%rd1+32], {%f9, %f10, %f11, %f5};\n"
+                               "\tld.local.u32 \t%r1, [0x1000];\n"
+                               "\tst.global.f64 \t[%rd1+48], %fd7;\n"
+                               "\tret;\n"
+                               "}\n";
 
-static const char vars_ptx[] =
-  ".version 8.0\n"
-  ".target sm_80\n"
-  ".address_size 64\n"
-  "\n"
-  ".global .align 4 .b8 arr[16] = {1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 4};\n"
-  ".global .align 8 .u64 s[3] = {7, generic(arr)+4, 4620693217682129016};\n"
-  ".global .align 8 .u64 ptr = generic(arr);\n"
-  ".visible .global .align 4 .f32 fv = 0f3FA00000;\n"
-  ".global .align 8 .f64 dv = 0dC004000000000000;\n"
-  ".global .align 2 .b8 sh[6] = {255, 255, 2, 0, 253, 255};\n"
-  ".global .align 8 .u64 big = -9223372036854775808;\n"
-  ".const .align 4 .b8 multi[24] = {1, 0, 0, 0, 2};\n"
-  ".global .align 4 .u32 counter = 5;\n"
-  ".global .align 2 .u16 halves[3] = {-1, 0xFFFF, 7};\n"
-  ".global .align 8 .u64 plain = arr;\n"
-  ".shared .align 4 .b8 stat[64];\n"
-  ".extern .shared .align 16 .b8 dyn[];\n"
-  ".global .align 1 .b8 name[] = {104, 105, 0};\n"
-  "\n"
-  ".visible .entry k(\n"
-  "\t.param .u64 k_param_0\n"
-  ")\n"
-  "{\n"
-  "\t.reg .b32 \t%r<3>;\n"
-  "\t.reg .b64 \t%rd<5>;\n"
-  "\n"
-  "\tld.param.u64 \t%rd1, [k_param_0];\n"
-  "\tmov.u64 \t%rd2, arr;\n"
-  "\tmov.u64 \t%rd3, arr+8;\n"
-  "\tld.global.u64 \t%rd4, [s+8];\n"
-  "\tmov.u32 \t%r1, dyn;\n"
-  "\tld.shared.u32 \t%r2, [stat+4];\n"
-  "\tst.shared.u32 \t[%r1], %r2;\n"
-  "\tld.const.u32 \t%r2, [multi];\n"
-  "\tst.global.u32 \t[counter], %r2;\n"
-  "\tret;\n"
-  "}\n";
+static const char vars_ptx[] = ".version 8.0\n"
+                               ".target sm_80\n"
+                               ".address_size 64\n"
+                               "\n"
+                               ".global .align 4 .b8 arr[16] = {1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 4};\n"
+                               ".global .align 8 .u64 s[3] = {7, generic(arr)+4, 4620693217682129016};\n"
+                               ".global .align 8 .u64 ptr = generic(arr);\n"
+                               ".visible .global .align 4 .f32 fv = 0f3FA00000;\n"
+                               ".global .align 8 .f64 dv = 0dC004000000000000;\n"
+                               ".global .align 2 .b8 sh[6] = {255, 255, 2, 0, 253, 255};\n"
+                               ".global .align 8 .u64 big = -9223372036854775808;\n"
+                               ".const .align 4 .b8 multi[24] = {1, 0, 0, 0, 2};\n"
+                               ".global .align 4 .u32 counter = 5;\n"
+                               ".global .align 2 .u16 halves[3] = {-1, 0xFFFF, 7};\n"
+                               ".global .align 8 .u64 plain = arr;\n"
+                               ".shared .align 4 .b8 stat[64];\n"
+                               ".extern .shared .align 16 .b8 dyn[];\n"
+                               ".global .align 1 .b8 name[] = {104, 105, 0};\n"
+                               "\n"
+                               ".visible .entry k(\n"
+                               "\t.param .u64 k_param_0\n"
+                               ")\n"
+                               "{\n"
+                               "\t.reg .b32 \t%r<3>;\n"
+                               "\t.reg .b64 \t%rd<5>;\n"
+                               "\n"
+                               "\tld.param.u64 \t%rd1, [k_param_0];\n"
+                               "\tmov.u64 \t%rd2, arr;\n"
+                               "\tmov.u64 \t%rd3, arr+8;\n"
+                               "\tld.global.u64 \t%rd4, [s+8];\n"
+                               "\tmov.u32 \t%r1, dyn;\n"
+                               "\tld.shared.u32 \t%r2, [stat+4];\n"
+                               "\tst.shared.u32 \t[%r1], %r2;\n"
+                               "\tld.const.u32 \t%r2, [multi];\n"
+                               "\tst.global.u32 \t[counter], %r2;\n"
+                               "\tret;\n"
+                               "}\n";
 
-static const char hdr_ptx[] =
-  "//\n"
-  "// Generated by hand after NVVM's output\n"
-  "//\n"
-  "\n"
-  ".version 9.0\n"
-  ".target sm_90a\n"
-  ".address_size 64\n"
-  "\n"
-  "\t// .globl\tk\n"
-  ".visible .entry k(\n"
-  "\t.param .u64 .ptr .global .align 16 k_param_0,\n"
-  "\t.param .align 8 .b8 k_param_1[24],\n"
-  "\t.param .f64 k_param_2\n"
-  ")\n"
-  ".reqntid 128, 2\n"
-  ".maxnreg 64\n"
-  "{\n"
-  "\t.reg .pred p, q;\n"
-  "\t.reg .b32 %r<3>;\n"
-  "\t.reg .b64 %rd<3>;\n"
-  "\n"
-  "\t.pragma \"nounroll\";\n"
-  "\tld.param.u64 %rd1, [k_param_0];\n"
-  "\tsetp.eq.u64 p|q, %rd1, 0;\n"
-  "\t@p bra $L__done;\n"
-  "\t{\n"
-  "\t.param .b32 param0;\n"
-  "\tst.param.b32 [param0+0], 1;\n"
-  "\t.param .b32 retval0;\n"
-  "\tprototype_0 : .callprototype (.param .b32 _) _ (.param .b32 _);\n"
-  "\tcall (retval0), %rd1, (param0), prototype_0;\n"
-  "\tld.param.b32 %r1, [retval0+0];\n"
-  "\t}\n"
-  "$L__done:\n"
-  "\tret;\n"
-  "}\n"
-  ".func stop() .noreturn\n"
-  "{\n"
-  "\ttrap;\n"
-  "}\n";
+static const char hdr_ptx[] = "//\n"
+                              "// Generated by hand after NVVM's output\n"
+                              "//\n"
+                              "\n"
+                              ".version 9.0\n"
+                              ".target sm_90a\n"
+                              ".address_size 64\n"
+                              "\n"
+                              "\t// .globl\tk\n"
+                              ".visible .entry k(\n"
+                              "\t.param .u64 .ptr .global .align 16 k_param_0,\n"
+                              "\t.param .align 8 .b8 k_param_1[24],\n"
+                              "\t.param .f64 k_param_2\n"
+                              ")\n"
+                              ".reqntid 128, 2\n"
+                              ".maxnreg 64\n"
+                              "{\n"
+                              "\t.reg .pred p, q;\n"
+                              "\t.reg .b32 %r<3>;\n"
+                              "\t.reg .b64 %rd<3>;\n"
+                              "\n"
+                              "\t.pragma \"nounroll\";\n"
+                              "\tld.param.u64 %rd1, [k_param_0];\n"
+                              "\tsetp.eq.u64 p|q, %rd1, 0;\n"
+                              "\t@p bra $L__done;\n"
+                              "\t{\n"
+                              "\t.param .b32 param0;\n"
+                              "\tst.param.b32 [param0+0], 1;\n"
+                              "\t.param .b32 retval0;\n"
+                              "\tprototype_0 : .callprototype (.param .b32 _) _ (.param .b32 _);\n"
+                              "\tcall (retval0), %rd1, (param0), prototype_0;\n"
+                              "\tld.param.b32 %r1, [retval0+0];\n"
+                              "\t}\n"
+                              "$L__done:\n"
+                              "\tret;\n"
+                              "}\n"
+                              ".func stop() .noreturn\n"
+                              "{\n"
+                              "\ttrap;\n"
+                              "}\n";
 
-static const char dbg_ptx[] =
-  ".version 8.0\n"
-  ".target sm_80, debug\n"
-  ".address_size 64\n"
-  "\n"
-  ".visible .entry dbg(\n"
-  "\t.param .u64 dbg_param_0\n"
-  ")\n"
-  "{\n"
-  "\t.reg .b32 \t%r<3>;\n"
-  "\t.reg .b64 \t%rd<3>;\n"
-  "\t.loc\t1 3 0\n"
-  "$L__func_begin0:\n"
-  "\t.loc\t1 3 0\n"
-  "\n"
-  "\tld.param.u64 \t%rd1, [dbg_param_0];\n"
-  "$L__tmp0:\n"
-  "\t.loc\t1 4 5\n"
-  "\tmov.u32 \t%r1, %tid.x;\n"
-  "\t.loc\t2 110 3, function_name $L__info_string0, inlined_at 1 4 5\n"
-  "\tcvta.to.global.u64 \t%rd2, %rd1;\n"
-  "\tst.global.u32 \t[%rd2], %r1;\n"
-  "\t.loc\t1 6 1\n"
-  "\tret;\n"
-  "$L__tmp1:\n"
-  "$L__func_end0:\n"
-  "\n"
-  "}\n"
-  "\t.file\t1 \"/src/dbg.cu\"\n"
-  "\t.file\t2 \"/usr/include/x.h\", 1700000000, 1234\n"
-  "\t.section\t.debug_str\n"
-  "\t{\n"
-  "$L__info_string0:\n"
-  ".b8 95,90,51,102,111,111,0\n"
-  "\t}\n";
+static const char dbg_ptx[] = ".version 8.0\n"
+                              ".target sm_80, debug\n"
+                              ".address_size 64\n"
+                              "\n"
+                              ".visible .entry dbg(\n"
+                              "\t.param .u64 dbg_param_0\n"
+                              ")\n"
+                              "{\n"
+                              "\t.reg .b32 \t%r<3>;\n"
+                              "\t.reg .b64 \t%rd<3>;\n"
+                              "\t.loc\t1 3 0\n"
+                              "$L__func_begin0:\n"
+                              "\t.loc\t1 3 0\n"
+                              "\n"
+                              "\tld.param.u64 \t%rd1, [dbg_param_0];\n"
+                              "$L__tmp0:\n"
+                              "\t.loc\t1 4 5\n"
+                              "\tmov.u32 \t%r1, %tid.x;\n"
+                              "\t.loc\t2 110 3, function_name $L__info_string0, inlined_at 1 4 5\n"
+                              "\tcvta.to.global.u64 \t%rd2, %rd1;\n"
+                              "\tst.global.u32 \t[%rd2], %r1;\n"
+                              "\t.loc\t1 6 1\n"
+                              "\tret;\n"
+                              "$L__tmp1:\n"
+                              "$L__func_end0:\n"
+                              "\n"
+                              "}\n"
+                              "\t.file\t1 \"/src/dbg.cu\"\n"
+                              "\t.file\t2 \"/usr/include/x.h\", 1700000000, 1234\n"
+                              "\t.section\t.debug_str\n"
+                              "\t{\n"
+                              "$L__info_string0:\n"
+                              ".b8 95,90,51,102,111,111,0\n"
+                              "\t}\n";
 
-static const char decls_ptx[] =
-  ".version 8.0\n"
-  ".target sm_80\n"
-  ".address_size 64\n"
-  "\n"
-  ".visible .entry weird(\n"
-  "\t.param .u64 weird_param_0,\n"
-  "\t.param .u32 weird_param_1\n"
-  ")\n"
-  "{\n"
-  "\tfrobnicate.xyz %q1, \"}\", [nowhere]; // } in a comment\n"
-  "\t/* { */\n"
-  "\t{ { } }\n"
-  "\tnot even ptx @@@ ;\n"
-  "}\n"
-  ".visible .entry second()\n"
-  "{\n"
-  "\tret;\n"
-  "}\n";
+static const char decls_ptx[] = ".version 8.0\n"
+                                ".target sm_80\n"
+                                ".address_size 64\n"
+                                "\n"
+                                ".visible .entry weird(\n"
+                                "\t.param .u64 weird_param_0,\n"
+                                "\t.param .u32 weird_param_1\n"
+                                ")\n"
+                                "{\n"
+                                "\tfrobnicate.xyz %q1, \"}\", [nowhere]; // } in a comment\n"
+                                "\t/* { */\n"
+                                "\t{ { } }\n"
+                                "\tnot even ptx @@@ ;\n"
+                                "}\n"
+                                ".visible .entry second()\n"
+                                "{\n"
+                                "\tret;\n"
+                                "}\n";
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -563,7 +556,7 @@ static void test_reduction_example(void **state) {
 static void test_example_kernels(void **state) {
   (void)state;
   const char *texts[] = {capture_guard_ptx, conditional_ptx, fork_join_ptx, pools_ptx,
-                         quickstart_ptx, reduction_ptx, update_ptx};
+                         quickstart_ptx,    reduction_ptx,   update_ptx};
   for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
     struct ptx_module *full = parse_ok(texts[i], PTX_PARSE_FULL);
     struct ptx_module *decls = parse_ok(texts[i], PTX_PARSE_DECLS);
@@ -682,11 +675,14 @@ static void test_warp_atomics_barriers(void **state) {
   assert_int_equal(p1, 34); /* the inner block's %p1 is the last declared */
   p1 = 1;
   assert_int_equal(f->num_instrs, 46);
-  const struct { size_t i; unsigned sreg, comp, type; } sregs[] = {
-    {2, PTX_SREG_TID, 0, PTX_T_U32},       {3, PTX_SREG_NTID, 1, PTX_T_U32},
-    {4, PTX_SREG_CTAID, 2, PTX_T_U32},     {5, PTX_SREG_LANEID, 0, PTX_T_U32},
-    {6, PTX_SREG_LANEMASK_LT, 0, PTX_T_U32}, {7, PTX_SREG_CLOCK64, 0, PTX_T_U64},
-    {8, PTX_SREG_GLOBALTIMER, 0, PTX_T_U64}, {9, PTX_SREG_DYNAMIC_SMEM_SIZE, 0, PTX_T_U32},
+  const struct {
+    size_t i;
+    unsigned sreg, comp, type;
+  } sregs[] = {
+      {2, PTX_SREG_TID, 0, PTX_T_U32},         {3, PTX_SREG_NTID, 1, PTX_T_U32},
+      {4, PTX_SREG_CTAID, 2, PTX_T_U32},       {5, PTX_SREG_LANEID, 0, PTX_T_U32},
+      {6, PTX_SREG_LANEMASK_LT, 0, PTX_T_U32}, {7, PTX_SREG_CLOCK64, 0, PTX_T_U64},
+      {8, PTX_SREG_GLOBALTIMER, 0, PTX_T_U64}, {9, PTX_SREG_DYNAMIC_SMEM_SIZE, 0, PTX_T_U32},
   };
   for (size_t s = 0; s < sizeof sregs / sizeof sregs[0]; s++) {
     const struct ptx_instr *in = &f->instrs[sregs[s].i];
@@ -744,12 +740,15 @@ static void test_warp_atomics_barriers(void **state) {
   assert_int_equal(f->vars[0].space, PTX_SPACE_SHARED);
   assert_int_equal(f->vars[0].size, 256);
   assert_sym(&f->instrs[25].opnd[1], PTX_OPND_SYM, PTX_SCOPE_BODY, 0, 0);
-  const struct { size_t i; unsigned mode, space, type, operands; } atoms[] = {
-    {26, PTX_ATOM_ADD, PTX_SPACE_SHARED, PTX_T_U32, 3}, {27, PTX_ATOM_CAS, PTX_SPACE_GLOBAL, PTX_T_B32, 4},
-    {28, PTX_ATOM_ADD, PTX_SPACE_GLOBAL, PTX_T_F32, 3}, {29, PTX_ATOM_ADD, PTX_SPACE_GLOBAL, PTX_T_F64, 3},
-    {30, PTX_ATOM_ADD, PTX_SPACE_GLOBAL, PTX_T_U32, 3}, {31, PTX_ATOM_ADD, PTX_SPACE_GENERIC, PTX_T_S32, 3},
-    {32, PTX_ATOM_EXCH, PTX_SPACE_GENERIC, PTX_T_B32, 3}, {33, PTX_ATOM_INC, PTX_SPACE_GLOBAL, PTX_T_U32, 3},
-    {34, PTX_ATOM_MAX, PTX_SPACE_GLOBAL, PTX_T_S64, 3},
+  const struct {
+    size_t i;
+    unsigned mode, space, type, operands;
+  } atoms[] = {
+      {26, PTX_ATOM_ADD, PTX_SPACE_SHARED, PTX_T_U32, 3},   {27, PTX_ATOM_CAS, PTX_SPACE_GLOBAL, PTX_T_B32, 4},
+      {28, PTX_ATOM_ADD, PTX_SPACE_GLOBAL, PTX_T_F32, 3},   {29, PTX_ATOM_ADD, PTX_SPACE_GLOBAL, PTX_T_F64, 3},
+      {30, PTX_ATOM_ADD, PTX_SPACE_GLOBAL, PTX_T_U32, 3},   {31, PTX_ATOM_ADD, PTX_SPACE_GENERIC, PTX_T_S32, 3},
+      {32, PTX_ATOM_EXCH, PTX_SPACE_GENERIC, PTX_T_B32, 3}, {33, PTX_ATOM_INC, PTX_SPACE_GLOBAL, PTX_T_U32, 3},
+      {34, PTX_ATOM_MAX, PTX_SPACE_GLOBAL, PTX_T_S64, 3},
   };
   for (size_t a = 0; a < sizeof atoms / sizeof atoms[0]; a++) {
     in = &f->instrs[atoms[a].i];
@@ -811,10 +810,14 @@ static void test_math_memory_literals(void **state) {
     assert_int_equal(f->instrs[i].flags, 0);
     assert_int_equal(f->instrs[i].vec, 1);
   }
-  const struct { size_t i; unsigned type, type2, round; uint16_t flags; } cvts[] = {
-    {8, PTX_T_S32, PTX_T_F32, PTX_RND_RZI, 0}, {9, PTX_T_F32, PTX_T_S64, PTX_RND_RN, 0},
-    {10, PTX_T_F64, PTX_T_F64, PTX_RND_RNI, 0}, {11, PTX_T_F32, PTX_T_F32, PTX_RND_NONE, PTX_F_SAT},
-    {12, PTX_T_U16, PTX_T_U32, PTX_RND_NONE, 0},
+  const struct {
+    size_t i;
+    unsigned type, type2, round;
+    uint16_t flags;
+  } cvts[] = {
+      {8, PTX_T_S32, PTX_T_F32, PTX_RND_RZI, 0},   {9, PTX_T_F32, PTX_T_S64, PTX_RND_RN, 0},
+      {10, PTX_T_F64, PTX_T_F64, PTX_RND_RNI, 0},  {11, PTX_T_F32, PTX_T_F32, PTX_RND_NONE, PTX_F_SAT},
+      {12, PTX_T_U16, PTX_T_U32, PTX_RND_NONE, 0},
   };
   for (size_t c = 0; c < sizeof cvts / sizeof cvts[0]; c++) {
     in = &f->instrs[cvts[c].i];
@@ -860,8 +863,8 @@ static void test_math_memory_literals(void **state) {
   assert_int_equal(in->flags, PTX_F_CC);
   assert_int_equal(f->instrs[28].op, PTX_OP_MADC);
   assert_int_equal(f->instrs[28].mode, PTX_MUL_HI);
-  assert_imm(&f->instrs[29].opnd[2], PTX_IMM_INT, 8);   /* 010 */
-  assert_imm(&f->instrs[30].opnd[2], PTX_IMM_INT, 5);   /* 0b101 */
+  assert_imm(&f->instrs[29].opnd[2], PTX_IMM_INT, 8); /* 010 */
+  assert_imm(&f->instrs[30].opnd[2], PTX_IMM_INT, 5); /* 0b101 */
   assert_int_equal(f->instrs[30].op, PTX_OP_ADDC);
   assert_int_equal(f->instrs[31].mode, PTX_PRMT_F4E);
   assert_int_equal(f->instrs[32].mode, PTX_MODE_NONE);
@@ -937,8 +940,8 @@ static void test_module_variables(void **state) {
   assert_int_equal(s->relocs[0].var, 0);
   assert_int_equal(s->relocs[0].addend, 4);
   assert_true(s->relocs[0].generic);
-  static const unsigned char s_bytes[24] = {7, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-                                            0x78, 0x56, 0x34, 0x12, 0x00, 0x00, 0x20, 0x40};
+  static const unsigned char s_bytes[24] = {7, 0, 0, 0, 0,    0,    0,    0,    0,    0,    0,    0,
+                                            0, 0, 0, 0, 0x78, 0x56, 0x34, 0x12, 0x00, 0x00, 0x20, 0x40};
   assert_memory_equal(s->init, s_bytes, 16);
   uint64_t third;
   memcpy(&third, s->init + 16, 8);
@@ -1018,7 +1021,8 @@ static void test_headers_and_prototypes(void **state) {
   ptx_module_free(m);
 
   m = parse_ok(".version 7.0\n.target sm_52, texmode_independent\n"
-               ".entry e()\n{\nexit;\n}\n", PTX_PARSE_FULL);
+               ".entry e()\n{\nexit;\n}\n",
+               PTX_PARSE_FULL);
   assert_int_equal(m->target_sm, 52);
   assert_int_equal(m->address_size, 64);
   assert_false(func_of(m, "e")->is_visible);
@@ -1052,7 +1056,8 @@ static void test_debug_information(void **state) {
   ptx_module_free(m);
 
   m = parse_ok(".version 8.0\n.target sm_80\n.address_size 64\n"
-               ".entry e()\n{\nret;\n}\n", PTX_PARSE_FULL);
+               ".entry e()\n{\nret;\n}\n",
+               PTX_PARSE_FULL);
   assert_int_equal(func_of(m, "e")->instrs[0].loc_file, 0);
   assert_int_equal(m->num_files, 0);
   ptx_module_free(m);
@@ -1061,17 +1066,17 @@ static void test_debug_information(void **state) {
 static void test_refused_opcodes_are_recognised(void **state) {
   (void)state;
   struct ptx_module *m = parse_ok(
-    ".version 8.0\n.target sm_80\n.address_size 64\n"
-    ".visible .entry t(.param .u64 t_param_0)\n{\n"
-    ".reg .b32 %r<12>;\n.reg .f32 %f<9>;\n.reg .b64 %rd<3>;\n"
-    "tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f6}];\n"
-    "suld.b.2d.b32.trap {%r1}, [%rd1, {%r2, %r3}];\n"
-    "wmma.load.a.sync.aligned.row.m16n16k16.global.f16 {%r2, %r3, %r4, %r5, %r6, %r7, %r8, %r9}, [%rd1], %r1;\n"
-    "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f1,%f2,%f3,%f4}, {%r2,%r3,%r4,%r5}, {%r2,%r3}, "
-    "{%f1,%f2,%f3,%f4};\n"
-    "cp.async.ca.shared.global [%r1], [%rd1], 4, 4;\ncp.async.wait_group 0;\n"
-    "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r2, %r3, %r4, %r5}, [%r6];\n}\n",
-    PTX_PARSE_FULL);
+      ".version 8.0\n.target sm_80\n.address_size 64\n"
+      ".visible .entry t(.param .u64 t_param_0)\n{\n"
+      ".reg .b32 %r<12>;\n.reg .f32 %f<9>;\n.reg .b64 %rd<3>;\n"
+      "tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f6}];\n"
+      "suld.b.2d.b32.trap {%r1}, [%rd1, {%r2, %r3}];\n"
+      "wmma.load.a.sync.aligned.row.m16n16k16.global.f16 {%r2, %r3, %r4, %r5, %r6, %r7, %r8, %r9}, [%rd1], %r1;\n"
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f1,%f2,%f3,%f4}, {%r2,%r3,%r4,%r5}, {%r2,%r3}, "
+      "{%f1,%f2,%f3,%f4};\n"
+      "cp.async.ca.shared.global [%r1], [%rd1], 4, 4;\ncp.async.wait_group 0;\n"
+      "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r2, %r3, %r4, %r5}, [%r6];\n}\n",
+      PTX_PARSE_FULL);
   const struct ptx_func *f = func_of(m, "t");
   const unsigned ops[] = {PTX_OP_TEX, PTX_OP_SULD, PTX_OP_WMMA, PTX_OP_MMA, PTX_OP_CP, PTX_OP_CP, PTX_OP_LDMATRIX};
   assert_int_equal(f->num_instrs, 7);
@@ -1151,8 +1156,9 @@ static void test_types_and_names(void **state) {
 
 #define HEAD ".version 8.0\n.target sm_80\n.address_size 64\n"
 /* The body's first statement is on line 11. */
-#define BODY(s) HEAD ".visible .entry k(\n.param .u64 k_param_0\n)\n{\n.reg .pred %p<2>;\n" \
-  ".reg .b32 %r<4>;\n.reg .b64 %rd<4>;\n" s "}\n"
+#define BODY(s)                                                                                                        \
+  HEAD ".visible .entry k(\n.param .u64 k_param_0\n)\n{\n.reg .pred %p<2>;\n"                                          \
+       ".reg .b32 %r<4>;\n.reg .b64 %rd<4>;\n" s "}\n"
 
 struct bad {
   const char *text, *message;
@@ -1160,58 +1166,58 @@ struct bad {
 };
 
 static const struct bad bad_inputs[] = {
-  {BODY("add.s32 %r1, %r2, %r3\nret;\n"), "expected ';' after instruction", 12, 1},
-  {BODY("foo.bar %r1;\n"), "unknown instruction \"foo.bar\"", 11, 1},
-  {BODY("add.xyz.s32 %r1, %r2, %r3;\n"), "unknown modifier \".xyz\" in \"add.xyz.s32\"", 11, 1},
-  {BODY("  bra $L__BB0_9;\n"), "undefined label \"$L__BB0_9\"", 11, 7},
-  {BODY("mov.u32 %r40, 1;\n"), "register \"%r40\" is not declared", 11, 9},
-  {BODY("mov.u64 %rd1, nothing;\n"), "undefined symbol \"nothing\"", 11, 15},
-  {BODY("$L1:\n$L1:\nret;\n"), "label \"$L1\" is defined twice", 12, 1},
-  {BODY("add.s32 %r1, %r2;\n"), "\"add.s32\" takes 3 operands, not 2", 11, 1},
-  {BODY("min.s32 %r1;\n"), "\"min.s32\" takes 3 to 4 operands, not 1", 11, 1},
-  {BODY("st.global.u32 %r1, %r2;\n"), "operand 1 of \"st.global.u32\" must be an address", 11, 1},
-  {BODY("ld.global.u32 %r1, %rd1;\n"), "operand 2 of \"ld.global.u32\" must be an address", 11, 1},
-  {BODY("add.s32 %r1, [%rd1], 1;\n"), "operand 2 of \"add.s32\" cannot be an address", 11, 1},
-  {BODY("add.s32 1, %r1, 1;\n"), "the first operand of \"add.s32\" must be a register", 11, 1},
-  {BODY("@%r1 ret;\n"), "guard \"%r1\" is not a predicate register", 11, 2},
-  {BODY("mov.u32 %r1, %envreg3;\n"), "special register \"%envreg3\" is not supported", 11, 14},
-  {BODY("mov.u32 %r1, %tid;\n"), "special register \"%tid\" needs .x, .y or .z", 11, 14},
-  {BODY(".reg .v4 .f32 %v;\n"), "vector registers are not supported", 11, 6},
-  {BODY(".reg .b32 %r<4>;\n"), "\"%r\" is already declared", 11, 11},
-  {BODY("add.s32 %r1|%p1, %r2, %r3;\n"), "\"add.s32\" has no second destination", 11, 12},
-  {BODY("cvt.f32 %r1, %r2;\n"), "\"cvt.f32\" needs two types", 11, 1},
-  {BODY("barrier.cluster.arrive 0;\n"), "unknown modifier \".cluster\" in \"barrier.cluster.arrive\"", 11, 1},
-  {BODY("call.uni;\n"), "expected the called function", 11, 9},
-  {BODY("bar.warp 0;\n"), "\"bar.warp\" needs .sync after .warp", 11, 1},
-  {BODY("atom.global.u32 %r1, [%rd1], 1;\n"), "\"atom.global.u32\" needs an operation (.add, .cas, ...)", 11, 1},
-  {BODY("setp.s32 %p1, %r1, 1;\n"), "\"setp.s32\" needs a comparison", 11, 1},
-  {BODY("add %r1, %r2, %r3;\n"), "\"add\" needs a type", 11, 1},
-  {BODY("mov.u64 %rd1, 0x1FFFFFFFFFFFFFFFF;\n"), "bad or out-of-range integer \"0x1FFFFFFFFFFFFFFFF\"", 11, 15},
-  {BODY("mov.f32 %r1, 0f3F80;\n"), "bad floating-point literal \"0f3F80\"", 11, 14},
-  {BODY("mov.u32 %r1, 1 +;\n"), "expected ';' after instruction", 11, 16},
-  {BODY(".frob;\n"), "unknown directive \".frob\" in a function body", 11, 1},
-  {BODY("ret;\n  /* never closed\n"), "unterminated comment", 12, 3},
-  {BODY(".pragma \"nounroll;\n"), "unterminated string", 11, 9},
-  {BODY("{\n"), "expected '}' at the end of function \"k\"", 13, 1},
-  {HEAD ".address_size 32\n", "32-bit PTX (.address_size 32) is not supported", 4, 15},
-  {HEAD ".global .b8 big[2000000000];\n", "\"big\" is too large", 4, 13},
-  {HEAD ".global .texref t;\n", "texture, sampler and surface references are not supported", 4, 9},
-  {HEAD ".global .u32 x = 1.5;\n", "a decimal fraction cannot initialise a .u32", 4, 18},
-  {HEAD ".global .u32 x[2] = {1, 2, 3};\n", "too many initialisers for \"x\"", 4, 28},
-  {HEAD ".global .u32 x = generic(y);\n", "undefined symbol \"y\"", 4, 26},
-  {HEAD ".global .u32 x = 0;\n.global .u32 x = 0;\n", "\"x\" is already declared", 5, 14},
-  {HEAD ".alias a, b;\n", "unknown directive \".alias\"", 4, 1},
-  {HEAD "ret;\n", "unexpected \"ret\" at module scope", 4, 1},
-  {HEAD ".func f()\n{\nret;\n}\n.func f()\n{\nret;\n}\n", "function \"f\" is defined twice", 8, 7},
-  {HEAD ".func f(.param .b32 a)\n;\n.func f()\n{\nret;\n}\n", "the declarations of \"f\" do not match", 6, 7},
-  {HEAD ".extern .func f()\n{\nret;\n}\n", "extern function \"f\" has a body", 4, 15},
-  {HEAD ".func f(.param .b32 a)\n;\n.entry k()\n{\ncall.uni f, ();\n}\n",
-   "\"f\" takes 1 parameters and 0 results, the call passes 0 and 0", 8, 10},
-  {HEAD ".entry k()\n{\ncall.uni g;\n}\n", "undefined function \"g\"", 6, 10},
-  {HEAD ".func f(.reg .b32 a)\n;\n", "register parameters (.reg) are not supported", 4, 9},
-  {".version 8\n", "bad .version \"8\"", 1, 10},
-  {".target sm_xx\n", "unknown target \"sm_xx\"", 1, 9},
-  {".file 70000 \"x\"\n", "bad or out-of-range number \"70000\"", 1, 7},
+    {BODY("add.s32 %r1, %r2, %r3\nret;\n"), "expected ';' after instruction", 12, 1},
+    {BODY("foo.bar %r1;\n"), "unknown instruction \"foo.bar\"", 11, 1},
+    {BODY("add.xyz.s32 %r1, %r2, %r3;\n"), "unknown modifier \".xyz\" in \"add.xyz.s32\"", 11, 1},
+    {BODY("  bra $L__BB0_9;\n"), "undefined label \"$L__BB0_9\"", 11, 7},
+    {BODY("mov.u32 %r40, 1;\n"), "register \"%r40\" is not declared", 11, 9},
+    {BODY("mov.u64 %rd1, nothing;\n"), "undefined symbol \"nothing\"", 11, 15},
+    {BODY("$L1:\n$L1:\nret;\n"), "label \"$L1\" is defined twice", 12, 1},
+    {BODY("add.s32 %r1, %r2;\n"), "\"add.s32\" takes 3 operands, not 2", 11, 1},
+    {BODY("min.s32 %r1;\n"), "\"min.s32\" takes 3 to 4 operands, not 1", 11, 1},
+    {BODY("st.global.u32 %r1, %r2;\n"), "operand 1 of \"st.global.u32\" must be an address", 11, 1},
+    {BODY("ld.global.u32 %r1, %rd1;\n"), "operand 2 of \"ld.global.u32\" must be an address", 11, 1},
+    {BODY("add.s32 %r1, [%rd1], 1;\n"), "operand 2 of \"add.s32\" cannot be an address", 11, 1},
+    {BODY("add.s32 1, %r1, 1;\n"), "the first operand of \"add.s32\" must be a register", 11, 1},
+    {BODY("@%r1 ret;\n"), "guard \"%r1\" is not a predicate register", 11, 2},
+    {BODY("mov.u32 %r1, %envreg3;\n"), "special register \"%envreg3\" is not supported", 11, 14},
+    {BODY("mov.u32 %r1, %tid;\n"), "special register \"%tid\" needs .x, .y or .z", 11, 14},
+    {BODY(".reg .v4 .f32 %v;\n"), "vector registers are not supported", 11, 6},
+    {BODY(".reg .b32 %r<4>;\n"), "\"%r\" is already declared", 11, 11},
+    {BODY("add.s32 %r1|%p1, %r2, %r3;\n"), "\"add.s32\" has no second destination", 11, 12},
+    {BODY("cvt.f32 %r1, %r2;\n"), "\"cvt.f32\" needs two types", 11, 1},
+    {BODY("barrier.cluster.arrive 0;\n"), "unknown modifier \".cluster\" in \"barrier.cluster.arrive\"", 11, 1},
+    {BODY("call.uni;\n"), "expected the called function", 11, 9},
+    {BODY("bar.warp 0;\n"), "\"bar.warp\" needs .sync after .warp", 11, 1},
+    {BODY("atom.global.u32 %r1, [%rd1], 1;\n"), "\"atom.global.u32\" needs an operation (.add, .cas, ...)", 11, 1},
+    {BODY("setp.s32 %p1, %r1, 1;\n"), "\"setp.s32\" needs a comparison", 11, 1},
+    {BODY("add %r1, %r2, %r3;\n"), "\"add\" needs a type", 11, 1},
+    {BODY("mov.u64 %rd1, 0x1FFFFFFFFFFFFFFFF;\n"), "bad or out-of-range integer \"0x1FFFFFFFFFFFFFFFF\"", 11, 15},
+    {BODY("mov.f32 %r1, 0f3F80;\n"), "bad floating-point literal \"0f3F80\"", 11, 14},
+    {BODY("mov.u32 %r1, 1 +;\n"), "expected ';' after instruction", 11, 16},
+    {BODY(".frob;\n"), "unknown directive \".frob\" in a function body", 11, 1},
+    {BODY("ret;\n  /* never closed\n"), "unterminated comment", 12, 3},
+    {BODY(".pragma \"nounroll;\n"), "unterminated string", 11, 9},
+    {BODY("{\n"), "expected '}' at the end of function \"k\"", 13, 1},
+    {HEAD ".address_size 32\n", "32-bit PTX (.address_size 32) is not supported", 4, 15},
+    {HEAD ".global .b8 big[2000000000];\n", "\"big\" is too large", 4, 13},
+    {HEAD ".global .texref t;\n", "texture, sampler and surface references are not supported", 4, 9},
+    {HEAD ".global .u32 x = 1.5;\n", "a decimal fraction cannot initialise a .u32", 4, 18},
+    {HEAD ".global .u32 x[2] = {1, 2, 3};\n", "too many initialisers for \"x\"", 4, 28},
+    {HEAD ".global .u32 x = generic(y);\n", "undefined symbol \"y\"", 4, 26},
+    {HEAD ".global .u32 x = 0;\n.global .u32 x = 0;\n", "\"x\" is already declared", 5, 14},
+    {HEAD ".alias a, b;\n", "unknown directive \".alias\"", 4, 1},
+    {HEAD "ret;\n", "unexpected \"ret\" at module scope", 4, 1},
+    {HEAD ".func f()\n{\nret;\n}\n.func f()\n{\nret;\n}\n", "function \"f\" is defined twice", 8, 7},
+    {HEAD ".func f(.param .b32 a)\n;\n.func f()\n{\nret;\n}\n", "the declarations of \"f\" do not match", 6, 7},
+    {HEAD ".extern .func f()\n{\nret;\n}\n", "extern function \"f\" has a body", 4, 15},
+    {HEAD ".func f(.param .b32 a)\n;\n.entry k()\n{\ncall.uni f, ();\n}\n",
+     "\"f\" takes 1 parameters and 0 results, the call passes 0 and 0", 8, 10},
+    {HEAD ".entry k()\n{\ncall.uni g;\n}\n", "undefined function \"g\"", 6, 10},
+    {HEAD ".func f(.reg .b32 a)\n;\n", "register parameters (.reg) are not supported", 4, 9},
+    {".version 8\n", "bad .version \"8\"", 1, 10},
+    {".target sm_xx\n", "unknown target \"sm_xx\"", 1, 9},
+    {".file 70000 \"x\"\n", "bad or out-of-range number \"70000\"", 1, 7},
 };
 
 static void test_errors(void **state) {
@@ -1283,21 +1289,21 @@ static void test_allocation_failure(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test(test_reduction_example),
-    cmocka_unit_test(test_example_kernels),
-    cmocka_unit_test(test_calls_and_blocks),
-    cmocka_unit_test(test_warp_atomics_barriers),
-    cmocka_unit_test(test_math_memory_literals),
-    cmocka_unit_test(test_module_variables),
-    cmocka_unit_test(test_headers_and_prototypes),
-    cmocka_unit_test(test_debug_information),
-    cmocka_unit_test(test_refused_opcodes_are_recognised),
-    cmocka_unit_test(test_declarations_only),
-    cmocka_unit_test(test_edge_inputs),
-    cmocka_unit_test(test_types_and_names),
-    cmocka_unit_test(test_errors),
-    cmocka_unit_test(test_errors_in_declarations_mode),
-    cmocka_unit_test(test_allocation_failure),
+      cmocka_unit_test(test_reduction_example),
+      cmocka_unit_test(test_example_kernels),
+      cmocka_unit_test(test_calls_and_blocks),
+      cmocka_unit_test(test_warp_atomics_barriers),
+      cmocka_unit_test(test_math_memory_literals),
+      cmocka_unit_test(test_module_variables),
+      cmocka_unit_test(test_headers_and_prototypes),
+      cmocka_unit_test(test_debug_information),
+      cmocka_unit_test(test_refused_opcodes_are_recognised),
+      cmocka_unit_test(test_declarations_only),
+      cmocka_unit_test(test_edge_inputs),
+      cmocka_unit_test(test_types_and_names),
+      cmocka_unit_test(test_errors),
+      cmocka_unit_test(test_errors_in_declarations_mode),
+      cmocka_unit_test(test_allocation_failure),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

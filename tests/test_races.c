@@ -209,7 +209,7 @@ static void test_child_graph_contents(void **state) {
   assert_ptr_not_equal(inner_copy, inner); /* the node holds a clone */
 
   gcap_node *after = fill(f->g, f->a, 32, &node, 1);
-  assert_int_equal(race_count(f->g), 0); /* ordered after the whole child */
+  assert_int_equal(race_count(f->g), 0);                        /* ordered after the whole child */
   gcap_node *beside = copy(f->g, f->b, f->a + 16, 32, NULL, 0); /* unordered with both writers */
   gcap_race r[2];
   size_t n = 2;
@@ -248,8 +248,8 @@ static void nop_sim(const gcap_sim_thread *t, void *const *args) {
 static const size_t ptr_int_sizes[] = {sizeof(void *), sizeof(void *), sizeof(int)};
 
 static gcap_kernel *kernel(struct fx *f, const char *name, const gcap_param_access *access) {
-  gcap_kernel_def def = {.name = name, .sim_fn = nop_sim, .num_params = 3, .param_sizes = ptr_int_sizes,
-                         .param_access = access};
+  gcap_kernel_def def = {
+      .name = name, .sim_fn = nop_sim, .num_params = 3, .param_sizes = ptr_int_sizes, .param_access = access};
   gcap_module_desc d = {.kernels = &def, .num_kernels = 1};
   gcap_module *m = NULL;
   assert_ok(test_module_load(f->ctx, &d, &m));

@@ -415,7 +415,8 @@ static void test_documented_handle_example(void **state) {
   struct fx *f = *state;
   static const size_t step_sizes[] = {8, 8};
   static const gcap_param_access step_access[] = {GCAP_ACCESS_READ_WRITE, GCAP_ACCESS_NONE};
-  const gcap_kernel_def defs[] = {{.name = "step", .num_params = 2, .param_sizes = step_sizes, .param_access = step_access}};
+  const gcap_kernel_def defs[] = {
+      {.name = "step", .num_params = 2, .param_sizes = step_sizes, .param_access = step_access}};
   gcap_module_desc d = {.kernels = defs, .num_kernels = 1};
   gcap_module *m = NULL;
   assert_ok(test_module_load(f->ctx, &d, &m));
@@ -560,18 +561,21 @@ static void test_wrong_types_and_missing_fields(void **state) {
                        "{\"nodes\": [{\"type\": \"memcpy\", \"dst\": \"0x100\", \"src\": 5.5, \"bytes\": \"4\", "
                        "\"kind\": \"default\"}], \"edges\": []}",
                        GCAP_ERROR_INVALID_VALUE, "node 0: \"src\" is neither a number nor a string");
-  assert_graph_refused(f, "", 0,
-                       "{\"nodes\": [{\"type\": \"memcpy\", \"dst\": \"0x100\", \"src\": \"0x200\", \"bytes\": \"4\"}], "
-                       "\"edges\": []}",
-                       GCAP_ERROR_INVALID_VALUE, "\"kind\" is not one of");
+  assert_graph_refused(
+      f, "", 0,
+      "{\"nodes\": [{\"type\": \"memcpy\", \"dst\": \"0x100\", \"src\": \"0x200\", \"bytes\": \"4\"}], "
+      "\"edges\": []}",
+      GCAP_ERROR_INVALID_VALUE, "\"kind\" is not one of");
   assert_graph_refused(f, "", 0,
                        "{\"nodes\": [{\"type\": \"memcpy\", \"dst\": \"0x100\", \"src\": \"0xzz\", \"bytes\": \"4\", "
                        "\"kind\": \"default\"}], \"edges\": []}",
                        GCAP_ERROR_INVALID_VALUE, "\"src\" is not a number");
   assert_graph_refused(f, "", 0, "{\"nodes\": [{\"type\": \"event_record\", \"event\": 0}], \"edges\": []}",
                        GCAP_ERROR_INVALID_VALUE, "\"event\" is not below");
-  assert_graph_refused(f, "", 0, "{\"nodes\": [{\"type\": \"graph\", \"graph\": {\"nodes\": [{}], \"edges\": []}}], "
-                       "\"edges\": []}", GCAP_ERROR_INVALID_VALUE, "node 0 of the child graph in node 0");
+  assert_graph_refused(f, "", 0,
+                       "{\"nodes\": [{\"type\": \"graph\", \"graph\": {\"nodes\": [{}], \"edges\": []}}], "
+                       "\"edges\": []}",
+                       GCAP_ERROR_INVALID_VALUE, "node 0 of the child graph in node 0");
 }
 
 static void test_bad_edges(void **state) {
@@ -592,8 +596,10 @@ static void test_bad_edges(void **state) {
   assert_graph_refused(f, "", 0, graph, GCAP_ERROR_INVALID_VALUE, "\"edges[0]\" is a self edge on node 1");
   snprintf(graph, sizeof graph, "{\"nodes\": %s, \"edges\": [[0, -1]]}", two);
   assert_graph_refused(f, "", 0, graph, GCAP_ERROR_INVALID_VALUE, "\"edges[0]\" is not a pair");
-  snprintf(graph, sizeof graph, "{\"nodes\": [{\"type\": \"graph\", \"graph\": {\"nodes\": %s, "
-           "\"edges\": [[0, 1], [1, 0]]}}], \"edges\": []}", two);
+  snprintf(graph, sizeof graph,
+           "{\"nodes\": [{\"type\": \"graph\", \"graph\": {\"nodes\": %s, "
+           "\"edges\": [[0, 1], [1, 0]]}}], \"edges\": []}",
+           two);
   assert_graph_refused(f, "", 0, graph, GCAP_ERROR_INVALID_VALUE, "the child graph in node 0: \"edges[1]\"");
   snprintf(graph, sizeof graph, "{\"nodes\": %s}", two);
   assert_graph_refused(f, "", 0, graph, GCAP_ERROR_INVALID_VALUE, "\"edges\" is not an array");
@@ -607,8 +613,10 @@ static void test_events(void **state) {
                        GCAP_ERROR_INVALID_VALUE, "node 0: \"event\" is not a number");
   /* A large "events" with nothing using it makes nothing: events are made on first use. */
   char text[512];
-  snprintf(text, sizeof text, HEADER "\"graph\": {\"nodes\": [{\"type\": \"event_record\", \"event\": 0}, "
-           "{\"type\": \"event_wait\", \"event\": 0}], \"edges\": [[0, 1]]}}", "", 1000000000);
+  snprintf(text, sizeof text,
+           HEADER "\"graph\": {\"nodes\": [{\"type\": \"event_record\", \"event\": 0}, "
+                  "{\"type\": \"event_wait\", \"event\": 0}], \"edges\": [[0, 1]]}}",
+           "", 1000000000);
   gcap_graph *g = loaded(f->ctx, text);
   char *again = saved(g);
   assert_non_null(strstr(again, "\"events\": 1,"));
@@ -619,8 +627,8 @@ static void test_events(void **state) {
 /* Copies and fills keep addresses nothing here has allocated, but every other field is checked. */
 static void test_copies_and_fills_away_from_home(void **state) {
   struct fx *f = *state;
-#define COPY_NODE                                                                                          \
-  "{\"nodes\": [{\"type\": \"memcpy\", \"dst\": \"0x7f0000001000\", \"src\": \"0x7f0000002000\", \"bytes\": \"%s\", " \
+#define COPY_NODE                                                                                                      \
+  "{\"nodes\": [{\"type\": \"memcpy\", \"dst\": \"0x7f0000001000\", \"src\": \"0x7f0000002000\", \"bytes\": \"%s\", "  \
   "\"kind\": \"device_to_device\"}], \"edges\": []}"
   char graph[512], text[1024];
   snprintf(graph, sizeof graph, COPY_NODE, "4096");
@@ -671,8 +679,8 @@ static void test_write_error(void **state) {
 
 static void test_kernels(void **state) {
   struct fx *f = *state;
-#define KERNEL_NODE                                                                                         \
-  "{\"nodes\": [{\"type\": \"kernel\", \"kernel\": \"scale\", \"grid\": [1, 1, 1], \"block\": [1, 1, 1], "                \
+#define KERNEL_NODE                                                                                                    \
+  "{\"nodes\": [{\"type\": \"kernel\", \"kernel\": \"scale\", \"grid\": [1, 1, 1], \"block\": [1, 1, 1], "             \
   "\"shared_mem_bytes\": 0, \"args\": [\"%s\", \"%s\"]}], \"edges\": []}"
   char graph[512];
   snprintf(graph, sizeof graph, KERNEL_NODE, "0001000000000000", "0000803f");
@@ -763,7 +771,10 @@ static const size_t countdown_capped_sizes[] = {sizeof(uint32_t *), sizeof(gcap_
 
 static gcap_kernel *countdown_capped_kernel(struct fx *f) {
   const gcap_kernel_def defs[] = {
-      {.name = "countdown_capped", .sim_fn = countdown_capped_sim, .num_params = 2, .param_sizes = countdown_capped_sizes},
+      {.name = "countdown_capped",
+       .sim_fn = countdown_capped_sim,
+       .num_params = 2,
+       .param_sizes = countdown_capped_sizes},
   };
   gcap_module_desc d = {.kernels = defs, .num_kernels = 1};
   gcap_module *m = NULL;
@@ -781,7 +792,8 @@ static gcap_graph *while_graph(struct fx *f, gcap_kernel *k, uint32_t *words, un
   gcap_conditional_handle guard = 0, h = 0;
   assert_ok(gcap_graph_conditional_handle_create(g, 0, 0, &guard));
   assert_ok(gcap_graph_conditional_handle_create(g, 1, flags, &h));
-  gcap_conditional_node_params ifp = {guard, GCAP_CONDITIONAL_IF, 1, if_body}, wp = {h, GCAP_CONDITIONAL_WHILE, 1, body};
+  gcap_conditional_node_params ifp = {guard, GCAP_CONDITIONAL_IF, 1, if_body},
+                               wp = {h, GCAP_CONDITIONAL_WHILE, 1, body};
   gcap_node *first = NULL, *loop = NULL, *kernel = NULL;
   assert_ok(gcap_graph_add_conditional_node(g, NULL, 0, &ifp, &first));
   assert_ok(gcap_graph_add_conditional_node(g, &first, 1, &wp, &loop));
@@ -906,12 +918,13 @@ static void test_loaded_and_original_handles_are_independent(void **state) {
 }
 
 /* Version 2 had conditional nodes; version 3 added "handle_args". */
-#define COND_HEADER                                                                                                  \
-  "{\"format\": \"gcap-graph\", \"version\": %d, \"kernels\": [%s], \"allocations\": [], \"events\": 0, "           \
+#define COND_HEADER                                                                                                    \
+  "{\"format\": \"gcap-graph\", \"version\": %d, \"kernels\": [%s], \"allocations\": [], \"events\": 0, "              \
   "\"conditionals\": [{\"default\": 1, \"flags\": 0}], "
 #define IF_NODE "{\"type\": \"conditional\", \"handle\": 0, \"conditional_type\": \"if\", \"bodies\": [%s]}"
 #define EMPTY_GRAPH "{\"nodes\": [], \"edges\": []}"
-#define CAPPED_ENTRY "{\"name\": \"countdown_capped\", \"param_sizes\": [8, 8], \"param_access\": [\"unknown\", \"unknown\"]}"
+#define CAPPED_ENTRY                                                                                                   \
+  "{\"name\": \"countdown_capped\", \"param_sizes\": [8, 8], \"param_access\": [\"unknown\", \"unknown\"]}"
 
 static void assert_cond_refused(struct fx *f, int version, const char *kernels, const char *graph, gcap_status want,
                                 const char *fragment) {
@@ -940,15 +953,19 @@ static void test_conditional_in_a_child_graph_is_refused(void **state) {
   char graph[1024], if_node[256];
   snprintf(if_node, sizeof if_node, IF_NODE, EMPTY_GRAPH);
   /* node 1 is a child graph whose node 0 is an IF */
-  snprintf(graph, sizeof graph, "{\"nodes\": [{\"type\": \"empty\"}, {\"type\": \"graph\", \"graph\": "
-                                "{\"nodes\": [%s], \"edges\": []}}], \"edges\": [[0, 1]]}", if_node);
+  snprintf(graph, sizeof graph,
+           "{\"nodes\": [{\"type\": \"empty\"}, {\"type\": \"graph\", \"graph\": "
+           "{\"nodes\": [%s], \"edges\": []}}], \"edges\": [[0, 1]]}",
+           if_node);
   assert_cond_refused(f, 2, "", graph, GCAP_ERROR_NOT_SUPPORTED,
                       "gcap_graph_load: node 0 of the child graph in node 1: a conditional node in the graph of a "
                       "child-graph node, which cannot hold conditional nodes");
   /* a child graph inside the body of a top-level IF, holding an IF */
   char child_in_body[1024], outer[1536];
-  snprintf(child_in_body, sizeof child_in_body, "{\"nodes\": [{\"type\": \"graph\", \"graph\": {\"nodes\": [%s], "
-                                                "\"edges\": []}}], \"edges\": []}", if_node);
+  snprintf(child_in_body, sizeof child_in_body,
+           "{\"nodes\": [{\"type\": \"graph\", \"graph\": {\"nodes\": [%s], "
+           "\"edges\": []}}], \"edges\": []}",
+           if_node);
   snprintf(outer, sizeof outer, "{\"nodes\": [" IF_NODE "], \"edges\": []}", child_in_body);
   assert_cond_refused(f, 2, "", outer, GCAP_ERROR_NOT_SUPPORTED,
                       "gcap_graph_load: node 0 of the child graph in node 0 of the child graph in node 0: a "
@@ -964,7 +981,8 @@ static void test_conditional_in_a_child_graph_is_refused(void **state) {
 
 static void assert_handle_args_refused(struct fx *f, const char *handle_args, const char *fragment) {
   char graph[1024];
-  snprintf(graph, sizeof graph, "{\"nodes\": [" IF_NODE ", {\"type\": \"kernel\", \"kernel\": \"scale\", "
+  snprintf(graph, sizeof graph,
+           "{\"nodes\": [" IF_NODE ", {\"type\": \"kernel\", \"kernel\": \"scale\", "
            "\"grid\": [1, 1, 1], \"block\": [1, 1, 1], \"shared_mem_bytes\": 0, "
            "\"args\": [\"0000000000000000\", \"00000000\"], \"handle_args\": %s}], \"edges\": []}",
            EMPTY_GRAPH, handle_args);
@@ -978,8 +996,10 @@ static void test_bad_handle_args(void **state) {
   assert_handle_args_refused(f, "[[0]]", "node 1: \"handle_args[0]\" is not a pair [parameter index, handle index]");
   assert_handle_args_refused(f, "[[0, -1]]", "\"handle_args[0]\" is not a pair [parameter index, handle index]");
   assert_handle_args_refused(f, "[[2, 0]]", "node 1: \"handle_args[0]\" names parameter 2 of a kernel with 2");
-  assert_handle_args_refused(f, "[[1, 0]]", "node 1: \"handle_args[0]\" names parameter 1, of 4 bytes; a conditional handle has 8");
-  assert_handle_args_refused(f, "[[0, 1]]", "node 1: \"handle_args[0]\" names handle 1 of a file with 1 (\"conditionals\")");
+  assert_handle_args_refused(f, "[[1, 0]]",
+                             "node 1: \"handle_args[0]\" names parameter 1, of 4 bytes; a conditional handle has 8");
+  assert_handle_args_refused(f, "[[0, 1]]",
+                             "node 1: \"handle_args[0]\" names handle 1 of a file with 1 (\"conditionals\")");
   assert_handle_args_refused(f, "[[0, 0], [0, 0]]", "node 1: \"handle_args[1]\" names parameter 0 again");
 }
 

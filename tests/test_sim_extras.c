@@ -167,7 +167,7 @@ static void test_capture_order_is_fixed(void **state) {
   record_orders(GCAP_SIM_ORDER_CAPTURE, 99, orders); /* the seed does not matter */
   assert_int_equal(distinct_orders(orders), 1);
   for (int i = 0; i < 10; i++) assert_int_equal(orders[0][i], i); /* ready nodes in creation order */
-  static const int child_then_last[] = {10, 12, 13, 11, 14};  /* a, c, d ready first; b once a ran */
+  static const int child_then_last[] = {10, 12, 13, 11, 14};      /* a, c, d ready first; b once a ran */
   for (int i = 0; i < 5; i++) assert_int_equal(orders[0][10 + i], child_then_last[i]);
 }
 

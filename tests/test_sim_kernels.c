@@ -66,8 +66,8 @@ static atomic_uint block_calls, thread_calls;
 static void both_block_fn(const gcap_sim_block *b, void *const *args) {
   uint32_t *rec = arg_ptr(args, 0);
   uint32_t *r = rec + 10 * block_linear(b->block_idx, b->grid_dim);
-  const uint32_t v[10] = {r[0] + 1, b->block_idx.x, b->block_idx.y, b->block_idx.z, b->grid_dim.x,
-                          b->grid_dim.y, b->grid_dim.z, count3(b->block_dim), b->shared_mem != NULL, 0};
+  const uint32_t v[10] = {r[0] + 1,      b->block_idx.x, b->block_idx.y,       b->block_idx.z,        b->grid_dim.x,
+                          b->grid_dim.y, b->grid_dim.z,  count3(b->block_dim), b->shared_mem != NULL, 0};
   memcpy(r, v, sizeof v);
   atomic_fetch_add(&block_calls, 1);
 }

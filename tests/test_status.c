@@ -47,7 +47,8 @@ static const int unknown_values[] = {-1, 9, 10, 899, 909, 911, 998, 1000, 3000};
 
 static void test_status_values(void **state) {
   (void)state;
-  for (size_t i = 0; i < NUM_STATUSES; i++) assert_int_equal((int)expected_statuses[i].code, expected_statuses[i].value);
+  for (size_t i = 0; i < NUM_STATUSES; i++)
+    assert_int_equal((int)expected_statuses[i].code, expected_statuses[i].value);
   assert_int_equal(GCAP_SUCCESS, 0);
   assert_int_equal(GCAP_ERROR_INVALID_VALUE, 1);
   assert_int_equal(GCAP_ERROR_OUT_OF_MEMORY, 2);

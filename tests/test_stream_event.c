@@ -157,8 +157,7 @@ static void test_event_query_after_work_on_sim(void **state) {
 static void take_3ms(void *user_data) {
   (void)user_data;
   struct timespec t = {0, 3000000};
-  while (nanosleep(&t, &t) != 0) {
-  }
+  while (nanosleep(&t, &t) != 0) {}
 }
 
 static void assert_about_3ms(gcap_event *start, gcap_event *end) {
@@ -515,8 +514,7 @@ static void test_exchange_capture_mode_per_thread(void **state) {
   assert_ok(gcap_thread_exchange_capture_mode(&m));
   assert_int_equal(m, GCAP_CAPTURE_MODE_GLOBAL);
 
-  struct thread_mode_result r = {GCAP_ERROR_BACKEND, GCAP_ERROR_BACKEND, (gcap_capture_mode)-1,
-                                 (gcap_capture_mode)-1};
+  struct thread_mode_result r = {GCAP_ERROR_BACKEND, GCAP_ERROR_BACKEND, (gcap_capture_mode)-1, (gcap_capture_mode)-1};
   pthread_t t;
   assert_int_equal(pthread_create(&t, NULL, thread_mode_main, &r), 0);
   assert_int_equal(pthread_join(t, NULL), 0);

@@ -57,8 +57,8 @@ static int setup_with(void **state, bool check) {
   assert_ok(gcap_event_create(f->ctx, &f->e2));
   f->a = test_dev_alloc(f->ctx, BYTES);
   f->b = test_dev_alloc(f->ctx, BYTES);
-  static const gcap_kernel_def def = {.name = "rw", .sim_fn = copy_fn, .num_params = 3, .param_sizes = rw_sizes,
-                                      .param_access = rw_access};
+  static const gcap_kernel_def def = {
+      .name = "rw", .sim_fn = copy_fn, .num_params = 3, .param_sizes = rw_sizes, .param_access = rw_access};
   gcap_module_desc d = {.kernels = &def, .num_kernels = 1};
   gcap_module *m = NULL;
   assert_ok(gcap_module_load(f->ctx, &d, &m));
@@ -91,14 +91,15 @@ static void launch_rw(gcap_stream *s, gcap_kernel *k, const void *src, void *dst
 }
 
 /* The whole message, exactly: "<call>: <new op> on stream S <verb> [lo, hi) while <old op> ... first". */
-static void assert_message(const char *call, const char *mine, const gcap_stream *me, const char *verb,
-                           const void *lo, size_t bytes, const char *theirs, const char *their_func,
-                           const gcap_stream *them, const char *their_verb, const void *rlo, size_t rbytes) {
+static void assert_message(const char *call, const char *mine, const gcap_stream *me, const char *verb, const void *lo,
+                           size_t bytes, const char *theirs, const char *their_func, const gcap_stream *them,
+                           const char *their_verb, const void *rlo, size_t rbytes) {
   char want[1024], hint[400];
   snprintf(hint, sizeof hint, HINT_FMT, (const void *)them, their_func, (const void *)me, (const void *)them);
-  snprintf(want, sizeof want, "%s: %s on stream %p %s [%p, %p) while %s on stream %p %s [%p, %p) with nothing ordering them: %s",
-           call, mine, (const void *)me, verb, lo, (const void *)((const char *)lo + bytes), theirs,
-           (const void *)them, their_verb, rlo, (const void *)((const char *)rlo + rbytes), hint);
+  snprintf(want, sizeof want,
+           "%s: %s on stream %p %s [%p, %p) while %s on stream %p %s [%p, %p) with nothing ordering them: %s", call,
+           mine, (const void *)me, verb, lo, (const void *)((const char *)lo + bytes), theirs, (const void *)them,
+           their_verb, rlo, (const void *)((const char *)rlo + rbytes), hint);
   assert_string_equal(gcap_last_error_message(), want);
 }
 
@@ -124,8 +125,8 @@ static void test_fill_fill(void **state) {
                  "gcap_memset_async", f->s1, "wrote", f->a, 256);
   assert_int_equal(refused(f), 1);
   assert_status(gcap_memset_d32_async(f->s3, f->a + 252, 7u, 2), GCAP_ERROR_INVALID_VALUE);
-  assert_message("gcap_memset_d32_async", "gcap_memset_d32_async", f->s3, "writes", f->a + 252, 8,
-                 "gcap_memset_async", "gcap_memset_async", f->s1, "wrote", f->a, 256);
+  assert_message("gcap_memset_d32_async", "gcap_memset_d32_async", f->s3, "writes", f->a + 252, 8, "gcap_memset_async",
+                 "gcap_memset_async", f->s1, "wrote", f->a, 256);
   assert_status(gcap_memset_d16_async(f->s2, f->a, 7u, 1), GCAP_ERROR_INVALID_VALUE);
   test_assert_message_contains("gcap_memset_d16_async on stream");
   assert_int_equal(refused(f), 3);
@@ -279,7 +280,8 @@ static void test_host_copy(void **state) {
   unsigned char host[32];
   memset(host, 0xcc, sizeof host);
   assert_ok(gcap_memset_async(f->s1, f->a, 0x77, 64));
-  assert_status(gcap_memcpy(f->ctx, host, f->a + 32, sizeof host, GCAP_MEMCPY_DEVICE_TO_HOST), GCAP_ERROR_INVALID_VALUE);
+  assert_status(gcap_memcpy(f->ctx, host, f->a + 32, sizeof host, GCAP_MEMCPY_DEVICE_TO_HOST),
+                GCAP_ERROR_INVALID_VALUE);
   assert_bytes(host, sizeof host, 0xcc); /* not copied */
   char want[600];
   snprintf(want, sizeof want,

@@ -18,8 +18,8 @@
 
 #define WRITERS 2
 #define READERS 2
-#define CHAIN 200      /* nodes each writer leaves in the graph */
-#define LAUNCHES 100   /* per launching thread */
+#define CHAIN 200    /* nodes each writer leaves in the graph */
+#define LAUNCHES 100 /* per launching thread */
 #define UPDATES 100
 #define ELEMS 64u
 
@@ -32,14 +32,14 @@ static void thread_fail(const char *what, gcap_status st) {
     snprintf(failure, sizeof failure, "%s -> %s (%s)", what, gcap_status_name(st), gcap_last_error_message());
 }
 
-#define T_OK(expr)                                                 \
-  do {                                                             \
-    gcap_status st_ = (expr);                                      \
-    if (st_ != GCAP_SUCCESS) return thread_fail(#expr, st_), NULL; \
+#define T_OK(expr)                                                                                                     \
+  do {                                                                                                                 \
+    gcap_status st_ = (expr);                                                                                          \
+    if (st_ != GCAP_SUCCESS) return thread_fail(#expr, st_), NULL;                                                     \
   } while (0)
-#define T_CHECK(cond)                                                      \
-  do {                                                                     \
-    if (!(cond)) return thread_fail(#cond, GCAP_SUCCESS), NULL;            \
+#define T_CHECK(cond)                                                                                                  \
+  do {                                                                                                                 \
+    if (!(cond)) return thread_fail(#cond, GCAP_SUCCESS), NULL;                                                        \
   } while (0)
 
 static void join_all(pthread_t *th, size_t n) {

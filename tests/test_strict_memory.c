@@ -216,7 +216,7 @@ static void test_copies_fills_and_kernels_work(void **state) {
   uint32_t *a = dev_alloc(ctx, N * sizeof *a), *b = dev_alloc(ctx, N * sizeof *b);
   uint32_t host[N];
   for (uint32_t i = 0; i < N; i++) host[i] = 3 * i;
-  put(ctx, a, host, sizeof host);                                              /* H2D */
+  put(ctx, a, host, sizeof host);                                               /* H2D */
   assert_ok(gcap_memcpy(ctx, b, a, sizeof host, GCAP_MEMCPY_DEVICE_TO_DEVICE)); /* D2D */
   memset(host, 0, sizeof host);
   get(ctx, host, b, sizeof host); /* D2H */

@@ -70,20 +70,20 @@ static void worker_fail(struct worker *w, int line, const char *what, gcap_statu
 }
 
 /* cmocka's asserts must not run off the main thread: workers record the first failure and stop. */
-#define W_OK(w, expr)                                                          \
-  do {                                                                         \
-    gcap_status st_ = (expr);                                                  \
-    if (st_ != GCAP_SUCCESS) {                                                 \
-      worker_fail((w), __LINE__, #expr, st_);                                  \
-      return false;                                                            \
-    }                                                                          \
+#define W_OK(w, expr)                                                                                                  \
+  do {                                                                                                                 \
+    gcap_status st_ = (expr);                                                                                          \
+    if (st_ != GCAP_SUCCESS) {                                                                                         \
+      worker_fail((w), __LINE__, #expr, st_);                                                                          \
+      return false;                                                                                                    \
+    }                                                                                                                  \
   } while (0)
-#define W_CHECK(w, cond)                                                       \
-  do {                                                                         \
-    if (!(cond)) {                                                             \
-      worker_fail((w), __LINE__, #cond, GCAP_SUCCESS);                         \
-      return false;                                                            \
-    }                                                                          \
+#define W_CHECK(w, cond)                                                                                               \
+  do {                                                                                                                 \
+    if (!(cond)) {                                                                                                     \
+      worker_fail((w), __LINE__, #cond, GCAP_SUCCESS);                                                                 \
+      return false;                                                                                                    \
+    }                                                                                                                  \
   } while (0)
 
 static float expected(const struct worker *w, const float *in, uint32_t i) {

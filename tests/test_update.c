@@ -146,16 +146,16 @@ static gcap_exec *instantiate(gcap_graph *g) {
   return x;
 }
 
-static gcap_node *add_memset(gcap_graph *g, gcap_node *const *deps, size_t nd, void *dst, uint32_t value,
-                             unsigned es, size_t width, size_t height, size_t pitch) {
+static gcap_node *add_memset(gcap_graph *g, gcap_node *const *deps, size_t nd, void *dst, uint32_t value, unsigned es,
+                             size_t width, size_t height, size_t pitch) {
   gcap_memset_node_params p = {dst, value, es, width, height, pitch};
   gcap_node *n = NULL;
   assert_ok(gcap_graph_add_memset_node(g, deps, nd, &p, &n));
   return n;
 }
 
-static gcap_node *add_memcpy(gcap_graph *g, gcap_node *const *deps, size_t nd, void *dst, const void *src,
-                             size_t bytes, gcap_memcpy_kind kind) {
+static gcap_node *add_memcpy(gcap_graph *g, gcap_node *const *deps, size_t nd, void *dst, const void *src, size_t bytes,
+                             gcap_memcpy_kind kind) {
   gcap_memcpy_node_params p = {dst, src, bytes, kind};
   gcap_node *n = NULL;
   assert_ok(gcap_graph_add_memcpy_node(g, deps, nd, &p, &n));
@@ -357,7 +357,7 @@ static void test_update_event_node_setters(void **state) {
   gcap_exec *x = instantiate(g);
   launch(x, f->s);
   float ms = 0;
-  assert_ok(gcap_event_elapsed_time(second, second, &ms)); /* recorded by the node */
+  assert_ok(gcap_event_elapsed_time(second, second, &ms));                              /* recorded by the node */
   assert_status(gcap_event_elapsed_time(first, first, &ms), GCAP_ERROR_INVALID_HANDLE); /* never recorded */
 
   /* In the executable: only its future launches change; the graph keeps its event. */
@@ -622,7 +622,8 @@ static void test_update_kernel_all_fields(void **state) {
   struct test_fixture *f = *state;
   test_require_sim(); /* checks what scale_sim and probe_sim wrote, and the counters */
   gcap_module *m = load_kernels(f->ctx);
-  gcap_kernel *scale = test_kernel_of(m, "scale"), *probe = test_kernel_of(m, "probe"), *stub = test_kernel_of(m, "stub");
+  gcap_kernel *scale = test_kernel_of(m, "scale"), *probe = test_kernel_of(m, "probe"),
+              *stub = test_kernel_of(m, "stub");
   float *a = test_dev_alloc(f->ctx, N * sizeof(float));
   float *b = test_dev_alloc(f->ctx, N * sizeof(float));
   float ha[N], hb[N], want[N];
@@ -1185,14 +1186,14 @@ static void test_update_memset_param_checks(void **state) {
   unsigned char *freed = test_dev_alloc(f->ctx, 64);
   assert_ok(gcap_mem_free(f->ctx, freed));
   const gcap_memset_node_params bad[] = {
-      {NULL, 0x22, 1, 64, 1, 64},    /* dst NULL */
-      {o.d, 0x22, 0, 64, 1, 64},     /* element size 0 */
-      {o.d, 0x22, 3, 16, 1, 48},     /* element size 3 */
-      {o.d, 0x22, 5, 8, 1, 40},      /* element size 5 */
-      {o.d, 0x22, 1, 0, 1, 0},       /* width 0 */
-      {o.d, 0x22, 1, 65, 1, 65},     /* past the end */
-      {o.d + 1, 0x22, 2, 8, 1, 16},  /* misaligned */
-      {host, 0x22, 1, 64, 1, 64},    /* page-locked host memory */
+      {NULL, 0x22, 1, 64, 1, 64},   /* dst NULL */
+      {o.d, 0x22, 0, 64, 1, 64},    /* element size 0 */
+      {o.d, 0x22, 3, 16, 1, 48},    /* element size 3 */
+      {o.d, 0x22, 5, 8, 1, 40},     /* element size 5 */
+      {o.d, 0x22, 1, 0, 1, 0},      /* width 0 */
+      {o.d, 0x22, 1, 65, 1, 65},    /* past the end */
+      {o.d + 1, 0x22, 2, 8, 1, 16}, /* misaligned */
+      {host, 0x22, 1, 64, 1, 64},   /* page-locked host memory */
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     assert_status(gcap_exec_memset_node_set_params(o.x, o.n, &bad[i]), GCAP_ERROR_INVALID_VALUE);
@@ -1895,7 +1896,7 @@ static void test_update_allowed_memset_shape(void **state) {
   unsigned char *d = test_dev_alloc(f->ctx, 256);
   gcap_graph *g0 = test_graph_create(f->ctx);
   gcap_node *a = add_memset(g0, NULL, 0, d, 0x01, 1, 32, 4, 64); /* 2-D */
-  add_memset(g0, &a, 1, d + 32, 0x02, 1, 16, 1, 16);            /* 1-D */
+  add_memset(g0, &a, 1, d + 32, 0x02, 1, 16, 1, 16);             /* 1-D */
   gcap_exec *x = instantiate(g0);
   gcap_exec_update_info info;
   const struct {
@@ -2318,8 +2319,10 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_update_setter_node_or_graph_destroyed, test_setup, test_teardown),
       cmocka_unit_test_setup_teardown(test_update_setter_wrong_node_type, test_setup, test_teardown),
       cmocka_unit_test_setup_teardown(test_update_setter_wrong_node_type_kernel, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_update_setter_only_future_launches_source_unchanged, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_update_setter_capture_finish_exec_has_no_source_nodes, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_update_setter_only_future_launches_source_unchanged, test_setup,
+                                      test_teardown),
+      cmocka_unit_test_setup_teardown(test_update_setter_capture_finish_exec_has_no_source_nodes, test_setup,
+                                      test_teardown),
       cmocka_unit_test_setup_teardown(test_update_setter_inside_own_launch_illegal_state, test_setup, test_teardown),
       cmocka_unit_test_setup_teardown(test_update_kernel_all_fields, test_setup, test_teardown),
       cmocka_unit_test_setup_teardown(test_update_kernel_args_copied_at_call, test_setup, test_teardown),
@@ -2344,10 +2347,12 @@ int main(void) {
       cmocka_unit_test(test_update_enable_disabled_node_keeps_edges),
       cmocka_unit_test_setup_teardown(test_update_pairing_clone_pairs, test_setup, test_teardown),
       cmocka_unit_test_setup_teardown(test_update_pairing_recaptured_graph_pairs, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_update_pairing_original_nodes_still_name_exec_nodes, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_update_pairing_original_nodes_still_name_exec_nodes, test_setup,
+                                      test_teardown),
       cmocka_unit_test_setup_teardown(test_update_result_count_mismatch, test_setup, test_teardown),
       cmocka_unit_test_setup_teardown(test_update_result_dependency_count, test_setup, test_teardown),
-      cmocka_unit_test_setup_teardown(test_update_result_dependency_mismatch_reports_from_node, test_setup, test_teardown),
+      cmocka_unit_test_setup_teardown(test_update_result_dependency_mismatch_reports_from_node, test_setup,
+                                      test_teardown),
       cmocka_unit_test_setup_teardown(test_update_result_dependency_order_matters, test_setup, test_teardown),
       cmocka_unit_test_setup_teardown(test_update_result_topology_before_type, test_setup, test_teardown),
       cmocka_unit_test_setup_teardown(test_update_result_topology_before_type_later_node, test_setup, test_teardown),

@@ -41,6 +41,7 @@ pkg-config --exists cmocka 2>/dev/null || need="$need libcmocka-dev"
 pkg-config --exists jansson 2>/dev/null || need="$need libjansson-dev"
 [ "${GCAP_BOOTSTRAP_VALGRIND:-0}" = 1 ] && ! command -v valgrind >/dev/null 2>&1 && need="$need valgrind"
 [ "${GCAP_BOOTSTRAP_CLANG:-0}" = 1 ] && ! command -v clang >/dev/null 2>&1 && need="$need clang"
+[ "${GCAP_BOOTSTRAP_CLANG:-0}" = 1 ] && ! command -v clang-format >/dev/null 2>&1 && need="$need clang-format"
 # The Python package (pip install .): a virtual environment with pip in it.
 if [ "${GCAP_BOOTSTRAP_PYTHON:-0}" = 1 ]; then
   command -v python3 >/dev/null 2>&1 || need="$need python3"

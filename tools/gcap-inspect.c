@@ -27,8 +27,8 @@
 
 /* Exit status of --svg when Graphviz's dot is not on PATH. */
 #define EXIT_NO_DOT 3
-#define NO_DOT_MESSAGE                                                                              \
-  "gcap-inspect: --svg needs Graphviz's dot, which is not installed (Debian: apt-get install "     \
+#define NO_DOT_MESSAGE                                                                                                 \
+  "gcap-inspect: --svg needs Graphviz's dot, which is not installed (Debian: apt-get install "                         \
   "graphviz); --dot writes the DOT text without it\n"
 
 struct options {
@@ -173,7 +173,10 @@ static int name_nodes(const gcap_graph *g, const char *prefix, size_t top, struc
     if (out->count == out->cap) {
       size_t cap = out->cap ? 2 * out->cap : 64;
       struct named *grown = realloc(out->items, cap * sizeof *grown);
-      if (!grown) { rc = -1; break; }
+      if (!grown) {
+        rc = -1;
+        break;
+      }
       out->items = grown, out->cap = cap;
     }
     struct named *e = &out->items[out->count++];
@@ -181,7 +184,8 @@ static int name_nodes(const gcap_graph *g, const char *prefix, size_t top, struc
     e->top = top == SIZE_MAX ? i : top;
     snprintf(e->path, sizeof e->path, "%s%zu", prefix, i);
     gcap_graph *child = NULL;
-    if (gcap_node_get_type(nodes[i]) == GCAP_NODE_GRAPH && gcap_node_get_child_graph(nodes[i], &child) == GCAP_SUCCESS) {
+    if (gcap_node_get_type(nodes[i]) == GCAP_NODE_GRAPH &&
+        gcap_node_get_child_graph(nodes[i], &child) == GCAP_SUCCESS) {
       char inner[sizeof e->path + 1];
       snprintf(inner, sizeof inner, "%s.", e->path);
       rc = name_nodes(child, inner, e->top, out);
@@ -227,8 +231,7 @@ static void describe(const struct names *names, const gcap_node *n, char *buf, s
   gcap_kernel_node_params kp;
   if (gcap_node_get_type(n) == GCAP_NODE_KERNEL && gcap_node_get_kernel_params(n, &kp) == GCAP_SUCCESS)
     snprintf(buf, size, "node %s (kernel \"%s\")", path, gcap_kernel_name(kp.kernel));
-  else
-    snprintf(buf, size, "node %s (%s)", path, type_name(gcap_node_get_type(n)));
+  else snprintf(buf, size, "node %s (%s)", path, type_name(gcap_node_get_type(n)));
 }
 
 /* ------------------------------------------------------------- summary */
@@ -244,7 +247,8 @@ static size_t top_index(const struct names *names, const gcap_node *n) { return 
 /* Levels of the top-level graph (longest path from a root), in one topological pass. */
 static int measure_levels(size_t n, size_t e, const size_t *from, const size_t *to, struct shape *s) {
   size_t *level = calloc(n + 1, sizeof *level), *width = calloc(n + 1, sizeof *width);
-  size_t *indeg = calloc(n + 1, sizeof *indeg), *first = calloc(n + 2, sizeof *first), *out = calloc(e + 1, sizeof *out);
+  size_t *indeg = calloc(n + 1, sizeof *indeg), *first = calloc(n + 2, sizeof *first),
+         *out = calloc(e + 1, sizeof *out);
   size_t *queue = calloc(n + 1, sizeof *queue);
   int rc = level && width && indeg && first && out && queue ? 0 : -1;
   for (size_t i = 0; rc == 0 && i < e; i++) indeg[to[i]]++, first[from[i] + 2]++;
@@ -342,8 +346,12 @@ static void put_race_marks(FILE *f, const struct races *r, const struct names *n
     size_t a = top_index(names, r->items[i].first), b = top_index(names, r->items[i].second);
     fprintf(f, "  n%zu [color=" RACE_COLOUR ", penwidth=3];\n  n%zu [color=" RACE_COLOUR ", penwidth=3];\n", a, b);
     if (a != b)
-      fprintf(f, "  n%zu -> n%zu [color=" RACE_COLOUR ", style=dashed, dir=none, constraint=false, label=\"race\", fontname=\"Helvetica\", fontcolor=" RACE_COLOUR "];\n",
-              a, b);
+      fprintf(
+          f,
+          "  n%zu -> n%zu [color=" RACE_COLOUR
+          ", style=dashed, dir=none, constraint=false, label=\"race\", fontname=\"Helvetica\", fontcolor=" RACE_COLOUR
+          "];\n",
+          a, b);
   }
 }
 
@@ -398,7 +406,9 @@ static int write_svg(const gcap_graph *g, const char *path, unsigned flags, cons
                      const struct names *names) {
   char dot[4096 + 8], cmd[8400];
   if (strlen(path) > 4096 || strchr(path, '\''))
-    return fprintf(stderr, "gcap-inspect: %s: --svg takes a file name without a single quote, of at most 4096 bytes\n", path), -1;
+    return fprintf(stderr, "gcap-inspect: %s: --svg takes a file name without a single quote, of at most 4096 bytes\n",
+                   path),
+           -1;
   snprintf(dot, sizeof dot, "%s.dot", path);
   if (write_dot(g, dot, flags, r, names) != 0) return -1;
   snprintf(cmd, sizeof cmd, "dot -Tsvg -o '%s' '%s'", path, dot);

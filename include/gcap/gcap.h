@@ -44,33 +44,33 @@ typedef struct gcap_user_object gcap_user_object;
 /* ------------------------------------------------------------------ status */
 
 /* The one table of status codes: name, value, short sentence. */
-#define GCAP_STATUS_MAP(X)                                                                       \
-  X(GCAP_SUCCESS, 0, "no error")                                                                 \
-  X(GCAP_ERROR_INVALID_VALUE, 1, "an argument is invalid or out of range")                      \
-  X(GCAP_ERROR_OUT_OF_MEMORY, 2, "a host or device allocation failed")                          \
-  X(GCAP_ERROR_NOT_INITIALIZED, 3, "the requested backend cannot start")                        \
-  X(GCAP_ERROR_INVALID_HANDLE, 4, "a handle is NULL, destroyed or of another context")          \
-  X(GCAP_ERROR_NOT_SUPPORTED, 5, "the backend or this build does not support the operation")    \
-  X(GCAP_ERROR_NOT_FOUND, 6, "no loaded module has a kernel of that name")                      \
-  X(GCAP_ERROR_NOT_READY, 7, "work is still pending")                                           \
-  X(GCAP_ERROR_ILLEGAL_STATE, 8, "the object is in the wrong state for the operation")          \
-  X(GCAP_ERROR_INVALID_PTX, 218, "the PTX does not parse, or uses what the simulator does not run") \
-  X(GCAP_ERROR_INVALID_SOURCE, 300, "NVRTC could not compile the CUDA C source")               \
-  X(GCAP_ERROR_ILLEGAL_ADDRESS, 700, "a kernel accessed memory outside what it may touch")      \
-  X(GCAP_ERROR_ASSERT, 710, "a device-side assert failed")                                     \
-  X(GCAP_ERROR_ILLEGAL_INSTRUCTION, 715, "a kernel executed an instruction that cannot run")   \
-  X(GCAP_ERROR_MISALIGNED_ADDRESS, 716, "a kernel accessed memory at a misaligned address")    \
-  X(GCAP_ERROR_LAUNCH_FAILURE, 719, "a kernel failed while it ran (trap, or a simulator check)") \
-  X(GCAP_ERROR_STREAM_CAPTURE_UNSUPPORTED, 900, "the operation is not permitted while capturing") \
-  X(GCAP_ERROR_STREAM_CAPTURE_INVALIDATED, 901, "the capture was invalidated by an earlier error") \
-  X(GCAP_ERROR_STREAM_CAPTURE_MERGE, 902, "the operation would merge two independent captures") \
-  X(GCAP_ERROR_STREAM_CAPTURE_UNMATCHED, 903, "the capture was not begun on this stream or has already ended") \
-  X(GCAP_ERROR_STREAM_CAPTURE_UNJOINED, 904, "forked work was not joined back into the origin stream") \
-  X(GCAP_ERROR_STREAM_CAPTURE_ISOLATION, 905, "a dependency would cross the capture boundary")  \
-  X(GCAP_ERROR_STREAM_CAPTURE_IMPLICIT, 906, "implicit dependency on a capturing stream")       \
-  X(GCAP_ERROR_CAPTURED_EVENT, 907, "the event was last recorded during a capture")             \
-  X(GCAP_ERROR_STREAM_CAPTURE_WRONG_THREAD, 908, "the capture must be ended on the thread that began it") \
-  X(GCAP_ERROR_GRAPH_EXEC_UPDATE_FAILURE, 910, "the executable graph update was refused")       \
+#define GCAP_STATUS_MAP(X)                                                                                             \
+  X(GCAP_SUCCESS, 0, "no error")                                                                                       \
+  X(GCAP_ERROR_INVALID_VALUE, 1, "an argument is invalid or out of range")                                             \
+  X(GCAP_ERROR_OUT_OF_MEMORY, 2, "a host or device allocation failed")                                                 \
+  X(GCAP_ERROR_NOT_INITIALIZED, 3, "the requested backend cannot start")                                               \
+  X(GCAP_ERROR_INVALID_HANDLE, 4, "a handle is NULL, destroyed or of another context")                                 \
+  X(GCAP_ERROR_NOT_SUPPORTED, 5, "the backend or this build does not support the operation")                           \
+  X(GCAP_ERROR_NOT_FOUND, 6, "no loaded module has a kernel of that name")                                             \
+  X(GCAP_ERROR_NOT_READY, 7, "work is still pending")                                                                  \
+  X(GCAP_ERROR_ILLEGAL_STATE, 8, "the object is in the wrong state for the operation")                                 \
+  X(GCAP_ERROR_INVALID_PTX, 218, "the PTX does not parse, or uses what the simulator does not run")                    \
+  X(GCAP_ERROR_INVALID_SOURCE, 300, "NVRTC could not compile the CUDA C source")                                       \
+  X(GCAP_ERROR_ILLEGAL_ADDRESS, 700, "a kernel accessed memory outside what it may touch")                             \
+  X(GCAP_ERROR_ASSERT, 710, "a device-side assert failed")                                                             \
+  X(GCAP_ERROR_ILLEGAL_INSTRUCTION, 715, "a kernel executed an instruction that cannot run")                           \
+  X(GCAP_ERROR_MISALIGNED_ADDRESS, 716, "a kernel accessed memory at a misaligned address")                            \
+  X(GCAP_ERROR_LAUNCH_FAILURE, 719, "a kernel failed while it ran (trap, or a simulator check)")                       \
+  X(GCAP_ERROR_STREAM_CAPTURE_UNSUPPORTED, 900, "the operation is not permitted while capturing")                      \
+  X(GCAP_ERROR_STREAM_CAPTURE_INVALIDATED, 901, "the capture was invalidated by an earlier error")                     \
+  X(GCAP_ERROR_STREAM_CAPTURE_MERGE, 902, "the operation would merge two independent captures")                        \
+  X(GCAP_ERROR_STREAM_CAPTURE_UNMATCHED, 903, "the capture was not begun on this stream or has already ended")         \
+  X(GCAP_ERROR_STREAM_CAPTURE_UNJOINED, 904, "forked work was not joined back into the origin stream")                 \
+  X(GCAP_ERROR_STREAM_CAPTURE_ISOLATION, 905, "a dependency would cross the capture boundary")                         \
+  X(GCAP_ERROR_STREAM_CAPTURE_IMPLICIT, 906, "implicit dependency on a capturing stream")                              \
+  X(GCAP_ERROR_CAPTURED_EVENT, 907, "the event was last recorded during a capture")                                    \
+  X(GCAP_ERROR_STREAM_CAPTURE_WRONG_THREAD, 908, "the capture must be ended on the thread that began it")              \
+  X(GCAP_ERROR_GRAPH_EXEC_UPDATE_FAILURE, 910, "the executable graph update was refused")                              \
   X(GCAP_ERROR_BACKEND, 999, "the backend failed with an error gcap has no code for")
 
 typedef enum gcap_status {
@@ -126,11 +126,11 @@ GCAP_API gcap_status gcap_backend_available(gcap_backend_kind k);
 /* ----------------------------------------------------------------- memory */
 
 typedef enum gcap_memcpy_kind { /* values equal cudaMemcpyKind */
-  GCAP_MEMCPY_HOST_TO_HOST = 0,
-  GCAP_MEMCPY_HOST_TO_DEVICE = 1,
-  GCAP_MEMCPY_DEVICE_TO_HOST = 2,
-  GCAP_MEMCPY_DEVICE_TO_DEVICE = 3,
-  GCAP_MEMCPY_DEFAULT = 4, /* inferred from the pointers */
+                                GCAP_MEMCPY_HOST_TO_HOST = 0,
+                                GCAP_MEMCPY_HOST_TO_DEVICE = 1,
+                                GCAP_MEMCPY_DEVICE_TO_HOST = 2,
+                                GCAP_MEMCPY_DEVICE_TO_DEVICE = 3,
+                                GCAP_MEMCPY_DEFAULT = 4, /* inferred from the pointers */
 } gcap_memcpy_kind;
 
 /** Allocates @p bytes (> 0) of device memory. Potentially unsafe during capture. */
@@ -257,16 +257,17 @@ typedef struct gcap_sim_block {
 typedef void (*gcap_sim_block_fn)(const gcap_sim_block *b, void *const *args);
 
 typedef enum gcap_param_access { /* how a kernel uses a pointer parameter (race analysis) */
-  GCAP_ACCESS_UNKNOWN = 0,       /* pointer-sized value inside a live allocation: read+write of all of it */
-  GCAP_ACCESS_NONE = 1,
-  GCAP_ACCESS_READ = 2,
-  GCAP_ACCESS_WRITE = 3,
-  GCAP_ACCESS_READ_WRITE = 4,
+                                 GCAP_ACCESS_UNKNOWN =
+                                     0, /* pointer-sized value inside a live allocation: read+write of all of it */
+                                 GCAP_ACCESS_NONE = 1,
+                                 GCAP_ACCESS_READ = 2,
+                                 GCAP_ACCESS_WRITE = 3,
+                                 GCAP_ACCESS_READ_WRITE = 4,
 } gcap_param_access;
 
 typedef struct gcap_kernel_def {
-  const char *name;                      /* entry name, as in the PTX/cubin image */
-  gcap_sim_kernel_fn sim_fn;             /* CPU implementation; NULL: a stub that runs nothing */
+  const char *name;          /* entry name, as in the PTX/cubin image */
+  gcap_sim_kernel_fn sim_fn; /* CPU implementation; NULL: a stub that runs nothing */
   size_t num_params;
   const size_t *param_sizes;             /* bytes of each parameter */
   const gcap_param_access *param_access; /* NULL: all UNKNOWN; else num_params entries */
@@ -339,8 +340,8 @@ typedef enum gcap_capture_status {
 } gcap_capture_status;
 typedef struct gcap_capture_info {
   gcap_capture_status status;
-  uint64_t id;       /* unique per capture sequence, never 0 while capturing */
-  gcap_graph *graph; /* the graph being built (borrowed) */
+  uint64_t id;                          /* unique per capture sequence, never 0 while capturing */
+  gcap_graph *graph;                    /* the graph being built (borrowed) */
   const gcap_node *const *dependencies; /* the stream's current frontier (borrowed) */
   size_t num_dependencies;
 } gcap_capture_info;
@@ -415,17 +416,17 @@ GCAP_API void gcap_capture_cleanup(gcap_capture **c);
 /* ------------------------------------------------------- graphs and nodes */
 
 typedef enum gcap_node_type { /* values equal CUgraphNodeType */
-  GCAP_NODE_KERNEL = 0,
-  GCAP_NODE_MEMCPY = 1,
-  GCAP_NODE_MEMSET = 2,
-  GCAP_NODE_HOST = 3,
-  GCAP_NODE_GRAPH = 4,
-  GCAP_NODE_EMPTY = 5,
-  GCAP_NODE_EVENT_WAIT = 6,
-  GCAP_NODE_EVENT_RECORD = 7,
-  GCAP_NODE_MEM_ALLOC = 10,
-  GCAP_NODE_MEM_FREE = 11,
-  GCAP_NODE_CONDITIONAL = 13,
+                              GCAP_NODE_KERNEL = 0,
+                              GCAP_NODE_MEMCPY = 1,
+                              GCAP_NODE_MEMSET = 2,
+                              GCAP_NODE_HOST = 3,
+                              GCAP_NODE_GRAPH = 4,
+                              GCAP_NODE_EMPTY = 5,
+                              GCAP_NODE_EVENT_WAIT = 6,
+                              GCAP_NODE_EVENT_RECORD = 7,
+                              GCAP_NODE_MEM_ALLOC = 10,
+                              GCAP_NODE_MEM_FREE = 11,
+                              GCAP_NODE_CONDITIONAL = 13,
 } gcap_node_type;
 
 typedef struct gcap_kernel_node_params {
@@ -497,8 +498,7 @@ GCAP_API gcap_status gcap_graph_add_memset_node(gcap_graph *g, gcap_node *const 
 GCAP_API gcap_status gcap_graph_add_host_node(gcap_graph *g, gcap_node *const *deps, size_t num_deps,
                                               const gcap_host_node_params *p, gcap_node **out);
 /** Adds a node that does nothing but order. */
-GCAP_API gcap_status gcap_graph_add_empty_node(gcap_graph *g, gcap_node *const *deps, size_t num_deps,
-                                               gcap_node **out);
+GCAP_API gcap_status gcap_graph_add_empty_node(gcap_graph *g, gcap_node *const *deps, size_t num_deps, gcap_node **out);
 /** Adds a node running a clone of @p child; later edits of @p child are not seen. */
 GCAP_API gcap_status gcap_graph_add_child_graph_node(gcap_graph *g, gcap_node *const *deps, size_t num_deps,
                                                      const gcap_graph *child, gcap_node **out);
@@ -526,8 +526,7 @@ GCAP_API gcap_status gcap_graph_add_mem_alloc_node(gcap_graph *g, gcap_node *con
 GCAP_API gcap_status gcap_graph_add_mem_free_node(gcap_graph *g, gcap_node *const *deps, size_t num_deps, void *dptr,
                                                   gcap_node **out);
 /** Adds edges from[i] -> to[i]; a cycle, duplicate or self edge is INVALID_VALUE and adds nothing. */
-GCAP_API gcap_status gcap_graph_add_dependencies(gcap_graph *g, gcap_node *const *from, gcap_node *const *to,
-                                                 size_t n);
+GCAP_API gcap_status gcap_graph_add_dependencies(gcap_graph *g, gcap_node *const *from, gcap_node *const *to, size_t n);
 /** Removes edges from[i] -> to[i]; an edge that does not exist is INVALID_VALUE and removes nothing. */
 GCAP_API gcap_status gcap_graph_remove_dependencies(gcap_graph *g, gcap_node *const *from, gcap_node *const *to,
                                                     size_t n);
@@ -576,16 +575,19 @@ GCAP_API gcap_status gcap_graph_kernel_node_get_attribute(const gcap_node *n, gc
 /* A conditional handle (cudaGraphConditionalHandle): kernels of a launch set its value. */
 typedef uint64_t gcap_conditional_handle;
 #define GCAP_GRAPH_COND_ASSIGN_DEFAULT 1u /* every launch starts with the default value */
-typedef enum gcap_conditional_type { /* values equal cudaGraphConditionalNodeType */
-  GCAP_CONDITIONAL_IF = 0,     /* size 1: body 0 runs when the value is not 0; size 2: else body 1 */
-  GCAP_CONDITIONAL_WHILE = 1,  /* size 1: body 0 runs while the value is not 0, tested before each pass */
-  GCAP_CONDITIONAL_SWITCH = 2, /* size >= 1: body v runs when the value v is below size */
+typedef enum gcap_conditional_type {      /* values equal cudaGraphConditionalNodeType */
+                                     GCAP_CONDITIONAL_IF =
+                                         0, /* size 1: body 0 runs when the value is not 0; size 2: else body 1 */
+                                     GCAP_CONDITIONAL_WHILE =
+                                         1, /* size 1: body 0 runs while the value is not 0, tested before each pass */
+                                     GCAP_CONDITIONAL_SWITCH =
+                                         2, /* size >= 1: body v runs when the value v is below size */
 } gcap_conditional_type;
 typedef struct gcap_conditional_node_params {
   gcap_conditional_handle handle; /* of the graph the node is added to, or of a graph it is in */
   gcap_conditional_type type;
-  unsigned size;                  /* bodies */
-  gcap_graph **body_out;          /* `size` entries the call fills: the body graphs, owned by the node */
+  unsigned size;         /* bodies */
+  gcap_graph **body_out; /* `size` entries the call fills: the body graphs, owned by the node */
 } gcap_conditional_node_params;
 /**
  * A handle for conditional nodes in @p g or in the bodies of its conditional nodes
@@ -631,10 +633,10 @@ typedef struct gcap_node_params {
     gcap_memcpy_node_params copy;
     gcap_memset_node_params fill;
     gcap_host_node_params host;
-    const gcap_graph *child_graph;       /* GRAPH: cloned into the node */
-    gcap_event *event;                   /* EVENT_RECORD, EVENT_WAIT */
-    gcap_mem_alloc_node_params mem_alloc; /* MEM_ALLOC: its dptr is written back */
-    void *mem_free;                      /* MEM_FREE: the address it frees */
+    const gcap_graph *child_graph;            /* GRAPH: cloned into the node */
+    gcap_event *event;                        /* EVENT_RECORD, EVENT_WAIT */
+    gcap_mem_alloc_node_params mem_alloc;     /* MEM_ALLOC: its dptr is written back */
+    void *mem_free;                           /* MEM_FREE: the address it frees */
     gcap_conditional_node_params conditional; /* CONDITIONAL: its bodies are written back */
   } u;
 } gcap_node_params;
@@ -648,7 +650,7 @@ GCAP_API gcap_status gcap_exec_node_set_params(gcap_exec *x, gcap_node *n, const
 /** Makes event record or wait node @p n use @p e (cudaGraphEventRecordNodeSetEvent, ...WaitNodeSetEvent). */
 GCAP_API gcap_status gcap_node_set_event(gcap_node *n, gcap_event *e);
 
-typedef struct gcap_race { /* two nodes with no path between them touching overlapping bytes, one writing */
+typedef struct gcap_race {   /* two nodes with no path between them touching overlapping bytes, one writing */
   gcap_node *first, *second; /* in creation order */
   const void *addr;          /* the overlap */
   size_t bytes;
@@ -715,13 +717,13 @@ GCAP_API gcap_status gcap_graph_release_user_object(gcap_graph *g, gcap_user_obj
 /* ------------------------------------------------------- executable graphs */
 
 #define GCAP_INSTANTIATE_AUTO_FREE_ON_LAUNCH 1u /* other bits: INVALID_VALUE */
-#define GCAP_INSTANTIATE_UPLOAD 2u             /* gcap_graph_instantiate_with_params only: upload to params->upload_stream */
-#define GCAP_INSTANTIATE_DEVICE_LAUNCH 4u      /* NOT_SUPPORTED */
-#define GCAP_INSTANTIATE_USE_NODE_PRIORITY 8u  /* kernel nodes' priority attributes order ready work */
+#define GCAP_INSTANTIATE_UPLOAD 2u        /* gcap_graph_instantiate_with_params only: upload to params->upload_stream */
+#define GCAP_INSTANTIATE_DEVICE_LAUNCH 4u /* NOT_SUPPORTED */
+#define GCAP_INSTANTIATE_USE_NODE_PRIORITY 8u /* kernel nodes' priority attributes order ready work */
 typedef enum gcap_instantiate_result {
   GCAP_INSTANTIATE_SUCCESS = 0,
-  GCAP_INSTANTIATE_ERROR = 1,              /* a node's parameters failed: see error_node_out */
-  GCAP_INSTANTIATE_INVALID_STRUCTURE = 2,  /* not returned by gcap: its graphs cannot hold a cycle */
+  GCAP_INSTANTIATE_ERROR = 1,             /* a node's parameters failed: see error_node_out */
+  GCAP_INSTANTIATE_INVALID_STRUCTURE = 2, /* not returned by gcap: its graphs cannot hold a cycle */
   GCAP_INSTANTIATE_NODE_OPERATION_NOT_SUPPORTED = 3,
   GCAP_INSTANTIATE_MULTIPLE_DEVICES_NOT_SUPPORTED = 4 /* not returned: a context has one device */
 } gcap_instantiate_result;
@@ -735,7 +737,8 @@ typedef struct gcap_instantiate_params {
  * gcap_graph_instantiate with CUDA's cudaGraphInstantiateWithParams: flags, an upload stream, and
  * the result and the failing node written back into @p params.
  */
-GCAP_API gcap_status gcap_graph_instantiate_with_params(gcap_graph *g, gcap_instantiate_params *params, gcap_exec **out);
+GCAP_API gcap_status gcap_graph_instantiate_with_params(gcap_graph *g, gcap_instantiate_params *params,
+                                                        gcap_exec **out);
 /** Validates @p g and snapshots it; the exec is independent of @p g afterwards. */
 GCAP_API gcap_status gcap_graph_instantiate(gcap_graph *g, unsigned flags, gcap_exec **out);
 /** Prepares @p x for launch on @p s (stream-ordered; runs nothing). */
@@ -748,15 +751,17 @@ GCAP_API void gcap_exec_destroy(gcap_exec *x);
 GCAP_API size_t gcap_exec_node_count(const gcap_exec *x);
 
 typedef enum gcap_exec_update_result { /* values equal CUgraphExecUpdateResult */
-  GCAP_EXEC_UPDATE_SUCCESS = 0,
-  GCAP_EXEC_UPDATE_ERROR = 1,
-  GCAP_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED = 2,
-  GCAP_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED = 3,
-  GCAP_EXEC_UPDATE_ERROR_FUNCTION_CHANGED = 4,
-  GCAP_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED = 5,
-  GCAP_EXEC_UPDATE_ERROR_NOT_SUPPORTED = 6,
-  GCAP_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE = 7, /* not returned by gcap */
-  GCAP_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED = 8,          /* a kernel's priority, under USE_NODE_PRIORITY */
+                                       GCAP_EXEC_UPDATE_SUCCESS = 0,
+                                       GCAP_EXEC_UPDATE_ERROR = 1,
+                                       GCAP_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED = 2,
+                                       GCAP_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED = 3,
+                                       GCAP_EXEC_UPDATE_ERROR_FUNCTION_CHANGED = 4,
+                                       GCAP_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED = 5,
+                                       GCAP_EXEC_UPDATE_ERROR_NOT_SUPPORTED = 6,
+                                       GCAP_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE =
+                                           7, /* not returned by gcap */
+                                       GCAP_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED =
+                                           8, /* a kernel's priority, under USE_NODE_PRIORITY */
 } gcap_exec_update_result;
 typedef struct gcap_exec_update_info {
   gcap_exec_update_result result;

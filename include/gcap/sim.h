@@ -37,9 +37,9 @@ typedef struct gcap_sim_options {
                        does eager stream work that overlaps unordered work of another stream */
   FILE *trace;      /* NULL, or a stream for a Chrome trace-event JSON of executed work */
   gcap_sim_exec exec;
-  bool strict_memory; /* device memory faults (SIGSEGV) when host code touches it */
-  unsigned threads;   /* threads running a kernel's blocks (the caller and threads - 1 workers), at
-                         most 256; 0 or 1: the calling thread only */
+  bool strict_memory;       /* device memory faults (SIGSEGV) when host code touches it */
+  unsigned threads;         /* threads running a kernel's blocks (the caller and threads - 1 workers), at
+                               most 256; 0 or 1: the calling thread only */
   gcap_sim_kernels kernels; /* what runs a kernel: its CPU implementation or its PTX */
   unsigned checks;          /* GCAP_SIM_CHECK_* bits, for PTX kernels */
 } gcap_sim_options;
@@ -52,10 +52,10 @@ GCAP_API void gcap_sim_options_init(gcap_sim_options *o);
 
 typedef struct gcap_sim_stats {
   uint64_t graph_launches, nodes_executed, kernels_executed, kernels_stubbed, bytes_copied, bytes_set, host_calls;
-  uint64_t ops_deferred;    /* stream operations queued by DEFERRED (graph launches count one) */
-  uint64_t stream_races;    /* eager operations refused by the stream race check */
-  uint64_t barriers_passed; /* gcap_sim_syncthreads barriers every thread of a block passed */
-  uint64_t blocks_parallel; /* blocks of launches spread over threads (threads >= 2, more than one block) */
+  uint64_t ops_deferred;     /* stream operations queued by DEFERRED (graph launches count one) */
+  uint64_t stream_races;     /* eager operations refused by the stream race check */
+  uint64_t barriers_passed;  /* gcap_sim_syncthreads barriers every thread of a block passed */
+  uint64_t blocks_parallel;  /* blocks of launches spread over threads (threads >= 2, more than one block) */
   uint64_t ptx_instructions; /* lane-instructions executed by PTX kernels */
 } gcap_sim_stats;
 

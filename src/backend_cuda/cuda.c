@@ -408,8 +408,8 @@ static gcap_status cuda_memset(struct gcap__backend_ctx *b, void *stream, const 
   if (st != GCAP_SUCCESS) LEAVE(st);
   CUstream on = stream ? stream : c->sync_stream;
   CUresult r = f->height > 1 ? fill_2d(c->d, f, on) : fill_1d(c->d, f, on);
-  st = gcap__cuda_check(r, "cuMemsetD%s%uAsync(%p, %zu x %zu elements)", f->height > 1 ? "2D" : "",
-                        f->element_size * 8, f->dst, f->width, f->height);
+  st = gcap__cuda_check(r, "cuMemsetD%s%uAsync(%p, %zu x %zu elements)", f->height > 1 ? "2D" : "", f->element_size * 8,
+                        f->dst, f->width, f->height);
   if (st == GCAP_SUCCESS && !stream)
     st = gcap__cuda_check(c->d->cuStreamSynchronize(on), "cuStreamSynchronize (synchronous fill)");
   LEAVE(st);
@@ -468,8 +468,7 @@ static gcap_status cuda_event_record(struct gcap__backend_ctx *b, void *event, v
 
 static gcap_status cuda_stream_wait_event(struct gcap__backend_ctx *b, void *stream, void *event) {
   ENTER(b);
-  LEAVE(gcap__cuda_check(c->d->cuStreamWaitEvent(stream, event, 0), "cuStreamWaitEvent(stream %p, %p)", stream,
-                         event));
+  LEAVE(gcap__cuda_check(c->d->cuStreamWaitEvent(stream, event, 0), "cuStreamWaitEvent(stream %p, %p)", stream, event));
 }
 
 static gcap_status cuda_event_synchronize(struct gcap__backend_ctx *b, void *event) {
@@ -520,10 +519,10 @@ static gcap_status cuda_module_load(struct gcap__backend_ctx *b, const gcap_modu
   }
   CUmodule m = NULL;
   bool text = !is_binary(desc->image, desc->image_size);
-  gcap_status st = text && cuda_ptx_needs_devrt(image)
-                       ? cuda_link_ptx(c, image, &m)
-                       : gcap__cuda_check(c->d->cuModuleLoadData(&m, image), "cuModuleLoadData(%zu-byte image)",
-                                          desc->image_size);
+  gcap_status st =
+      text && cuda_ptx_needs_devrt(image)
+          ? cuda_link_ptx(c, image, &m)
+          : gcap__cuda_check(c->d->cuModuleLoadData(&m, image), "cuModuleLoadData(%zu-byte image)", desc->image_size);
   gcap__free(copy);
   if (st == GCAP_SUCCESS) *out = m;
   LEAVE(st);
@@ -574,8 +573,7 @@ static gcap_status cuda_kernel_find(struct gcap__backend_ctx *b, void *module, c
   ENTER(b);
   CUfunction f = NULL;
   CUresult r = c->d->cuModuleGetFunction(&f, module, name);
-  if (r == CUDA_ERROR_NOT_FOUND)
-    LEAVE(gcap__fail(GCAP_ERROR_NOT_FOUND, "the module image has no kernel \"%s\"", name));
+  if (r == CUDA_ERROR_NOT_FOUND) LEAVE(gcap__fail(GCAP_ERROR_NOT_FOUND, "the module image has no kernel \"%s\"", name));
   gcap_status st = gcap__cuda_check(r, "cuModuleGetFunction(\"%s\")", name);
   if (st != GCAP_SUCCESS) LEAVE(st);
   *out = (struct gcap__kernel_found){.fn = f};

@@ -67,7 +67,8 @@ void cuda_cond_native_release(struct gcap__backend_ctx *b, void *native) {
 gcap_status cuda_cond_holder_graph(struct cuda_context *c, void *native, CUgraph *out) {
   struct cuda_cond_holder *h = native;
   size_t count = 0;
-  gcap_status st = gcap__cuda_check(c->d->cuGraphGetNodes(h->graph, NULL, &count), "cuGraphGetNodes (conditional handles' graph)");
+  gcap_status st =
+      gcap__cuda_check(c->d->cuGraphGetNodes(h->graph, NULL, &count), "cuGraphGetNodes (conditional handles' graph)");
   CUgraphNode *nodes = st == GCAP_SUCCESS && count ? gcap__calloc(count, sizeof *nodes) : NULL;
   if (count && !nodes && st == GCAP_SUCCESS) st = gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to clear a graph");
   if (nodes) st = gcap__cuda_check(c->d->cuGraphGetNodes(h->graph, nodes, &count), "cuGraphGetNodes");

@@ -18,8 +18,8 @@ struct cuda_exec {
   struct cuda_host_call *host_calls; /* every record a host node was ever given */
   CUevent done;                      /* recorded after each launch: exec_wait waits on it */
   bool launched;
-  bool untracked; /* a launch's event could not be recorded: it may run for ever, as far as we know */
-  struct cuda_exec *next_deferred;   /* in the context's list of executables to destroy later */
+  bool untracked;                  /* a launch's event could not be recorded: it may run for ever, as far as we know */
+  struct cuda_exec *next_deferred; /* in the context's list of executables to destroy later */
 };
 
 struct materialized {
@@ -92,7 +92,7 @@ static CUmemorytype side_type(const struct gcap__backend_ctx *b, const void *ptr
   if (device) return CU_MEMORYTYPE_DEVICE;
   struct gcap__mem_view v;
   return gcap__memory_view(b, (uintptr_t)ptr, &v) && v.state == GCAP__MEM_HOST ? CU_MEMORYTYPE_HOST
-                                                                                : CU_MEMORYTYPE_UNIFIED;
+                                                                               : CU_MEMORYTYPE_UNIFIED;
 }
 
 static CUDA_MEMCPY3D copy_params(const struct cuda_context *cc, const struct gcap__copy *c) {
@@ -205,8 +205,8 @@ static gcap_status add_entries(struct cuda_context *c, struct materialized *m, c
 static gcap_status materialize(struct cuda_context *c, const struct gcap__plan *plan, struct materialized *m) {
   memset(m, 0, sizeof *m);
   m->nodes = gcap__calloc(plan->count ? plan->count : 1, sizeof *m->nodes);
-  gcap_status st = m->nodes ? GCAP_SUCCESS
-                            : gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for %zu CUDA graph nodes", plan->count);
+  gcap_status st =
+      m->nodes ? GCAP_SUCCESS : gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for %zu CUDA graph nodes", plan->count);
   m->borrowed = plan->cond_native != NULL;
   if (st == GCAP_SUCCESS && m->borrowed) st = cuda_cond_holder_graph(c, plan->cond_native, &m->graph);
   else if (st == GCAP_SUCCESS) st = gcap__cuda_check(c->d->cuGraphCreate(&m->graph, 0), "cuGraphCreate");
@@ -439,10 +439,8 @@ gcap_status cuda_exec_set_entry(struct gcap__backend_ctx *b, void *exec, const s
   if (entry->disabled != plan->nodes[index].disabled)
     st = gcap__cuda_check(c->d->cuGraphNodeSetEnabled(x->exec, x->nodes[index], !entry->disabled),
                           "cuGraphNodeSetEnabled(plan entry %zu, %d)", index, !entry->disabled);
-  else if (shaped_copy(entry) || shaped_copy(&plan->nodes[index]))
-    st = update_one_entry(c, x, plan, index, entry);
-  else
-    st = set_params(c, x, index, entry);
+  else if (shaped_copy(entry) || shaped_copy(&plan->nodes[index])) st = update_one_entry(c, x, plan, index, entry);
+  else st = set_params(c, x, index, entry);
   return cuda_leave(&scope, st);
 }
 

@@ -27,8 +27,8 @@ struct cuda_context {
   struct gcap__backend_ctx base; /* first: the core holds a pointer to it */
   const struct gcap__cuda_driver *d;
   CUdevice device;
-  CUcontext ctx;         /* the device's primary context, retained */
-  CUstream sync_stream;  /* private: synchronous copies and fills run here and are waited for */
+  CUcontext ctx;        /* the device's primary context, retained */
+  CUstream sync_stream; /* private: synchronous copies and fills run here and are waited for */
   /*
    * The backend's own lock, for the lists below only. It is never held while the GPU works, so
    * a host function (which takes it to unlink its record) can never wait on a waiter.
@@ -36,7 +36,7 @@ struct cuda_context {
   pthread_mutex_t lock;
   struct cuda_stream_entry *streams;
   size_t num_streams, cap_streams;
-  struct cuda_host_call pending; /* eager host functions not yet run: a ring with a sentinel */
+  struct cuda_host_call pending;  /* eager host functions not yet run: a ring with a sentinel */
   struct cuda_host_call *orphans; /* records of executables destroyed while a launch might still call them */
   struct cuda_exec *deferred;     /* executables destroyed from a host function: the driver may not be called there */
   struct cuda_late_free *late_frees; /* gcap_mem_free_async: freed once their stream reached the event */

@@ -34,9 +34,10 @@ gcap_status cuda_link_ptx(struct cuda_context *c, const char *ptx, CUmodule *out
   const struct gcap__cuda_driver *d = c->d;
   char path[4096];
   if (!find_devrt(path, sizeof path))
-    return gcap__fail(GCAP_ERROR_NOT_FOUND,
-                      "the PTX calls device-runtime functions (.extern .func, such as cudaGraphSetConditional), which "
-                      "need the CUDA toolkit's libcudadevrt.a; none found: set GCAP_CUDADEVRT to its path, or CUDA_HOME");
+    return gcap__fail(
+        GCAP_ERROR_NOT_FOUND,
+        "the PTX calls device-runtime functions (.extern .func, such as cudaGraphSetConditional), which "
+        "need the CUDA toolkit's libcudadevrt.a; none found: set GCAP_CUDADEVRT to its path, or CUDA_HOME");
   if (!d->cuLinkCreate || !d->cuLinkAddData || !d->cuLinkAddFile || !d->cuLinkComplete || !d->cuLinkDestroy)
     return gcap__fail(GCAP_ERROR_NOT_SUPPORTED, "the CUDA driver has no linker (cuLinkCreate)");
   CUlinkState state = NULL;
@@ -44,12 +45,15 @@ gcap_status cuda_link_ptx(struct cuda_context *c, const char *ptx, CUmodule *out
   size_t bytes = 0;
   gcap_status st = gcap__cuda_check(d->cuLinkCreate(0, NULL, NULL, &state), "cuLinkCreate");
   if (st == GCAP_SUCCESS)
-    st = gcap__cuda_check(d->cuLinkAddData(state, CU_JIT_INPUT_PTX, (void *)ptx, strlen(ptx) + 1, "gcap.ptx", 0, NULL, NULL),
-                          "cuLinkAddData (the module's PTX)");
+    st = gcap__cuda_check(
+        d->cuLinkAddData(state, CU_JIT_INPUT_PTX, (void *)ptx, strlen(ptx) + 1, "gcap.ptx", 0, NULL, NULL),
+        "cuLinkAddData (the module's PTX)");
   if (st == GCAP_SUCCESS)
-    st = gcap__cuda_check(d->cuLinkAddFile(state, CU_JIT_INPUT_LIBRARY, path, 0, NULL, NULL), "cuLinkAddFile(%s)", path);
+    st =
+        gcap__cuda_check(d->cuLinkAddFile(state, CU_JIT_INPUT_LIBRARY, path, 0, NULL, NULL), "cuLinkAddFile(%s)", path);
   if (st == GCAP_SUCCESS) st = gcap__cuda_check(d->cuLinkComplete(state, &cubin, &bytes), "cuLinkComplete");
-  if (st == GCAP_SUCCESS) st = gcap__cuda_check(d->cuModuleLoadData(out, cubin), "cuModuleLoadData (%zu-byte linked image)", bytes);
+  if (st == GCAP_SUCCESS)
+    st = gcap__cuda_check(d->cuModuleLoadData(out, cubin), "cuModuleLoadData (%zu-byte linked image)", bytes);
   if (state) d->cuLinkDestroy(state); /* the image is the link state's: loaded, it is no longer needed */
   return st;
 }

@@ -123,7 +123,8 @@ static void load(void) {
   }
   /* The library stays loaded for the life of the process: its functions may run on driver threads. */
   PFN_cuDriverGetVersion_v2020 get_version = NULL;
-  if (!symbol(lib, "cuDriverGetVersion", &get_version, sizeof get_version) || get_version(&driver.version) != CUDA_SUCCESS) {
+  if (!symbol(lib, "cuDriverGetVersion", &get_version, sizeof get_version) ||
+      get_version(&driver.version) != CUDA_SUCCESS) {
     refuse("libcuda.so.1 has no working cuDriverGetVersion");
     return;
   }

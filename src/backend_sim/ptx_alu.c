@@ -15,25 +15,28 @@
 #include "ptx_internal.h"
 
 #define HANDLER(name) static void name(struct px_warp *w, const struct px_ins *in, uint32_t m)
-#define D_A_B                                                                                       \
-  uint64_t *d = px_slot(w, in->d);                                                                 \
+#define D_A_B                                                                                                          \
+  uint64_t *d = px_slot(w, in->d);                                                                                     \
   const uint64_t *A = px_slot(w, in->a), *B = px_slot(w, in->b)
-#define D_A_B_C                                                                                     \
-  D_A_B;                                                                                            \
+#define D_A_B_C                                                                                                        \
+  D_A_B;                                                                                                               \
   const uint64_t *C = px_slot(w, in->c)
 
 /* ---------------------------------------------------------------- integer */
 
 /* Wrapping operations: the bits above the width do not matter (reads truncate). */
-#define WRAP(name, expr)                                                                           \
-  HANDLER(name) {                                                                                  \
-    D_A_B;                                                                                         \
-    PX_LANES(m, { uint64_t a = A[l], b = B[l]; d[l] = (expr); });                                  \
+#define WRAP(name, expr)                                                                                               \
+  HANDLER(name) {                                                                                                      \
+    D_A_B;                                                                                                             \
+    PX_LANES(m, {                                                                                                      \
+      uint64_t a = A[l], b = B[l];                                                                                     \
+      d[l] = (expr);                                                                                                   \
+    });                                                                                                                \
   }
 WRAP(i_add, a + b)
 WRAP(i_sub, a - b)
-WRAP(i_mul_lo, a * b)
-WRAP(i_and, a & b)
+WRAP(i_mul_lo, a *b)
+WRAP(i_and, a &b)
 WRAP(i_or, a | b)
 WRAP(i_xor, a ^ b)
 HANDLER(i_not) {
@@ -52,31 +55,38 @@ HANDLER(i_mad_lo) {
 }
 
 /* Width-aware operations, one function per type. */
-#define TYPED(TT, SGN, sfx, body_name, expr)                                                       \
-  HANDLER(body_name##_##sfx) {                                                                     \
-    typedef TT T;                                                                                  \
-    const bool sgn = SGN;                                                                          \
-    D_A_B;                                                                                         \
-    PX_LANES(m, {                                                                                  \
-      T a = (T)A[l], b = (T)B[l];                                                                  \
-      d[l] = (uint64_t)(T)(expr);                                                                  \
-    });                                                                                            \
-    (void)sgn;                                                                                     \
+#define TYPED(TT, SGN, sfx, body_name, expr)                                                                           \
+  HANDLER(body_name##_##sfx) {                                                                                         \
+    typedef TT T;                                                                                                      \
+    const bool sgn = SGN;                                                                                              \
+    D_A_B;                                                                                                             \
+    PX_LANES(m, {                                                                                                      \
+      T a = (T)A[l], b = (T)B[l];                                                                                      \
+      d[l] = (uint64_t)(T)(expr);                                                                                      \
+    });                                                                                                                \
+    (void)sgn;                                                                                                         \
   }
+/* A table, laid out by hand. */
+/* clang-format off */
 #define EACH_INT(X, name, expr)                                                                    \
   X(int16_t, 1, s16, name, expr) X(uint16_t, 0, u16, name, expr) X(int32_t, 1, s32, name, expr)    \
   X(uint32_t, 0, u32, name, expr) X(int64_t, 1, s64, name, expr) X(uint64_t, 0, u64, name, expr)
+/* clang-format on */
 EACH_INT(TYPED, i_min, a < b ? a : b)
 EACH_INT(TYPED, i_max, a > b ? a : b)
 /* Division by zero gives all ones as the hardware's sequence does; never a host trap. */
-EACH_INT(TYPED, i_div, b == 0 ? (T)~(T)0 : (sgn && b == (T)~(T)0) ? (T)(0 - (uint64_t)a) : a / b)
-EACH_INT(TYPED, i_rem, b == 0 ? a : (sgn && b == (T)~(T)0) ? 0 : a % b)
-EACH_INT(TYPED, i_shr, (T)((uint64_t)b >= sizeof(T) * 8 ? (sgn && (uint64_t)a >> (sizeof(T) * 8 - 1) ? (T)~(T)0 : 0) : a >> b))
-#define ABS_T(T, sfx)                                                                              \
-  HANDLER(i_abs_##sfx) {                                                                           \
-    uint64_t *d = px_slot(w, in->d);                                                               \
-    const uint64_t *A = px_slot(w, in->a);                                                         \
-    PX_LANES(m, { T a = (T)A[l]; d[l] = (uint64_t)(T)(a < 0 ? (T)(0 - (uint64_t)a) : a); });       \
+EACH_INT(TYPED, i_div, b == 0 ? (T) ~(T)0 : (sgn && b == (T) ~(T)0) ? (T)(0 - (uint64_t)a) : a / b)
+EACH_INT(TYPED, i_rem, b == 0 ? a : (sgn && b == (T) ~(T)0) ? 0 : a % b)
+EACH_INT(TYPED, i_shr,
+         (T)((uint64_t)b >= sizeof(T) * 8 ? (sgn && (uint64_t)a >> (sizeof(T) * 8 - 1) ? (T) ~(T)0 : 0) : a >> b))
+#define ABS_T(T, sfx)                                                                                                  \
+  HANDLER(i_abs_##sfx) {                                                                                               \
+    uint64_t *d = px_slot(w, in->d);                                                                                   \
+    const uint64_t *A = px_slot(w, in->a);                                                                             \
+    PX_LANES(m, {                                                                                                      \
+      T a = (T)A[l];                                                                                                   \
+      d[l] = (uint64_t)(T)(a < 0 ? (T)(0 - (uint64_t)a) : a);                                                          \
+    });                                                                                                                \
   }
 ABS_T(int16_t, s16)
 ABS_T(int32_t, s32)
@@ -85,25 +95,28 @@ ABS_T(int64_t, s64)
 HANDLER(i_shl) {
   unsigned bits = in->size * 8u;
   D_A_B;
-  PX_LANES(m, { uint64_t b = (uint32_t)B[l]; d[l] = b >= bits ? 0 : A[l] << b; });
+  PX_LANES(m, {
+    uint64_t b = (uint32_t)B[l];
+    d[l] = b >= bits ? 0 : A[l] << b;
+  });
 }
 
-#define HI_T(T, W, sfx)                                                                            \
-  HANDLER(i_mul_hi_##sfx) {                                                                        \
-    D_A_B;                                                                                         \
-    PX_LANES(m, { d[l] = (uint64_t)(T)(((W)(T)A[l] * (W)(T)B[l]) >> (sizeof(T) * 8)); });          \
-  }                                                                                                \
-  HANDLER(i_mad_hi_##sfx) {                                                                        \
-    D_A_B_C;                                                                                       \
-    PX_LANES(m, { d[l] = (uint64_t)(T)((T)(((W)(T)A[l] * (W)(T)B[l]) >> (sizeof(T) * 8)) + (T)C[l]); }); \
-  }                                                                                                \
-  HANDLER(i_mul_wide_##sfx) {                                                                      \
-    D_A_B;                                                                                         \
-    PX_LANES(m, { d[l] = (uint64_t)((W)(T)A[l] * (W)(T)B[l]); });                                  \
-  }                                                                                                \
-  HANDLER(i_mad_wide_##sfx) {                                                                      \
-    D_A_B_C;                                                                                       \
-    PX_LANES(m, { d[l] = (uint64_t)((W)(T)A[l] * (W)(T)B[l]) + C[l]; });                           \
+#define HI_T(T, W, sfx)                                                                                                \
+  HANDLER(i_mul_hi_##sfx) {                                                                                            \
+    D_A_B;                                                                                                             \
+    PX_LANES(m, { d[l] = (uint64_t)(T)(((W)(T)A[l] * (W)(T)B[l]) >> (sizeof(T) * 8)); });                              \
+  }                                                                                                                    \
+  HANDLER(i_mad_hi_##sfx) {                                                                                            \
+    D_A_B_C;                                                                                                           \
+    PX_LANES(m, { d[l] = (uint64_t)(T)((T)(((W)(T)A[l] * (W)(T)B[l]) >> (sizeof(T) * 8)) + (T)C[l]); });               \
+  }                                                                                                                    \
+  HANDLER(i_mul_wide_##sfx) {                                                                                          \
+    D_A_B;                                                                                                             \
+    PX_LANES(m, { d[l] = (uint64_t)((W)(T)A[l] * (W)(T)B[l]); });                                                      \
+  }                                                                                                                    \
+  HANDLER(i_mad_wide_##sfx) {                                                                                          \
+    D_A_B_C;                                                                                                           \
+    PX_LANES(m, { d[l] = (uint64_t)((W)(T)A[l] * (W)(T)B[l]) + C[l]; });                                               \
   }
 HI_T(int16_t, int32_t, s16)
 HI_T(uint16_t, uint32_t, u16)
@@ -279,13 +292,27 @@ HANDLER(b_prmt) {
     uint32_t c = (uint32_t)C[l], r = 0;
     unsigned sel[4];
     switch (mode) {
-    case PTX_PRMT_F4E: for (int i = 0; i < 4; i++) sel[i] = ((c & 3) + (unsigned)i) & 7; break;
-    case PTX_PRMT_B4E: for (int i = 0; i < 4; i++) sel[i] = ((c & 3) - (unsigned)i) & 7; break;
-    case PTX_PRMT_RC8: for (int i = 0; i < 4; i++) sel[i] = c & 3; break;
-    case PTX_PRMT_ECL: for (int i = 0; i < 4; i++) sel[i] = (unsigned)i >= (c & 3) ? (unsigned)i : (c & 3); break;
-    case PTX_PRMT_ECR: for (int i = 0; i < 4; i++) sel[i] = (unsigned)i <= (c & 3) ? (unsigned)i : (c & 3); break;
-    case PTX_PRMT_RC16: for (int i = 0; i < 4; i++) sel[i] = ((c & 1) << 1) + (unsigned)(i & 1); break;
-    default: for (int i = 0; i < 4; i++) sel[i] = (c >> (4 * i)) & 15; break;
+    case PTX_PRMT_F4E:
+      for (int i = 0; i < 4; i++) sel[i] = ((c & 3) + (unsigned)i) & 7;
+      break;
+    case PTX_PRMT_B4E:
+      for (int i = 0; i < 4; i++) sel[i] = ((c & 3) - (unsigned)i) & 7;
+      break;
+    case PTX_PRMT_RC8:
+      for (int i = 0; i < 4; i++) sel[i] = c & 3;
+      break;
+    case PTX_PRMT_ECL:
+      for (int i = 0; i < 4; i++) sel[i] = (unsigned)i >= (c & 3) ? (unsigned)i : (c & 3);
+      break;
+    case PTX_PRMT_ECR:
+      for (int i = 0; i < 4; i++) sel[i] = (unsigned)i <= (c & 3) ? (unsigned)i : (c & 3);
+      break;
+    case PTX_PRMT_RC16:
+      for (int i = 0; i < 4; i++) sel[i] = ((c & 1) << 1) + (unsigned)(i & 1);
+      break;
+    default:
+      for (int i = 0; i < 4; i++) sel[i] = (c >> (4 * i)) & 15;
+      break;
     }
     for (int i = 0; i < 4; i++) {
       unsigned s = sel[i];
@@ -366,50 +393,70 @@ static int host_round(unsigned r) {
   }
 }
 
-enum fop { FOP_ADD, FOP_SUB, FOP_MUL, FOP_DIV, FOP_MIN, FOP_MAX, FOP_FMA, FOP_SQRT, FOP_RCP, FOP_RSQRT, FOP_SIN,
-           FOP_COS, FOP_LG2, FOP_EX2, FOP_TANH, FOP_ABS, FOP_NEG, FOP_COPYSIGN, FOP_MIN_NAN, FOP_MAX_NAN };
+enum fop {
+  FOP_ADD,
+  FOP_SUB,
+  FOP_MUL,
+  FOP_DIV,
+  FOP_MIN,
+  FOP_MAX,
+  FOP_FMA,
+  FOP_SQRT,
+  FOP_RCP,
+  FOP_RSQRT,
+  FOP_SIN,
+  FOP_COS,
+  FOP_LG2,
+  FOP_EX2,
+  FOP_TANH,
+  FOP_ABS,
+  FOP_NEG,
+  FOP_COPYSIGN,
+  FOP_MIN_NAN,
+  FOP_MAX_NAN
+};
 
 /* PTX's min/max: a NaN operand gives the other (or NaN with .NaN), and -0 is below +0. */
-#define MIN_MAX(T, name)                                                                           \
-  static T name##_min(T a, T b, bool nan) {                                                        \
-    if (isnan(a) || isnan(b)) return nan ? (T)NAN : isnan(a) ? b : a;                              \
-    if (a == 0 && b == 0) return signbit(a) ? a : b;                                               \
-    return a < b ? a : b;                                                                          \
-  }                                                                                                \
-  static T name##_max(T a, T b, bool nan) {                                                        \
-    if (isnan(a) || isnan(b)) return nan ? (T)NAN : isnan(a) ? b : a;                              \
-    if (a == 0 && b == 0) return signbit(a) ? b : a;                                               \
-    return a > b ? a : b;                                                                          \
+#define MIN_MAX(T, name)                                                                                               \
+  static T name##_min(T a, T b, bool nan) {                                                                            \
+    if (isnan(a) || isnan(b)) return nan ? (T)NAN : isnan(a) ? b : a;                                                  \
+    if (a == 0 && b == 0) return signbit(a) ? a : b;                                                                   \
+    return a < b ? a : b;                                                                                              \
+  }                                                                                                                    \
+  static T name##_max(T a, T b, bool nan) {                                                                            \
+    if (isnan(a) || isnan(b)) return nan ? (T)NAN : isnan(a) ? b : a;                                                  \
+    if (a == 0 && b == 0) return signbit(a) ? b : a;                                                                   \
+    return a > b ? a : b;                                                                                              \
   }
 MIN_MAX(float, f32)
 MIN_MAX(double, f64)
 
 /* One operation of either width: <tgmath.h> picks the float or double function from the type. */
-#define FLOAT_OP(T, name)                                                                          \
-  static inline T name##_op(unsigned op, T a, T b, T c) {                                          \
-    switch (op) {                                                                                  \
-    case FOP_ADD: return a + b;                                                                    \
-    case FOP_SUB: return a - b;                                                                    \
-    case FOP_MUL: return a * b;                                                                    \
-    case FOP_DIV: return a / b;                                                                    \
-    case FOP_MIN: return name##_min(a, b, false);                                                  \
-    case FOP_MAX: return name##_max(a, b, false);                                                  \
-    case FOP_MIN_NAN: return name##_min(a, b, true);                                               \
-    case FOP_MAX_NAN: return name##_max(a, b, true);                                               \
-    case FOP_FMA: return fma(a, b, c);                                                             \
-    case FOP_SQRT: return sqrt(a);                                                                 \
-    case FOP_RCP: return (T)1 / a;                                                                 \
-    case FOP_RSQRT: return (T)1 / sqrt(a);                                                         \
-    case FOP_SIN: return sin(a);                                                                   \
-    case FOP_COS: return cos(a);                                                                   \
-    case FOP_LG2: return log2(a);                                                                  \
-    case FOP_EX2: return exp2(a);                                                                  \
-    case FOP_TANH: return tanh(a);                                                                 \
-    case FOP_ABS: return fabs(a);                                                                  \
-    case FOP_NEG: return -a;                                                                       \
-    case FOP_COPYSIGN: return copysign(b, a);                                                      \
-    default: return a;                                                                             \
-    }                                                                                              \
+#define FLOAT_OP(T, name)                                                                                              \
+  static inline T name##_op(unsigned op, T a, T b, T c) {                                                              \
+    switch (op) {                                                                                                      \
+    case FOP_ADD: return a + b;                                                                                        \
+    case FOP_SUB: return a - b;                                                                                        \
+    case FOP_MUL: return a * b;                                                                                        \
+    case FOP_DIV: return a / b;                                                                                        \
+    case FOP_MIN: return name##_min(a, b, false);                                                                      \
+    case FOP_MAX: return name##_max(a, b, false);                                                                      \
+    case FOP_MIN_NAN: return name##_min(a, b, true);                                                                   \
+    case FOP_MAX_NAN: return name##_max(a, b, true);                                                                   \
+    case FOP_FMA: return fma(a, b, c);                                                                                 \
+    case FOP_SQRT: return sqrt(a);                                                                                     \
+    case FOP_RCP: return (T)1 / a;                                                                                     \
+    case FOP_RSQRT: return (T)1 / sqrt(a);                                                                             \
+    case FOP_SIN: return sin(a);                                                                                       \
+    case FOP_COS: return cos(a);                                                                                       \
+    case FOP_LG2: return log2(a);                                                                                      \
+    case FOP_EX2: return exp2(a);                                                                                      \
+    case FOP_TANH: return tanh(a);                                                                                     \
+    case FOP_ABS: return fabs(a);                                                                                      \
+    case FOP_NEG: return -a;                                                                                           \
+    case FOP_COPYSIGN: return copysign(b, a);                                                                          \
+    default: return a;                                                                                                 \
+    }                                                                                                                  \
   }
 FLOAT_OP(float, f32)
 FLOAT_OP(double, f64)
@@ -449,14 +496,17 @@ HANDLER(f64_any) {
   if (mode != FE_TONEAREST) fesetround(old);
 }
 /* The common float forms without flags, in loops the compiler vectorises. */
-#define F32_FAST(name, expr)                                                                       \
-  HANDLER(name) {                                                                                  \
-    D_A_B;                                                                                         \
-    PX_LANES(m, { float a = px_f32(A[l]), b = px_f32(B[l]); d[l] = px_bits32(expr); });            \
+#define F32_FAST(name, expr)                                                                                           \
+  HANDLER(name) {                                                                                                      \
+    D_A_B;                                                                                                             \
+    PX_LANES(m, {                                                                                                      \
+      float a = px_f32(A[l]), b = px_f32(B[l]);                                                                        \
+      d[l] = px_bits32(expr);                                                                                          \
+    });                                                                                                                \
   }
 F32_FAST(f32_add, a + b)
 F32_FAST(f32_sub, a - b)
-F32_FAST(f32_mul, a * b)
+F32_FAST(f32_mul, a *b)
 /*
  * fmaf is a library call unless the compiler may use the FMA instructions: a clone that may,
  * picked at load by an ifunc resolver (not under ThreadSanitizer, whose run time is not set up
@@ -471,14 +521,17 @@ PX_FMA_CLONES HANDLER(f32_fma) {
   D_A_B_C;
   PX_LANES(m, d[l] = px_bits32(fmaf(px_f32(A[l]), px_f32(B[l]), px_f32(C[l]))));
 }
-#define F64_FAST(name, expr)                                                                       \
-  HANDLER(name) {                                                                                  \
-    D_A_B;                                                                                         \
-    PX_LANES(m, { double a = px_f64(A[l]), b = px_f64(B[l]); d[l] = px_bits64(expr); });           \
+#define F64_FAST(name, expr)                                                                                           \
+  HANDLER(name) {                                                                                                      \
+    D_A_B;                                                                                                             \
+    PX_LANES(m, {                                                                                                      \
+      double a = px_f64(A[l]), b = px_f64(B[l]);                                                                       \
+      d[l] = px_bits64(expr);                                                                                          \
+    });                                                                                                                \
   }
 F64_FAST(f64_add, a + b)
 F64_FAST(f64_sub, a - b)
-F64_FAST(f64_mul, a * b)
+F64_FAST(f64_mul, a *b)
 PX_FMA_CLONES HANDLER(f64_fma) {
   D_A_B_C;
   PX_LANES(m, d[l] = px_bits64(fma(px_f64(A[l]), px_f64(B[l]), px_f64(C[l]))));
@@ -576,8 +629,8 @@ static uint32_t compare(struct px_warp *w, const struct px_ins *in, uint32_t m) 
     int64_t a = (int64_t)(A[l] << sh) >> sh, b = (int64_t)(B[l] << sh) >> sh;
     if (in->space != 1) a = (int64_t)ua, b = (int64_t)ub;
     if (in->space != 1 && (cmp == PTX_CMP_LT || cmp == PTX_CMP_LE || cmp == PTX_CMP_GT || cmp == PTX_CMP_GE)) {
-      static const unsigned as_unsigned[] = {[PTX_CMP_LT] = PTX_CMP_LO, [PTX_CMP_LE] = PTX_CMP_LS,
-                                             [PTX_CMP_GT] = PTX_CMP_HI, [PTX_CMP_GE] = PTX_CMP_HS};
+      static const unsigned as_unsigned[] = {
+          [PTX_CMP_LT] = PTX_CMP_LO, [PTX_CMP_LE] = PTX_CMP_LS, [PTX_CMP_GT] = PTX_CMP_HI, [PTX_CMP_GE] = PTX_CMP_HS};
       if (cmp_int(as_unsigned[cmp], a, b, ua, ub)) r |= 1u << l;
     } else if (cmp_int(cmp, a, b, ua, ub)) {
       r |= 1u << l;
@@ -609,12 +662,12 @@ static uint32_t combine_not(const struct px_warp *w, const struct px_ins *in, ui
 }
 
 /* The comparisons loops test most, on 32-bit integers, in loops without a branch per lane. */
-#define SETP32(name, T, op)                                                                        \
-  HANDLER(name) {                                                                                  \
-    const uint64_t *A = px_slot(w, in->a), *B = px_slot(w, in->b);                                 \
-    uint32_t r = 0, *P = w->f->P;                                                                  \
-    PX_LANES(m, r |= (uint32_t)((T)A[l] op (T)B[l]) << l);                                         \
-    P[in->d] = (P[in->d] & ~m) | (r & m);                                                          \
+#define SETP32(name, T, op)                                                                                            \
+  HANDLER(name) {                                                                                                      \
+    const uint64_t *A = px_slot(w, in->a), *B = px_slot(w, in->b);                                                     \
+    uint32_t r = 0, *P = w->f->P;                                                                                      \
+    PX_LANES(m, r |= (uint32_t)((T)A[l] op(T) B[l]) << l);                                                             \
+    P[in->d] = (P[in->d] & ~m) | (r & m);                                                                              \
   }
 SETP32(setp_lt_s32, int32_t, <)
 SETP32(setp_le_s32, int32_t, <=)
@@ -768,15 +821,20 @@ HANDLER(m_sreg) {
 
 /* ---------------------------------------------------------------- conversions */
 
-static int64_t sext(uint64_t v, unsigned bits) { return bits == 64 ? (int64_t)v : (int64_t)(v << (64 - bits)) >> (64 - bits); }
+static int64_t sext(uint64_t v, unsigned bits) {
+  return bits == 64 ? (int64_t)v : (int64_t)(v << (64 - bits)) >> (64 - bits);
+}
 static uint64_t zext(uint64_t v, unsigned bits) { return bits == 64 ? v : v & ((1ull << bits) - 1); }
 
 /* A float rounded to an integral value as .rni/.rzi/.rmi/.rpi (and .rn/.rz/... for float to int) say. */
 static double round_int(double x, unsigned r) {
   switch (r) {
-  case PTX_RND_RZI: case PTX_RND_RZ: return trunc(x);
-  case PTX_RND_RMI: case PTX_RND_RM: return floor(x);
-  case PTX_RND_RPI: case PTX_RND_RP: return ceil(x);
+  case PTX_RND_RZI:
+  case PTX_RND_RZ: return trunc(x);
+  case PTX_RND_RMI:
+  case PTX_RND_RM: return floor(x);
+  case PTX_RND_RPI:
+  case PTX_RND_RP: return ceil(x);
   default: return nearbyint(x); /* the host's default mode is to nearest, ties to even */
   }
 }
@@ -860,7 +918,7 @@ static uint16_t float_to_half(float f) {
   }
   if (a < ldexpf(1.0f, -14)) return (uint16_t)(sign | (uint16_t)nearbyintf(a * ldexpf(1.0f, 24)));
   int e;
-  float mant = frexpf(a, &e); /* a = mant * 2^e, mant in [0.5, 1) */
+  float mant = frexpf(a, &e);                          /* a = mant * 2^e, mant in [0.5, 1) */
   uint32_t m11 = (uint32_t)nearbyintf(mant * 2048.0f); /* 11 significant bits */
   if (m11 == 2048) {
     m11 = 1024;
@@ -929,10 +987,14 @@ static int standard(struct px_lower *L, const struct ptx_instr *pi, struct px_in
   return 1;
 }
 
-#define PICK_INT(name, t)                                                                          \
-  ((t) == PTX_T_S16 ? name##_s16 : (t) == PTX_T_U16 || (t) == PTX_T_B16 ? name##_u16                \
-   : (t) == PTX_T_S32 ? name##_s32 : (t) == PTX_T_U32 || (t) == PTX_T_B32 ? name##_u32             \
-   : (t) == PTX_T_S64 ? name##_s64 : (t) == PTX_T_U64 || (t) == PTX_T_B64 ? name##_u64 : NULL)
+#define PICK_INT(name, t)                                                                                              \
+  ((t) == PTX_T_S16                       ? name##_s16                                                                 \
+   : (t) == PTX_T_U16 || (t) == PTX_T_B16 ? name##_u16                                                                 \
+   : (t) == PTX_T_S32                     ? name##_s32                                                                 \
+   : (t) == PTX_T_U32 || (t) == PTX_T_B32 ? name##_u32                                                                 \
+   : (t) == PTX_T_S64                     ? name##_s64                                                                 \
+   : (t) == PTX_T_U64 || (t) == PTX_T_B64 ? name##_u64                                                                 \
+                                          : NULL)
 
 static bool is_int(enum ptx_type t) { return t >= PTX_T_B8 && t <= PTX_T_S64; }
 
@@ -956,9 +1018,17 @@ static int lower_float(struct px_lower *L, const struct ptx_instr *pi, struct px
     return 1;
   }
   if (plain && t == PTX_T_F32) {
-    in->fn = op == FOP_ADD ? f32_add : op == FOP_SUB ? f32_sub : op == FOP_MUL ? f32_mul : op == FOP_FMA ? f32_fma : NULL;
+    in->fn = op == FOP_ADD   ? f32_add
+             : op == FOP_SUB ? f32_sub
+             : op == FOP_MUL ? f32_mul
+             : op == FOP_FMA ? f32_fma
+                             : NULL;
   } else if (plain) {
-    in->fn = op == FOP_ADD ? f64_add : op == FOP_SUB ? f64_sub : op == FOP_MUL ? f64_mul : op == FOP_FMA ? f64_fma : NULL;
+    in->fn = op == FOP_ADD   ? f64_add
+             : op == FOP_SUB ? f64_sub
+             : op == FOP_MUL ? f64_mul
+             : op == FOP_FMA ? f64_fma
+                             : NULL;
   }
   if (!in->fn) in->fn = t == PTX_T_F32 ? f32_any : f64_any;
   return 1;
@@ -1022,7 +1092,8 @@ static int lower_mul_mad(struct px_lower *L, const struct ptx_instr *pi, struct 
   bool wide = pi->mode == PTX_MUL_WIDE;
   if (standard(L, pi, in, mad ? 4 : 3, t) < 0) return -1;
   if (wide && mad) { /* c is the wide type */
-    enum ptx_type wt = ptx_type_is_signed(t) ? (t == PTX_T_S16 ? PTX_T_S32 : PTX_T_S64) : (t == PTX_T_U16 ? PTX_T_U32 : PTX_T_U64);
+    enum ptx_type wt =
+        ptx_type_is_signed(t) ? (t == PTX_T_S16 ? PTX_T_S32 : PTX_T_S64) : (t == PTX_T_U16 ? PTX_T_U32 : PTX_T_U64);
     in->c = px_value(L, &pi->opnd[3], wt);
   }
   if (pi->mode == PTX_MUL_HI || wide) in->fn = pick_hi(t, mad, wide);
@@ -1085,8 +1156,8 @@ static int lower_mov(struct px_lower *L, const struct ptx_instr *pi, struct px_i
     in->size = (uint8_t)(ptx_type_size(t) / (v->count ? v->count : 1));
     for (unsigned i = 0; i < v->count; i++) {
       if (v->elems[i].kind == PTX_OPND_SINK) continue;
-      struct ptx_operand e = {.kind = v->elems[i].kind, .index = v->elems[i].reg, .imm = v->elems[i].imm,
-                              .imm_kind = v->elems[i].imm_kind};
+      struct ptx_operand e = {
+          .kind = v->elems[i].kind, .index = v->elems[i].reg, .imm = v->elems[i].imm, .imm_kind = v->elems[i].imm_kind};
       in->vd[i] = px_value(L, &e, PTX_T_B64);
     }
     if (d->kind == PTX_OPND_VEC) {
@@ -1124,11 +1195,13 @@ static int lower_compare(struct px_lower *L, const struct ptx_instr *pi, struct 
   in->kind = pi->cmp;
   in->size = (uint8_t)ptx_type_size(st);
   in->space = ptx_type_is_float(st) ? 2 : ptx_type_is_signed(st) ? 1 : 0;
-  if (in->space == 2 && st != PTX_T_F32 && st != PTX_T_F64) return px_refuse(L, "type .%s is not supported yet", ptx_type_name(st));
+  if (in->space == 2 && st != PTX_T_F32 && st != PTX_T_F64)
+    return px_refuse(L, "type .%s is not supported yet", ptx_type_name(st));
   in->ftz = (pi->flags & PTX_F_FTZ) ? 1 : 0;
   if (setp) {
     in->d = px_pred(L, &pi->opnd[0], NULL);
-    if (pi->dest2 >= 0) in->pd2 = px_pred(L, &(struct ptx_operand){.kind = PTX_OPND_REG, .index = (uint32_t)pi->dest2}, NULL);
+    if (pi->dest2 >= 0)
+      in->pd2 = px_pred(L, &(struct ptx_operand){.kind = PTX_OPND_REG, .index = (uint32_t)pi->dest2}, NULL);
     in->fn = fast_setp(in);
     if (!in->fn) in->fn = c_setp;
   } else {
@@ -1266,7 +1339,8 @@ int px_lower_alu(struct px_lower *L, const struct ptx_instr *pi, struct px_ins *
   case PTX_OP_MAX: {
     bool mn = pi->op == PTX_OP_MIN;
     if (ptx_type_is_float(t))
-      return lower_float(L, pi, in, 3, (pi->flags & PTX_F_NAN) ? (mn ? FOP_MIN_NAN : FOP_MAX_NAN) : (mn ? FOP_MIN : FOP_MAX));
+      return lower_float(L, pi, in, 3,
+                         (pi->flags & PTX_F_NAN) ? (mn ? FOP_MIN_NAN : FOP_MAX_NAN) : (mn ? FOP_MIN : FOP_MAX));
     return lower_int_typed(L, pi, in, mn ? PICK_INT(i_min, t) : PICK_INT(i_max, t));
   }
   case PTX_OP_ABS:

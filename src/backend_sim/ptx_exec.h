@@ -54,13 +54,13 @@ struct px_launch {
   const char *name;
   gcap_dim3 grid, block;
   uint32_t dynamic_shared;
-  unsigned checks;          /* GCAP_SIM_CHECK_* */
-  uint64_t seed;            /* the order of a block's warps between barriers */
+  unsigned checks;                         /* GCAP_SIM_CHECK_* */
+  uint64_t seed;                           /* the order of a block's warps between barriers */
   const struct gcap__backend_ctx *backend; /* for the memory check's view of allocations */
-  unsigned char *params;    /* the kernel's parameter buffer, laid out as the PTX declares */
-  atomic_bool *failed;      /* set by the first block that faults: the others stop */
-  uint64_t serial;          /* unique per launch: workers keep per-launch state by it */
-  void *init_ctx;           /* INIT: the written-bits of the allocation at base, or NULL (counts as written) */
+  unsigned char *params;                   /* the kernel's parameter buffer, laid out as the PTX declares */
+  atomic_bool *failed;                     /* set by the first block that faults: the others stop */
+  uint64_t serial;                         /* unique per launch: workers keep per-launch state by it */
+  void *init_ctx; /* INIT: the written-bits of the allocation at base, or NULL (counts as written) */
   unsigned char *(*init_bits)(void *init_ctx, uintptr_t base);
 };
 

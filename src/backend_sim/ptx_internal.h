@@ -26,8 +26,8 @@
 #define PX_WINDOW_BYTES 0x0100000000000000ull
 
 #define SIM_PX_SHARED_BYTES 49152u /* static and dynamic shared memory of a block, at most */
-#define PX_LOCAL_BYTES 16384u /* each thread's stack: its frames' .local and .param variables */
-#define PX_MAX_DEPTH 64u      /* calls deep */
+#define PX_LOCAL_BYTES 16384u      /* each thread's stack: its frames' .local and .param variables */
+#define PX_MAX_DEPTH 64u           /* calls deep */
 
 struct px_warp;
 struct px_ins;
@@ -36,37 +36,37 @@ typedef void (*px_fn)(struct px_warp *w, const struct px_ins *in, uint32_t m);
 /* What the scheduler does with an instruction besides calling fn. */
 enum px_ctl {
   PX_CTL_NONE = 0,
-  PX_CTL_BRA,       /* target */
-  PX_CTL_CALL,      /* aux: callee */
+  PX_CTL_BRA,  /* target */
+  PX_CTL_CALL, /* aux: callee */
   PX_CTL_RET,
   PX_CTL_EXIT,
-  PX_CTL_BAR,       /* bar.sync / barrier.sync / bar.red: a = id slot, b = count slot (or NONE) */
-  PX_CTL_ARRIVE,    /* bar.arrive */
-  PX_CTL_WSYNC,     /* bar.warp.sync */
+  PX_CTL_BAR,    /* bar.sync / barrier.sync / bar.red: a = id slot, b = count slot (or NONE) */
+  PX_CTL_ARRIVE, /* bar.arrive */
+  PX_CTL_WSYNC,  /* bar.warp.sync */
   PX_CTL_TRAP,
-  PX_CTL_BUILTIN,   /* a call of vprintf, __assertfail, cudaGraphSetConditional: fn does it */
+  PX_CTL_BUILTIN, /* a call of vprintf, __assertfail, cudaGraphSetConditional: fn does it */
 };
 
 #define PX_NONE 0xffffu
 
 struct px_ins {
   px_fn fn;
-  uint16_t d, a, b, c, e;   /* value slots (PX_NONE: unused); predicates index P */
-  uint16_t pd2;             /* the second predicate destination (setp p|q, shfl d|p), PX_NONE: none */
-  int16_t guard;            /* predicate register, or -1 */
+  uint16_t d, a, b, c, e; /* value slots (PX_NONE: unused); predicates index P */
+  uint16_t pd2;           /* the second predicate destination (setp p|q, shfl d|p), PX_NONE: none */
+  int16_t guard;          /* predicate register, or -1 */
   uint8_t guard_neg;
-  uint8_t ctl;              /* enum px_ctl */
-  uint8_t size;             /* bytes of each memory access element / operand width */
-  uint8_t vec;              /* elements of a vector access */
-  uint8_t space;            /* enum ptx_space of a memory access */
-  uint8_t kind;             /* handler-specific small value (comparison, atomic op, mode) */
+  uint8_t ctl;                 /* enum px_ctl */
+  uint8_t size;                /* bytes of each memory access element / operand width */
+  uint8_t vec;                 /* elements of a vector access */
+  uint8_t space;               /* enum ptx_space of a memory access */
+  uint8_t kind;                /* handler-specific small value (comparison, atomic op, mode) */
   uint8_t neg_a, neg_b, neg_c; /* predicate sources read negated (!%p) */
-  uint8_t sym_local;        /* the address's base is a variable of the frame (local window) */
-  uint8_t ftz;              /* comparisons and slct: flush subnormal inputs */
-  uint16_t vd[4];           /* vector registers of ld/st/mov (PX_NONE: a sink) */
-  int64_t imm;              /* address offset, or a handler's constant */
-  uint32_t target;          /* branch target */
-  uint32_t aux;             /* callee index; builtin kind */
+  uint8_t sym_local;           /* the address's base is a variable of the frame (local window) */
+  uint8_t ftz;                 /* comparisons and slct: flush subnormal inputs */
+  uint16_t vd[4];              /* vector registers of ld/st/mov (PX_NONE: a sink) */
+  int64_t imm;                 /* address offset, or a handler's constant */
+  uint32_t target;             /* branch target */
+  uint32_t aux;                /* callee index; builtin kind */
   const struct ptx_instr *src; /* for reports */
 };
 
@@ -75,15 +75,15 @@ struct px_func {
   const struct ptx_func *src;
   struct px_ins *code;
   size_t num_code;
-  unsigned num_slots;        /* registers then constants */
-  unsigned num_regs;         /* value registers (slots 0 .. num_regs - 1) */
+  unsigned num_slots; /* registers then constants */
+  unsigned num_regs;  /* value registers (slots 0 .. num_regs - 1) */
   unsigned num_preds;
-  uint64_t *consts;          /* num_slots - num_regs values */
-  uint32_t *var_offset;      /* of each ptx_func.vars entry: in the frame (local/param) or shared layout */
-  uint32_t *param_offset;    /* of each param: in the frame (.func) or the kernel's parameter buffer (entry) */
-  uint32_t *ret_offset;      /* of each return parameter, in the frame */
-  uint32_t frame_bytes;      /* this function's part of the thread's stack */
-  uint32_t *pred_of_reg;     /* register index -> predicate index, or slot index */
+  uint64_t *consts;       /* num_slots - num_regs values */
+  uint32_t *var_offset;   /* of each ptx_func.vars entry: in the frame (local/param) or shared layout */
+  uint32_t *param_offset; /* of each param: in the frame (.func) or the kernel's parameter buffer (entry) */
+  uint32_t *ret_offset;   /* of each return parameter, in the frame */
+  uint32_t frame_bytes;   /* this function's part of the thread's stack */
+  uint32_t *pred_of_reg;  /* register index -> predicate index, or slot index */
   uint32_t *slot_of_reg;
 };
 
@@ -95,8 +95,8 @@ struct px_kernel {
   size_t *param_sizes;
   uint32_t *param_offsets;
   uint32_t params_bytes;
-  uint32_t static_shared;     /* bytes of static shared variables (module and entry scope) */
-  uint32_t dynamic_offset;    /* where `.extern .shared` arrays start */
+  uint32_t static_shared;  /* bytes of static shared variables (module and entry scope) */
+  uint32_t dynamic_offset; /* where `.extern .shared` arrays start */
 };
 
 struct px_global {
@@ -108,14 +108,14 @@ struct px_global {
 
 struct px_program {
   struct ptx_module *module;
-  struct px_func *funcs;       /* one per ptx_module.funcs entry (empty for extern ones) */
+  struct px_func *funcs; /* one per ptx_module.funcs entry (empty for extern ones) */
   size_t num_funcs;
   struct px_kernel *kernels;
   size_t num_kernels;
-  struct px_global *globals;   /* one per module variable (addr NULL for shared ones) */
+  struct px_global *globals; /* one per module variable (addr NULL for shared ones) */
   size_t num_globals;
-  uint32_t *shared_offset;     /* module .shared variables' offsets in every block's shared memory */
-  uint32_t module_shared;      /* bytes of them */
+  uint32_t *shared_offset; /* module .shared variables' offsets in every block's shared memory */
+  uint32_t module_shared;  /* bytes of them */
   struct px_memory_ops mem;
 };
 
@@ -139,19 +139,19 @@ struct px_block;
 
 struct px_warp {
   struct px_block *blk;
-  struct px_frame *f;         /* the current frame */
+  struct px_frame *f; /* the current frame */
   struct px_frame frames[PX_MAX_DEPTH];
   unsigned depth;
   const struct px_ins *code;
-  uint32_t pc;                /* the running group's pc */
-  uint32_t group;             /* lanes running now: those at the lowest pc */
-  uint32_t others_min;        /* the lowest pc of the frame's other runnable lanes */
-  uint32_t live;              /* lanes that exist and have not exited */
-  uint32_t exists;            /* lanes with a thread (the last warp of a block may be partial) */
-  uint32_t cc;                /* carry flags (add.cc and friends), a bit per lane */
-  unsigned index;             /* warp number in the block */
+  uint32_t pc;         /* the running group's pc */
+  uint32_t group;      /* lanes running now: those at the lowest pc */
+  uint32_t others_min; /* the lowest pc of the frame's other runnable lanes */
+  uint32_t live;       /* lanes that exist and have not exited */
+  uint32_t exists;     /* lanes with a thread (the last warp of a block may be partial) */
+  uint32_t cc;         /* carry flags (add.cc and friends), a bit per lane */
+  unsigned index;      /* warp number in the block */
   enum px_state state;
-  unsigned bar_id;            /* PX_AT_BARRIER: which barrier */
+  unsigned bar_id; /* PX_AT_BARRIER: which barrier */
   uint32_t bar_pc;
   uint32_t bar_pred;          /* bar.red: the lanes' predicates */
   uint64_t executed;          /* lane-instructions */
@@ -162,50 +162,50 @@ struct px_warp {
 };
 
 struct px_barrier {
-  unsigned expected;          /* threads; 0: the whole block */
+  unsigned expected; /* threads; 0: the whole block */
   unsigned arrived;
-  uint32_t pc;                /* of the first arrival, for the SYNC check */
+  uint32_t pc; /* of the first arrival, for the SYNC check */
   const struct px_func *fn;
-  unsigned red_count;         /* bar.red: lanes whose predicate was true */
+  unsigned red_count; /* bar.red: lanes whose predicate was true */
   bool red_all, red_any;
 };
 
 /* Shadow state of one shared-memory byte for the race check. */
 struct px_shadow {
-  uint32_t epoch;             /* barrier epoch (+1) of the accesses recorded; others are stale */
-  uint16_t writer;            /* thread + 1 of the last write this epoch, 0: none */
-  uint16_t reader;            /* thread + 1 of a read this epoch, 0: none */
+  uint32_t epoch;  /* barrier epoch (+1) of the accesses recorded; others are stale */
+  uint16_t writer; /* thread + 1 of the last write this epoch, 0: none */
+  uint16_t reader; /* thread + 1 of a read this epoch, 0: none */
   uint32_t write_line, read_line;
-  uint32_t wsync, rsync;      /* the accessor's __syncwarp count then (intra-warp ordering) */
-  uint8_t flags;              /* 1: the write was atomic; 2: the read was */
+  uint32_t wsync, rsync; /* the accessor's __syncwarp count then (intra-warp ordering) */
+  uint8_t flags;         /* 1: the write was atomic; 2: the read was */
 };
 
 struct px_block {
   const struct px_launch *l;
   const struct px_kernel *k;
   const struct px_program *prog;
-  const char *const *files;   /* the PTX's .file names, for reports */
+  const char *const *files; /* the PTX's .file names, for reports */
   size_t num_files;
-  unsigned exited;            /* threads that exited */
-  uint32_t wsync_count;       /* __syncwarp completions */
+  unsigned exited;      /* threads that exited */
+  uint32_t wsync_count; /* __syncwarp completions */
   gcap_dim3 idx;
   unsigned threads, num_warps;
   struct px_warp *warps;
-  unsigned char *shared;      /* static then dynamic shared memory */
+  unsigned char *shared; /* static then dynamic shared memory */
   uint32_t shared_bytes;
   unsigned char *shared_init; /* INIT check: a byte per shared byte, nonzero once written */
   struct px_shadow *shadow;   /* SHARED_RACES */
-  uint32_t *clean;            /* SHARED_RACES: a bit per shared word read this epoch with no write: reads skip the shadow */
-  uint32_t epoch;             /* barriers passed */
-  uint32_t *wsync_epoch;      /* per thread: __syncwarp epochs */
-  unsigned char *local;       /* threads * PX_LOCAL_BYTES */
+  uint32_t *clean;       /* SHARED_RACES: a bit per shared word read this epoch with no write: reads skip the shadow */
+  uint32_t epoch;        /* barriers passed */
+  uint32_t *wsync_epoch; /* per thread: __syncwarp epochs */
+  unsigned char *local;  /* threads * PX_LOCAL_BYTES */
   struct px_barrier bars[16];
   uint64_t rng;
-  gcap_status status;         /* a fault: the block stops */
+  gcap_status status; /* a fault: the block stops */
   char *msg;
   size_t msg_size;
-  unsigned checks;            /* l->checks, at hand */
-  const uint16_t (*tid)[3];   /* each thread's %tid, worked out once per launch */
+  unsigned checks;          /* l->checks, at hand */
+  const uint16_t (*tid)[3]; /* each thread's %tid, worked out once per launch */
 };
 
 /* Slots of the current frame. */
@@ -234,16 +234,16 @@ static inline uint64_t px_bits64(double d) {
 }
 
 /* Runs `body` for each lane l in m; all 32 in a loop the compiler can vectorise when m is full. */
-#define PX_LANES(m, ...)                                                                            \
-  do {                                                                                              \
-    if ((m) == PX_FULL) {                                                                           \
-      for (unsigned l = 0; l < 32; l++) { __VA_ARGS__; }                                            \
-    } else {                                                                                        \
-      for (uint32_t mm_ = (m); mm_; mm_ &= mm_ - 1) {                                               \
-        unsigned l = (unsigned)__builtin_ctz(mm_);                                                  \
-        __VA_ARGS__;                                                                                \
-      }                                                                                             \
-    }                                                                                               \
+#define PX_LANES(m, ...)                                                                                               \
+  do {                                                                                                                 \
+    if ((m) == PX_FULL) {                                                                                              \
+      for (unsigned l = 0; l < 32; l++) { __VA_ARGS__; }                                                               \
+    } else {                                                                                                           \
+      for (uint32_t mm_ = (m); mm_; mm_ &= mm_ - 1) {                                                                  \
+        unsigned l = (unsigned)__builtin_ctz(mm_);                                                                     \
+        __VA_ARGS__;                                                                                                   \
+      }                                                                                                                \
+    }                                                                                                                  \
   } while (0)
 
 /* A fault in the running warp's block: the first one is kept, the block stops. */

@@ -229,7 +229,10 @@ static int lower_control(struct px_lower *L, const struct ptx_instr *pi, struct 
   case PTX_OP_RET: in->ctl = PX_CTL_RET; return 1;
   case PTX_OP_EXIT: in->ctl = PX_CTL_EXIT; return 1;
   case PTX_OP_TRAP: in->ctl = PX_CTL_TRAP; return 1;
-  case PTX_OP_BRKPT: in->ctl = PX_CTL_TRAP; in->kind = 1; return 1;
+  case PTX_OP_BRKPT:
+    in->ctl = PX_CTL_TRAP;
+    in->kind = 1;
+    return 1;
   case PTX_OP_CALL: return -2; /* lower_call */
   default: return 0;
   }
@@ -441,9 +444,8 @@ static void apply_relocs(struct px_program *p) {
     const struct ptx_var *v = &m->vars[i];
     for (size_t r = 0; r < v->num_relocs && p->globals[i].addr; r++) {
       const struct ptx_reloc *rl = &v->relocs[r];
-      uint64_t target = m->vars[rl->var].space == PTX_SPACE_SHARED
-                            ? PX_SHARED_WINDOW + p->shared_offset[rl->var]
-                            : (uint64_t)(uintptr_t)p->globals[rl->var].addr;
+      uint64_t target = m->vars[rl->var].space == PTX_SPACE_SHARED ? PX_SHARED_WINDOW + p->shared_offset[rl->var]
+                                                                   : (uint64_t)(uintptr_t)p->globals[rl->var].addr;
       target += (uint64_t)rl->addend;
       if (rl->offset + 8 <= v->size) p->mem.write(p->mem.ctx, p->globals[i].addr + rl->offset, &target, 8);
     }

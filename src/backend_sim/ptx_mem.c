@@ -27,7 +27,8 @@ static const char *space_name(unsigned s) {
 
 static void describe_near(char *buf, size_t size, uintptr_t addr, const struct gcap__mem_view *v) {
   if (v->state == GCAP__MEM_FREED) {
-    snprintf(buf, size, "inside an allocation of %zu bytes at 0x%llx that was freed", v->bytes, (unsigned long long)v->base);
+    snprintf(buf, size, "inside an allocation of %zu bytes at 0x%llx that was freed", v->bytes,
+             (unsigned long long)v->base);
   } else if (v->state == GCAP__MEM_NONE) {
     snprintf(buf, size, "which is no allocation of the context (it has none)");
   } else if (addr < v->base) {
@@ -55,8 +56,9 @@ static bool find_global(struct px_warp *w, const struct px_ins *in, unsigned l, 
   }
   if (!(L->checks & GCAP_SIM_CHECK_MEMORY)) return false; /* INIT alone: not its business */
   char near[200];
-  if (live) snprintf(near, sizeof near, "which runs past the end of an allocation of %zu bytes at 0x%llx", v.bytes,
-                     (unsigned long long)v.base);
+  if (live)
+    snprintf(near, sizeof near, "which runs past the end of an allocation of %zu bytes at 0x%llx", v.bytes,
+             (unsigned long long)v.base);
   else describe_near(near, sizeof near, (uintptr_t)addr, &v);
   px_fault(w, in, l, GCAP_ERROR_ILLEGAL_ADDRESS, "%s of %u bytes at global address 0x%llx, %s",
            write ? "write" : "read", bytes, (unsigned long long)addr, near);
@@ -114,8 +116,9 @@ static unsigned char *resolve(struct px_warp *w, const struct px_ins *in, unsign
     if (space != PTX_SPACE_GLOBAL) addr -= window;
   }
   if (check && bytes > 1 && (addr & (bytes - 1))) {
-    px_fault(w, in, l, GCAP_ERROR_MISALIGNED_ADDRESS, "%s of %u bytes at %s address 0x%llx, which is not a multiple of %u",
-             write ? "write" : "read", bytes, space_name(space), (unsigned long long)addr, bytes);
+    px_fault(w, in, l, GCAP_ERROR_MISALIGNED_ADDRESS,
+             "%s of %u bytes at %s address 0x%llx, which is not a multiple of %u", write ? "write" : "read", bytes,
+             space_name(space), (unsigned long long)addr, bytes);
     return NULL;
   }
   switch (space) {
@@ -139,8 +142,9 @@ static unsigned char *resolve(struct px_warp *w, const struct px_ins *in, unsign
   }
   case PTX_SPACE_PARAM:
     if (write || addr + bytes > b->k->params_bytes || addr + bytes < addr) {
-      px_fault(w, in, l, GCAP_ERROR_ILLEGAL_ADDRESS, "%s of %u bytes at parameter offset 0x%llx (the kernel has %u bytes)",
-               write ? "write" : "read", bytes, (unsigned long long)addr, b->k->params_bytes);
+      px_fault(w, in, l, GCAP_ERROR_ILLEGAL_ADDRESS,
+               "%s of %u bytes at parameter offset 0x%llx (the kernel has %u bytes)", write ? "write" : "read", bytes,
+               (unsigned long long)addr, b->k->params_bytes);
       return NULL;
     }
     return b->l->params + addr;
@@ -151,7 +155,8 @@ static unsigned char *resolve(struct px_warp *w, const struct px_ins *in, unsign
   }
 }
 
-bool px_read_generic(struct px_warp *w, const struct px_ins *in, unsigned lane, uint64_t addr, void *out, size_t bytes) {
+bool px_read_generic(struct px_warp *w, const struct px_ins *in, unsigned lane, uint64_t addr, void *out,
+                     size_t bytes) {
   unsigned char *p = resolve(w, in, lane, addr, PTX_SPACE_GENERIC, 1, false);
   if (!p) return false;
   if (bytes > 1 && !resolve(w, in, lane, addr + bytes - 1, PTX_SPACE_GENERIC, 1, false)) return false;
@@ -227,17 +232,18 @@ static bool init_check(struct px_warp *w, const struct px_ins *in, unsigned l, u
   }
   for (unsigned i = 0; i < bytes; i++)
     if (!w->blk->shared_init[off + i]) {
-      px_fault(w, in, l, GCAP_ERROR_LAUNCH_FAILURE,
-               "read of %u bytes at shared address 0x%x, which no thread of the block wrote (byte 0x%x is uninitialised)",
-               bytes, off, off + i);
+      px_fault(
+          w, in, l, GCAP_ERROR_LAUNCH_FAILURE,
+          "read of %u bytes at shared address 0x%x, which no thread of the block wrote (byte 0x%x is uninitialised)",
+          bytes, off, off + i);
       return false;
     }
   return true;
 }
 
 /* The checks on a shared access that the launch asked for; false after a fault. */
-static bool shared_checks(struct px_warp *w, const struct px_ins *in, unsigned l, const unsigned char *p, unsigned bytes,
-                          bool write, bool atomic) {
+static bool shared_checks(struct px_warp *w, const struct px_ins *in, unsigned l, const unsigned char *p,
+                          unsigned bytes, bool write, bool atomic) {
   struct px_block *b = w->blk;
   if (p < b->shared || p >= b->shared + b->shared_bytes) return true;
   uint32_t off = (uint32_t)(p - b->shared);
@@ -278,8 +284,16 @@ static uint64_t load_bits(const unsigned char *p, unsigned size, bool sgn) {
 static void store_bits(unsigned char *p, unsigned size, uint64_t v) {
   switch (size) {
   case 1: p[0] = (unsigned char)v; break;
-  case 2: { uint16_t x = (uint16_t)v; memcpy(p, &x, 2); break; }
-  case 4: { uint32_t x = (uint32_t)v; memcpy(p, &x, 4); break; }
+  case 2: {
+    uint16_t x = (uint16_t)v;
+    memcpy(p, &x, 2);
+    break;
+  }
+  case 4: {
+    uint32_t x = (uint32_t)v;
+    memcpy(p, &x, 4);
+    break;
+  }
   default: memcpy(p, &v, 8); break;
   }
 }
@@ -310,16 +324,16 @@ static bool shared_bounds(struct px_warp *w, const struct px_ins *in, uint32_t m
   if (!bad) return true;
   unsigned l = (unsigned)__builtin_ctz(bad);
   px_fault(w, in, l, GCAP_ERROR_ILLEGAL_ADDRESS,
-           "%s of %u bytes at shared address 0x%llx, past the block's %u bytes of shared memory", write ? "write" : "read",
-           in->size, (unsigned long long)(A[l] + off), w->blk->shared_bytes);
+           "%s of %u bytes at shared address 0x%llx, past the block's %u bytes of shared memory",
+           write ? "write" : "read", in->size, (unsigned long long)(A[l] + off), w->blk->shared_bytes);
   return false;
 }
 
-#define FAST_LOAD(T, ST)                                                                            \
-  PX_LANES(m, {                                                                                     \
-    T v_;                                                                                           \
-    memcpy(&v_, (const void *)(base + A[l] + off), sizeof v_);                                       \
-    d[l] = (uint64_t)(ST)v_;                                                                        \
+#define FAST_LOAD(T, ST)                                                                                               \
+  PX_LANES(m, {                                                                                                        \
+    T v_;                                                                                                              \
+    memcpy(&v_, (const void *)(base + A[l] + off), sizeof v_);                                                         \
+    d[l] = (uint64_t)(ST)v_;                                                                                           \
   })
 
 static void fast_load(struct px_warp *w, const struct px_ins *in, uint32_t m, bool bounds_known) {
@@ -342,7 +356,8 @@ static void fast_load(struct px_warp *w, const struct px_ins *in, uint32_t m, bo
   uint64_t off = (uint64_t)in->imm;
   switch (in->size | (in->kind & 1) << 4) {
   case 4: FAST_LOAD(uint32_t, uint32_t); break;
-  case 8: case 8 | 16: FAST_LOAD(uint64_t, uint64_t); break;
+  case 8:
+  case 8 | 16: FAST_LOAD(uint64_t, uint64_t); break;
   case 4 | 16: FAST_LOAD(int32_t, int64_t); break;
   case 2: FAST_LOAD(uint16_t, uint16_t); break;
   case 2 | 16: FAST_LOAD(int16_t, int64_t); break;
@@ -351,10 +366,10 @@ static void fast_load(struct px_warp *w, const struct px_ins *in, uint32_t m, bo
   }
 }
 
-#define FAST_STORE(T)                                                                               \
-  PX_LANES(m, {                                                                                     \
-    T v_ = (T)D[l];                                                                                 \
-    memcpy((void *)(base + A[l] + off), &v_, sizeof v_);                                             \
+#define FAST_STORE(T)                                                                                                  \
+  PX_LANES(m, {                                                                                                        \
+    T v_ = (T)D[l];                                                                                                    \
+    memcpy((void *)(base + A[l] + off), &v_, sizeof v_);                                                               \
   })
 
 static void fast_store(struct px_warp *w, const struct px_ins *in, uint32_t m, bool bounds_known) {
@@ -438,7 +453,8 @@ static bool lane_checks(struct px_warp *w, const struct px_ins *in, uint32_t m, 
   return true;
 }
 
-/* A scalar access in its fast form, the checks done warp by warp where they can be; false: the per-lane form must run. */
+/* A scalar access in its fast form, the checks done warp by warp where they can be; false: the per-lane form must run.
+ */
 static bool fast_access(struct px_warp *w, const struct px_ins *in, uint32_t m, bool write) {
   if (!in->e) return false;
   bool checked = w->blk->checks & PX_MEMORY_CHECKS;
@@ -489,26 +505,26 @@ HANDLER(mem_st) {
 
 /* One atomic read-modify-write on p; returns the old value. Global memory may be shared with
  * other host threads running other blocks, so it uses the host's atomics. */
-#define ATOMIC_RMW(T, ST, FT, to_float, from_float)                                                 \
-  static T atomic_rmw_##T(T *q, unsigned op, enum ptx_type t, T y, T c) {                           \
-    T old = __atomic_load_n(q, __ATOMIC_RELAXED), nv;                                               \
-    bool sgn = ptx_type_is_signed(t);                                                               \
-    do {                                                                                            \
-      T x = old;                                                                                    \
-      switch (op) {                                                                                 \
-      case PTX_ATOM_ADD: nv = t == FT ? (T)from_float(to_float(x) + to_float(y)) : (T)(x + y); break; \
-      case PTX_ATOM_MIN: nv = sgn ? ((ST)x < (ST)y ? x : y) : (x < y ? x : y); break;               \
-      case PTX_ATOM_MAX: nv = sgn ? ((ST)x > (ST)y ? x : y) : (x > y ? x : y); break;               \
-      case PTX_ATOM_INC: nv = x >= y ? 0 : (T)(x + 1); break;                                       \
-      case PTX_ATOM_DEC: nv = (x == 0 || x > y) ? y : (T)(x - 1); break;                            \
-      case PTX_ATOM_CAS: nv = x == y ? c : x; break;                                                \
-      case PTX_ATOM_EXCH: nv = y; break;                                                            \
-      case PTX_ATOM_AND: nv = x & y; break;                                                         \
-      case PTX_ATOM_OR: nv = x | y; break;                                                          \
-      default: nv = x ^ y; break;                                                                   \
-      }                                                                                             \
-    } while (!__atomic_compare_exchange_n(q, &old, nv, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)); \
-    return old;                                                                                     \
+#define ATOMIC_RMW(T, ST, FT, to_float, from_float)                                                                    \
+  static T atomic_rmw_##T(T *q, unsigned op, enum ptx_type t, T y, T c) {                                              \
+    T old = __atomic_load_n(q, __ATOMIC_RELAXED), nv;                                                                  \
+    bool sgn = ptx_type_is_signed(t);                                                                                  \
+    do {                                                                                                               \
+      T x = old;                                                                                                       \
+      switch (op) {                                                                                                    \
+      case PTX_ATOM_ADD: nv = t == FT ? (T)from_float(to_float(x) + to_float(y)) : (T)(x + y); break;                  \
+      case PTX_ATOM_MIN: nv = sgn ? ((ST)x < (ST)y ? x : y) : (x < y ? x : y); break;                                  \
+      case PTX_ATOM_MAX: nv = sgn ? ((ST)x > (ST)y ? x : y) : (x > y ? x : y); break;                                  \
+      case PTX_ATOM_INC: nv = x >= y ? 0 : (T)(x + 1); break;                                                          \
+      case PTX_ATOM_DEC: nv = (x == 0 || x > y) ? y : (T)(x - 1); break;                                               \
+      case PTX_ATOM_CAS: nv = x == y ? c : x; break;                                                                   \
+      case PTX_ATOM_EXCH: nv = y; break;                                                                               \
+      case PTX_ATOM_AND: nv = x & y; break;                                                                            \
+      case PTX_ATOM_OR: nv = x | y; break;                                                                             \
+      default: nv = x ^ y; break;                                                                                      \
+      }                                                                                                                \
+    } while (!__atomic_compare_exchange_n(q, &old, nv, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));                     \
+    return old;                                                                                                        \
   }
 ATOMIC_RMW(uint32_t, int32_t, PTX_T_F32, px_f32, px_bits32)
 ATOMIC_RMW(uint64_t, int64_t, PTX_T_F64, px_f64, px_bits64)
@@ -538,7 +554,7 @@ HANDLER(mem_atom) {
 HANDLER(mem_cvta) {
   uint64_t *d = px_slot(w, in->d);
   const uint64_t *A = px_slot(w, in->a);
-  uint64_t window = in->space == PTX_SPACE_SHARED ? PX_SHARED_WINDOW
+  uint64_t window = in->space == PTX_SPACE_SHARED  ? PX_SHARED_WINDOW
                     : in->space == PTX_SPACE_LOCAL ? PX_LOCAL_WINDOW
                     : in->space == PTX_SPACE_PARAM ? PX_PARAM_WINDOW
                                                    : 0;
@@ -557,7 +573,7 @@ HANDLER(mem_isspacep) {
   uint32_t r = 0;
   PX_LANES(m, {
     uint64_t window = A[l] & ~(PX_WINDOW_BYTES - 1);
-    unsigned s = window == PX_SHARED_WINDOW ? PTX_SPACE_SHARED
+    unsigned s = window == PX_SHARED_WINDOW  ? PTX_SPACE_SHARED
                  : window == PX_LOCAL_WINDOW ? PTX_SPACE_LOCAL
                  : window == PX_PARAM_WINDOW ? PTX_SPACE_PARAM
                                              : PTX_SPACE_GLOBAL;
@@ -596,8 +612,8 @@ static int lower_vec_regs(struct px_lower *L, const struct ptx_operand *o, struc
   in->vec = o->count;
   for (unsigned i = 0; i < o->count; i++) {
     if (o->elems[i].kind == PTX_OPND_SINK) continue;
-    struct ptx_operand e = {.kind = o->elems[i].kind, .index = o->elems[i].reg, .imm = o->elems[i].imm,
-                            .imm_kind = o->elems[i].imm_kind};
+    struct ptx_operand e = {
+        .kind = o->elems[i].kind, .index = o->elems[i].reg, .imm = o->elems[i].imm, .imm_kind = o->elems[i].imm_kind};
     in->vd[i] = px_value(L, &e, t);
   }
   return 1;
@@ -676,4 +692,3 @@ int px_lower_mem(struct px_lower *L, const struct ptx_instr *pi, struct px_ins *
   default: return 0;
   }
 }
-

@@ -22,8 +22,8 @@ struct px_worker {
   uint32_t *wsync_epoch;
   uint16_t (*tid)[3];
   unsigned char *local;
-  size_t local_threads;           /* threads whose stacks `local` holds */
-  uint64_t prepared;              /* the serial of the launch whose constants the warps' entry frames hold */
+  size_t local_threads; /* threads whose stacks `local` holds */
+  uint64_t prepared;    /* the serial of the launch whose constants the warps' entry frames hold */
 };
 
 /* ---------------------------------------------------------------- faults */
@@ -209,7 +209,7 @@ static void exit_lanes(struct px_warp *w, uint32_t m) {
 static unsigned char *call_place(struct px_warp *w, const struct px_frame *f, const struct ptx_operand *o, unsigned l,
                                  uint64_t *scratch) {
   if (o->kind == PTX_OPND_SYM) {
-    uint32_t off = o->scope == PTX_SCOPE_BODY ? f->fn->var_offset[o->index]
+    uint32_t off = o->scope == PTX_SCOPE_BODY  ? f->fn->var_offset[o->index]
                    : o->scope == PTX_SCOPE_RET ? f->fn->ret_offset[o->index]
                                                : f->fn->param_offset[o->index];
     return px_local(w, l, f->local_base + off + (uint32_t)o->imm);
@@ -298,7 +298,8 @@ static void bar_arrive(struct px_warp *w, const struct px_ins *in, uint32_t m, b
   uint32_t id = (uint32_t)px_slot(w, in->a)[__builtin_ctz(w->group)];
   unsigned count = in->b != PX_NONE ? (unsigned)px_slot(w, in->b)[__builtin_ctz(w->group)] : 0;
   if (id >= 16) {
-    px_fault(w, in, (unsigned)__builtin_ctz(w->group), GCAP_ERROR_LAUNCH_FAILURE, "barrier %u does not exist (0..15)", id);
+    px_fault(w, in, (unsigned)__builtin_ctz(w->group), GCAP_ERROR_LAUNCH_FAILURE, "barrier %u does not exist (0..15)",
+             id);
     return;
   }
   if ((b->l->checks & GCAP_SIM_CHECK_SYNC) && (w->group != w->live || m != w->group)) {
@@ -402,7 +403,8 @@ static void warp_sync(struct px_warp *w, const struct px_ins *in, uint32_t m) {
     w->group = here;
     w->pc++;
     w->blk->wsync_count++;
-    for (uint32_t g = here; g; g &= g - 1) w->blk->wsync_epoch[px_thread(w, (unsigned)__builtin_ctz(g))] = w->blk->wsync_count;
+    for (uint32_t g = here; g; g &= g - 1)
+      w->blk->wsync_epoch[px_thread(w, (unsigned)__builtin_ctz(g))] = w->blk->wsync_count;
     if (w->pc >= w->others_min) resched(w);
     return;
   }
@@ -439,8 +441,7 @@ static void control(struct px_warp *w, const struct px_ins *in, uint32_t m) {
     if (m && in->kind)
       px_fault(w, in, (unsigned)__builtin_ctz(m), GCAP_ERROR_ILLEGAL_INSTRUCTION,
                "brkpt executed, with no debugger to stop in");
-    else if (m)
-      px_fault(w, in, (unsigned)__builtin_ctz(m), GCAP_ERROR_LAUNCH_FAILURE, "trap executed");
+    else if (m) px_fault(w, in, (unsigned)__builtin_ctz(m), GCAP_ERROR_LAUNCH_FAILURE, "trap executed");
     else if (++w->pc >= w->others_min) resched(w);
     return;
   case PX_CTL_BUILTIN:

@@ -45,10 +45,22 @@ HANDLER(w_shfl) {
     int j;
     bool in_range;
     switch (mode) {
-    case PTX_SHFL_UP: j = (int)l - (int)b; in_range = j >= (int)max_lane; break;
-    case PTX_SHFL_DOWN: j = (int)(l + b); in_range = j <= (int)max_lane; break;
-    case PTX_SHFL_BFLY: j = (int)(l ^ b); in_range = j <= (int)max_lane; break;
-    default: j = (int)(min_lane | (b & ~seg)); in_range = j <= (int)max_lane; break;
+    case PTX_SHFL_UP:
+      j = (int)l - (int)b;
+      in_range = j >= (int)max_lane;
+      break;
+    case PTX_SHFL_DOWN:
+      j = (int)(l + b);
+      in_range = j <= (int)max_lane;
+      break;
+    case PTX_SHFL_BFLY:
+      j = (int)(l ^ b);
+      in_range = j <= (int)max_lane;
+      break;
+    default:
+      j = (int)(min_lane | (b & ~seg));
+      in_range = j <= (int)max_lane;
+      break;
     }
     if (!in_range) j = (int)l;
     if (!(m >> j & 1)) bad |= 1u << l;
@@ -144,7 +156,7 @@ static uint64_t call_arg(struct px_warp *w, const struct px_ins *in, unsigned i,
   const struct px_func *fn = w->f->fn;
   if (o->kind == PTX_OPND_REG) return w->f->R[fn->slot_of_reg[o->index]][l];
   if (o->kind == PTX_OPND_IMM) return (uint64_t)o->imm;
-  uint32_t off = o->scope == PTX_SCOPE_BODY ? fn->var_offset[o->index]
+  uint32_t off = o->scope == PTX_SCOPE_BODY  ? fn->var_offset[o->index]
                  : o->scope == PTX_SCOPE_RET ? fn->ret_offset[o->index]
                                              : fn->param_offset[o->index];
   uint64_t v = 0;
@@ -275,8 +287,9 @@ static void run_set_conditional(struct px_warp *w, const struct px_ins *in, unsi
   uint64_t h = call_arg(w, in, 0, l);
   struct gcap__cond *c = gcap__cond_lookup(h);
   if (!c || c->owner != w->blk->l->backend) {
-    px_fault(w, in, l, GCAP_ERROR_INVALID_VALUE, "cudaGraphSetConditional with 0x%llx, which is not a live conditional handle%s",
-             (unsigned long long)h, c ? " of its context" : "");
+    px_fault(w, in, l, GCAP_ERROR_INVALID_VALUE,
+             "cudaGraphSetConditional with 0x%llx, which is not a live conditional handle%s", (unsigned long long)h,
+             c ? " of its context" : "");
     return;
   }
   atomic_store(&c->value, (unsigned)call_arg(w, in, 1, l));
@@ -340,7 +353,8 @@ int px_lower_warp(struct px_lower *L, const struct ptx_instr *pi, struct px_ins 
     in->a = px_value(L, &pi->opnd[1], PTX_T_B32);
     in->b = px_value(L, &pi->opnd[2], PTX_T_U32);
     in->c = px_value(L, &pi->opnd[3], PTX_T_U32);
-    if (pi->dest2 >= 0) in->pd2 = px_pred(L, &(struct ptx_operand){.kind = PTX_OPND_REG, .index = (uint32_t)pi->dest2}, NULL);
+    if (pi->dest2 >= 0)
+      in->pd2 = px_pred(L, &(struct ptx_operand){.kind = PTX_OPND_REG, .index = (uint32_t)pi->dest2}, NULL);
     return 1;
   case PTX_OP_VOTE:
     if (!(pi->flags & PTX_F_SYNC)) return px_refuse(L, "vote without .sync (removed in PTX 6.4) is not supported");
@@ -353,7 +367,8 @@ int px_lower_warp(struct px_lower *L, const struct ptx_instr *pi, struct px_ins 
     in->d = px_value(L, &pi->opnd[0], PTX_T_B32);
     in->a = px_value(L, &pi->opnd[1], t);
     in->size = (uint8_t)ptx_type_size(t);
-    if (pi->dest2 >= 0) in->pd2 = px_pred(L, &(struct ptx_operand){.kind = PTX_OPND_REG, .index = (uint32_t)pi->dest2}, NULL);
+    if (pi->dest2 >= 0)
+      in->pd2 = px_pred(L, &(struct ptx_operand){.kind = PTX_OPND_REG, .index = (uint32_t)pi->dest2}, NULL);
     return 1;
   case PTX_OP_REDUX:
     if (lower_warp_op(L, pi, in, 3, w_redux) < 0) return -1;

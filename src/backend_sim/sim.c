@@ -52,10 +52,12 @@ static gcap_status order_from_environment(gcap_sim_options *o) {
   if (order) {
     if (strcmp(order, "shuffle") == 0) o->order = GCAP_SIM_ORDER_SHUFFLE;
     else if (strcmp(order, "capture") != 0)
-      return gcap__fail(GCAP_ERROR_INVALID_VALUE, "GCAP_SIM_ORDER=\"%s\" is not capture or shuffle", gcap__quoted(order));
+      return gcap__fail(GCAP_ERROR_INVALID_VALUE, "GCAP_SIM_ORDER=\"%s\" is not capture or shuffle",
+                        gcap__quoted(order));
   }
   if (seed && !parse_u64(seed, &o->seed))
-    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "GCAP_SIM_SEED=\"%s\" is not a decimal number below 2^64", gcap__quoted(seed));
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "GCAP_SIM_SEED=\"%s\" is not a decimal number below 2^64",
+                      gcap__quoted(seed));
   return GCAP_SUCCESS;
 }
 
@@ -64,12 +66,13 @@ static gcap_status execution_from_environment(gcap_sim_options *o) {
   if (exec) {
     if (strcmp(exec, "deferred") == 0) o->exec = GCAP_SIM_EXEC_DEFERRED;
     else if (strcmp(exec, "immediate") != 0)
-      return gcap__fail(GCAP_ERROR_INVALID_VALUE, "GCAP_SIM_EXEC=\"%s\" is not immediate or deferred", gcap__quoted(exec));
+      return gcap__fail(GCAP_ERROR_INVALID_VALUE, "GCAP_SIM_EXEC=\"%s\" is not immediate or deferred",
+                        gcap__quoted(exec));
   }
   uint64_t n = 0;
   if (threads && (!parse_u64(threads, &n) || n > SIM_MAX_THREADS))
-    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "GCAP_SIM_THREADS=\"%s\" is not a number from 0 to %u", gcap__quoted(threads),
-                      SIM_MAX_THREADS);
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "GCAP_SIM_THREADS=\"%s\" is not a number from 0 to %u",
+                      gcap__quoted(threads), SIM_MAX_THREADS);
   if (threads) o->threads = (unsigned)n;
   return GCAP_SUCCESS;
 }
@@ -78,9 +81,13 @@ static gcap_status execution_from_environment(gcap_sim_options *o) {
 
 /* "none", "all", or a comma list of memory, sync, shared, init. */
 static bool parse_checks(const char *text, unsigned *out) {
-  static const struct { const char *name; unsigned bit; } names[] = {
-      {"memory", GCAP_SIM_CHECK_MEMORY}, {"sync", GCAP_SIM_CHECK_SYNC},
-      {"shared", GCAP_SIM_CHECK_SHARED_RACES}, {"init", GCAP_SIM_CHECK_INIT}};
+  static const struct {
+    const char *name;
+    unsigned bit;
+  } names[] = {{"memory", GCAP_SIM_CHECK_MEMORY},
+               {"sync", GCAP_SIM_CHECK_SYNC},
+               {"shared", GCAP_SIM_CHECK_SHARED_RACES},
+               {"init", GCAP_SIM_CHECK_INIT}};
   if (strcmp(text, "none") == 0 || strcmp(text, "all") == 0) {
     *out = text[0] == 'a' ? ALL_CHECKS : 0;
     return true;
@@ -89,7 +96,8 @@ static bool parse_checks(const char *text, unsigned *out) {
   for (const char *p = text;; p++) {
     size_t len = strcspn(p, ",");
     size_t i = 0;
-    while (i < sizeof names / sizeof names[0] && (strlen(names[i].name) != len || strncmp(names[i].name, p, len) != 0)) i++;
+    while (i < sizeof names / sizeof names[0] && (strlen(names[i].name) != len || strncmp(names[i].name, p, len) != 0))
+      i++;
     if (i == sizeof names / sizeof names[0]) return false;
     bits |= names[i].bit;
     p += len;
@@ -105,11 +113,13 @@ static gcap_status kernels_from_environment(gcap_sim_options *o) {
     if (strcmp(kernels, "cpu") == 0) o->kernels = GCAP_SIM_KERNELS_CPU;
     else if (strcmp(kernels, "ptx") == 0) o->kernels = GCAP_SIM_KERNELS_PTX;
     else if (strcmp(kernels, "auto") != 0)
-      return gcap__fail(GCAP_ERROR_INVALID_VALUE, "GCAP_SIM_KERNELS=\"%s\" is not auto, cpu or ptx", gcap__quoted(kernels));
+      return gcap__fail(GCAP_ERROR_INVALID_VALUE, "GCAP_SIM_KERNELS=\"%s\" is not auto, cpu or ptx",
+                        gcap__quoted(kernels));
   }
   if (checks && !parse_checks(checks, &o->checks))
     return gcap__fail(GCAP_ERROR_INVALID_VALUE,
-                      "GCAP_SIM_CHECKS=\"%s\" is not none, all, or a comma list of memory, sync, shared, init", gcap__quoted(checks));
+                      "GCAP_SIM_CHECKS=\"%s\" is not none, all, or a comma list of memory, sync, shared, init",
+                      gcap__quoted(checks));
   return GCAP_SUCCESS;
 }
 
@@ -152,8 +162,8 @@ static gcap_status sim_context_create(const gcap_context_options *o, struct gcap
   if (check_options(&so) != GCAP_SUCCESS) return GCAP_ERROR_INVALID_VALUE;
   FILE *owned = trace_path ? fopen(trace_path, "w") : NULL;
   if (trace_path && !owned)
-    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "GCAP_SIM_TRACE=\"%s\": cannot open it for writing (%s)", gcap__quoted(trace_path),
-                      strerror(errno));
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "GCAP_SIM_TRACE=\"%s\": cannot open it for writing (%s)",
+                      gcap__quoted(trace_path), strerror(errno));
   struct sim_context *sc = gcap__calloc(1, sizeof *sc);
   struct sim_kernels *kernels = sc ? sim_kernels_create() : NULL;
   if (!kernels) {
@@ -365,9 +375,12 @@ static gcap_status perform_traced(struct sim_context *sc, struct sim_stream *s, 
 }
 
 static gcap_status enqueue(struct sim_context *sc, struct sim_stream *s, const struct eager_op *op) {
-  static const int kinds[] = {[EAGER_COPY] = SIM_WORK_COPY, [EAGER_FILL] = SIM_WORK_FILL,
-                              [EAGER_KERNEL] = SIM_WORK_KERNEL, [EAGER_HOST] = SIM_WORK_HOST};
-  struct sim_work w = {.copy = op->copy, .fill = op->fill, .launch = op->launch, .fn = op->fn, .user_data = op->user_data};
+  static const int kinds[] = {[EAGER_COPY] = SIM_WORK_COPY,
+                              [EAGER_FILL] = SIM_WORK_FILL,
+                              [EAGER_KERNEL] = SIM_WORK_KERNEL,
+                              [EAGER_HOST] = SIM_WORK_HOST};
+  struct sim_work w = {
+      .copy = op->copy, .fill = op->fill, .launch = op->launch, .fn = op->fn, .user_data = op->user_data};
   w.kind = kinds[op->kind];
   return sim_enqueue(sc, s, &w);
 }
@@ -496,9 +509,7 @@ static void program_write(void *ctx, void *dst, const void *src, size_t bytes) {
 }
 
 /* PTX text: what the simulator can run. A cubin or fatbin image is for the CUDA backend only. */
-static bool is_ptx(const gcap_module_desc *d) {
-  return d->image && gcap__image_is_ptx(d->image, d->image_size);
-}
+static bool is_ptx(const gcap_module_desc *d) { return d->image && gcap__image_is_ptx(d->image, d->image_size); }
 
 /* The image's PTX is lowered at load unless only CPU implementations run (then it is not looked at). */
 static gcap_status sim_module_load(struct gcap__backend_ctx *b, const gcap_module_desc *d, void **out) {

@@ -217,7 +217,8 @@ static gcap_status run_entry(struct sim_context *sc, const struct gcap__plan_nod
 }
 
 /* run_entry, with the commonest node of all (a short 1-D byte fill) kept inline in the launch loop. */
-static inline gcap_status run_entry_inline(struct sim_context *sc, const struct gcap__plan_node *pn, uint64_t *bytes_set) {
+static inline gcap_status run_entry_inline(struct sim_context *sc, const struct gcap__plan_node *pn,
+                                           uint64_t *bytes_set) {
   const struct gcap__fill *f = &pn->u.fill;
   if (pn->type != GCAP_NODE_MEMSET || pn->disabled || f->height != 1 || f->element_size != 1 || sc->freed_count)
     return run_entry(sc, pn);
@@ -309,7 +310,8 @@ gcap_status sim_exec_launch(struct gcap__backend_ctx *b, void *exec, const struc
   if (!sc->trace && (!exec || sc->options.order != GCAP_SIM_ORDER_SHUFFLE)) {
     /* In plan order, start to end, nothing to trace: the tightest loop (no per-step bookkeeping). */
     uint64_t bytes_set = 0;
-    for (size_t i = 0; st == GCAP_SUCCESS && i < plan->count; i++) st = run_entry_inline(sc, &plan->nodes[i], &bytes_set);
+    for (size_t i = 0; st == GCAP_SUCCESS && i < plan->count; i++)
+      st = run_entry_inline(sc, &plan->nodes[i], &bytes_set);
     sc->stats.bytes_set += bytes_set;
     count_launch(sc, plan);
   } else if (!exec) {

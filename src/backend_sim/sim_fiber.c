@@ -79,7 +79,7 @@ struct sim_fiber {
   ucontext_t uc;
   unsigned char *map; /* a guard page, then the stack; NULL for a host fiber */
   size_t map_bytes;
-  const void *stack;  /* lowest address; a host's is learnt from AddressSanitizer at its first switch */
+  const void *stack; /* lowest address; a host's is learnt from AddressSanitizer at its first switch */
   size_t stack_bytes;
   sim_fiber_body body;
   void *arg;
@@ -130,7 +130,9 @@ struct sim_fiber *sim_fiber_create(void) {
   return f;
 }
 
-struct sim_fiber *sim_fiber_create_host(void) { return gcap__calloc(1, sizeof(struct sim_fiber)); }
+struct sim_fiber *sim_fiber_create_host(void) {
+  return gcap__calloc(1, sizeof(struct sim_fiber));
+}
 
 void sim_fiber_destroy(struct sim_fiber *f) {
   if (!f) return;

@@ -88,12 +88,14 @@ void sim_init_mark_copy(struct sim_context *sc, const struct gcap__copy *c) {
     return;
   }
   for (size_t r = 0; r < s->height * s->depth; r++)
-    sim_init_mark(sc, (unsigned char *)c->dst + gcap__copy_row_offset(r, s->height, s->dst_pitch, s->dst_rows), c->bytes);
+    sim_init_mark(sc, (unsigned char *)c->dst + gcap__copy_row_offset(r, s->height, s->dst_pitch, s->dst_rows),
+                  c->bytes);
 }
 
 void sim_init_mark_fill(struct sim_context *sc, const struct gcap__fill *f) {
   if (!sc->init) return;
-  for (size_t r = 0; r < f->height; r++) sim_init_mark(sc, (unsigned char *)f->dst + r * f->pitch, f->width * f->element_size);
+  for (size_t r = 0; r < f->height; r++)
+    sim_init_mark(sc, (unsigned char *)f->dst + r * f->pitch, f->width * f->element_size);
 }
 
 void sim_init_mark_all(struct sim_context *sc) {

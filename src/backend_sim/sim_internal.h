@@ -22,9 +22,9 @@ struct sim_span {
 /* Strict memory's device memory (sim_memory.c): empty, and never opened, without strict_memory. */
 struct sim_memory {
   struct sim_region *regions;
-  size_t chunks;             /* shared regions alive; each new one is twice as large as the last, up to a maximum */
-  unsigned depth;            /* sim_work_begin calls not yet ended: memory is open while it is above 0 */
-  bool narrow;               /* the open work opened only spans[] (an eager copy or fill), not every region */
+  size_t chunks;  /* shared regions alive; each new one is twice as large as the last, up to a maximum */
+  unsigned depth; /* sim_work_begin calls not yet ended: memory is open while it is above 0 */
+  bool narrow;    /* the open work opened only spans[] (an eager copy or fill), not every region */
   struct sim_span spans[2];
   unsigned span_count;
 };
@@ -34,34 +34,34 @@ struct sim_context {
   gcap_sim_options options;
   gcap_sim_stats stats;
   struct sim_kernels *kernels; /* sim_kernel.c: workers, fibers, what is known of kernels' barriers */
-  uint64_t rng;              /* SHUFFLE: advances across launches, so a seed fixes the whole sequence */
-  uint64_t interleave_rng;   /* DEFERRED: which stream runs next; apart, so launches shuffle as in IMMEDIATE */
-  FILE *trace;               /* options.trace, or the file GCAP_SIM_TRACE names (then owned) */
+  uint64_t rng;                /* SHUFFLE: advances across launches, so a seed fixes the whole sequence */
+  uint64_t interleave_rng;     /* DEFERRED: which stream runs next; apart, so launches shuffle as in IMMEDIATE */
+  FILE *trace;                 /* options.trace, or the file GCAP_SIM_TRACE names (then owned) */
   bool trace_owned;
-  bool trace_started;        /* an event was written: the next one needs a comma */
-  double trace_origin_ns;    /* timestamps count from context creation */
-  uint64_t eager_ops;        /* stream operations issued, for the trace */
-  uint64_t launches_begun;   /* graph launches started; a host node may start one inside another */
-  unsigned streams_made;     /* streams are numbered 1, 2, ... in the trace */
+  bool trace_started;         /* an event was written: the next one needs a comma */
+  double trace_origin_ns;     /* timestamps count from context creation */
+  uint64_t eager_ops;         /* stream operations issued, for the trace */
+  uint64_t launches_begun;    /* graph launches started; a host node may start one inside another */
+  unsigned streams_made;      /* streams are numbered 1, 2, ... in the trace */
   struct sim_stream *streams; /* DEFERRED: every live stream, newest first */
   struct sim_op *free_ops;    /* DEFERRED: operations to reuse, from op_chunks */
   struct sim_op_chunk *op_chunks;
-  struct sim_stream **ready;  /* DEFERRED: scratch for the streams a step may pick from */
+  struct sim_stream **ready; /* DEFERRED: scratch for the streams a step may pick from */
   size_t ready_cap;
-  bool draining;              /* DEFERRED: work is running; a free inside it must not start another drain */
-  struct sim_freed *freed;    /* DEFERRED: memory queued frees released while other work was still queued */
+  bool draining;           /* DEFERRED: work is running; a free inside it must not start another drain */
+  struct sim_freed *freed; /* DEFERRED: memory queued frees released while other work was still queued */
   size_t freed_count, freed_cap, frees_queued;
-  gcap_status unreported;     /* DEFERRED: a failure of work run by a call that could not report it */
+  gcap_status unreported; /* DEFERRED: a failure of work run by a call that could not report it */
   char unreported_message[512];
   struct sim_memory mem;
-  struct sim_init_map *init;  /* INIT check: what device memory has been written (sim_init.c) */
+  struct sim_init_map *init; /* INIT check: what device memory has been written (sim_init.c) */
 };
 
 /* How far a stream has run. It outlives the stream while waits and events still refer to it. */
 struct sim_timeline {
-  uint64_t done;             /* operations of the stream that have run */
+  uint64_t done; /* operations of the stream that have run */
   unsigned refs;
-  struct sim_stream *owner;  /* NULL once the stream is gone (all its work had run) */
+  struct sim_stream *owner; /* NULL once the stream is gone (all its work had run) */
 };
 
 /* A point in a stream's order: reached once the stream has run `seq` operations. */
@@ -104,18 +104,18 @@ void sim_trace_graph_entry(struct sim_context *sc, const struct gcap__plan_node 
 
 /* DEFERRED: one gcap_event_record (or a launch of a graph with an event record node). */
 struct sim_record {
-  unsigned refs;        /* the event while it is the latest record, its RECORD operation, waits on it */
-  struct sim_mark at;   /* the recorded work is complete when this is reached */
-  uint64_t op;          /* the recording operation's number, for the trace's arrows */
+  unsigned refs;      /* the event while it is the latest record, its RECORD operation, waits on it */
+  struct sim_mark at; /* the recorded work is complete when this is reached */
+  uint64_t op;        /* the recording operation's number, for the trace's arrows */
   unsigned tid;
-  double ran_at;        /* sim_trace_now when it ran (trace, elapsed time), negative before */
-  bool by_launch;       /* made by a graph launch: each record node stamps its event's recorded_ns */
+  double ran_at;  /* sim_trace_now when it ran (trace, elapsed time), negative before */
+  bool by_launch; /* made by a graph launch: each record node stamps its event's recorded_ns */
 };
 
 struct sim_event {
-  uint64_t records;           /* how often it was recorded */
-  struct sim_record *latest;  /* DEFERRED: the most recent record, NULL if never recorded */
-  double recorded_ns;         /* sim_trace_now when its latest record ran (DEFERRED: a graph's record node) */
+  uint64_t records;          /* how often it was recorded */
+  struct sim_record *latest; /* DEFERRED: the most recent record, NULL if never recorded */
+  double recorded_ns;        /* sim_trace_now when its latest record ran (DEFERRED: a graph's record node) */
 };
 
 struct sim_context *sim_context_from(struct gcap__backend_ctx *b);
@@ -231,8 +231,16 @@ void sim_record_release(struct sim_record *r);
 
 /* One stream operation as a caller describes it; the queue copies what it needs. */
 struct sim_work {
-  enum { SIM_WORK_COPY, SIM_WORK_FILL, SIM_WORK_KERNEL, SIM_WORK_HOST, SIM_WORK_RECORD, SIM_WORK_WAIT,
-         SIM_WORK_FREE, SIM_WORK_LAUNCH } kind;
+  enum {
+    SIM_WORK_COPY,
+    SIM_WORK_FILL,
+    SIM_WORK_KERNEL,
+    SIM_WORK_HOST,
+    SIM_WORK_RECORD,
+    SIM_WORK_WAIT,
+    SIM_WORK_FREE,
+    SIM_WORK_LAUNCH
+  } kind;
   const struct gcap__copy *copy;
   const struct gcap__fill *fill;
   const struct gcap__launch *launch;
@@ -241,7 +249,7 @@ struct sim_work {
   struct sim_event *event; /* RECORD, WAIT */
   void *ptr;               /* FREE */
   size_t bytes;
-  void *exec;              /* LAUNCH: the sim_exec */
+  void *exec; /* LAUNCH: the sim_exec */
   const struct gcap__plan *plan;
 };
 /* Queues `w` on s (DEFERRED). */

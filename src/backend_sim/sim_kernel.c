@@ -30,15 +30,15 @@ enum sim_form { FORM_BLOCK, FORM_PLAIN, FORM_FIBERS, FORM_PTX };
 struct sim_job {
   const struct gcap__launch *l;
   enum sim_form form;
-  unsigned threads;            /* per block */
-  unsigned fibers;             /* made by a worker before its first block, when the form is FIBERS */
-  uint64_t end, chunk;         /* blocks [next, end) are left, handed out `chunk` at a time */
+  unsigned threads;    /* per block */
+  unsigned fibers;     /* made by a worker before its first block, when the form is FIBERS */
+  uint64_t end, chunk; /* blocks [next, end) are left, handed out `chunk` at a time */
   atomic_uint_fast64_t next;
-  atomic_bool failed;          /* a block failed: the others stop */
+  atomic_bool failed;           /* a block failed: the others stop */
   atomic_bool barrier_in_plain; /* a plain-loop thread called gcap_sim_syncthreads */
-  gcap_status status;          /* the first failure, written by the worker that set `failed` */
+  gcap_status status;           /* the first failure, written by the worker that set `failed` */
   char message[640];
-  struct px_launch ptx;        /* FORM_PTX */
+  struct px_launch ptx;                    /* FORM_PTX */
   const struct gcap__backend_ctx *backend; /* the launch's context (conditional handles must be its own) */
 };
 
@@ -60,18 +60,18 @@ struct sim_worker {
   struct sim_fiber *host;    /* its OS thread, while the block's threads run as fibers */
   struct sim_fiber **spare;  /* fibers running no thread (every one, between blocks) */
   size_t num_spare, spare_cap, fibers_made;
-  struct sim_slot *slots;    /* grown to the largest block run as fibers */
+  struct sim_slot *slots; /* grown to the largest block run as fibers */
   size_t slots_cap;
-  struct sim_job *job;       /* the launch it works on */
+  struct sim_job *job;          /* the launch it works on */
   const gcap_sim_thread *plain; /* the thread a plain loop runs */
   /* The block running as fibers. */
   unsigned threads, current, arrived, returned;
   enum block_end end;
-  bool misused;              /* a plain-loop or per-block function called gcap_sim_syncthreads */
+  bool misused; /* a plain-loop or per-block function called gcap_sim_syncthreads */
   gcap_dim3 misuse_thread;
-  bool reached_barrier;      /* a thread called gcap_sim_syncthreads since this was last cleared */
+  bool reached_barrier; /* a thread called gcap_sim_syncthreads since this was last cleared */
   struct sim_counts counts;
-  struct px_worker *px;      /* PTX kernels' warps and memories, made on its first PTX block */
+  struct px_worker *px; /* PTX kernels' warps and memories, made on its first PTX block */
 };
 
 /* Per-thread functions seen on this context, and whether they call gcap_sim_syncthreads. */
@@ -93,7 +93,8 @@ static _Thread_local struct sim_worker *running;
 #if defined(__GNUC__)
 __attribute__((format(printf, 3, 4)))
 #endif
-static void job_fail(struct sim_job *job, gcap_status st, const char *fmt, ...) {
+static void
+job_fail(struct sim_job *job, gcap_status st, const char *fmt, ...) {
   if (atomic_exchange(&job->failed, true)) return; /* an earlier failure wins */
   job->status = st;
   va_list ap;
@@ -302,8 +303,9 @@ static void block_failed(struct sim_worker *w, struct sim_job *job, gcap_dim3 b)
   }
   const char *name = job->l->kernel->name;
   if (w->end == BLOCK_NO_FIBER)
-    job_fail(job, GCAP_ERROR_OUT_OF_MEMORY, "kernel \"%s\" block (%u,%u,%u): no memory for the fibers of its %u threads",
-             name, b.x, b.y, b.z, w->threads);
+    job_fail(job, GCAP_ERROR_OUT_OF_MEMORY,
+             "kernel \"%s\" block (%u,%u,%u): no memory for the fibers of its %u threads", name, b.x, b.y, b.z,
+             w->threads);
   else
     job_fail(job, GCAP_ERROR_BACKEND,
              "kernel \"%s\" block (%u,%u,%u): %u of %u threads reached gcap_sim_syncthreads while %u returned "
@@ -438,9 +440,7 @@ static bool grow_uses(struct sim_kernels *ks) {
 }
 
 /* Room for one more function, taken before its first launch runs, so remembering cannot fail. */
-static bool room_for_use(struct sim_kernels *ks) {
-  return 2 * (ks->uses_count + 1) <= ks->uses_cap || grow_uses(ks);
-}
+static bool room_for_use(struct sim_kernels *ks) { return 2 * (ks->uses_count + 1) <= ks->uses_cap || grow_uses(ks); }
 
 static void remember(struct sim_kernels *ks, gcap_sim_kernel_fn fn, bool calls) {
   struct barrier_use *u = find_use(ks->uses, ks->uses_cap, fn);
@@ -565,9 +565,20 @@ static gcap_status run_ptx(struct sim_context *sc, struct sim_job *job) {
   const struct gcap__launch *l = job->l;
   const struct px_kernel *k = l->kernel->impl;
   job->form = FORM_PTX;
-  job->ptx = (struct px_launch){px_kernel_program(k), k, l->kernel->name, l->grid, l->block, l->shared_mem_bytes,
-                                sc->options.checks, sc->options.seed ^ sc->stats.kernels_executed, &sc->base, NULL,
-                                &job->failed, px_next_serial(), sc, sim_init_bits};
+  job->ptx = (struct px_launch){px_kernel_program(k),
+                                k,
+                                l->kernel->name,
+                                l->grid,
+                                l->block,
+                                l->shared_mem_bytes,
+                                sc->options.checks,
+                                sc->options.seed ^ sc->stats.kernels_executed,
+                                &sc->base,
+                                NULL,
+                                &job->failed,
+                                px_next_serial(),
+                                sc,
+                                sim_init_bits};
   gcap_status st = px_launch_check(&job->ptx);
   if (st != GCAP_SUCCESS) return st;
   if (!(job->ptx.params = px_launch_params(k, l->args)))

@@ -142,8 +142,8 @@ static gcap_status region_new(size_t bytes, bool dedicated, struct sim_region **
     return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "the simulator could not reserve %zu bytes of device memory (%s)",
                       bytes, strerror(err));
   }
-  *r = (struct sim_region){.base = base, .bytes = bytes, .dedicated = dedicated, .free_bytes = bytes,
-                           .extents = e, .count = 1, .cap = 4};
+  *r = (struct sim_region){
+      .base = base, .bytes = bytes, .dedicated = dedicated, .free_bytes = bytes, .extents = e, .count = 1, .cap = 4};
   e[0] = (struct sim_extent){0, bytes, false};
   *out = r;
   return GCAP_SUCCESS;

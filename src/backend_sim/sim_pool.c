@@ -19,9 +19,9 @@ struct pool_thread {
 struct sim_pool {
   pthread_mutex_t lock;
   pthread_cond_t wake, done;
-  struct sim_job *job;  /* the launch in progress */
-  uint64_t generation;  /* +1 per launch: a thread runs each launch once */
-  unsigned busy;        /* threads still on the launch */
+  struct sim_job *job; /* the launch in progress */
+  uint64_t generation; /* +1 per launch: a thread runs each launch once */
+  unsigned busy;       /* threads still on the launch */
   bool quit;
   unsigned count;
   struct pool_thread *threads;

@@ -91,7 +91,9 @@ void sim_record_release(struct sim_record *r) {
   gcap__free(r);
 }
 
-struct sim_mark sim_stream_end(const struct sim_stream *s) { return (struct sim_mark){s->tl, s->issued}; }
+struct sim_mark sim_stream_end(const struct sim_stream *s) {
+  return (struct sim_mark){s->tl, s->issued};
+}
 
 /* ------------------------------------------------------------------ freed memory */
 
@@ -353,12 +355,12 @@ static gcap_status prepare(struct sim_context *sc, struct sim_op *op, struct sim
 /* Each kind of stream work has one public call that issues it (fills: one per element size). */
 static const char *issuer_of(const struct sim_work *w) {
   static const char *const calls[] = {
-      [SIM_WORK_COPY] = "gcap_memcpy_async", [SIM_WORK_KERNEL] = "gcap_launch_kernel",
-      [SIM_WORK_HOST] = "gcap_launch_host_func", [SIM_WORK_RECORD] = "gcap_event_record",
+      [SIM_WORK_COPY] = "gcap_memcpy_async",      [SIM_WORK_KERNEL] = "gcap_launch_kernel",
+      [SIM_WORK_HOST] = "gcap_launch_host_func",  [SIM_WORK_RECORD] = "gcap_event_record",
       [SIM_WORK_WAIT] = "gcap_stream_wait_event", [SIM_WORK_FREE] = "gcap_mem_free_async",
       [SIM_WORK_LAUNCH] = "gcap_exec_launch"};
   if (w->kind != SIM_WORK_FILL) return calls[w->kind];
-  return w->fill->element_size == 4 ? "gcap_memset_d32_async"
+  return w->fill->element_size == 4   ? "gcap_memset_d32_async"
          : w->fill->element_size == 2 ? "gcap_memset_d16_async"
                                       : "gcap_memset_async";
 }
@@ -387,7 +389,7 @@ gcap_status sim_enqueue(struct sim_context *sc, struct sim_stream *s, const stru
 
 static const char *op_name(const struct sim_op *op) {
   static const char *const names[] = {
-      [SIM_WORK_COPY] = "memcpy", [SIM_WORK_FILL] = "memset", [SIM_WORK_HOST] = "host",
+      [SIM_WORK_COPY] = "memcpy",         [SIM_WORK_FILL] = "memset",     [SIM_WORK_HOST] = "host",
       [SIM_WORK_RECORD] = "event record", [SIM_WORK_WAIT] = "event wait", [SIM_WORK_FREE] = "free",
       [SIM_WORK_LAUNCH] = "graph launch"};
   return op->kind == SIM_WORK_KERNEL ? op->u.kernel->info.name : names[op->kind];

@@ -84,8 +84,7 @@ void sim_trace_arrow(struct sim_context *sc, const struct sim_record *r, unsigne
   put_event(sc, "event wait", "stream", tid, now);
   fprintf(sc->trace, "\"op\":%llu,\"waits_for_op\":%llu}}", (unsigned long long)op, (unsigned long long)r->op);
   separate(sc);
-  fprintf(sc->trace,
-          "{\"name\":\"event\",\"cat\":\"event\",\"ph\":\"s\",\"id\":%llu,\"ts\":%.3f,\"pid\":1,\"tid\":%u}",
+  fprintf(sc->trace, "{\"name\":\"event\",\"cat\":\"event\",\"ph\":\"s\",\"id\":%llu,\"ts\":%.3f,\"pid\":1,\"tid\":%u}",
           (unsigned long long)op, from / 1e3, r->tid);
   separate(sc);
   fprintf(sc->trace,

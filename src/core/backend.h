@@ -60,11 +60,11 @@ struct gcap__copy_shape {
 };
 
 struct gcap__copy {
-  void *dst;         /* the first row's first byte */
+  void *dst; /* the first row's first byte */
   const void *src;
-  size_t bytes;      /* of each row: all of them for a 1-D copy */
-  gcap_memcpy_kind kind; /* as given */
-  gcap_memcpy_kind resolved; /* never DEFAULT */
+  size_t bytes;                         /* of each row: all of them for a 1-D copy */
+  gcap_memcpy_kind kind;                /* as given */
+  gcap_memcpy_kind resolved;            /* never DEFAULT */
   const struct gcap__copy_shape *shape; /* NULL for a 1-D copy */
 };
 
@@ -121,8 +121,8 @@ struct gcap__galloc;
 struct gcap__cond {
   _Atomic unsigned value;
   unsigned default_value, flags;
-  unsigned refs;   /* its graph's, and each plan's that uses it (under the context lock) */
-  uint64_t handle; /* what the user holds: the backend's value (CUDA), or this object's address */
+  unsigned refs;                         /* its graph's, and each plan's that uses it (under the context lock) */
+  uint64_t handle;                       /* what the user holds: the backend's value (CUDA), or this object's address */
   const struct gcap__backend_ctx *owner; /* its graph's context: kernels of another cannot set it */
 };
 
@@ -150,15 +150,15 @@ struct gcap__update_refusal {
 /* What a backend knows of a kernel it found by name in a loaded module. */
 struct gcap__kernel_found {
   void *fn;
-  bool sizes_known;   /* false when the driver cannot tell parameter sizes */
+  bool sizes_known; /* false when the driver cannot tell parameter sizes */
   size_t num_params;
   size_t *param_sizes; /* gcap__malloc'd (sizes_known, num_params > 0); the caller frees it */
 };
 
 /* One entry of an executable's flat, topologically ordered plan. */
 struct gcap__plan_node {
-  gcap_node_type type; /* GRAPH entries and child exits run nothing */
-  bool counted;        /* false for the synthetic exit of a child graph */
+  gcap_node_type type;     /* GRAPH entries and child exits run nothing */
+  bool counted;            /* false for the synthetic exit of a child graph */
   bool disabled;           /* gcap_exec_node_set_enabled: runs as an empty node, keeps its edges */
   const gcap_node *source; /* the graph node it was made from (an address only: it may be gone) */
   uint64_t source_id;      /* that node's unique id, so a later node at the same address never matches */
@@ -176,9 +176,9 @@ struct gcap__plan_node {
       void *impl;
       gcap_event *handle; /* the core's object, kept alive by the plan */
     } event;
-    struct gcap__galloc *mem; /* MEM_ALLOC, MEM_FREE: the core marks them; backends run nothing */
+    struct gcap__galloc *mem;     /* MEM_ALLOC, MEM_FREE: the core marks them; backends run nothing */
     struct gcap__cond_plan *cond; /* CONDITIONAL */
-    void *native;             /* GCAP__NODE_NATIVE: the plan's own clone of the native graph */
+    void *native;                 /* GCAP__NODE_NATIVE: the plan's own clone of the native graph */
   } u;
   uint32_t first_dep, num_deps; /* into gcap__plan.deps: indices of earlier entries */
 };
@@ -279,8 +279,7 @@ struct gcap_backend_ops {
   gcap_status (*kernel_find)(struct gcap__backend_ctx *b, void *module, const char *name,
                              struct gcap__kernel_found *out);
   /* A .global or .const variable of a loaded module (cuModuleGetGlobal); NOT_FOUND without a message. */
-  gcap_status (*module_global)(struct gcap__backend_ctx *b, void *module, const char *name, void **dptr,
-                               size_t *bytes);
+  gcap_status (*module_global)(struct gcap__backend_ctx *b, void *module, const char *name, void **dptr, size_t *bytes);
 
   gcap_status (*exec_create)(struct gcap__backend_ctx *b, const struct gcap__plan *plan, void **out);
   void (*exec_destroy)(struct gcap__backend_ctx *b, void *exec);

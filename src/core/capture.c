@@ -108,7 +108,7 @@ gcap_status gcap__capture_append(struct gcap_stream *s, struct gcap_node *n) {
 gcap_status gcap__capture_record_value(struct gcap_stream *s, gcap_node_type type, const void *params, size_t size) {
   struct gcap_node *n = NULL;
   gcap_status st = gcap__node_make_value(s->seq->graph, type, params, size, &n);
-  if (st == GCAP_SUCCESS) return gcap__capture_append(s, n); /* a failed append discards n and its reference */
+  if (st == GCAP_SUCCESS) return gcap__capture_append(s, n);       /* a failed append discards n and its reference */
   if (type == GCAP_NODE_MEM_ALLOC || type == GCAP_NODE_MEM_FREE) { /* no node took the reference: drop it here */
     struct gcap__galloc *a;
     memcpy(&a, params, sizeof a);
@@ -230,7 +230,8 @@ gcap_status gcap__capture_check_graph_edit(const struct gcap_graph *g, const cha
 
 static gcap_status remember_frontier(struct gcap_event *e, struct gcap_stream *s) {
   struct gcap__node_vec copy = {0};
-  if (gcap__node_vec_union(&copy, &s->frontier) != 0) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the event");
+  if (gcap__node_vec_union(&copy, &s->frontier) != 0)
+    return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the event");
   gcap__node_vec_free(&e->captured);
   e->captured = copy;
   e->state = GCAP__EVENT_CAPTURED;
@@ -289,8 +290,9 @@ static gcap_status wait_captured(struct gcap_stream *s, struct gcap_event *e) {
   }
   bool theirs_invalid = is_invalidated(theirs);
   if (!mine && theirs_invalid)
-    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "event %p belongs to capture %llu, which is invalidated; stream %p does not join it",
-                      (void *)e, (unsigned long long)theirs->id, (void *)s);
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE,
+                      "event %p belongs to capture %llu, which is invalidated; stream %p does not join it", (void *)e,
+                      (unsigned long long)theirs->id, (void *)s);
   if (mine && mine != theirs) {
     invalidate(mine, GCAP_ERROR_STREAM_CAPTURE_MERGE, "stream", s, SIZE_MAX, "waited on another capture's event");
     invalidate(theirs, GCAP_ERROR_STREAM_CAPTURE_MERGE, "stream", s, SIZE_MAX, "another capture waited on its event");
@@ -342,7 +344,9 @@ gcap_status gcap_thread_exchange_capture_mode(gcap_capture_mode *mode) {
   return GCAP_SUCCESS;
 }
 
-struct gcap_pool *gcap__capture_pool(const struct gcap_stream *s) { return s->seq ? s->seq->pool : NULL; }
+struct gcap_pool *gcap__capture_pool(const struct gcap_stream *s) {
+  return s->seq ? s->seq->pool : NULL;
+}
 
 /* Where a capture records: a new graph, or the caller's (`into`) after `deps`, already checked. */
 struct capture_target {
@@ -370,10 +374,18 @@ static gcap_status begin(struct gcap_stream *s, gcap_capture_mode mode, struct g
     unwatch_native(s);
     return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to begin a capture");
   }
-  *q = (struct gcap__seq){.id = atomic_fetch_add(&next_id, 1), .ctx = ctx, .origin = s, .mode = mode,
-                          .owner = pthread_self(), .owner_number = gcap__thread_number(), .graph = g,
-                          .into_user_graph = target != NULL, .members = members, .member_count = 1,
-                          .member_cap = 4, .pool = pool};
+  *q = (struct gcap__seq){.id = atomic_fetch_add(&next_id, 1),
+                          .ctx = ctx,
+                          .origin = s,
+                          .mode = mode,
+                          .owner = pthread_self(),
+                          .owner_number = gcap__thread_number(),
+                          .graph = g,
+                          .into_user_graph = target != NULL,
+                          .members = members,
+                          .member_count = 1,
+                          .member_cap = 4,
+                          .pool = pool};
   if (pool) gcap__pool_retain(pool);
   members[0] = s;
   g->capturing = q;
@@ -394,7 +406,7 @@ struct gcap_capture {
   struct gcap_stream *stream;
   struct gcap__seq *seq; /* NULL once the capture has ended, however it ended */
   uint64_t id;
-  size_t recorded; /* frozen when the capture ends */
+  size_t recorded;   /* frozen when the capture ends */
   char failure[600]; /* the offence that invalidated it, once known */
 };
 
@@ -458,11 +470,12 @@ static gcap_status check_foreign_work(struct gcap__seq *q) {
     struct gcap_stream *s = q->members[i];
     size_t foreign = unwatch_native(s);
     if (foreign && st == GCAP_SUCCESS)
-      st = gcap__fail(GCAP_ERROR_STREAM_CAPTURE_UNSUPPORTED,
-                      "%zu operation(s) were issued directly on the native stream of gcap stream %p while capture %llu "
-                      "recorded it; they are not in the graph and did not run, and the capture is discarded: issue them "
-                      "through gcap, or capture them natively and add the graph with gcap_cuda_graph_add_native_child",
-                      foreign, (void *)s, (unsigned long long)q->id);
+      st =
+          gcap__fail(GCAP_ERROR_STREAM_CAPTURE_UNSUPPORTED,
+                     "%zu operation(s) were issued directly on the native stream of gcap stream %p while capture %llu "
+                     "recorded it; they are not in the graph and did not run, and the capture is discarded: issue them "
+                     "through gcap, or capture them natively and add the graph with gcap_cuda_graph_add_native_child",
+                     foreign, (void *)s, (unsigned long long)q->id);
   }
   return st;
 }
@@ -473,10 +486,11 @@ static gcap_status end(struct gcap_stream *s, gcap_graph **graph) {
   *graph = NULL;
   if (q->mode != GCAP_CAPTURE_MODE_RELAXED && !pthread_equal(q->owner, pthread_self()))
     return gcap__fail(GCAP_ERROR_STREAM_CAPTURE_WRONG_THREAD,
-                      "capture %llu was begun on thread %u in %s mode; only that thread may end it", 
+                      "capture %llu was begun on thread %u in %s mode; only that thread may end it",
                       (unsigned long long)q->id, q->owner_number, mode_name(q->mode));
   if (s != q->origin) {
-    invalidate(q, GCAP_ERROR_STREAM_CAPTURE_UNMATCHED, "stream", s, SIZE_MAX, "ended on a stream that is not the origin");
+    invalidate(q, GCAP_ERROR_STREAM_CAPTURE_UNMATCHED, "stream", s, SIZE_MAX,
+               "ended on a stream that is not the origin");
     return gcap__fail(GCAP_ERROR_STREAM_CAPTURE_UNMATCHED,
                       "stream %p joined capture %llu but did not begin it; end it on its origin stream %p "
                       "(the capture is now invalidated)",
@@ -545,8 +559,8 @@ static gcap_status check_target_graph(const struct gcap_stream *s, const struct 
   gcap_status st = gcap__check_same_context(s->ctx, g->ctx, "graph");
   if (st != GCAP_SUCCESS) return st;
   if (g->owner && g->owner->type != GCAP_NODE_CONDITIONAL) /* a conditional node's bodies are filled so */
-    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "graph %p belongs to a child-graph node; capture into a graph of your own",
-                      (const void *)g);
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE,
+                      "graph %p belongs to a child-graph node; capture into a graph of your own", (const void *)g);
   if (g->capturing)
     return gcap__fail(GCAP_ERROR_ILLEGAL_STATE, "graph %p is already being recorded into by capture %llu",
                       (const void *)g, (unsigned long long)g->capturing->id);
@@ -677,7 +691,8 @@ gcap_status gcap_capture_begin(gcap_stream *s, const gcap_capture_options *o, gc
   if (o->pool && (st = gcap__check_same_context(s->ctx, o->pool->ctx, "options->pool")) != GCAP_SUCCESS) return st;
   if (!out) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "out is NULL");
   if ((unsigned)o->mode > GCAP_CAPTURE_MODE_RELAXED)
-    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "options->mode %d is not GLOBAL, THREAD_LOCAL or RELAXED", (int)o->mode);
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "options->mode %d is not GLOBAL, THREAD_LOCAL or RELAXED",
+                      (int)o->mode);
   struct gcap_capture *c = gcap__calloc(1, sizeof *c);
   if (!c || gcap__registry_add(c, GCAP__H_CAPTURE) != 0) {
     gcap__free(c);

@@ -29,11 +29,11 @@ struct gcap__seq {
   size_t member_count, member_cap;
   struct gcap__edge *shadow; /* edges capture created (rules.md#capture-joined), whatever graph edits did since */
   size_t shadow_count, shadow_cap;
-  size_t recorded; /* nodes capture created, from every member */
+  size_t recorded;             /* nodes capture created, from every member */
   struct gcap_capture *object; /* the capture object that began it, or NULL */
   struct gcap_pool *pool;      /* where its MEM_ALLOC nodes reserve memory, or NULL */
-  atomic_bool invalidated; /* set under the capture lock; read without it on every recorded call */
-  char offense[512];  /* capture lock: the first call that invalidated it */
+  atomic_bool invalidated;     /* set under the capture lock; read without it on every recorded call */
+  char offense[512];           /* capture lock: the first call that invalidated it */
 };
 
 /*

@@ -73,8 +73,8 @@ gcap_status gcap_graph_conditional_handle_create(gcap_graph *g, unsigned default
   gcap__lock(g->ctx);
   struct gcap_graph *top = (struct gcap_graph *)gcap__graph_top(g); /* a body's handles are its graph's */
   struct gcap__cond *c = NULL;
-  st = top->mem_exec ? gcap__fail(GCAP_ERROR_NOT_SUPPORTED, "graph %p has executable %p; destroy it first",
-                                  (void *)top, (void *)top->mem_exec)
+  st = top->mem_exec ? gcap__fail(GCAP_ERROR_NOT_SUPPORTED, "graph %p has executable %p; destroy it first", (void *)top,
+                                  (void *)top->mem_exec)
                      : gcap__cond_new(top, default_value, flags, &c);
   if (st == GCAP_SUCCESS) *out = c->handle;
   gcap__unlock(g->ctx);
@@ -90,8 +90,9 @@ static gcap_status check_params(const gcap_conditional_node_params *p) {
               : p->type == GCAP_CONDITIONAL_WHILE ? p->size == 1
                                                   : p->size >= 1;
   if (!fits)
-    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "params->size %u does not fit a %s node (IF: 1 or 2, WHILE: 1, SWITCH: 1 or more)",
-                      p->size, type_names[p->type]);
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE,
+                      "params->size %u does not fit a %s node (IF: 1 or 2, WHILE: 1, SWITCH: 1 or more)", p->size,
+                      type_names[p->type]);
   if (!p->body_out) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "params->body_out is NULL");
   return GCAP_SUCCESS;
 }
@@ -144,7 +145,8 @@ gcap_status gcap_graph_add_conditional_node(gcap_graph *g, gcap_node *const *dep
 gcap_status gcap__cond_node_make(struct gcap_graph *g, const gcap_conditional_node_params *p, struct gcap_node **out) {
   struct gcap__cond *c = find_cond(g, p->handle);
   if (!c)
-    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "params->handle 0x%llx is not a handle of graph %p (or of the graph it is in)",
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE,
+                      "params->handle 0x%llx is not a handle of graph %p (or of the graph it is in)",
                       (unsigned long long)p->handle, (void *)gcap__graph_top(g));
   struct gcap__cond_node *cn = gcap__calloc(1, sizeof *cn + p->size * sizeof cn->bodies[0]);
   struct gcap_node *n = cn ? gcap__node_alloc(g, GCAP_NODE_CONDITIONAL) : NULL;

@@ -60,8 +60,9 @@ gcap_status gcap__note_fault(struct gcap_context *ctx, gcap_status st) {
 gcap_status gcap__refuse_faulted(const struct gcap_context *ctx) {
   int fault = atomic_load(&((struct gcap_context *)ctx)->fault);
   if (fault == 0 || gcap__call_releases()) return GCAP_SUCCESS;
-  return gcap__fail((gcap_status)fault, "the context has a sticky error from an earlier kernel fault (destroy the "
-                                        "context to go on): %s",
+  return gcap__fail((gcap_status)fault,
+                    "the context has a sticky error from an earlier kernel fault (destroy the "
+                    "context to go on): %s",
                     ctx->fault_message);
 }
 
@@ -129,7 +130,8 @@ static gcap_status resolve_auto(gcap_backend_kind *out) {
     if (strcmp(env, "sim") == 0) return *out = GCAP_BACKEND_SIM, GCAP_SUCCESS;
     if (strcmp(env, "cuda") == 0) return *out = GCAP_BACKEND_CUDA, GCAP_SUCCESS;
     if (strcmp(env, "auto") != 0)
-      return gcap__fail(GCAP_ERROR_INVALID_VALUE, "GCAP_BACKEND=\"%s\" is not one of sim, cuda, auto", gcap__quoted(env));
+      return gcap__fail(GCAP_ERROR_INVALID_VALUE, "GCAP_BACKEND=\"%s\" is not one of sim, cuda, auto",
+                        gcap__quoted(env));
   }
 #if GCAP_HAS_CUDA
   gcap_status st = gcap__cuda_ops.available();

@@ -86,8 +86,8 @@ gcap_status gcap_mem_alloc_pitch(gcap_context *ctx, size_t width, size_t height,
   return st;
 }
 
-gcap_status gcap_memcpy_2d_async(gcap_stream *s, void *dst, size_t dpitch, const void *src, size_t spitch,
-                                 size_t width, size_t height, gcap_memcpy_kind kind) {
+gcap_status gcap_memcpy_2d_async(gcap_stream *s, void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+                                 size_t height, gcap_memcpy_kind kind) {
   GCAP_ENTER();
   gcap_status st = gcap__check_stream(s, "stream");
   if (st == GCAP_SUCCESS) st = gcap__refuse_in_host_callback();
@@ -96,8 +96,12 @@ gcap_status gcap_memcpy_2d_async(gcap_stream *s, void *dst, size_t dpitch, const
     return gcap__fail(GCAP_ERROR_INVALID_VALUE, "%s %zu is below width %zu", dpitch < width ? "dpitch" : "spitch",
                       dpitch < width ? dpitch : spitch, width);
   if (width == 0 || height == 0) return gcap__memcpy_async(s, dst, src, 0, kind); /* nothing, but checked as one */
-  gcap_memcpy_3d_params p = {{(void *)src, spitch, width, height}, {0, 0, 0}, {dst, dpitch, width, height}, {0, 0, 0},
-                             {width, height, 1}, kind};
+  gcap_memcpy_3d_params p = {{(void *)src, spitch, width, height},
+                             {0, 0, 0},
+                             {dst, dpitch, width, height},
+                             {0, 0, 0},
+                             {width, height, 1},
+                             kind};
   struct gcap__copy c;
   struct gcap__copy_shape shape;
   struct gcap_context *ctx = s->ctx;
@@ -139,7 +143,8 @@ gcap_status gcap__node_make_copy_3d(struct gcap_graph *g, const gcap_memcpy_3d_p
   struct gcap__copy c = {0};
   struct gcap__copy_shape shape;
   struct gcap_node *n = gcap__node_alloc(g, GCAP_NODE_MEMCPY);
-  gcap_status st = n ? gcap__copy_from_3d(p, &c, &shape) : gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the node");
+  gcap_status st =
+      n ? gcap__copy_from_3d(p, &c, &shape) : gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the node");
   if (st == GCAP_SUCCESS) st = keep_params(n, p, &c);
   if (st != GCAP_SUCCESS && n) gcap__node_unalloc(n);
   if (st == GCAP_SUCCESS) *out = n;
@@ -170,8 +175,9 @@ gcap_status gcap_node_get_memcpy_3d_params(const gcap_node *n, gcap_memcpy_3d_pa
   if (st != GCAP_SUCCESS) return st;
   const gcap_memcpy_node_params *f = &n->p.memcpy.flat;
   if (n->p.memcpy.p3) *p = *n->p.memcpy.p3;
-  else *p = (gcap_memcpy_3d_params){{(void *)f->src, 0, f->bytes, 1}, {0, 0, 0}, {f->dst, 0, f->bytes, 1}, {0, 0, 0},
-                                    {f->bytes, 1, 1}, f->kind};
+  else
+    *p = (gcap_memcpy_3d_params){
+        {(void *)f->src, 0, f->bytes, 1}, {0, 0, 0}, {f->dst, 0, f->bytes, 1}, {0, 0, 0}, {f->bytes, 1, 1}, f->kind};
   return GCAP_SUCCESS;
 }
 

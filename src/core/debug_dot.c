@@ -9,13 +9,13 @@
 
 /* The node's type as the driver (CU_GRAPH_NODE_TYPE_*) or the runtime (cudaGraphNodeType*) names it. */
 static const char *type_label(gcap_node_type t, bool runtime) {
-  static const char *const driver[] = {"KERNEL", "MEMCPY", "MEMSET", "HOST", "GRAPH", "EMPTY", "WAIT_EVENT", "EVENT_RECORD",
-                                       "MEM_ALLOC", "MEM_FREE", "CONDITIONAL"};
-  static const char *const rt[] = {"cudaGraphNodeTypeKernel", "cudaGraphNodeTypeMemcpy", "cudaGraphNodeTypeMemset",
-                                   "cudaGraphNodeTypeHost", "cudaGraphNodeTypeGraph", "cudaGraphNodeTypeEmpty",
-                                   "cudaGraphNodeTypeWaitEvent", "cudaGraphNodeTypeEventRecord",
-                                   "cudaGraphNodeTypeMemAlloc", "cudaGraphNodeTypeMemFree",
-                                   "cudaGraphNodeTypeConditional"};
+  static const char *const driver[] = {"KERNEL",     "MEMCPY",       "MEMSET",    "HOST",     "GRAPH",      "EMPTY",
+                                       "WAIT_EVENT", "EVENT_RECORD", "MEM_ALLOC", "MEM_FREE", "CONDITIONAL"};
+  static const char *const rt[] = {
+      "cudaGraphNodeTypeKernel",    "cudaGraphNodeTypeMemcpy",      "cudaGraphNodeTypeMemset",
+      "cudaGraphNodeTypeHost",      "cudaGraphNodeTypeGraph",       "cudaGraphNodeTypeEmpty",
+      "cudaGraphNodeTypeWaitEvent", "cudaGraphNodeTypeEventRecord", "cudaGraphNodeTypeMemAlloc",
+      "cudaGraphNodeTypeMemFree",   "cudaGraphNodeTypeConditional"};
   int i;
   switch (t) {
   case GCAP_NODE_KERNEL: i = 0; break;
@@ -59,15 +59,15 @@ static void put_params(FILE *out, const struct gcap_node *n, unsigned flags) {
     gcap__dot_put_escaped(out, k->kernel->name);
     if (flags & (GCAP_GRAPH_DEBUG_DOT_FLAGS_HANDLES | GCAP_GRAPH_DEBUG_DOT_FLAGS_VERBOSE))
       fprintf(out, " (%p)", (void *)k->kernel);
-    fprintf(out, "|gridDim: (%u,%u,%u)|blockDim: (%u,%u,%u)|sharedMem: %u|params: %zu", k->grid.x, k->grid.y,
-            k->grid.z, k->block.x, k->block.y, k->block.z, k->shared_mem_bytes, k->kernel->info.num_params);
+    fprintf(out, "|gridDim: (%u,%u,%u)|blockDim: (%u,%u,%u)|sharedMem: %u|params: %zu", k->grid.x, k->grid.y, k->grid.z,
+            k->block.x, k->block.y, k->block.z, k->shared_mem_bytes, k->kernel->info.num_params);
     break;
   }
   case GCAP_NODE_MEMCPY: {
     static const char *const kinds[] = {"HostToHost", "HostToDevice", "DeviceToHost", "DeviceToDevice", "Default"};
     const gcap_memcpy_node_params *c = &n->p.memcpy.flat;
-    fprintf(out, "|kind: %s|src: %p|dst: %p|bytes: %zu", (unsigned)c->kind <= 4 ? kinds[c->kind] : "?", c->src,
-            c->dst, c->bytes);
+    fprintf(out, "|kind: %s|src: %p|dst: %p|bytes: %zu", (unsigned)c->kind <= 4 ? kinds[c->kind] : "?", c->src, c->dst,
+            c->bytes);
     const gcap_memcpy_3d_params *p3 = n->p.memcpy.p3;
     if (p3)
       fprintf(out, "|extent: (%zu,%zu,%zu)|srcPitch: %zu|dstPitch: %zu", p3->extent.width, p3->extent.height,
@@ -106,8 +106,8 @@ static void put_graph(FILE *out, const struct gcap_graph *g, unsigned flags);
 
 static void put_node(FILE *out, const struct gcap_graph *g, const struct gcap_node *n, unsigned flags) {
   bool runtime = flags & GCAP_GRAPH_DEBUG_DOT_FLAGS_RUNTIME_TYPES;
-  fprintf(out, "\"graph_%llu_node_%zu\"[style=\"solid\" shape=\"record\" label=\"{%zu|%s", (unsigned long long)g->serial,
-          n->index, n->index, type_label(n->type, runtime));
+  fprintf(out, "\"graph_%llu_node_%zu\"[style=\"solid\" shape=\"record\" label=\"{%zu|%s",
+          (unsigned long long)g->serial, n->index, n->index, type_label(n->type, runtime));
   if (flags & (GCAP_GRAPH_DEBUG_DOT_FLAGS_HANDLES | GCAP_GRAPH_DEBUG_DOT_FLAGS_VERBOSE)) fprintf(out, "|%p", (void *)n);
   if (wants_params(n->type, flags)) put_params(out, n, flags);
   if (n->type == GCAP_NODE_KERNEL && (flags & ATTRIBUTES)) fprintf(out, "|priority: %d", n->p.kernel.priority);
@@ -121,13 +121,14 @@ static void put_node(FILE *out, const struct gcap_graph *g, const struct gcap_no
 static void point_at(FILE *out, const struct gcap_graph *g, const struct gcap_node *n, const struct gcap_graph *inner) {
   if (!inner->nodes.count) return;
   fprintf(out, "\"graph_%llu_node_%zu\" -> \"graph_%llu_node_0\" [style=\"dashed\" lhead=\"cluster_%llu\"];\n",
-          (unsigned long long)g->serial, n->index, (unsigned long long)inner->serial, (unsigned long long)inner->serial);
+          (unsigned long long)g->serial, n->index, (unsigned long long)inner->serial,
+          (unsigned long long)inner->serial);
 }
 
 /* A graph is a cluster; a child graph's cluster sits in its parent's, and its node points at it. */
 static void put_graph(FILE *out, const struct gcap_graph *g, unsigned flags) {
-  fprintf(out, "subgraph cluster_%llu {\nlabel=\"graph_%llu\" graph[style=\"dashed\"];\n", (unsigned long long)g->serial,
-          (unsigned long long)g->serial);
+  fprintf(out, "subgraph cluster_%llu {\nlabel=\"graph_%llu\" graph[style=\"dashed\"];\n",
+          (unsigned long long)g->serial, (unsigned long long)g->serial);
   for (size_t i = 0; i < g->nodes.count; i++) put_node(out, g, g->nodes.items[i], flags);
   bool numbered = flags & (GCAP_GRAPH_DEBUG_DOT_FLAGS_EXTRA_TOPO_INFO | GCAP_GRAPH_DEBUG_DOT_FLAGS_VERBOSE);
   for (size_t i = 0; i < g->edge_count; i++) {
@@ -140,7 +141,8 @@ static void put_graph(FILE *out, const struct gcap_graph *g, unsigned flags) {
   for (size_t i = 0; i < g->nodes.count; i++) {
     const struct gcap_node *n = g->nodes.items[i];
     if (n->type == GCAP_NODE_GRAPH) point_at(out, g, n, n->p.child);
-    for (unsigned b = 0; n->type == GCAP_NODE_CONDITIONAL && b < n->p.cond->size; b++) point_at(out, g, n, n->p.cond->bodies[b]);
+    for (unsigned b = 0; n->type == GCAP_NODE_CONDITIONAL && b < n->p.cond->size; b++)
+      point_at(out, g, n, n->p.cond->bodies[b]);
   }
 }
 

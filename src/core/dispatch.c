@@ -206,7 +206,8 @@ void gcap__backend_module_unload(struct gcap_context *ctx, void *module) {
   ctx->ops->module_unload(ctx->backend, module);
 }
 
-gcap_status gcap__backend_kernel_find(struct gcap_context *ctx, void *module, const char *name, struct gcap__kernel_found *out) {
+gcap_status gcap__backend_kernel_find(struct gcap_context *ctx, void *module, const char *name,
+                                      struct gcap__kernel_found *out) {
   assert(ctx && ctx->backend);
   assert(name);
   assert(out);
@@ -242,7 +243,8 @@ gcap_status gcap__backend_exec_upload(struct gcap_context *ctx, void *exec, void
   return gcap__note_fault(ctx, ctx->ops->exec_upload(ctx->backend, exec, stream));
 }
 
-gcap_status gcap__backend_exec_launch(struct gcap_context *ctx, void *exec, const struct gcap__plan *plan, void *stream) {
+gcap_status gcap__backend_exec_launch(struct gcap_context *ctx, void *exec, const struct gcap__plan *plan,
+                                      void *stream) {
   assert(ctx && ctx->backend);
   assert(plan);
   if (injected(ctx->ops->name, "exec_launch")) return GCAP_ERROR_BACKEND;
@@ -256,7 +258,8 @@ gcap_status gcap__backend_exec_before_change(struct gcap_context *ctx, void *exe
   return ctx->ops->exec_before_change(ctx->backend, exec);
 }
 
-gcap_status gcap__backend_exec_set_entry(struct gcap_context *ctx, void *exec, const struct gcap__plan *plan, size_t index, const struct gcap__plan_node *entry) {
+gcap_status gcap__backend_exec_set_entry(struct gcap_context *ctx, void *exec, const struct gcap__plan *plan,
+                                         size_t index, const struct gcap__plan_node *entry) {
   assert(ctx && ctx->backend);
   assert(plan);
   assert(entry);
@@ -265,7 +268,8 @@ gcap_status gcap__backend_exec_set_entry(struct gcap_context *ctx, void *exec, c
   return ctx->ops->exec_set_entry(ctx->backend, exec, plan, index, entry);
 }
 
-gcap_status gcap__backend_exec_update(struct gcap_context *ctx, void *exec, const struct gcap__plan *current, const struct gcap__plan *fresh, struct gcap__update_refusal *refusal) {
+gcap_status gcap__backend_exec_update(struct gcap_context *ctx, void *exec, const struct gcap__plan *current,
+                                      const struct gcap__plan *fresh, struct gcap__update_refusal *refusal) {
   assert(ctx && ctx->backend);
   assert(current);
   assert(fresh);

@@ -48,15 +48,19 @@ gcap_status gcap__backend_event_query(struct gcap_context *ctx, void *event);
 gcap_status gcap__backend_module_load(struct gcap_context *ctx, const gcap_module_desc *d, void **out);
 gcap_status gcap__backend_before_release(struct gcap_context *ctx);
 void gcap__backend_module_unload(struct gcap_context *ctx, void *module);
-gcap_status gcap__backend_kernel_find(struct gcap_context *ctx, void *module, const char *name, struct gcap__kernel_found *out);
+gcap_status gcap__backend_kernel_find(struct gcap_context *ctx, void *module, const char *name,
+                                      struct gcap__kernel_found *out);
 gcap_status gcap__backend_exec_create(struct gcap_context *ctx, const struct gcap__plan *plan, void **out);
 void gcap__backend_exec_wait(struct gcap_context *ctx, void *exec);
 void gcap__backend_exec_destroy(struct gcap_context *ctx, void *exec);
 gcap_status gcap__backend_exec_upload(struct gcap_context *ctx, void *exec, void *stream);
-gcap_status gcap__backend_exec_launch(struct gcap_context *ctx, void *exec, const struct gcap__plan *plan, void *stream);
+gcap_status gcap__backend_exec_launch(struct gcap_context *ctx, void *exec, const struct gcap__plan *plan,
+                                      void *stream);
 gcap_status gcap__backend_exec_before_change(struct gcap_context *ctx, void *exec);
-gcap_status gcap__backend_exec_set_entry(struct gcap_context *ctx, void *exec, const struct gcap__plan *plan, size_t index, const struct gcap__plan_node *entry);
-gcap_status gcap__backend_exec_update(struct gcap_context *ctx, void *exec, const struct gcap__plan *current, const struct gcap__plan *fresh, struct gcap__update_refusal *refusal);
+gcap_status gcap__backend_exec_set_entry(struct gcap_context *ctx, void *exec, const struct gcap__plan *plan,
+                                         size_t index, const struct gcap__plan_node *entry);
+gcap_status gcap__backend_exec_update(struct gcap_context *ctx, void *exec, const struct gcap__plan *current,
+                                      const struct gcap__plan *fresh, struct gcap__update_refusal *refusal);
 gcap_status gcap__backend_stream_capture_begin(struct gcap_context *ctx, void *stream);
 void gcap__backend_stream_capture_end(struct gcap_context *ctx, void *stream, size_t *foreign_work);
 gcap_status gcap__backend_native_graph_clone(struct gcap_context *ctx, void *native, void **out);

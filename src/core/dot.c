@@ -33,10 +33,8 @@ void gcap__dot_put_host_fn(FILE *out, gcap_host_fn fn) {
   _Static_assert(sizeof addr == sizeof fn, "function pointers fit in void *");
   memcpy(&addr, &fn, sizeof addr); /* ISO C has no cast from function to object pointer */
   Dl_info info;
-  if (dladdr(addr, &info) != 0 && info.dli_sname != NULL && info.dli_saddr == addr)
-    fprintf(out, " %s", info.dli_sname);
-  else
-    fprintf(out, " %p", addr);
+  if (dladdr(addr, &info) != 0 && info.dli_sname != NULL && info.dli_saddr == addr) fprintf(out, " %s", info.dli_sname);
+  else fprintf(out, " %p", addr);
 }
 
 static const char *copy_direction(gcap_memcpy_kind k) {
@@ -97,7 +95,8 @@ static void put_node(FILE *out, const struct gcap_node *n, unsigned flags) {
   } else if (n->type == GCAP_NODE_CONDITIONAL) {
     static const char *const kinds[] = {"IF", "WHILE", "SWITCH"};
     fprintf(out, " %s (bodies of", kinds[n->p.cond->type]);
-    for (unsigned b = 0; b < n->p.cond->size; b++) fprintf(out, "%s %zu", b ? "," : "", n->p.cond->bodies[b]->nodes.count);
+    for (unsigned b = 0; b < n->p.cond->size; b++)
+      fprintf(out, "%s %zu", b ? "," : "", n->p.cond->bodies[b]->nodes.count);
     fputs(" nodes)", out);
   } else if (n->type == GCAP_NODE_HOST) {
     gcap__dot_put_host_fn(out, n->p.host.fn);
@@ -105,8 +104,8 @@ static void put_node(FILE *out, const struct gcap_node *n, unsigned flags) {
   if (flags & GCAP_DOT_VERBOSE) put_params(out, n);
   fprintf(out, "\", style=filled, fillcolor=\"%s\"%s];\n", fill_colour(n->type),
           n->type == GCAP_NODE_GRAPH || n->type == GCAP__NODE_NATIVE ? ", shape=box3d"
-          : n->type == GCAP_NODE_CONDITIONAL                        ? ", shape=diamond"
-                                                                    : "");
+          : n->type == GCAP_NODE_CONDITIONAL                         ? ", shape=diamond"
+                                                                     : "");
 }
 
 gcap_status gcap_graph_write_dot(const gcap_graph *g, FILE *out, unsigned flags) {
@@ -120,7 +119,8 @@ gcap_status gcap_graph_write_dot(const gcap_graph *g, FILE *out, unsigned flags)
   clearerr(out);
   fprintf(out, "digraph gcap {\n  node [shape=box, fontname=\"Helvetica\"];\n");
   for (size_t i = 0; i < g->nodes.count; i++) put_node(out, g->nodes.items[i], flags);
-  for (size_t i = 0; i < g->edge_count; i++) fprintf(out, "  n%zu -> n%zu;\n", g->edges[i].from->index, g->edges[i].to->index);
+  for (size_t i = 0; i < g->edge_count; i++)
+    fprintf(out, "  n%zu -> n%zu;\n", g->edges[i].from->index, g->edges[i].to->index);
   fputs("}\n", out);
   bool failed = fflush(out) != 0 || ferror(out);
   gcap__unlock(g->ctx);

@@ -8,7 +8,7 @@
 
 struct thread_state {
   const char *api_function;
-  bool releases;        /* the public function destroys, frees or unloads: a sticky fault lets it */
+  bool releases; /* the public function destroys, frees or unloads: a sticky fault lets it */
   int callback_depth;
   gcap_capture_mode capture_mode; /* GLOBAL (0) by default, as CUDA */
   unsigned number;
@@ -124,9 +124,8 @@ const char *gcap_last_error_message(void) { return thread_state.message; }
 
 const char *gcap_status_name(gcap_status s) {
   switch (s) {
-#define GCAP_STATUS_NAME_(name, value, text) \
-  case name:                                 \
-    return #name;
+#define GCAP_STATUS_NAME_(name, value, text)                                                                           \
+  case name: return #name;
     GCAP_STATUS_MAP(GCAP_STATUS_NAME_)
 #undef GCAP_STATUS_NAME_
   }
@@ -135,9 +134,8 @@ const char *gcap_status_name(gcap_status s) {
 
 const char *gcap_status_string(gcap_status s) {
   switch (s) {
-#define GCAP_STATUS_TEXT_(name, value, text) \
-  case name:                                 \
-    return text;
+#define GCAP_STATUS_TEXT_(name, value, text)                                                                           \
+  case name: return text;
     GCAP_STATUS_MAP(GCAP_STATUS_TEXT_)
 #undef GCAP_STATUS_TEXT_
   }

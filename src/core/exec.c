@@ -20,7 +20,7 @@ struct builder {
   struct gcap__plan *plan;
   struct gcap_context *ctx;
   unsigned depth;
-  bool trusted; /* the graph being emitted had its ranges checked since memory was last freed */
+  bool trusted;             /* the graph being emitted had its ranges checked since memory was last freed */
   unsigned char *args_next; /* where the next kernel entry's argument copy goes in the plan's block */
 };
 
@@ -157,7 +157,8 @@ static gcap_status snapshot_params(struct builder *b, struct gcap__plan_node *pn
     const struct gcap__kernel_params *k = &n->p.kernel;
     void **args = NULL;
     gcap_status st = GCAP_SUCCESS;
-    if (!b->trusted) st = gcap__check_kernel_pointers(b->ctx, k->kernel, k->args); /* memory freed since the node was made */
+    if (!b->trusted)
+      st = gcap__check_kernel_pointers(b->ctx, k->kernel, k->args); /* memory freed since the node was made */
     if (st != GCAP_SUCCESS) return st;
     size_t bytes = gcap__kernel_args_bytes(k->kernel);
     if (bytes) { /* without parameters there is nothing to copy, and maybe no block at all */
@@ -283,7 +284,6 @@ void gcap__plan_free_owned(const struct gcap__plan *p, const void *piece) {
   if (!in_block) gcap__free((void *)piece);
 }
 
-
 void gcap__plan_release(struct gcap_context *ctx, struct gcap__plan *p) {
   for (size_t i = 0; i < p->count; i++) {
     struct gcap__plan_node *pn = &p->nodes[i];
@@ -352,7 +352,8 @@ static void exec_free(struct gcap_exec *x) {
 static int hold_user_objects(struct gcap__uo_refs *refs, const struct gcap_graph *g) {
   if (gcap__uo_refs_copy(refs, &g->user_objects) != 0) return -1;
   for (size_t i = 0; g->child_graph_nodes && i < g->nodes.count; i++)
-    if (g->nodes.items[i]->type == GCAP_NODE_GRAPH && hold_user_objects(refs, g->nodes.items[i]->p.child) != 0) return -1;
+    if (g->nodes.items[i]->type == GCAP_NODE_GRAPH && hold_user_objects(refs, g->nodes.items[i]->p.child) != 0)
+      return -1;
   return 0;
 }
 
@@ -414,9 +415,9 @@ gcap_status gcap__instantiate(struct gcap_graph *g, unsigned flags, gcap_exec **
   if (st == GCAP_SUCCESS && gcap__backend_wants_race_check(ctx)) st = gcap__check_no_races(g);
   if (st != GCAP_SUCCESS) return st;
   if (g->mem_exec)
-    return gcap__fail(GCAP_ERROR_NOT_SUPPORTED,
-                      "graph %p holds %s and already has executable %p; destroy it first", (void *)g,
-                      g->mem_nodes ? "graph allocations" : "conditional nodes or handles", (void *)g->mem_exec);
+    return gcap__fail(GCAP_ERROR_NOT_SUPPORTED, "graph %p holds %s and already has executable %p; destroy it first",
+                      (void *)g, g->mem_nodes ? "graph allocations" : "conditional nodes or handles",
+                      (void *)g->mem_exec);
   struct gcap_exec *x = gcap__calloc(1, sizeof *x);
   if (!x) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the executable");
   x->ctx = ctx;
@@ -508,7 +509,8 @@ static gcap_status check_graph_memory(const struct gcap_exec *x) {
                         "(gcap_mem_free_async) or instantiate with GCAP_INSTANTIATE_AUTO_FREE_ON_LAUNCH",
                         a->ptr);
     if (pn->type == GCAP_NODE_MEM_FREE && !a->live && !allocated_earlier(&x->plan, i, a))
-      return gcap__fail(GCAP_ERROR_INVALID_VALUE, "graph allocation %p is not allocated when this graph frees it", a->ptr);
+      return gcap__fail(GCAP_ERROR_INVALID_VALUE, "graph allocation %p is not allocated when this graph frees it",
+                        a->ptr);
   }
   return GCAP_SUCCESS;
 }
@@ -590,14 +592,14 @@ gcap_status gcap__check_instantiate_flags(unsigned flags, unsigned allowed, cons
   unsigned unknown = flags & ~(allowed | GCAP_INSTANTIATE_DEVICE_LAUNCH);
   if (unknown) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "%s 0x%x has unknown bits 0x%x", what, flags, unknown);
   if (flags & GCAP_INSTANTIATE_DEVICE_LAUNCH)
-    return gcap__fail(GCAP_ERROR_NOT_SUPPORTED, "%s 0x%x: device launch (GCAP_INSTANTIATE_DEVICE_LAUNCH) is not supported",
-                      what, flags);
+    return gcap__fail(GCAP_ERROR_NOT_SUPPORTED,
+                      "%s 0x%x: device launch (GCAP_INSTANTIATE_DEVICE_LAUNCH) is not supported", what, flags);
   return GCAP_SUCCESS;
 }
 
 static gcap_status check_instantiate_params(const gcap_graph *g, const gcap_instantiate_params *p) {
-  gcap_status st = gcap__check_instantiate_flags(p->flags, GCAP__INSTANTIATE_FLAGS | GCAP_INSTANTIATE_UPLOAD,
-                                                 "params->flags");
+  gcap_status st =
+      gcap__check_instantiate_flags(p->flags, GCAP__INSTANTIATE_FLAGS | GCAP_INSTANTIATE_UPLOAD, "params->flags");
   if (st != GCAP_SUCCESS || !(p->flags & GCAP_INSTANTIATE_UPLOAD)) return st;
   st = gcap__check_stream(p->upload_stream, "params->upload_stream");
   return st == GCAP_SUCCESS ? gcap__check_same_context(g->ctx, p->upload_stream->ctx, "params->upload_stream") : st;

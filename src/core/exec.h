@@ -10,15 +10,15 @@ struct gcap_exec {
   void *impl;
   struct gcap__plan plan;
   unsigned flags;
-  uint64_t checked_epoch; /* allocation-table epoch the plan's ranges were last checked against */
-  bool running;           /* a launch is executing it (a host node may call back into gcap) */
-  atomic_bool destroy_pending; /* destroyed from a host callback: freed later, outside callbacks */
-  size_t mem_entries;     /* MEM_ALLOC and MEM_FREE entries: the launch marks their allocations */
+  uint64_t checked_epoch;       /* allocation-table epoch the plan's ranges were last checked against */
+  bool running;                 /* a launch is executing it (a host node may call back into gcap) */
+  atomic_bool destroy_pending;  /* destroyed from a host callback: freed later, outside callbacks */
+  size_t mem_entries;           /* MEM_ALLOC and MEM_FREE entries: the launch marks their allocations */
   struct gcap_graph *mem_graph; /* with mem_entries: the graph it holds the one executable of
                                    (rules.md#exec-one-at-a-time) */
   uint64_t mem_graph_serial;
-  struct gcap_pool *pool; /* the pool its allocations come from, held while it lives */
-  struct gcap__sr_exec *race_acc; /* stream race check: what a launch touches, made at the first launch */
+  struct gcap_pool *pool;            /* the pool its allocations come from, held while it lives */
+  struct gcap__sr_exec *race_acc;    /* stream race check: what a launch touches, made at the first launch */
   struct gcap__uo_refs user_objects; /* its graph's (and child graphs') user objects, held while it lives */
 };
 
@@ -33,7 +33,8 @@ void gcap__exec_reap(struct gcap_context *ctx);
  * `by_priority`: kernel nodes of higher priority, a lower value, first); *out is gcap__malloc'ed.
  */
 gcap_status gcap__topological_order(const struct gcap_graph *g, bool by_priority, struct gcap_node ***out);
-/* Builds the flat plan of g (parameters copied and checked) for GCAP_INSTANTIATE_* `flags`; on failure nothing is left to free. */
+/* Builds the flat plan of g (parameters copied and checked) for GCAP_INSTANTIATE_* `flags`; on failure nothing is left
+ * to free. */
 gcap_status gcap__build_plan(struct gcap_context *ctx, const struct gcap_graph *g, unsigned flags,
                              struct gcap__plan *plan);
 /* Frees a kernel entry's argument copy or a copy entry's shape, unless it lies in the plan's block. */

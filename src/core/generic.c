@@ -62,7 +62,8 @@ static gcap_status set(gcap_node *n, const gcap_node_params *p) {
   case GCAP_NODE_HOST: return gcap_node_set_host_params(n, &p->u.host);
   case GCAP_NODE_EVENT_RECORD:
   case GCAP_NODE_EVENT_WAIT: return gcap_node_set_event(n, p->u.event);
-  default: return gcap__fail(GCAP_ERROR_NOT_SUPPORTED, "a %s node's parameters cannot be set", gcap__node_type_name(type));
+  default:
+    return gcap__fail(GCAP_ERROR_NOT_SUPPORTED, "a %s node's parameters cannot be set", gcap__node_type_name(type));
   }
 }
 

@@ -102,8 +102,9 @@ const struct gcap_graph *gcap__graph_top(const struct gcap_graph *g) {
 bool gcap__graph_has_mem_nodes(const struct gcap_graph *g) { return g->mem_nodes > 0; }
 
 static gcap_status refuse_mem_graph(const struct gcap_graph *g, const char *what) {
-  return gcap__fail(GCAP_ERROR_NOT_SUPPORTED, "graph %p holds graph allocations (MEM_ALLOC/MEM_FREE nodes): %s is not supported",
-                    (const void *)g, what);
+  return gcap__fail(GCAP_ERROR_NOT_SUPPORTED,
+                    "graph %p holds graph allocations (MEM_ALLOC/MEM_FREE nodes): %s is not supported", (const void *)g,
+                    what);
 }
 
 gcap_status gcap__graph_new(struct gcap_context *ctx, struct gcap_node *owner, struct gcap_graph **out) {
@@ -175,10 +176,8 @@ void gcap_graph_destroy(gcap_graph *g) {
   if (g->owner)
     gcap__fail(GCAP_ERROR_ILLEGAL_STATE, "graph %p belongs to %s %s node; destroy that node instead", (void *)g,
                gcap__article(g->owner->type), gcap__node_type_name(g->owner->type));
-  else if (g->capturing)
-    gcap__capture_check_graph_edit(g, "destroying it");
-  else
-    gcap__graph_free(g);
+  else if (g->capturing) gcap__capture_check_graph_edit(g, "destroying it");
+  else gcap__graph_free(g);
   gcap__unlock(ctx);
 }
 
@@ -283,12 +282,14 @@ static gcap_status add_one_dependency(struct gcap_graph *g, struct gcap_node *fr
 }
 
 gcap_status gcap__graph_add_edge(struct gcap_graph *g, struct gcap_node *from, struct gcap_node *to) {
-  if (from == to) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "the edge %zu -> %zu is a self edge", from->index, to->index);
+  if (from == to)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "the edge %zu -> %zu is a self edge", from->index, to->index);
   if (gcap__nlist_contains(&from->dependents, to))
     return gcap__fail(GCAP_ERROR_INVALID_VALUE, "the edge %zu -> %zu is there twice", from->index, to->index);
   int oom = 0;
   bool cycle = reaches(g, to, from, &oom);
-  if (oom || (!cycle && add_edge(g, from, to) != 0)) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for an edge");
+  if (oom || (!cycle && add_edge(g, from, to) != 0))
+    return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for an edge");
   if (cycle)
     return gcap__fail(GCAP_ERROR_INVALID_VALUE, "the edge %zu -> %zu closes a cycle through node %zu", from->index,
                       to->index, from->index);
@@ -418,9 +419,10 @@ static gcap_status find_in_clone(const struct gcap_graph *clone, const struct gc
     return gcap__fail(GCAP_ERROR_INVALID_VALUE, "graph %p was not cloned from the graph of original node %p",
                       (const void *)clone, (const void *)original);
   if (from->nodes_destroyed != clone->cloned_destroyed)
-    return gcap__fail(GCAP_ERROR_INVALID_VALUE,
-                      "nodes of the original graph were destroyed since it was cloned: its nodes no longer pair with the "
-                      "clone's");
+    return gcap__fail(
+        GCAP_ERROR_INVALID_VALUE,
+        "nodes of the original graph were destroyed since it was cloned: its nodes no longer pair with the "
+        "clone's");
   if (original->index >= clone->cloned_count)
     return gcap__fail(GCAP_ERROR_INVALID_VALUE, "original node %p was added after the graph was cloned",
                       (const void *)original);
@@ -530,7 +532,8 @@ gcap_status gcap_graph_get_edges(const gcap_graph *g, gcap_node **from, gcap_nod
   gcap_status st = gcap__check_graph(g, "graph");
   if (st != GCAP_SUCCESS) return st;
   if (!count) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "count is NULL");
-  if (!from != !to) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "%s is NULL but the other array is not", from ? "to" : "from");
+  if (!from != !to)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "%s is NULL but the other array is not", from ? "to" : "from");
   gcap__lock(g->ctx);
   size_t actual = g->edge_count;
   if (from) {

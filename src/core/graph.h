@@ -52,7 +52,7 @@ struct gcap_node {
     gcap_host_node_params host;
     struct gcap_graph *child;
     struct gcap_event *event;
-    struct gcap__galloc *mem; /* MEM_ALLOC and MEM_FREE */
+    struct gcap__galloc *mem;     /* MEM_ALLOC and MEM_FREE */
     struct gcap__cond_node *cond; /* CONDITIONAL */
     struct {
       void *handle;               /* the backend's native graph, owned by the node */
@@ -74,7 +74,7 @@ struct gcap__extent {
 struct gcap_graph {
   struct gcap__link link; /* in ctx->graphs for top-level graphs */
   struct gcap_context *ctx;
-  struct gcap_node *owner; /* the child-graph node that embeds it, or NULL */
+  struct gcap_node *owner;     /* the child-graph node that embeds it, or NULL */
   struct gcap__node_vec nodes; /* live, creation order */
   struct gcap__edge *edges;    /* creation order */
   size_t edge_count, edge_cap;
@@ -82,7 +82,7 @@ struct gcap_graph {
   struct gcap__seq *capturing; /* the capture sequence recording into it, or NULL */
   uint64_t serial;             /* unique in the process (an executable's link back, rules.md#exec-one-at-a-time) */
   struct gcap_exec *mem_exec;  /* with MEM_ALLOC/MEM_FREE nodes: its one executable, or NULL */
-  bool node_destroyed;         /* one of its nodes was destroyed: whole-graph update refuses it, as CUDA's driver does */
+  bool node_destroyed; /* one of its nodes was destroyed: whole-graph update refuses it, as CUDA's driver does */
   /*
    * Every node's memory ranges were found valid at allocation epoch ranges_epoch (when they were
    * added or set, or at the last instantiation): instantiation re-checks them only when memory
@@ -98,8 +98,8 @@ struct gcap_graph {
   struct gcap__node_chunk *chunks; /* where its nodes live, newest first */
   /* chunks, for handle checks that run before the context lock is taken */
   _Atomic(struct gcap__node_chunk *) newest_chunk;
-  struct gcap__arena arena;        /* its nodes' longer lists and kernel argument copies */
-  struct gcap_node *spare;         /* nodes allocated but never appended, for reuse */
+  struct gcap__arena arena; /* its nodes' longer lists and kernel argument copies */
+  struct gcap_node *spare;  /* nodes allocated but never appended, for reuse */
   /* A loaded graph: the allocations its file recorded (sorted by base), for race analysis. */
   struct gcap__extent *recorded;
   size_t recorded_count, recorded_cap;
@@ -190,7 +190,6 @@ void gcap__node_release_params(struct gcap_node *n);
 void gcap__node_release_for_graph_free(struct gcap_node *n);
 /* Copies params of src into dst (a fresh node of the same type); child graphs are cloned. */
 gcap_status gcap__node_copy_params(struct gcap_node *dst, const struct gcap_node *src);
-
 
 /*
  * The add_*_node calls' steps: handle checks of g, deps and out (before the lock); the NULL

@@ -16,7 +16,7 @@ struct gcap__link {
 void gcap__list_init(struct gcap__link *head);
 void gcap__list_push(struct gcap__link *head, struct gcap__link *item);
 void gcap__list_unlink(struct gcap__link *item);
-#define GCAP__CONTAINER(ptr, type, member) ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+#define GCAP__CONTAINER(ptr, type, member) ((type *)(void *)((char *)(ptr)-offsetof(type, member)))
 
 struct gcap_node;
 struct gcap__seq;
@@ -46,7 +46,7 @@ struct gcap__allocation {
   enum gcap__alloc_kind kind;
   struct gcap__galloc *graph; /* a graph allocation (MEM_ALLOC node), or NULL */
   const struct gcap_context *owner;
-  bool module_var;            /* a module's .global/.const variable: it goes with its module */
+  bool module_var; /* a module's .global/.const variable: it goes with its module */
 };
 
 /* Sorted by base; every gcap allocation of a context, device and page-locked host. */
@@ -67,15 +67,18 @@ struct gcap_context {
    * page faults on fresh memory when graphs are built and destroyed over and over. */
   struct gcap__node_chunk *spare_chunks;
   size_t spare_chunk_count;
-  uint64_t next_node_id, node_id_end; /* a block of the process's node ids, taken 4096 at a time */
-  const struct gcap_node *failed_node;  /* the node whose entry the last failed instantiation could not make */
-  unsigned lock_depth;                    /* how deeply the owning thread holds `lock` */
-  struct gcap_user_object *dying;         /* user objects with no reference left: destroyed at the outermost unlock */
-  struct gcap__link user_objects;         /* live ones */
+  uint64_t next_node_id, node_id_end;  /* a block of the process's node ids, taken 4096 at a time */
+  const struct gcap_node *failed_node; /* the node whose entry the last failed instantiation could not make */
+  unsigned lock_depth;                 /* how deeply the owning thread holds `lock` */
+  struct gcap_user_object *dying;      /* user objects with no reference left: destroyed at the outermost unlock */
+  struct gcap__link user_objects;      /* live ones */
   /* Graph memory (MEM_ALLOC nodes): bytes allocated by launches now, and reserved for them; highs. */
   size_t graph_mem_used, graph_mem_used_high, graph_mem_reserved, graph_mem_reserved_high;
   /* The last frees, so that the simulator's memory check names a use after free as such. */
-  struct gcap__freed_range { uintptr_t base; size_t bytes; } freed[16];
+  struct gcap__freed_range {
+    uintptr_t base;
+    size_t bytes;
+  } freed[16];
   unsigned freed_next;
   /* A kernel fault (illegal address, assert, trap, a simulator check): sticky, as on CUDA. */
   _Atomic int fault;
@@ -110,8 +113,8 @@ struct gcap_event {
   unsigned refs;  /* the user's handle plus every node and plan entry using it */
   bool destroyed; /* the handle is gone; the object lives while refs > 0 */
   enum gcap__event_state state;
-  uint64_t captured_id;           /* CAPTURED: the sequence's id (it may have ended since) */
-  struct gcap__node_vec captured; /* CAPTURED: the frontier it remembers */
+  uint64_t captured_id;              /* CAPTURED: the sequence's id (it may have ended since) */
+  struct gcap__node_vec captured;    /* CAPTURED: the frontier it remembers */
   struct gcap__sr_clock *race_clock; /* stream race check: what it was recorded after, or NULL */
   unsigned flags;                    /* GCAP_EVENT_*, as created */
 };
@@ -135,10 +138,10 @@ struct gcap_module {
   bool unloaded;
   struct gcap_kernel *kernels; /* the desc's definitions */
   size_t num_kernels;
-  struct gcap_kernel *found;   /* kernels the backend found by name later (CUDA), newest first */
-  struct ptx_module *decls;    /* the PTX image's declarations (NULL for other images) */
-  char *compiled;              /* the PTX NVRTC made of desc->source, or NULL */
-  void **vars;                 /* the module variables' device addresses, entered in the allocation table */
+  struct gcap_kernel *found; /* kernels the backend found by name later (CUDA), newest first */
+  struct ptx_module *decls;  /* the PTX image's declarations (NULL for other images) */
+  char *compiled;            /* the PTX NVRTC made of desc->source, or NULL */
+  void **vars;               /* the module variables' device addresses, entered in the allocation table */
   size_t num_vars;
 };
 
@@ -189,8 +192,7 @@ gcap_status gcap__check_launch(const struct gcap_kernel *k, gcap_dim3 grid, gcap
  * Pointer arguments (kernel_pointers.c): a READ, WRITE or READ_WRITE parameter must point into an
  * allocation of ctx, where the backend knows all device memory. After gcap__check_launch.
  */
-gcap_status gcap__check_kernel_pointers(const struct gcap_context *ctx, const struct gcap_kernel *k,
-                                        void *const *args);
+gcap_status gcap__check_kernel_pointers(const struct gcap_context *ctx, const struct gcap_kernel *k, void *const *args);
 
 /* Internal forms of public calls, for the capture object (no GCAP_ENTER; context lock held or not). */
 gcap_status gcap__memcpy_async(struct gcap_stream *s, void *dst, const void *src, size_t bytes, gcap_memcpy_kind kind);

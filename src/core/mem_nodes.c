@@ -9,7 +9,8 @@
 /* Allocation nodes belong to top-level graphs: a child graph with them could not be one. */
 static gcap_status check_top_level(const struct gcap_graph *g) {
   if (!g->owner) return GCAP_SUCCESS;
-  return gcap__fail(GCAP_ERROR_NOT_SUPPORTED, "graph %p is the graph of a child-graph node, which cannot hold allocation or free nodes",
+  return gcap__fail(GCAP_ERROR_NOT_SUPPORTED,
+                    "graph %p is the graph of a child-graph node, which cannot hold allocation or free nodes",
                     (const void *)g);
 }
 

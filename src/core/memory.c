@@ -159,8 +159,9 @@ static gcap_status check_fits(const struct gcap__allocation *a, const void *p, s
 static gcap_status check_side(const struct gcap_context *ctx, const struct gcap__allocation *a, const void *p,
                               bool want_device, const char *what, const char *kind_name) {
   if (want_device && !is_device(a)) {
-    if (a) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "%s %p is page-locked host memory but kind %s needs device memory",
-                             what, p, kind_name);
+    if (a)
+      return gcap__fail(GCAP_ERROR_INVALID_VALUE, "%s %p is page-locked host memory but kind %s needs device memory",
+                        what, p, kind_name);
     if (ctx->ops->knows_all_device_memory)
       return gcap__fail(GCAP_ERROR_INVALID_VALUE, "%s %p is not inside a live device allocation (kind %s)", what, p,
                         kind_name);
@@ -182,11 +183,13 @@ gcap_status gcap__check_copy(const struct gcap_context *ctx, struct gcap__copy *
     return gcap__fail(GCAP_ERROR_INVALID_VALUE, "kind %d is not a gcap_memcpy_kind", (int)c->kind);
   if (gcap__copy_empty(c)) {
     c->resolved = c->kind == GCAP_MEMCPY_DEFAULT ? GCAP_MEMCPY_HOST_TO_HOST : c->kind;
-    return allow_empty ? GCAP_SUCCESS : gcap__fail(GCAP_ERROR_INVALID_VALUE, c->bytes ? "the copy has no rows" : "bytes is 0");
+    return allow_empty ? GCAP_SUCCESS
+                       : gcap__fail(GCAP_ERROR_INVALID_VALUE, c->bytes ? "the copy has no rows" : "bytes is 0");
   }
   if (!c->dst) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "dst is NULL");
   if (!c->src) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "src is NULL");
-  size_t dst_span = gcap__copy_span(c, 1), src_span = gcap__copy_span(c, 0); /* a shape's rows are checked by their span */
+  size_t dst_span = gcap__copy_span(c, 1),
+         src_span = gcap__copy_span(c, 0); /* a shape's rows are checked by their span */
   if ((uintptr_t)c->dst + dst_span < (uintptr_t)c->dst || (uintptr_t)c->src + src_span < (uintptr_t)c->src)
     return gcap__fail(GCAP_ERROR_INVALID_VALUE, "a range of %zu bytes wraps the address space",
                       dst_span > src_span ? dst_span : src_span);
@@ -255,8 +258,8 @@ gcap_status gcap__check_fill(const struct gcap_context *ctx, const struct gcap__
 /* Context lock held; arguments checked. */
 static gcap_status allocate_locked(gcap_context *ctx, size_t bytes, void **out, enum gcap__alloc_kind kind) {
   void *p = NULL;
-  gcap_status st = kind == GCAP__ALLOC_DEVICE ? gcap__backend_mem_alloc(ctx, bytes, &p)
-                                  : gcap__backend_host_alloc(ctx, bytes, &p);
+  gcap_status st =
+      kind == GCAP__ALLOC_DEVICE ? gcap__backend_mem_alloc(ctx, bytes, &p) : gcap__backend_host_alloc(ctx, bytes, &p);
   if (st == GCAP_SUCCESS && record_allocation(ctx, p, bytes, kind) != 0) {
     if (kind == GCAP__ALLOC_DEVICE) gcap__backend_mem_free(ctx, p);
     else gcap__backend_host_free(ctx, p);
@@ -291,9 +294,11 @@ static gcap_status check_free(gcap_context *ctx, const void *p, enum gcap__alloc
   if (!a || a->kind != kind)
     return gcap__fail(GCAP_ERROR_INVALID_VALUE, "%p is not a live %s allocation of this context", p, what);
   if (a->module_var)
-    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "%p is a module variable (gcap_module_get_global); it goes with its module", p);
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE,
+                      "%p is a module variable (gcap_module_get_global); it goes with its module", p);
   if (a->graph && a->graph->freed_in_graph)
-    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "%p is a graph allocation its own graph frees; it cannot be freed outside it", p);
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE,
+                      "%p is a graph allocation its own graph frees; it cannot be freed outside it", p);
   if (a->graph && !a->graph->live)
     return gcap__fail(GCAP_ERROR_INVALID_VALUE, "graph allocation %p is not allocated now (launch its graph first)", p);
   *out = a;
@@ -311,8 +316,8 @@ static gcap_status free_locked(gcap_context *ctx, const struct gcap__allocation 
   }
   void *p = (void *)a->base;
   gcap_status st = a->kind == GCAP__ALLOC_HOST ? gcap__backend_host_free(ctx, p)
-                   : stream                     ? gcap__backend_mem_free_async(ctx, stream, p, a->bytes)
-                                                : gcap__backend_mem_free(ctx, p);
+                   : stream                    ? gcap__backend_mem_free_async(ctx, stream, p, a->bytes)
+                                               : gcap__backend_mem_free(ctx, p);
   if (st == GCAP_SUCCESS) {
     ctx->freed[ctx->freed_next++ % 16] = (struct gcap__freed_range){a->base, a->bytes};
     table_remove(&ctx->allocs, a);
@@ -341,7 +346,8 @@ bool gcap__memory_view(const struct gcap__backend_ctx *b, uintptr_t p, struct gc
   const struct gcap__allocation *near = below;
   if (!below || (above && above->base - p < p - (below->base + below->bytes))) near = above;
   if (near)
-    *out = (struct gcap__mem_view){near->base, near->bytes, near->kind == GCAP__ALLOC_HOST ? GCAP__MEM_HOST : GCAP__MEM_DEVICE};
+    *out = (struct gcap__mem_view){near->base, near->bytes,
+                                   near->kind == GCAP__ALLOC_HOST ? GCAP__MEM_HOST : GCAP__MEM_DEVICE};
   return false;
 }
 
@@ -386,7 +392,8 @@ gcap_status gcap_mem_alloc_async(gcap_stream *s, size_t bytes, void **dptr) {
   else if (!dptr) st = gcap__fail(GCAP_ERROR_INVALID_VALUE, "dptr is NULL");
   bool record = false;
   st = gcap__capture_route(s, st, &record);
-  if (st == GCAP_SUCCESS) st = record ? capture_alloc(s, bytes, dptr) : allocate_locked(s->ctx, bytes, dptr, GCAP__ALLOC_DEVICE);
+  if (st == GCAP_SUCCESS)
+    st = record ? capture_alloc(s, bytes, dptr) : allocate_locked(s->ctx, bytes, dptr, GCAP__ALLOC_DEVICE);
   gcap__unlock(s->ctx);
   return st;
 }
@@ -499,7 +506,8 @@ gcap_status gcap__memcpy_async(struct gcap_stream *s, void *dst, const void *src
   bool record = false;
   gcap__lock(ctx);
   st = gcap__check_copy(ctx, &c, true);
-  if (st == GCAP_SUCCESS && s->seq && bytes > 0) st = gcap__check_body_copy(s->seq->graph, &c); /* capturing into a body */
+  if (st == GCAP_SUCCESS && s->seq && bytes > 0)
+    st = gcap__check_body_copy(s->seq->graph, &c); /* capturing into a body */
   st = gcap__capture_route(s, st, &record);
   if (st == GCAP_SUCCESS && bytes > 0) {
     gcap_memcpy_node_params p = {dst, src, bytes, kind};

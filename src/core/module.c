@@ -20,8 +20,9 @@ static gcap_status check_def(const gcap_kernel_def *defs, size_t i) {
                       k->name, k->num_params);
   for (size_t p = 0; p < k->num_params; p++) {
     if (k->param_sizes[p] == 0 || k->param_sizes[p] > 4096)
-      return gcap__fail(GCAP_ERROR_INVALID_VALUE, "desc->kernels[%zu] (\"%s\") param_sizes[%zu] is %zu (must be 1..4096)",
-                        i, k->name, p, k->param_sizes[p]);
+      return gcap__fail(GCAP_ERROR_INVALID_VALUE,
+                        "desc->kernels[%zu] (\"%s\") param_sizes[%zu] is %zu (must be 1..4096)", i, k->name, p,
+                        k->param_sizes[p]);
     if (k->param_access && (unsigned)k->param_access[p] > GCAP_ACCESS_READ_WRITE)
       return gcap__fail(GCAP_ERROR_INVALID_VALUE, "desc->kernels[%zu] (\"%s\") param_access[%zu] is %d", i, k->name, p,
                         (int)k->param_access[p]);
@@ -33,7 +34,8 @@ static gcap_status check_desc(const gcap_module_desc *d) {
   if (!d) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "desc is NULL");
   if (d->num_kernels > 0 && !d->kernels)
     return gcap__fail(GCAP_ERROR_INVALID_VALUE, "desc->kernels is NULL but num_kernels is %zu", d->num_kernels);
-  if (d->image_size > 0 && !d->image) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "desc->image is NULL but image_size > 0");
+  if (d->image_size > 0 && !d->image)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "desc->image is NULL but image_size > 0");
   if (d->image && d->source)
     return gcap__fail(GCAP_ERROR_INVALID_VALUE, "desc->image and desc->source are both given (one or the other)");
   if (d->num_options > 0 && !d->options)
@@ -107,12 +109,14 @@ static gcap_status bind_defined(struct gcap_module *m, struct gcap_kernel *k) {
   if (st != GCAP_SUCCESS) return st;
   k->info.impl = f.fn;
   if (f.sizes_known && f.num_params != k->info.num_params)
-    st = gcap__fail(GCAP_ERROR_INVALID_VALUE, "kernel \"%s\" takes %zu parameters in the image but desc->kernels gives %zu",
-                    k->name, f.num_params, k->info.num_params);
+    st = gcap__fail(GCAP_ERROR_INVALID_VALUE,
+                    "kernel \"%s\" takes %zu parameters in the image but desc->kernels gives %zu", k->name,
+                    f.num_params, k->info.num_params);
   for (size_t p = 0; st == GCAP_SUCCESS && f.sizes_known && p < f.num_params; p++)
     if (f.param_sizes[p] != k->param_sizes[p])
-      st = gcap__fail(GCAP_ERROR_INVALID_VALUE, "kernel \"%s\" parameter %zu is %zu bytes in the image but desc->kernels says %zu",
-                      k->name, p, f.param_sizes[p], k->param_sizes[p]);
+      st = gcap__fail(GCAP_ERROR_INVALID_VALUE,
+                      "kernel \"%s\" parameter %zu is %zu bytes in the image but desc->kernels says %zu", k->name, p,
+                      f.param_sizes[p], k->param_sizes[p]);
   gcap__free(f.param_sizes);
   return st;
 }
@@ -400,7 +404,8 @@ gcap_status gcap_module_get_kernel(gcap_module *m, const char *name, gcap_kernel
   struct gcap_kernel *k = NULL;
   gcap_status st = lookup(m, name, &k);
   gcap__unlock(m->ctx);
-  if (st == GCAP_ERROR_NOT_FOUND) return gcap__fail(GCAP_ERROR_NOT_FOUND, "module %p has no kernel \"%s\"", (void *)m, name);
+  if (st == GCAP_ERROR_NOT_FOUND)
+    return gcap__fail(GCAP_ERROR_NOT_FOUND, "module %p has no kernel \"%s\"", (void *)m, name);
   if (st == GCAP_SUCCESS) *out = k;
   return st;
 }

@@ -80,13 +80,15 @@ bool gcap__is_node_slot(const void *p) { return gcap__is_node_slot_near(NULL, p)
 
 /* The newest chunk of a live graph needs no registry lookup: deps are mostly the nodes just added. */
 bool gcap__is_node_slot_near(const struct gcap_graph *g, const void *p) {
-  const struct gcap__node_chunk *c = (const struct gcap__node_chunk *)((uintptr_t)p & ~(uintptr_t)(GCAP__CHUNK_BYTES - 1));
+  const struct gcap__node_chunk *c =
+      (const struct gcap__node_chunk *)((uintptr_t)p & ~(uintptr_t)(GCAP__CHUNK_BYTES - 1));
   bool newest = g && c == atomic_load_explicit(&g->newest_chunk, memory_order_relaxed);
   if (!newest && !gcap__registry_has(c, GCAP__H_NODE_CHUNK)) return false;
   size_t offset = (size_t)((uintptr_t)p - (uintptr_t)c);
   if (offset < GCAP__CHUNK_HEADER || (offset - GCAP__CHUNK_HEADER) % sizeof(struct gcap_node) != 0) return false;
   /* Relaxed: the caller got p from a call that returned after the slot was handed out. */
-  return (offset - GCAP__CHUNK_HEADER) / sizeof(struct gcap_node) < atomic_load_explicit(&c->used, memory_order_relaxed);
+  return (offset - GCAP__CHUNK_HEADER) / sizeof(struct gcap_node) <
+         atomic_load_explicit(&c->used, memory_order_relaxed);
 }
 
 static void chunk_free(struct gcap__node_chunk *c) {
@@ -122,7 +124,9 @@ void gcap__context_free_spare_chunks(struct gcap_context *ctx) {
 }
 
 /* An argument copy: the table of num_params pointers, then the values they point to. */
-static size_t args_table_bytes(const struct gcap_kernel *k) { return (k->info.num_params * sizeof(void *) + 15) / 16 * 16; }
+static size_t args_table_bytes(const struct gcap_kernel *k) {
+  return (k->info.num_params * sizeof(void *) + 15) / 16 * 16;
+}
 static size_t args_copy_bytes(const struct gcap_kernel *k) { return args_table_bytes(k) + k->args_bytes; }
 
 static void **args_fill(const struct gcap_kernel *k, void *const *args, void **copy);
@@ -503,8 +507,9 @@ gcap_status gcap__graph_add_native(gcap_graph *g, gcap_node *const *deps, size_t
   gcap_status st = gcap__node_begin_add(g, deps, num_deps, out);
   if (st == GCAP_SUCCESS && !native) st = gcap__fail(GCAP_ERROR_INVALID_VALUE, "native is NULL");
   if (st == GCAP_SUCCESS && !g->ctx->ops->native_graph_clone)
-    st = gcap__fail(GCAP_ERROR_NOT_SUPPORTED, "graph %p belongs to a %s context: native CUDA graphs need the CUDA backend",
-                    (void *)g, g->ctx->ops->name);
+    st = gcap__fail(GCAP_ERROR_NOT_SUPPORTED,
+                    "graph %p belongs to a %s context: native CUDA graphs need the CUDA backend", (void *)g,
+                    g->ctx->ops->name);
   if (st == GCAP_SUCCESS) st = gcap__node_finish_checks(g, deps, num_deps, native, out);
   if (st != GCAP_SUCCESS) return st;
   gcap__lock(g->ctx);
@@ -595,8 +600,9 @@ gcap_status gcap_node_get_memcpy_params(const gcap_node *n, gcap_memcpy_node_par
   gcap_status st = gcap__node_check_typed(n, GCAP_NODE_MEMCPY, p);
   const gcap_memcpy_3d_params *p3 = st == GCAP_SUCCESS ? n->p.memcpy.p3 : NULL;
   if (p3 && (p3->extent.height > 1 || p3->extent.depth > 1))
-    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "node %p copies %zu x %zu rows: read it with gcap_node_get_memcpy_3d_params",
-                      (const void *)n, p3->extent.height, p3->extent.depth);
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE,
+                      "node %p copies %zu x %zu rows: read it with gcap_node_get_memcpy_3d_params", (const void *)n,
+                      p3->extent.height, p3->extent.depth);
   if (st == GCAP_SUCCESS) *p = n->p.memcpy.flat;
   return st;
 }
@@ -699,7 +705,8 @@ gcap_status gcap_node_get_child_graph(const gcap_node *n, gcap_graph **child) {
   if (child) *child = NULL;
   gcap_status st = gcap__node_check_typed(n, GCAP_NODE_GRAPH, child);
   if (st == GCAP_ERROR_INVALID_VALUE && n->type == GCAP__NODE_NATIVE)
-    st = gcap__fail(GCAP_ERROR_NOT_SUPPORTED, "node %p embeds a native CUDA graph, which is not a gcap graph", (void *)n);
+    st = gcap__fail(GCAP_ERROR_NOT_SUPPORTED, "node %p embeds a native CUDA graph, which is not a gcap graph",
+                    (void *)n);
   if (st == GCAP_SUCCESS) *child = n->p.child;
   return st;
 }

@@ -27,7 +27,8 @@ static void reserve(struct gcap_context *ctx, size_t bytes) {
   if (ctx->graph_mem_reserved > ctx->graph_mem_reserved_high) ctx->graph_mem_reserved_high = ctx->graph_mem_reserved;
 }
 
-gcap_status gcap__galloc_new(struct gcap_context *ctx, struct gcap_pool *pool, size_t bytes, struct gcap__galloc **out) {
+gcap_status gcap__galloc_new(struct gcap_context *ctx, struct gcap_pool *pool, size_t bytes,
+                             struct gcap__galloc **out) {
   struct gcap__galloc *a = gcap__calloc(1, sizeof *a);
   if (!a) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the graph allocation");
   struct gcap__block b = {NULL, bytes};

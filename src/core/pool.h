@@ -16,9 +16,9 @@ struct gcap__block {
 struct gcap_pool {
   struct gcap__link link; /* ctx->pools */
   struct gcap_context *ctx;
-  unsigned refs;          /* the user's plus every graph allocation and executable holding it */
-  unsigned user_refs;     /* gcap_pool_create / gcap_pool_retain minus gcap_pool_release */
-  bool released;          /* the user let go: the handle is gone */
+  unsigned refs;      /* the user's plus every graph allocation and executable holding it */
+  unsigned user_refs; /* gcap_pool_create / gcap_pool_retain minus gcap_pool_release */
+  bool released;      /* the user let go: the handle is gone */
   size_t reserved, used, peak, attached_execs;
   struct gcap__block *spare; /* reserved, not held by any graph allocation: reused first */
   size_t spare_count, spare_cap;

@@ -224,7 +224,8 @@ static gcap_status add_node_accesses(struct analysis *an, size_t entry, const st
   switch (n->type) {
   case GCAP_NODE_CONDITIONAL: {
     gcap_status st = GCAP_SUCCESS;
-    for (unsigned b = 0; st == GCAP_SUCCESS && b < n->p.cond->size; b++) st = add_body_accesses(an, entry, n->p.cond->bodies[b]);
+    for (unsigned b = 0; st == GCAP_SUCCESS && b < n->p.cond->size; b++)
+      st = add_body_accesses(an, entry, n->p.cond->bodies[b]);
     return st;
   }
   case GCAP_NODE_KERNEL: return add_kernel_accesses(an, entry, n);
@@ -326,7 +327,8 @@ static gcap_status enter_entry(struct analysis *an, size_t b) {
   size_t len = an->num_touched + 1;
   an->rows[b] = gcap__malloc(len * sizeof **an->rows);
   if (!an->rows[b]) return no_memory();
-  for (size_t i = 0; i < an->num_touched; i++) an->rows[b][i] = (struct chain_pos){an->touched[i], an->best[an->touched[i]]};
+  for (size_t i = 0; i < an->num_touched; i++)
+    an->rows[b][i] = (struct chain_pos){an->touched[i], an->best[an->touched[i]]};
   an->rows[b][an->num_touched] = (struct chain_pos){chain, an->pos_of[b]}; /* newer than any entry of its chain */
   an->row_len[b] = len;
   return GCAP_SUCCESS;
@@ -457,9 +459,10 @@ static gcap_status make_races(struct analysis *an, gcap_race **out, size_t *coun
 
 static void analysis_free(struct analysis *an) {
   for (size_t i = 0; an->rows && i < an->f.count; i++) gcap__free(an->rows[i]);
-  void *arrays[] = {an->f.node, an->f.first_dep, an->f.deps, an->acc, an->acc_first, an->bounds, an->write_head,
-                    an->read_head, an->hist, an->chain_of, an->pos_of, an->remaining, an->rows, an->row_len,
-                    an->tail, an->stamp, an->best, an->touched, an->raw};
+  void *arrays[] = {an->f.node, an->f.first_dep, an->f.deps,    an->acc,     an->acc_first,
+                    an->bounds, an->write_head,  an->read_head, an->hist,    an->chain_of,
+                    an->pos_of, an->remaining,   an->rows,      an->row_len, an->tail,
+                    an->stamp,  an->best,        an->touched,   an->raw};
   for (size_t i = 0; i < sizeof arrays / sizeof *arrays; i++) gcap__free(arrays[i]);
 }
 
@@ -503,10 +506,8 @@ static void describe_node(const struct gcap_node *n, char *buf, size_t size) {
     int w;
     if (at == n && at->type == GCAP_NODE_KERNEL)
       w = snprintf(buf + used, size - used, "node %zu (kernel \"%s\")", at->index, at->p.kernel.kernel->info.name);
-    else if (at == n)
-      w = snprintf(buf + used, size - used, "node %zu (%s)", at->index, gcap__node_type_name(at->type));
-    else
-      w = snprintf(buf + used, size - used, " in the child graph of node %zu", at->index);
+    else if (at == n) w = snprintf(buf + used, size - used, "node %zu (%s)", at->index, gcap__node_type_name(at->type));
+    else w = snprintf(buf + used, size - used, " in the child graph of node %zu", at->index);
     if (w < 0) break;
     used += (size_t)w;
   }

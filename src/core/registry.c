@@ -31,7 +31,7 @@ struct slot {
 };
 
 struct table {
-  size_t count; /* a power of two */
+  size_t count;          /* a power of two */
   struct table *retired; /* older tables, kept for readers that loaded them */
   struct slot slots[];
 };
@@ -140,8 +140,7 @@ void gcap__registry_remove(const void *handle) {
   if (s && atomic_load_explicit(&s->key, memory_order_relaxed) == key) {
     if (atomic_load_explicit(&s->type, memory_order_relaxed) == GCAP__H_NODE_CHUNK)
       atomic_fetch_sub_explicit(&chunks, 1, memory_order_relaxed);
-    else
-      atomic_fetch_sub_explicit(&live, 1, memory_order_relaxed);
+    else atomic_fetch_sub_explicit(&live, 1, memory_order_relaxed);
     atomic_store_explicit(&s->key, TOMBSTONE, memory_order_release);
     used--;
     tombstones++;

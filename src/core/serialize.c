@@ -153,7 +153,8 @@ static json_t *kernel_node(const struct gcap_node *n, struct save_tables *t, int
   if (!o || !args || !handles) return json_decref(o), json_decref(args), json_decref(handles), NULL;
   for (size_t i = 0; i < kp->kernel->info.num_params; i++) {
     long handle = handle_arg(t, kp, i);
-    if (handle >= 0 && json_array_append_new(handles, json_pack("[II]", (json_int_t)i, (json_int_t)handle)) != 0) *oom = 1;
+    if (handle >= 0 && json_array_append_new(handles, json_pack("[II]", (json_int_t)i, (json_int_t)handle)) != 0)
+      *oom = 1;
     const void *bytes = handle >= 0 ? zeros : kp->args[i];
     if (json_array_append_new(args, hex_bytes(bytes, kp->kernel->param_sizes[i])) != 0) *oom = 1;
   }
@@ -238,7 +239,8 @@ static json_t *typed(const char *type) { return json_pack("{ss}", "type", type);
 static const struct gcap_node *alloc_node_of(const struct gcap_node *n) {
   const struct gcap_graph *g = n->graph;
   for (size_t i = 0; i < g->nodes.count; i++)
-    if (g->nodes.items[i]->type == GCAP_NODE_MEM_ALLOC && g->nodes.items[i]->p.mem == n->p.mem) return g->nodes.items[i];
+    if (g->nodes.items[i]->type == GCAP_NODE_MEM_ALLOC && g->nodes.items[i]->p.mem == n->p.mem)
+      return g->nodes.items[i];
   return NULL;
 }
 
@@ -283,8 +285,8 @@ static json_t *conditional_node(const struct gcap_node *n, struct save_tables *t
 static json_t *conditionals_array(const struct gcap_graph *g, int *oom) {
   json_t *a = json_array();
   for (size_t i = 0; a && i < g->num_conds; i++) {
-    json_t *o = json_pack("{sIsI}", "default", (json_int_t)g->conds[i]->default_value, "flags",
-                          (json_int_t)g->conds[i]->flags);
+    json_t *o =
+        json_pack("{sIsI}", "default", (json_int_t)g->conds[i]->default_value, "flags", (json_int_t)g->conds[i]->flags);
     if (!o || json_array_append_new(a, o) != 0) *oom = 1;
   }
   if (!a) *oom = 1;
@@ -365,7 +367,10 @@ static json_t *extents_array(const struct save_tables *t, int *oom) {
   json_t *a = json_array();
   for (size_t i = 0; a && i < t->num_extents; i++) {
     json_t *o = json_object();
-    if (!o) { *oom = 1; break; }
+    if (!o) {
+      *oom = 1;
+      break;
+    }
     put(o, "base", address(t->extents[i].base), oom);
     put(o, "bytes", count(t->extents[i].bytes), oom);
     if (json_array_append_new(a, o) != 0) *oom = 1;
@@ -423,8 +428,7 @@ gcap_status gcap_graph_save(const gcap_graph *g, FILE *out) {
     st = gcap__fail(GCAP_ERROR_NOT_SUPPORTED,
                     "node %zu is a native CUDA graph (gcap_cuda_graph_add_native_child), which cannot be saved",
                     native->index);
-  else if (oom || !doc)
-    st = no_memory();
+  else if (oom || !doc) st = no_memory();
   else if (json_dumpf(doc, out, JSON_INDENT(1) | JSON_PRESERVE_ORDER) != 0 || fputc('\n', out) == EOF ||
            fflush(out) != 0 || ferror(out))
     st = gcap__fail(GCAP_ERROR_INVALID_VALUE, "out could not be written%s%s%s", errno ? " (" : "",
@@ -442,7 +446,7 @@ struct loader {
   struct gcap_context *ctx;
   json_t *kernels; /* the file's table */
   struct gcap_kernel **resolved;
-  uint64_t declared_events; /* the file's "events" */
+  uint64_t declared_events;   /* the file's "events" */
   struct gcap_event **events; /* made on first use, so a large "events" costs nothing */
   size_t num_events, events_cap;
   size_t num_nodes;
@@ -610,7 +614,8 @@ static gcap_status record_allocations(struct loader *l, struct gcap_graph *g, js
     if (st == GCAP_SUCCESS) st = get_size(l, a, "bytes", &e.bytes);
     if (st != GCAP_SUCCESS) return st;
     e.base = (uintptr_t)base;
-    if (e.bytes == 0 || e.bytes - 1 > UINTPTR_MAX - e.base) return bad(l, "bytes", "is 0 or runs past the address space");
+    if (e.bytes == 0 || e.bytes - 1 > UINTPTR_MAX - e.base)
+      return bad(l, "bytes", "is 0 or runs past the address space");
     if (gcap__graph_record_extent(g, e) != 0) return no_memory();
   }
   l->where[0] = '\0';
@@ -698,8 +703,7 @@ static gcap_status load_handle_args(const struct loader *l, const struct gcap_gr
     else if (handle >= top->num_conds)
       snprintf(why, sizeof why, "names handle %" PRIu64 " of a file with %zu (\"conditionals\")", handle,
                top->num_conds);
-    else if (seen[param])
-      snprintf(why, sizeof why, "names parameter %" PRIu64 " again", param);
+    else if (seen[param]) snprintf(why, sizeof why, "names parameter %" PRIu64 " again", param);
     else {
       seen[param] = true;
       memcpy(args[param], &top->conds[handle]->handle, sizeof(gcap_conditional_handle));
@@ -801,7 +805,8 @@ static gcap_status load_memcpy_3d(struct loader *l, struct gcap_graph *g, json_t
   static const char *const xyz[] = {"x", "y", "z"}, *const whd[] = {"width", "height", "depth"};
   gcap_memcpy_3d_params p;
   memset(&p, 0, sizeof p);
-  size_t *src_pos[] = {&p.src_pos.x, &p.src_pos.y, &p.src_pos.z}, *dst_pos[] = {&p.dst_pos.x, &p.dst_pos.y, &p.dst_pos.z};
+  size_t *src_pos[] = {&p.src_pos.x, &p.src_pos.y, &p.src_pos.z},
+         *dst_pos[] = {&p.dst_pos.x, &p.dst_pos.y, &p.dst_pos.z};
   size_t *extent[] = {&p.extent.width, &p.extent.height, &p.extent.depth};
   gcap_status st = get_pitched(l, node, "src", &p.src);
   if (st == GCAP_SUCCESS) st = get_triple(l, node, "src_pos", xyz, src_pos);
@@ -910,7 +915,8 @@ static gcap_status load_conditional(struct loader *l, struct gcap_graph *g, json
   size_t size = json_array_size(bodies);
   if (st == GCAP_SUCCESS && (!json_is_array(bodies) || size == 0 || size > 4096 ||
                              (t == GCAP_CONDITIONAL_IF && size > 2) || (t == GCAP_CONDITIONAL_WHILE && size != 1)))
-    return bad(l, "bodies", "is not an array of as many graphs as the type takes (IF: 1 or 2, WHILE: 1, SWITCH: 1 to 4096)");
+    return bad(l, "bodies",
+               "is not an array of as many graphs as the type takes (IF: 1 or 2, WHILE: 1, SWITCH: 1 to 4096)");
   if (st != GCAP_SUCCESS) return st;
   gcap_conditional_node_params p = {top->conds[handle]->handle, (gcap_conditional_type)t,
                                     (unsigned)json_array_size(bodies), NULL};
@@ -919,7 +925,8 @@ static gcap_status load_conditional(struct loader *l, struct gcap_graph *g, json
   if (st == GCAP_SUCCESS) st = append(g, n);
   for (unsigned b = 0; st == GCAP_SUCCESS && b < p.size; b++) {
     json_t *body = json_array_get(bodies, b);
-    st = json_is_object(body) ? load_graph(l, n->p.cond->bodies[b], body, depth + 1) : bad(l, "bodies", "holds a non-object");
+    st = json_is_object(body) ? load_graph(l, n->p.cond->bodies[b], body, depth + 1)
+                              : bad(l, "bodies", "holds a non-object");
   }
   return st;
 }
@@ -971,12 +978,14 @@ static gcap_status load_edges(struct loader *l, struct gcap_graph *g, json_t *ed
     gcap_status st = edge_ends(l, g, json_array_get(edges, i), field, &a, &b);
     if (st != GCAP_SUCCESS) return st;
     struct gcap_node *from = g->nodes.items[a], *to = g->nodes.items[b];
-    if (a == b) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "%s%s\"%s\" is a self edge on node %zu", l->where, sep, field, a);
+    if (a == b)
+      return gcap__fail(GCAP_ERROR_INVALID_VALUE, "%s%s\"%s\" is a self edge on node %zu", l->where, sep, field, a);
     if (gcap__nlist_contains(&from->dependents, to))
       return gcap__fail(GCAP_ERROR_INVALID_VALUE, "%s%s\"%s\" repeats the edge %zu -> %zu", l->where, sep, field, a, b);
     st = gcap__graph_add_edge(g, from, to);
     if (st == GCAP_ERROR_INVALID_VALUE) /* what is left: b already reaches a */
-      return gcap__fail(st, "%s%s\"%s\" (%zu -> %zu): edges form a cycle through node %zu", l->where, sep, field, a, b, a);
+      return gcap__fail(st, "%s%s\"%s\" (%zu -> %zu): edges form a cycle through node %zu", l->where, sep, field, a, b,
+                        a);
     if (st != GCAP_SUCCESS) return st;
   }
   return GCAP_SUCCESS;
@@ -1009,8 +1018,9 @@ static gcap_status check_header(const struct loader *l, json_t *doc) {
   json_t *version = json_object_get(doc, "version");
   if (!json_is_integer(version)) return bad(l, "version", "is not a number");
   if (json_integer_value(version) < FORMAT_OLDEST || json_integer_value(version) > FORMAT_VERSION)
-    return gcap__fail(GCAP_ERROR_NOT_SUPPORTED, "the file is format version %" JSON_INTEGER_FORMAT
-                      "; this gcap reads versions %d to %d", json_integer_value(version), FORMAT_OLDEST, FORMAT_VERSION);
+    return gcap__fail(GCAP_ERROR_NOT_SUPPORTED,
+                      "the file is format version %" JSON_INTEGER_FORMAT "; this gcap reads versions %d to %d",
+                      json_integer_value(version), FORMAT_OLDEST, FORMAT_VERSION);
   if (!json_is_object(json_object_get(doc, "graph"))) return bad(l, "graph", "is not an object");
   return GCAP_SUCCESS;
 }

@@ -54,8 +54,8 @@ struct sr_slot {
  */
 struct gcap__sr_exec {
   struct gcap__sr_clock *after; /* its last launch's stream clock, with that launch */
-  bool valid;     /* the access list is made */
-  uint64_t epoch; /* gcap__alloc_epoch() when made: kernel arguments map to allocations */
+  bool valid;                   /* the access list is made */
+  uint64_t epoch;               /* gcap__alloc_epoch() when made: kernel arguments map to allocations */
   struct sr_access *acc;
   size_t count;
   struct gcap_event **waits, **records; /* held by the executable's plan */
@@ -339,7 +339,8 @@ gcap_status gcap__sr_check_free(struct gcap_stream *s, const struct gcap__alloca
   return check(r, is);
 }
 
-/* As race analysis reads kernels (race.c): each pointer-sized argument not NONE, the whole allocation it points into. */
+/* As race analysis reads kernels (race.c): each pointer-sized argument not NONE, the whole allocation it points into.
+ */
 static unsigned kernel_param_mode(gcap_param_access how) {
   if (how == GCAP_ACCESS_READ) return SR_READ;
   return how == GCAP_ACCESS_WRITE ? SR_WRITE : SR_READ | SR_WRITE;
@@ -430,7 +431,8 @@ static gcap_status copy_row_accesses(struct acc_builder *b, const struct gcap__c
   return st;
 }
 
-static gcap_status entry_accesses(struct acc_builder *b, const struct gcap_context *ctx, const struct gcap__plan_node *pn) {
+static gcap_status entry_accesses(struct acc_builder *b, const struct gcap_context *ctx,
+                                  const struct gcap__plan_node *pn) {
   struct gcap__sr_exec *c = b->c;
   switch (pn->type) {
   case GCAP_NODE_KERNEL: {

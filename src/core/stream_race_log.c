@@ -9,7 +9,7 @@
 
 struct gcap__sr_key {
   uintptr_t lo, hi;
-  uint64_t seq;  /* the newest record of these bytes and access (it may have been dropped since) */
+  uint64_t seq; /* the newest record of these bytes and access (it may have been dropped since) */
   unsigned mode;
   unsigned gen; /* an entry of another generation than the index's is empty */
 };

@@ -32,8 +32,8 @@ struct gcap__sr_key;
 struct gcap__sr_log {
   struct gcap__sr_record *rec; /* rec[head, end), by tick */
   size_t head, end, cap;
-  size_t dead;   /* dead records in [head, end) */
-  uint64_t seq0; /* the sequence number of rec[0]: index entries name records by it */
+  size_t dead;                /* dead records in [head, end) */
+  uint64_t seq0;              /* the sequence number of rec[0]: index entries name records by it */
   struct gcap__sr_key *index; /* newest record per (bytes, access), open addressing */
   size_t index_cap, index_used;
   unsigned index_gen;

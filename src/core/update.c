@@ -29,8 +29,8 @@ static gcap_status find_entry(struct gcap_exec *x, const gcap_node *n, struct gc
     if (made_from(pn, n)) return *out = pn, GCAP_SUCCESS;
   }
   return gcap__fail(GCAP_ERROR_INVALID_VALUE,
-                    "node %p is not in executable %p (added after instantiation, or of another graph)",
-                    (const void *)n, (void *)x);
+                    "node %p is not in executable %p (added after instantiation, or of another graph)", (const void *)n,
+                    (void *)x);
 }
 
 /* Both handles live, and n of x's context. */
@@ -72,8 +72,9 @@ static gcap_status begin_set(gcap_exec *x, gcap_node *n, const void *p, gcap_nod
 static gcap_status offer(struct gcap_exec *x, const struct gcap__plan_node *pn, const struct gcap__plan_node *fresh) {
   gcap__sr_exec_changed(x);
   gcap_status st = gcap__backend_exec_before_change(x->ctx, x->impl);
-  return st == GCAP_SUCCESS ? gcap__backend_exec_set_entry(x->ctx, x->impl, &x->plan, (size_t)(pn - x->plan.nodes), fresh)
-                            : st;
+  return st == GCAP_SUCCESS
+             ? gcap__backend_exec_set_entry(x->ctx, x->impl, &x->plan, (size_t)(pn - x->plan.nodes), fresh)
+             : st;
 }
 
 gcap_status gcap_exec_kernel_node_set_params(gcap_exec *x, gcap_node *n, const gcap_kernel_node_params *p) {
@@ -86,7 +87,8 @@ gcap_status gcap_exec_kernel_node_set_params(gcap_exec *x, gcap_node *n, const g
   void **args = NULL;
   if (st == GCAP_SUCCESS) st = gcap__kernel_args_copy(p->kernel, p->args, &args);
   struct gcap__plan_node fresh = *pn;
-  fresh.u.kernel = (struct gcap__launch){&p->kernel->info, p->grid, p->block, p->shared_mem_bytes, pn->u.kernel.priority, args};
+  fresh.u.kernel =
+      (struct gcap__launch){&p->kernel->info, p->grid, p->block, p->shared_mem_bytes, pn->u.kernel.priority, args};
   if (st == GCAP_SUCCESS && (st = offer(x, pn, &fresh)) != GCAP_SUCCESS) gcap__free(args);
   if (st == GCAP_SUCCESS) {
     gcap__module_retain(p->kernel->module);
@@ -240,8 +242,9 @@ static bool can_be_disabled(gcap_node_type type) {
 }
 
 static gcap_status refuse_disabling(const gcap_node *n, gcap_node_type type) {
-  return gcap__fail(GCAP_ERROR_INVALID_VALUE, "node %p is a %s node: only kernel, memcpy and memset nodes can be disabled",
-                    (const void *)n, gcap__node_type_name(type));
+  return gcap__fail(GCAP_ERROR_INVALID_VALUE,
+                    "node %p is a %s node: only kernel, memcpy and memset nodes can be disabled", (const void *)n,
+                    gcap__node_type_name(type));
 }
 
 gcap_status gcap_exec_node_get_enabled(gcap_exec *x, gcap_node *n, bool *enabled) {
@@ -289,8 +292,8 @@ gcap_status gcap_exec_node_set_enabled(gcap_exec *x, gcap_node *n, bool enabled)
 /* ------------------------------------------------------------ whole graph */
 
 /* The driver refused what the core allowed: its result, and the nodes it named, mapped back to gcap's. */
-static void driver_refused(gcap_exec_update_info *info, const struct gcap__update_refusal *r, const struct gcap__plan *current,
-                           const struct gcap__plan *fresh) {
+static void driver_refused(gcap_exec_update_info *info, const struct gcap__update_refusal *r,
+                           const struct gcap__plan *current, const struct gcap__plan *fresh) {
   info->result = r->result != GCAP_EXEC_UPDATE_SUCCESS ? (gcap_exec_update_result)r->result : GCAP_EXEC_UPDATE_ERROR;
   info->error_node = r->entry < fresh->count ? (gcap_node *)fresh->nodes[r->entry].source : NULL;
   info->error_from_node = r->from_entry < fresh->count ? (gcap_node *)fresh->nodes[r->from_entry].source : NULL;
@@ -303,8 +306,9 @@ static gcap_status refuse(gcap_exec_update_info *info, gcap_exec_update_result w
   info->error_node = at ? (gcap_node *)at->source : NULL;
   info->error_from_node = from ? (gcap_node *)from->source : NULL;
   if (!at) return gcap__fail(GCAP_ERROR_GRAPH_EXEC_UPDATE_FAILURE, "%s; the executable is unchanged", what);
-  return gcap__fail(GCAP_ERROR_GRAPH_EXEC_UPDATE_FAILURE, "%s (%s node %p of the new graph); the executable is unchanged",
-                    what, gcap__node_type_name(at->source->type), (const void *)at->source);
+  return gcap__fail(GCAP_ERROR_GRAPH_EXEC_UPDATE_FAILURE,
+                    "%s (%s node %p of the new graph); the executable is unchanged", what,
+                    gcap__node_type_name(at->source->type), (const void *)at->source);
 }
 
 /* The top-level entries of a plan by creation index, the order update pairs nodes in (rules.md#update-pairing). */
@@ -368,7 +372,6 @@ static gcap_status compare_topology(const struct gcap__plan *old, const struct g
   return st;
 }
 
-
 /* What each node type may change (rules.md#update-allowed), over `count` paired entries. */
 static gcap_status compare_entries(const struct gcap__plan_node *old, const struct gcap__plan_node *fresh, size_t count,
                                    unsigned flags, gcap_exec_update_info *info) {
@@ -388,8 +391,9 @@ static gcap_status compare_entries(const struct gcap__plan_node *old, const stru
       return refuse(info, GCAP_EXEC_UPDATE_ERROR_NOT_SUPPORTED, b, NULL, "allocation and free nodes cannot be updated");
     if (a->type == GCAP_NODE_KERNEL && (flags & GCAP_INSTANTIATE_USE_NODE_PRIORITY) &&
         a->u.kernel.priority != b->u.kernel.priority)
-      return refuse(info, GCAP_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED, b, NULL,
-                    "a kernel's priority changed in an executable instantiated with GCAP_INSTANTIATE_USE_NODE_PRIORITY");
+      return refuse(
+          info, GCAP_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED, b, NULL,
+          "a kernel's priority changed in an executable instantiated with GCAP_INSTANTIATE_USE_NODE_PRIORITY");
   }
   return GCAP_SUCCESS;
 }
@@ -428,7 +432,8 @@ static gcap_status update_in_place(struct gcap_exec *x, const struct gcap_graph 
         return GCAP_SUCCESS;
     if (n->type == GCAP_NODE_KERNEL && &n->p.kernel.kernel->info != pn->u.kernel.kernel) return GCAP_SUCCESS;
     if (n->type == GCAP_NODE_KERNEL && n->p.kernel.priority != pn->u.kernel.priority) return GCAP_SUCCESS;
-    if (n->type == GCAP_NODE_MEMCPY && (n->p.memcpy.p3 || pn->u.copy.shape)) return GCAP_SUCCESS; /* shapes: a plan's own */
+    if (n->type == GCAP_NODE_MEMCPY && (n->p.memcpy.p3 || pn->u.copy.shape))
+      return GCAP_SUCCESS; /* shapes: a plan's own */
     if ((n->type == GCAP_NODE_MEM_ALLOC || n->type == GCAP_NODE_MEM_FREE) && n->p.mem != pn->u.mem) return GCAP_SUCCESS;
     gcap_status st = GCAP_SUCCESS;
     struct gcap__copy copy; /* the new values, checked (a whole plan entry would be a large copy per node) */
@@ -463,7 +468,8 @@ static gcap_status update_in_place(struct gcap_exec *x, const struct gcap_graph 
       break;
     }
     case GCAP_NODE_MEMCPY:
-      pn->u.copy.dst = n->p.memcpy.flat.dst, pn->u.copy.src = n->p.memcpy.flat.src, pn->u.copy.bytes = n->p.memcpy.flat.bytes;
+      pn->u.copy.dst = n->p.memcpy.flat.dst, pn->u.copy.src = n->p.memcpy.flat.src,
+      pn->u.copy.bytes = n->p.memcpy.flat.bytes;
       break;
     case GCAP_NODE_MEMSET: pn->u.fill = gcap__fill_of(&n->p.memset); break;
     case GCAP_NODE_HOST: pn->u.host.fn = n->p.host.fn, pn->u.host.user_data = n->p.host.user_data; break;
@@ -531,7 +537,8 @@ gcap_status gcap_exec_update(gcap_exec *x, const gcap_graph *g, gcap_exec_update
   struct gcap__plan fresh = {0};
   if (st == GCAP_SUCCESS) {
     st = gcap__build_plan(x->ctx, g, x->flags, &fresh);
-    if (st != GCAP_SUCCESS && st != GCAP_ERROR_OUT_OF_MEMORY) st = gcap__fail_context(GCAP_ERROR_GRAPH_EXEC_UPDATE_FAILURE, "the new graph is not valid");
+    if (st != GCAP_SUCCESS && st != GCAP_ERROR_OUT_OF_MEMORY)
+      st = gcap__fail_context(GCAP_ERROR_GRAPH_EXEC_UPDATE_FAILURE, "the new graph is not valid");
   }
   if (st == GCAP_SUCCESS) st = compare_topology(&x->plan, &fresh, info);
   if (st == GCAP_SUCCESS) st = compare_entries(x->plan.nodes, fresh.nodes, x->plan.count, x->flags, info);
@@ -541,7 +548,8 @@ gcap_status gcap_exec_update(gcap_exec *x, const gcap_graph *g, gcap_exec_update
     if (st == GCAP_ERROR_GRAPH_EXEC_UPDATE_FAILURE) driver_refused(info, &refusal, &x->plan, &fresh);
   }
   if (st == GCAP_SUCCESS) {
-    for (size_t i = 0; i < x->plan.count; i++) take_entry(&x->plan.nodes[i], &fresh.nodes[i]); /* old values: `fresh`'s */
+    for (size_t i = 0; i < x->plan.count; i++)
+      take_entry(&x->plan.nodes[i], &fresh.nodes[i]); /* old values: `fresh`'s */
     /* The argument copies changed plans with their entries: so do the blocks that hold them. */
     unsigned char *block = x->plan.args_block;
     size_t block_bytes = x->plan.args_block_bytes;

@@ -101,8 +101,7 @@ gcap_status gcap_user_object_release(gcap_user_object *obj, unsigned count) {
   if (count > obj->user_refs)
     st = gcap__fail(GCAP_ERROR_INVALID_VALUE, "count %u is more than the %u references the caller holds", count,
                     obj->user_refs);
-  else
-    obj->user_refs -= count, maybe_dying(obj);
+  else obj->user_refs -= count, maybe_dying(obj);
   gcap__unlock(ctx);
   return st;
 }
@@ -157,12 +156,11 @@ gcap_status gcap_graph_retain_user_object(gcap_graph *g, gcap_user_object *obj, 
   bool move = flags & GCAP_GRAPH_USER_OBJECT_MOVE;
   gcap__lock(g->ctx);
   if (move && count > obj->user_refs)
-    st = gcap__fail(GCAP_ERROR_INVALID_VALUE, "count %u is more than the %u references the caller holds to move",
-                    count, obj->user_refs);
+    st = gcap__fail(GCAP_ERROR_INVALID_VALUE, "count %u is more than the %u references the caller holds to move", count,
+                    obj->user_refs);
   else if (add_ref(&g->user_objects, obj, count) != 0)
     st = gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the graph's reference");
-  else if (move)
-    obj->user_refs -= count;
+  else if (move) obj->user_refs -= count;
   gcap__unlock(g->ctx);
   return st;
 }

@@ -11,20 +11,20 @@
 
 /* Which modifiers an opcode takes: a modifier belongs to one group, an opcode allows groups. */
 enum {
-  G_FLAG = 1u << 0,  /* value: a PTX_F_* bit, allowed only where the opcode's flags mask has it */
-  G_RND = 1u << 1,   /* .rn .rz .rm .rp */
-  G_IRND = 1u << 2,  /* .rni .rzi .rmi .rpi */
-  G_RNA = 1u << 3,   /* .rna */
-  G_MUL = 1u << 4,   /* .lo .hi .wide */
-  G_CMP = 1u << 5,   /* comparisons */
-  G_BOOL = 1u << 6,  /* .and .or .xor: setp/set combination, bar.red, lop3 */
-  G_POPC = 1u << 7,  /* bar.red.popc */
-  G_SPACE = 1u << 8, /* state spaces */
-  G_VEC = 1u << 9,   /* .v2 .v4 */
-  G_HINT = 1u << 10, /* cache operators and eviction hints: accepted, not recorded */
-  G_SEM = 1u << 11,  /* memory-ordering semantics: accepted, not recorded */
+  G_FLAG = 1u << 0,   /* value: a PTX_F_* bit, allowed only where the opcode's flags mask has it */
+  G_RND = 1u << 1,    /* .rn .rz .rm .rp */
+  G_IRND = 1u << 2,   /* .rni .rzi .rmi .rpi */
+  G_RNA = 1u << 3,    /* .rna */
+  G_MUL = 1u << 4,    /* .lo .hi .wide */
+  G_CMP = 1u << 5,    /* comparisons */
+  G_BOOL = 1u << 6,   /* .and .or .xor: setp/set combination, bar.red, lop3 */
+  G_POPC = 1u << 7,   /* bar.red.popc */
+  G_SPACE = 1u << 8,  /* state spaces */
+  G_VEC = 1u << 9,    /* .v2 .v4 */
+  G_HINT = 1u << 10,  /* cache operators and eviction hints: accepted, not recorded */
+  G_SEM = 1u << 11,   /* memory-ordering semantics: accepted, not recorded */
   G_SCOPE = 1u << 12, /* .cta .cluster .gpu .sys */
-  G_ATOM = 1u << 13, /* atom/red operations */
+  G_ATOM = 1u << 13,  /* atom/red operations */
   G_REDUX = 1u << 14, /* redux operations (boolop) */
   G_SHFL = 1u << 15,
   G_VOTE = 1u << 16,
@@ -33,7 +33,7 @@ enum {
   G_BAR = 1u << 19,  /* .sync .arrive .red .warp of bar and barrier */
   G_PRMT = 1u << 20,
   G_SHF = 1u << 21,
-  G_TO = 1u << 22,   /* cvta.to */
+  G_TO = 1u << 22,    /* cvta.to */
   G_LEVEL = 1u << 23, /* membar levels */
   G_PROXY = 1u << 24, /* membar/fence .proxy, whose further suffixes name the proxy kind */
   G_TESTP = 1u << 25,
@@ -51,59 +51,138 @@ struct modifier {
 
 /* An opcode allows at most one group of each name, so the first allowed entry is the one. */
 static const struct modifier modifiers[] = {
-  {"rn", G_RND, PTX_RND_RN}, {"rz", G_RND, PTX_RND_RZ}, {"rm", G_RND, PTX_RND_RM}, {"rp", G_RND, PTX_RND_RP},
-  {"rna", G_RNA, PTX_RND_RNA}, {"rni", G_IRND, PTX_RND_RNI}, {"rzi", G_IRND, PTX_RND_RZI},
-  {"rmi", G_IRND, PTX_RND_RMI}, {"rpi", G_IRND, PTX_RND_RPI},
-  {"ftz", G_FLAG, PTX_F_FTZ}, {"sat", G_FLAG, PTX_F_SAT}, {"approx", G_FLAG, PTX_F_APPROX},
-  {"full", G_FLAG, PTX_F_FULL}, {"uni", G_VOTE, PTX_VOTE_UNI}, {"uni", G_FLAG, PTX_F_UNI},
-  {"cc", G_FLAG, PTX_F_CC}, {"aligned", G_FLAG, PTX_F_ALIGNED}, {"volatile", G_FLAG, PTX_F_VOLATILE},
-  {"shiftamt", G_FLAG, PTX_F_SHIFTAMT}, {"NaN", G_FLAG, PTX_F_NAN}, {"abs", G_FLAG, PTX_F_ABS},
-  {"relu", G_FLAG, PTX_F_RELU},
-  {"lo", G_MUL, PTX_MUL_LO}, {"hi", G_MUL, PTX_MUL_HI}, {"wide", G_MUL, PTX_MUL_WIDE},
-  {"eq", G_CMP, PTX_CMP_EQ}, {"ne", G_CMP, PTX_CMP_NE}, {"lt", G_CMP, PTX_CMP_LT}, {"le", G_CMP, PTX_CMP_LE},
-  {"gt", G_CMP, PTX_CMP_GT}, {"ge", G_CMP, PTX_CMP_GE}, {"lo", G_CMP, PTX_CMP_LO}, {"ls", G_CMP, PTX_CMP_LS},
-  {"hi", G_CMP, PTX_CMP_HI}, {"hs", G_CMP, PTX_CMP_HS}, {"equ", G_CMP, PTX_CMP_EQU},
-  {"neu", G_CMP, PTX_CMP_NEU}, {"ltu", G_CMP, PTX_CMP_LTU}, {"leu", G_CMP, PTX_CMP_LEU},
-  {"gtu", G_CMP, PTX_CMP_GTU}, {"geu", G_CMP, PTX_CMP_GEU}, {"num", G_CMP, PTX_CMP_NUM},
-  {"nan", G_CMP, PTX_CMP_NAN},
-  {"and", G_BOOL, PTX_BOOL_AND}, {"or", G_BOOL, PTX_BOOL_OR}, {"xor", G_BOOL, PTX_BOOL_XOR},
-  {"popc", G_POPC, PTX_BOOL_POPC},
-  {"add", G_ATOM, PTX_ATOM_ADD}, {"min", G_ATOM, PTX_ATOM_MIN}, {"max", G_ATOM, PTX_ATOM_MAX},
-  {"inc", G_ATOM, PTX_ATOM_INC}, {"dec", G_ATOM, PTX_ATOM_DEC}, {"cas", G_ATOM, PTX_ATOM_CAS},
-  {"exch", G_ATOM, PTX_ATOM_EXCH}, {"and", G_ATOM, PTX_ATOM_AND}, {"or", G_ATOM, PTX_ATOM_OR},
-  {"xor", G_ATOM, PTX_ATOM_XOR},
-  {"add", G_REDUX, PTX_BOOL_ADD}, {"min", G_REDUX, PTX_BOOL_MIN}, {"max", G_REDUX, PTX_BOOL_MAX},
-  {"and", G_REDUX, PTX_BOOL_AND}, {"or", G_REDUX, PTX_BOOL_OR}, {"xor", G_REDUX, PTX_BOOL_XOR},
-  {"global", G_SPACE, PTX_SPACE_GLOBAL}, {"shared", G_SPACE, PTX_SPACE_SHARED},
-  {"shared::cta", G_SPACE, PTX_SPACE_SHARED}, {"shared::cluster", G_SPACE, PTX_SPACE_SHARED},
-  {"local", G_SPACE, PTX_SPACE_LOCAL}, {"param", G_SPACE, PTX_SPACE_PARAM},
-  {"param::entry", G_SPACE, PTX_SPACE_PARAM}, {"param::func", G_SPACE, PTX_SPACE_PARAM},
-  {"const", G_SPACE, PTX_SPACE_CONST},
-  {"v2", G_VEC, 2}, {"v4", G_VEC, 4},
-  {"nc", G_HINT, 0}, {"ca", G_HINT, 0}, {"cg", G_HINT, 0}, {"cs", G_HINT, 0}, {"lu", G_HINT, 0},
-  {"cv", G_HINT, 0}, {"wb", G_HINT, 0}, {"wt", G_HINT, 0}, {"L1", G_HINT, 0}, {"L2", G_HINT, 0},
-  {"noftz", G_HINT, 0},
-  {"weak", G_SEM, 0}, {"relaxed", G_SEM, 0}, {"acquire", G_SEM, 0}, {"release", G_SEM, 0},
-  {"acq_rel", G_SEM, 0}, {"sc", G_SEM, 0}, {"mmio", G_SEM, 0},
-  {"cta", G_SCOPE, PTX_LEVEL_CTA}, {"cluster", G_SCOPE, PTX_LEVEL_CLUSTER}, {"gpu", G_SCOPE, PTX_LEVEL_GL},
-  {"sys", G_SCOPE, PTX_LEVEL_SYS},
-  {"cta", G_LEVEL, PTX_LEVEL_CTA}, {"gl", G_LEVEL, PTX_LEVEL_GL}, {"sys", G_LEVEL, PTX_LEVEL_SYS},
-  {"proxy", G_PROXY, PTX_LEVEL_PROXY},
-  {"up", G_SHFL, PTX_SHFL_UP}, {"down", G_SHFL, PTX_SHFL_DOWN}, {"bfly", G_SHFL, PTX_SHFL_BFLY},
-  {"idx", G_SHFL, PTX_SHFL_IDX},
-  {"all", G_VOTE, PTX_VOTE_ALL}, {"any", G_VOTE, PTX_VOTE_ANY}, {"ballot", G_VOTE, PTX_VOTE_BALLOT},
-  {"any", G_MATCH, PTX_MATCH_ANY}, {"all", G_MATCH, PTX_MATCH_ALL},
-  {"sync", G_SYNC, PTX_F_SYNC},
-  {"sync", G_BAR, PTX_BAR_SYNC}, {"arrive", G_BAR, PTX_BAR_ARRIVE}, {"red", G_BAR, PTX_BAR_RED},
-  {"warp", G_BAR, PTX_BAR_WARP_SYNC},
-  {"f4e", G_PRMT, PTX_PRMT_F4E}, {"b4e", G_PRMT, PTX_PRMT_B4E}, {"rc8", G_PRMT, PTX_PRMT_RC8},
-  {"ecl", G_PRMT, PTX_PRMT_ECL}, {"ecr", G_PRMT, PTX_PRMT_ECR}, {"rc16", G_PRMT, PTX_PRMT_RC16},
-  {"l", G_SHF, PTX_SHF_L}, {"r", G_SHF, PTX_SHF_R}, {"wrap", G_SHF, SHF_WRAP}, {"clamp", G_SHF, SHF_CLAMP},
-  {"to", G_TO, PTX_CVTA_TO},
-  {"finite", G_TESTP, PTX_TESTP_FINITE}, {"infinite", G_TESTP, PTX_TESTP_INFINITE},
-  {"number", G_TESTP, PTX_TESTP_NUMBER}, {"notanumber", G_TESTP, PTX_TESTP_NOTANUMBER},
-  {"normal", G_TESTP, PTX_TESTP_NORMAL}, {"subnormal", G_TESTP, PTX_TESTP_SUBNORMAL},
-  {"mask", G_MASK, 0},
+    {"rn", G_RND, PTX_RND_RN},
+    {"rz", G_RND, PTX_RND_RZ},
+    {"rm", G_RND, PTX_RND_RM},
+    {"rp", G_RND, PTX_RND_RP},
+    {"rna", G_RNA, PTX_RND_RNA},
+    {"rni", G_IRND, PTX_RND_RNI},
+    {"rzi", G_IRND, PTX_RND_RZI},
+    {"rmi", G_IRND, PTX_RND_RMI},
+    {"rpi", G_IRND, PTX_RND_RPI},
+    {"ftz", G_FLAG, PTX_F_FTZ},
+    {"sat", G_FLAG, PTX_F_SAT},
+    {"approx", G_FLAG, PTX_F_APPROX},
+    {"full", G_FLAG, PTX_F_FULL},
+    {"uni", G_VOTE, PTX_VOTE_UNI},
+    {"uni", G_FLAG, PTX_F_UNI},
+    {"cc", G_FLAG, PTX_F_CC},
+    {"aligned", G_FLAG, PTX_F_ALIGNED},
+    {"volatile", G_FLAG, PTX_F_VOLATILE},
+    {"shiftamt", G_FLAG, PTX_F_SHIFTAMT},
+    {"NaN", G_FLAG, PTX_F_NAN},
+    {"abs", G_FLAG, PTX_F_ABS},
+    {"relu", G_FLAG, PTX_F_RELU},
+    {"lo", G_MUL, PTX_MUL_LO},
+    {"hi", G_MUL, PTX_MUL_HI},
+    {"wide", G_MUL, PTX_MUL_WIDE},
+    {"eq", G_CMP, PTX_CMP_EQ},
+    {"ne", G_CMP, PTX_CMP_NE},
+    {"lt", G_CMP, PTX_CMP_LT},
+    {"le", G_CMP, PTX_CMP_LE},
+    {"gt", G_CMP, PTX_CMP_GT},
+    {"ge", G_CMP, PTX_CMP_GE},
+    {"lo", G_CMP, PTX_CMP_LO},
+    {"ls", G_CMP, PTX_CMP_LS},
+    {"hi", G_CMP, PTX_CMP_HI},
+    {"hs", G_CMP, PTX_CMP_HS},
+    {"equ", G_CMP, PTX_CMP_EQU},
+    {"neu", G_CMP, PTX_CMP_NEU},
+    {"ltu", G_CMP, PTX_CMP_LTU},
+    {"leu", G_CMP, PTX_CMP_LEU},
+    {"gtu", G_CMP, PTX_CMP_GTU},
+    {"geu", G_CMP, PTX_CMP_GEU},
+    {"num", G_CMP, PTX_CMP_NUM},
+    {"nan", G_CMP, PTX_CMP_NAN},
+    {"and", G_BOOL, PTX_BOOL_AND},
+    {"or", G_BOOL, PTX_BOOL_OR},
+    {"xor", G_BOOL, PTX_BOOL_XOR},
+    {"popc", G_POPC, PTX_BOOL_POPC},
+    {"add", G_ATOM, PTX_ATOM_ADD},
+    {"min", G_ATOM, PTX_ATOM_MIN},
+    {"max", G_ATOM, PTX_ATOM_MAX},
+    {"inc", G_ATOM, PTX_ATOM_INC},
+    {"dec", G_ATOM, PTX_ATOM_DEC},
+    {"cas", G_ATOM, PTX_ATOM_CAS},
+    {"exch", G_ATOM, PTX_ATOM_EXCH},
+    {"and", G_ATOM, PTX_ATOM_AND},
+    {"or", G_ATOM, PTX_ATOM_OR},
+    {"xor", G_ATOM, PTX_ATOM_XOR},
+    {"add", G_REDUX, PTX_BOOL_ADD},
+    {"min", G_REDUX, PTX_BOOL_MIN},
+    {"max", G_REDUX, PTX_BOOL_MAX},
+    {"and", G_REDUX, PTX_BOOL_AND},
+    {"or", G_REDUX, PTX_BOOL_OR},
+    {"xor", G_REDUX, PTX_BOOL_XOR},
+    {"global", G_SPACE, PTX_SPACE_GLOBAL},
+    {"shared", G_SPACE, PTX_SPACE_SHARED},
+    {"shared::cta", G_SPACE, PTX_SPACE_SHARED},
+    {"shared::cluster", G_SPACE, PTX_SPACE_SHARED},
+    {"local", G_SPACE, PTX_SPACE_LOCAL},
+    {"param", G_SPACE, PTX_SPACE_PARAM},
+    {"param::entry", G_SPACE, PTX_SPACE_PARAM},
+    {"param::func", G_SPACE, PTX_SPACE_PARAM},
+    {"const", G_SPACE, PTX_SPACE_CONST},
+    {"v2", G_VEC, 2},
+    {"v4", G_VEC, 4},
+    {"nc", G_HINT, 0},
+    {"ca", G_HINT, 0},
+    {"cg", G_HINT, 0},
+    {"cs", G_HINT, 0},
+    {"lu", G_HINT, 0},
+    {"cv", G_HINT, 0},
+    {"wb", G_HINT, 0},
+    {"wt", G_HINT, 0},
+    {"L1", G_HINT, 0},
+    {"L2", G_HINT, 0},
+    {"noftz", G_HINT, 0},
+    {"weak", G_SEM, 0},
+    {"relaxed", G_SEM, 0},
+    {"acquire", G_SEM, 0},
+    {"release", G_SEM, 0},
+    {"acq_rel", G_SEM, 0},
+    {"sc", G_SEM, 0},
+    {"mmio", G_SEM, 0},
+    {"cta", G_SCOPE, PTX_LEVEL_CTA},
+    {"cluster", G_SCOPE, PTX_LEVEL_CLUSTER},
+    {"gpu", G_SCOPE, PTX_LEVEL_GL},
+    {"sys", G_SCOPE, PTX_LEVEL_SYS},
+    {"cta", G_LEVEL, PTX_LEVEL_CTA},
+    {"gl", G_LEVEL, PTX_LEVEL_GL},
+    {"sys", G_LEVEL, PTX_LEVEL_SYS},
+    {"proxy", G_PROXY, PTX_LEVEL_PROXY},
+    {"up", G_SHFL, PTX_SHFL_UP},
+    {"down", G_SHFL, PTX_SHFL_DOWN},
+    {"bfly", G_SHFL, PTX_SHFL_BFLY},
+    {"idx", G_SHFL, PTX_SHFL_IDX},
+    {"all", G_VOTE, PTX_VOTE_ALL},
+    {"any", G_VOTE, PTX_VOTE_ANY},
+    {"ballot", G_VOTE, PTX_VOTE_BALLOT},
+    {"any", G_MATCH, PTX_MATCH_ANY},
+    {"all", G_MATCH, PTX_MATCH_ALL},
+    {"sync", G_SYNC, PTX_F_SYNC},
+    {"sync", G_BAR, PTX_BAR_SYNC},
+    {"arrive", G_BAR, PTX_BAR_ARRIVE},
+    {"red", G_BAR, PTX_BAR_RED},
+    {"warp", G_BAR, PTX_BAR_WARP_SYNC},
+    {"f4e", G_PRMT, PTX_PRMT_F4E},
+    {"b4e", G_PRMT, PTX_PRMT_B4E},
+    {"rc8", G_PRMT, PTX_PRMT_RC8},
+    {"ecl", G_PRMT, PTX_PRMT_ECL},
+    {"ecr", G_PRMT, PTX_PRMT_ECR},
+    {"rc16", G_PRMT, PTX_PRMT_RC16},
+    {"l", G_SHF, PTX_SHF_L},
+    {"r", G_SHF, PTX_SHF_R},
+    {"wrap", G_SHF, SHF_WRAP},
+    {"clamp", G_SHF, SHF_CLAMP},
+    {"to", G_TO, PTX_CVTA_TO},
+    {"finite", G_TESTP, PTX_TESTP_FINITE},
+    {"infinite", G_TESTP, PTX_TESTP_INFINITE},
+    {"number", G_TESTP, PTX_TESTP_NUMBER},
+    {"notanumber", G_TESTP, PTX_TESTP_NOTANUMBER},
+    {"normal", G_TESTP, PTX_TESTP_NORMAL},
+    {"subnormal", G_TESTP, PTX_TESTP_SUBNORMAL},
+    {"mask", G_MASK, 0},
 };
 
 /* ---------------------------------------------------------------- opcodes */
@@ -139,85 +218,85 @@ struct opdesc {
 #define MEMORY (G_SPACE | G_HINT | G_SEM | G_SCOPE)
 
 static const struct opdesc descs[PTX_OP_COUNT] = {
-  [PTX_OP_ADD] = {G_RND | G_FLAG, FTZ | SAT | CC, VALUES(3, 3)},
-  [PTX_OP_SUB] = {G_RND | G_FLAG, FTZ | SAT | CC, VALUES(3, 3)},
-  [PTX_OP_MUL] = {G_MUL | G_RND | G_FLAG, FTZ | SAT, VALUES(3, 3)},
-  [PTX_OP_MAD] = {G_MUL | G_RND | G_FLAG, FTZ | SAT | CC, VALUES(4, 4)},
-  [PTX_OP_MUL24] = {G_MUL, 0, VALUES(3, 3)},
-  [PTX_OP_MAD24] = {G_MUL | G_FLAG, SAT, VALUES(4, 4)},
-  [PTX_OP_SAD] = {0, 0, VALUES(4, 4)},
-  [PTX_OP_DIV] = {G_RND | G_FLAG, FTZ | APPROX | PTX_F_FULL, VALUES(3, 3)},
-  [PTX_OP_REM] = {0, 0, VALUES(3, 3)},
-  [PTX_OP_ABS] = {G_FLAG, FTZ, VALUES(2, 2)},
-  [PTX_OP_NEG] = {G_FLAG, FTZ, VALUES(2, 2)},
-  [PTX_OP_MIN] = {G_FLAG, FTZ | PTX_F_NAN | PTX_F_ABS | PTX_F_RELU, VALUES(3, 4)},
-  [PTX_OP_MAX] = {G_FLAG, FTZ | PTX_F_NAN | PTX_F_ABS | PTX_F_RELU, VALUES(3, 4)},
-  [PTX_OP_POPC] = {0, 0, VALUES(2, 2)},
-  [PTX_OP_CLZ] = {0, 0, VALUES(2, 2)},
-  [PTX_OP_BFIND] = {G_FLAG, PTX_F_SHIFTAMT, VALUES(2, 2)},
-  [PTX_OP_FNS] = {0, 0, VALUES(4, 4)},
-  [PTX_OP_BREV] = {0, 0, VALUES(2, 2)},
-  [PTX_OP_BFE] = {0, 0, VALUES(4, 4)},
-  [PTX_OP_BFI] = {0, 0, VALUES(5, 5)},
-  [PTX_OP_PRMT] = {G_PRMT, 0, VALUES(4, 4)},
-  [PTX_OP_LOP3] = {G_BOOL, 0, T_ONE, 5, 6, S_VALUES, true},
-  [PTX_OP_SHF] = {G_SHF, 0, VALUES(4, 4)},
-  [PTX_OP_SHL] = {0, 0, VALUES(3, 3)},
-  [PTX_OP_SHR] = {0, 0, VALUES(3, 3)},
-  [PTX_OP_AND] = {0, 0, VALUES(3, 3)},
-  [PTX_OP_OR] = {0, 0, VALUES(3, 3)},
-  [PTX_OP_XOR] = {0, 0, VALUES(3, 3)},
-  [PTX_OP_NOT] = {0, 0, VALUES(2, 2)},
-  [PTX_OP_CNOT] = {0, 0, VALUES(2, 2)},
-  [PTX_OP_ADDC] = {G_FLAG, CC, VALUES(3, 3)},
-  [PTX_OP_SUBC] = {G_FLAG, CC, VALUES(3, 3)},
-  [PTX_OP_MADC] = {G_MUL | G_FLAG, CC, VALUES(4, 4)},
-  [PTX_OP_DP4A] = {0, 0, T_TWO, 4, 4, S_VALUES, false},
-  [PTX_OP_DP2A] = {G_MUL, 0, T_TWO, 4, 4, S_VALUES, false},
-  [PTX_OP_COPYSIGN] = {0, 0, VALUES(3, 3)},
-  [PTX_OP_FMA] = {G_RND | G_FLAG, FTZ | SAT | PTX_F_RELU, VALUES(4, 4)},
-  [PTX_OP_RCP] = {G_RND | G_FLAG, FTZ | APPROX, VALUES(2, 2)},
-  [PTX_OP_SQRT] = {G_RND | G_FLAG, FTZ | APPROX, VALUES(2, 2)},
-  [PTX_OP_RSQRT] = {G_FLAG, FTZ | APPROX, VALUES(2, 2)},
-  [PTX_OP_SIN] = {G_FLAG, FTZ | APPROX, VALUES(2, 2)},
-  [PTX_OP_COS] = {G_FLAG, FTZ | APPROX, VALUES(2, 2)},
-  [PTX_OP_LG2] = {G_FLAG, FTZ | APPROX, VALUES(2, 2)},
-  [PTX_OP_EX2] = {G_FLAG, FTZ | APPROX, VALUES(2, 2)},
-  [PTX_OP_TANH] = {G_FLAG, FTZ | APPROX, VALUES(2, 2)},
-  [PTX_OP_TESTP] = {G_TESTP, 0, VALUES(2, 2)},
-  [PTX_OP_SETP] = {G_CMP | G_BOOL | G_FLAG, FTZ, T_ONE, 3, 4, S_VALUES, true},
-  [PTX_OP_SET] = {G_CMP | G_BOOL | G_FLAG, FTZ, T_TWO, 3, 4, S_VALUES, false},
-  [PTX_OP_SELP] = {0, 0, VALUES(4, 4)},
-  [PTX_OP_SLCT] = {G_FLAG, FTZ, T_TWO, 4, 4, S_VALUES, false},
-  [PTX_OP_MOV] = {G_VEC, 0, VALUES(2, 2)},
-  [PTX_OP_CVT] = {G_RND | G_IRND | G_RNA | G_FLAG, FTZ | SAT | PTX_F_RELU, T_TWO, 2, 3, S_VALUES, false},
-  [PTX_OP_CVTA] = {G_SPACE | G_TO, 0, VALUES(2, 2)},
-  [PTX_OP_LD] = {MEMORY | G_VEC | G_FLAG, PTX_F_VOLATILE, T_ONE, 2, 3, S_LD, false},
-  [PTX_OP_LDU] = {G_SPACE | G_VEC, 0, T_ONE, 2, 2, S_LD, false},
-  [PTX_OP_ST] = {MEMORY | G_VEC | G_FLAG, PTX_F_VOLATILE, T_ONE, 2, 3, S_ST, false},
-  [PTX_OP_PREFETCH] = {G_SPACE | G_HINT, 0, T_NONE, 1, 1, S_ADDR0, false},
-  [PTX_OP_PREFETCHU] = {G_HINT, 0, T_NONE, 1, 1, S_ADDR0, false},
-  [PTX_OP_ISSPACEP] = {G_SPACE, 0, T_NONE, 2, 2, S_VALUES, false},
-  [PTX_OP_ATOM] = {MEMORY | G_ATOM | G_VEC, 0, T_ONE, 3, 5, S_ATOM, false},
-  [PTX_OP_RED] = {MEMORY | G_ATOM | G_VEC, 0, T_ONE, 2, 3, S_ADDR0, false},
-  [PTX_OP_BAR] = {G_BAR | G_BOOL | G_POPC | G_FLAG | G_SCOPE, PTX_F_ALIGNED, T_OPT, 1, 4, S_FREE, false},
-  [PTX_OP_BARRIER] = {G_BAR | G_BOOL | G_POPC | G_FLAG | G_SCOPE, PTX_F_ALIGNED, T_OPT, 1, 4, S_FREE, false},
-  [PTX_OP_MEMBAR] = {G_LEVEL | G_PROXY, 0, T_NONE, 0, 0, S_FREE, false},
-  [PTX_OP_FENCE] = {G_SEM | G_SCOPE | G_PROXY, 0, T_NONE, 0, 0, S_FREE, false},
-  [PTX_OP_SHFL] = {G_SYNC | G_SHFL, 0, T_ONE, 4, 5, S_VALUES, true},
-  [PTX_OP_VOTE] = {G_SYNC | G_VOTE, 0, VALUES(2, 3)},
-  [PTX_OP_MATCH] = {G_SYNC | G_MATCH, 0, T_ONE, 3, 3, S_VALUES, true},
-  [PTX_OP_REDUX] = {G_SYNC | G_REDUX | G_FLAG, PTX_F_ABS | PTX_F_NAN, VALUES(3, 3)},
-  [PTX_OP_ACTIVEMASK] = {0, 0, VALUES(1, 1)},
-  [PTX_OP_BRA] = {G_FLAG, PTX_F_UNI, T_NONE, 1, 1, S_BRA, false},
-  [PTX_OP_BRX] = {0, 0, T_NONE, 0, 0, S_SKIP, false},
-  [PTX_OP_CALL] = {G_FLAG, PTX_F_UNI, T_NONE, 1, 1, S_CALL, false},
-  [PTX_OP_RET] = {G_FLAG, PTX_F_UNI, T_NONE, 0, 0, S_FREE, false},
-  [PTX_OP_EXIT] = {0, 0, T_NONE, 0, 0, S_FREE, false},
-  [PTX_OP_TRAP] = {0, 0, T_NONE, 0, 0, S_FREE, false},
-  [PTX_OP_BRKPT] = {0, 0, T_NONE, 0, 0, S_FREE, false},
-  [PTX_OP_NANOSLEEP] = {0, 0, T_ONE, 1, 1, S_FREE, false},
-  [PTX_OP_PMEVENT] = {G_MASK, 0, T_NONE, 1, 1, S_FREE, false},
+    [PTX_OP_ADD] = {G_RND | G_FLAG, FTZ | SAT | CC, VALUES(3, 3)},
+    [PTX_OP_SUB] = {G_RND | G_FLAG, FTZ | SAT | CC, VALUES(3, 3)},
+    [PTX_OP_MUL] = {G_MUL | G_RND | G_FLAG, FTZ | SAT, VALUES(3, 3)},
+    [PTX_OP_MAD] = {G_MUL | G_RND | G_FLAG, FTZ | SAT | CC, VALUES(4, 4)},
+    [PTX_OP_MUL24] = {G_MUL, 0, VALUES(3, 3)},
+    [PTX_OP_MAD24] = {G_MUL | G_FLAG, SAT, VALUES(4, 4)},
+    [PTX_OP_SAD] = {0, 0, VALUES(4, 4)},
+    [PTX_OP_DIV] = {G_RND | G_FLAG, FTZ | APPROX | PTX_F_FULL, VALUES(3, 3)},
+    [PTX_OP_REM] = {0, 0, VALUES(3, 3)},
+    [PTX_OP_ABS] = {G_FLAG, FTZ, VALUES(2, 2)},
+    [PTX_OP_NEG] = {G_FLAG, FTZ, VALUES(2, 2)},
+    [PTX_OP_MIN] = {G_FLAG, FTZ | PTX_F_NAN | PTX_F_ABS | PTX_F_RELU, VALUES(3, 4)},
+    [PTX_OP_MAX] = {G_FLAG, FTZ | PTX_F_NAN | PTX_F_ABS | PTX_F_RELU, VALUES(3, 4)},
+    [PTX_OP_POPC] = {0, 0, VALUES(2, 2)},
+    [PTX_OP_CLZ] = {0, 0, VALUES(2, 2)},
+    [PTX_OP_BFIND] = {G_FLAG, PTX_F_SHIFTAMT, VALUES(2, 2)},
+    [PTX_OP_FNS] = {0, 0, VALUES(4, 4)},
+    [PTX_OP_BREV] = {0, 0, VALUES(2, 2)},
+    [PTX_OP_BFE] = {0, 0, VALUES(4, 4)},
+    [PTX_OP_BFI] = {0, 0, VALUES(5, 5)},
+    [PTX_OP_PRMT] = {G_PRMT, 0, VALUES(4, 4)},
+    [PTX_OP_LOP3] = {G_BOOL, 0, T_ONE, 5, 6, S_VALUES, true},
+    [PTX_OP_SHF] = {G_SHF, 0, VALUES(4, 4)},
+    [PTX_OP_SHL] = {0, 0, VALUES(3, 3)},
+    [PTX_OP_SHR] = {0, 0, VALUES(3, 3)},
+    [PTX_OP_AND] = {0, 0, VALUES(3, 3)},
+    [PTX_OP_OR] = {0, 0, VALUES(3, 3)},
+    [PTX_OP_XOR] = {0, 0, VALUES(3, 3)},
+    [PTX_OP_NOT] = {0, 0, VALUES(2, 2)},
+    [PTX_OP_CNOT] = {0, 0, VALUES(2, 2)},
+    [PTX_OP_ADDC] = {G_FLAG, CC, VALUES(3, 3)},
+    [PTX_OP_SUBC] = {G_FLAG, CC, VALUES(3, 3)},
+    [PTX_OP_MADC] = {G_MUL | G_FLAG, CC, VALUES(4, 4)},
+    [PTX_OP_DP4A] = {0, 0, T_TWO, 4, 4, S_VALUES, false},
+    [PTX_OP_DP2A] = {G_MUL, 0, T_TWO, 4, 4, S_VALUES, false},
+    [PTX_OP_COPYSIGN] = {0, 0, VALUES(3, 3)},
+    [PTX_OP_FMA] = {G_RND | G_FLAG, FTZ | SAT | PTX_F_RELU, VALUES(4, 4)},
+    [PTX_OP_RCP] = {G_RND | G_FLAG, FTZ | APPROX, VALUES(2, 2)},
+    [PTX_OP_SQRT] = {G_RND | G_FLAG, FTZ | APPROX, VALUES(2, 2)},
+    [PTX_OP_RSQRT] = {G_FLAG, FTZ | APPROX, VALUES(2, 2)},
+    [PTX_OP_SIN] = {G_FLAG, FTZ | APPROX, VALUES(2, 2)},
+    [PTX_OP_COS] = {G_FLAG, FTZ | APPROX, VALUES(2, 2)},
+    [PTX_OP_LG2] = {G_FLAG, FTZ | APPROX, VALUES(2, 2)},
+    [PTX_OP_EX2] = {G_FLAG, FTZ | APPROX, VALUES(2, 2)},
+    [PTX_OP_TANH] = {G_FLAG, FTZ | APPROX, VALUES(2, 2)},
+    [PTX_OP_TESTP] = {G_TESTP, 0, VALUES(2, 2)},
+    [PTX_OP_SETP] = {G_CMP | G_BOOL | G_FLAG, FTZ, T_ONE, 3, 4, S_VALUES, true},
+    [PTX_OP_SET] = {G_CMP | G_BOOL | G_FLAG, FTZ, T_TWO, 3, 4, S_VALUES, false},
+    [PTX_OP_SELP] = {0, 0, VALUES(4, 4)},
+    [PTX_OP_SLCT] = {G_FLAG, FTZ, T_TWO, 4, 4, S_VALUES, false},
+    [PTX_OP_MOV] = {G_VEC, 0, VALUES(2, 2)},
+    [PTX_OP_CVT] = {G_RND | G_IRND | G_RNA | G_FLAG, FTZ | SAT | PTX_F_RELU, T_TWO, 2, 3, S_VALUES, false},
+    [PTX_OP_CVTA] = {G_SPACE | G_TO, 0, VALUES(2, 2)},
+    [PTX_OP_LD] = {MEMORY | G_VEC | G_FLAG, PTX_F_VOLATILE, T_ONE, 2, 3, S_LD, false},
+    [PTX_OP_LDU] = {G_SPACE | G_VEC, 0, T_ONE, 2, 2, S_LD, false},
+    [PTX_OP_ST] = {MEMORY | G_VEC | G_FLAG, PTX_F_VOLATILE, T_ONE, 2, 3, S_ST, false},
+    [PTX_OP_PREFETCH] = {G_SPACE | G_HINT, 0, T_NONE, 1, 1, S_ADDR0, false},
+    [PTX_OP_PREFETCHU] = {G_HINT, 0, T_NONE, 1, 1, S_ADDR0, false},
+    [PTX_OP_ISSPACEP] = {G_SPACE, 0, T_NONE, 2, 2, S_VALUES, false},
+    [PTX_OP_ATOM] = {MEMORY | G_ATOM | G_VEC, 0, T_ONE, 3, 5, S_ATOM, false},
+    [PTX_OP_RED] = {MEMORY | G_ATOM | G_VEC, 0, T_ONE, 2, 3, S_ADDR0, false},
+    [PTX_OP_BAR] = {G_BAR | G_BOOL | G_POPC | G_FLAG | G_SCOPE, PTX_F_ALIGNED, T_OPT, 1, 4, S_FREE, false},
+    [PTX_OP_BARRIER] = {G_BAR | G_BOOL | G_POPC | G_FLAG | G_SCOPE, PTX_F_ALIGNED, T_OPT, 1, 4, S_FREE, false},
+    [PTX_OP_MEMBAR] = {G_LEVEL | G_PROXY, 0, T_NONE, 0, 0, S_FREE, false},
+    [PTX_OP_FENCE] = {G_SEM | G_SCOPE | G_PROXY, 0, T_NONE, 0, 0, S_FREE, false},
+    [PTX_OP_SHFL] = {G_SYNC | G_SHFL, 0, T_ONE, 4, 5, S_VALUES, true},
+    [PTX_OP_VOTE] = {G_SYNC | G_VOTE, 0, VALUES(2, 3)},
+    [PTX_OP_MATCH] = {G_SYNC | G_MATCH, 0, T_ONE, 3, 3, S_VALUES, true},
+    [PTX_OP_REDUX] = {G_SYNC | G_REDUX | G_FLAG, PTX_F_ABS | PTX_F_NAN, VALUES(3, 3)},
+    [PTX_OP_ACTIVEMASK] = {0, 0, VALUES(1, 1)},
+    [PTX_OP_BRA] = {G_FLAG, PTX_F_UNI, T_NONE, 1, 1, S_BRA, false},
+    [PTX_OP_BRX] = {0, 0, T_NONE, 0, 0, S_SKIP, false},
+    [PTX_OP_CALL] = {G_FLAG, PTX_F_UNI, T_NONE, 1, 1, S_CALL, false},
+    [PTX_OP_RET] = {G_FLAG, PTX_F_UNI, T_NONE, 0, 0, S_FREE, false},
+    [PTX_OP_EXIT] = {0, 0, T_NONE, 0, 0, S_FREE, false},
+    [PTX_OP_TRAP] = {0, 0, T_NONE, 0, 0, S_FREE, false},
+    [PTX_OP_BRKPT] = {0, 0, T_NONE, 0, 0, S_FREE, false},
+    [PTX_OP_NANOSLEEP] = {0, 0, T_ONE, 1, 1, S_FREE, false},
+    [PTX_OP_PMEVENT] = {G_MASK, 0, T_NONE, 1, 1, S_FREE, false},
 };
 
 /* Texture, surface, matrix, asynchronous-copy and the like: only the opcode matters. */
@@ -266,9 +345,13 @@ static void apply(struct ptx_instr *in, struct decoded *d, const struct modifier
   uint16_t v = mod->value;
   switch (mod->group) {
   case G_FLAG: in->flags |= v; break;
-  case G_RND: case G_IRND: case G_RNA: in->round = (uint8_t)v; break;
+  case G_RND:
+  case G_IRND:
+  case G_RNA: in->round = (uint8_t)v; break;
   case G_CMP: in->cmp = (uint8_t)v; break;
-  case G_BOOL: case G_POPC: case G_REDUX: in->boolop = (uint8_t)v; break;
+  case G_BOOL:
+  case G_POPC:
+  case G_REDUX: in->boolop = (uint8_t)v; break;
   case G_SPACE: in->space = (uint8_t)v; break;
   case G_VEC: in->vec = (uint8_t)v; break;
   case G_SCOPE: apply_scope(in, v); break;
@@ -279,7 +362,9 @@ static void apply(struct ptx_instr *in, struct decoded *d, const struct modifier
     if (v == SHF_CLAMP) in->flags |= PTX_F_CLAMP;
     else if (v != SHF_WRAP) in->mode = (uint8_t)v;
     break;
-  case G_HINT: case G_SEM: case G_MASK: break;
+  case G_HINT:
+  case G_SEM:
+  case G_MASK: break;
   default: in->mode = (uint8_t)v; break; /* MUL ATOM SHFL VOTE MATCH PRMT TO LEVEL TESTP */
   }
 }
@@ -327,15 +412,18 @@ static void assign_types(struct ptx_parser *p, struct ptx_instr *in, const struc
 static void finish_mnemonic(struct ptx_parser *p, struct ptx_instr *in, const struct decoded *d) {
   assign_types(p, in, d);
   switch ((enum ptx_op)in->op) {
-  case PTX_OP_ATOM: case PTX_OP_RED: need(p, d, in->mode != PTX_MODE_NONE, "an operation (.add, .cas, ...)"); break;
-  case PTX_OP_SETP: case PTX_OP_SET: need(p, d, in->cmp != PTX_CMP_NONE, "a comparison"); break;
+  case PTX_OP_ATOM:
+  case PTX_OP_RED: need(p, d, in->mode != PTX_MODE_NONE, "an operation (.add, .cas, ...)"); break;
+  case PTX_OP_SETP:
+  case PTX_OP_SET: need(p, d, in->cmp != PTX_CMP_NONE, "a comparison"); break;
   case PTX_OP_SHFL: need(p, d, in->mode != PTX_MODE_NONE, ".up, .down, .bfly or .idx"); break;
   case PTX_OP_VOTE: need(p, d, in->mode != PTX_MODE_NONE, ".all, .any, .uni or .ballot"); break;
   case PTX_OP_MATCH: need(p, d, in->mode != PTX_MODE_NONE, ".any or .all"); break;
   case PTX_OP_REDUX: need(p, d, in->boolop != PTX_BOOL_NONE, "an operation (.add, .min, ...)"); break;
   case PTX_OP_SHF: need(p, d, in->mode != PTX_MODE_NONE, ".l or .r"); break;
   case PTX_OP_TESTP: need(p, d, in->mode != PTX_MODE_NONE, "a property (.finite, .number, ...)"); break;
-  case PTX_OP_MEMBAR: case PTX_OP_FENCE: need(p, d, in->mode != PTX_MODE_NONE, "a scope"); break;
+  case PTX_OP_MEMBAR:
+  case PTX_OP_FENCE: need(p, d, in->mode != PTX_MODE_NONE, "a scope"); break;
   case PTX_OP_CVTA: in->mode = in->mode == PTX_CVTA_TO ? PTX_CVTA_TO : PTX_CVTA_FROM; break;
   case PTX_OP_BAR:
   case PTX_OP_BARRIER:
@@ -385,21 +473,36 @@ struct sreg_name {
 };
 
 static const struct sreg_name sregs[] = {
-  {"tid", PTX_SREG_TID, true}, {"ntid", PTX_SREG_NTID, true}, {"ctaid", PTX_SREG_CTAID, true},
-  {"nctaid", PTX_SREG_NCTAID, true}, {"laneid", PTX_SREG_LANEID, false}, {"warpid", PTX_SREG_WARPID, false},
-  {"nwarpid", PTX_SREG_NWARPID, false}, {"smid", PTX_SREG_SMID, false}, {"nsmid", PTX_SREG_NSMID, false},
-  {"gridid", PTX_SREG_GRIDID, false}, {"lanemask_eq", PTX_SREG_LANEMASK_EQ, false},
-  {"lanemask_le", PTX_SREG_LANEMASK_LE, false}, {"lanemask_lt", PTX_SREG_LANEMASK_LT, false},
-  {"lanemask_ge", PTX_SREG_LANEMASK_GE, false}, {"lanemask_gt", PTX_SREG_LANEMASK_GT, false},
-  {"clock", PTX_SREG_CLOCK, false}, {"clock_hi", PTX_SREG_CLOCK_HI, false},
-  {"clock64", PTX_SREG_CLOCK64, false}, {"globaltimer", PTX_SREG_GLOBALTIMER, false},
-  {"globaltimer_lo", PTX_SREG_GLOBALTIMER_LO, false}, {"globaltimer_hi", PTX_SREG_GLOBALTIMER_HI, false},
-  {"dynamic_smem_size", PTX_SREG_DYNAMIC_SMEM_SIZE, false},
-  {"total_smem_size", PTX_SREG_TOTAL_SMEM_SIZE, false}, {"clusterid", PTX_SREG_CLUSTERID, true},
-  {"nclusterid", PTX_SREG_NCLUSTERID, true}, {"cluster_ctaid", PTX_SREG_CLUSTER_CTAID, true},
-  {"cluster_nctaid", PTX_SREG_CLUSTER_NCTAID, true}, {"cluster_ctarank", PTX_SREG_CLUSTER_CTARANK, false},
-  {"cluster_nctarank", PTX_SREG_CLUSTER_NCTARANK, false},
-  {"is_explicit_cluster", PTX_SREG_IS_EXPLICIT_CLUSTER, false},
+    {"tid", PTX_SREG_TID, true},
+    {"ntid", PTX_SREG_NTID, true},
+    {"ctaid", PTX_SREG_CTAID, true},
+    {"nctaid", PTX_SREG_NCTAID, true},
+    {"laneid", PTX_SREG_LANEID, false},
+    {"warpid", PTX_SREG_WARPID, false},
+    {"nwarpid", PTX_SREG_NWARPID, false},
+    {"smid", PTX_SREG_SMID, false},
+    {"nsmid", PTX_SREG_NSMID, false},
+    {"gridid", PTX_SREG_GRIDID, false},
+    {"lanemask_eq", PTX_SREG_LANEMASK_EQ, false},
+    {"lanemask_le", PTX_SREG_LANEMASK_LE, false},
+    {"lanemask_lt", PTX_SREG_LANEMASK_LT, false},
+    {"lanemask_ge", PTX_SREG_LANEMASK_GE, false},
+    {"lanemask_gt", PTX_SREG_LANEMASK_GT, false},
+    {"clock", PTX_SREG_CLOCK, false},
+    {"clock_hi", PTX_SREG_CLOCK_HI, false},
+    {"clock64", PTX_SREG_CLOCK64, false},
+    {"globaltimer", PTX_SREG_GLOBALTIMER, false},
+    {"globaltimer_lo", PTX_SREG_GLOBALTIMER_LO, false},
+    {"globaltimer_hi", PTX_SREG_GLOBALTIMER_HI, false},
+    {"dynamic_smem_size", PTX_SREG_DYNAMIC_SMEM_SIZE, false},
+    {"total_smem_size", PTX_SREG_TOTAL_SMEM_SIZE, false},
+    {"clusterid", PTX_SREG_CLUSTERID, true},
+    {"nclusterid", PTX_SREG_NCLUSTERID, true},
+    {"cluster_ctaid", PTX_SREG_CLUSTER_CTAID, true},
+    {"cluster_nctaid", PTX_SREG_CLUSTER_NCTAID, true},
+    {"cluster_ctarank", PTX_SREG_CLUSTER_CTARANK, false},
+    {"cluster_nctarank", PTX_SREG_CLUSTER_NCTARANK, false},
+    {"is_explicit_cluster", PTX_SREG_IS_EXPLICIT_CLUSTER, false},
 };
 
 /* `%tid.x` and friends; false if t names no special register the simulator knows. */

@@ -87,14 +87,14 @@ static void scan_word(struct ptx_lexer *lx) {
 static void scan_number(struct ptx_lexer *lx) {
   const char *start = lx->p;
   bool prefixed = lx->end - start >= 2 && start[0] == '0' &&
-                  (start[1] == 'x' || start[1] == 'X' || start[1] == 'f' || start[1] == 'F' ||
-                   start[1] == 'd' || start[1] == 'D' || start[1] == 'b' || start[1] == 'B');
+                  (start[1] == 'x' || start[1] == 'X' || start[1] == 'f' || start[1] == 'F' || start[1] == 'd' ||
+                   start[1] == 'D' || start[1] == 'b' || start[1] == 'B');
   while (lx->p < lx->end) {
     char c = *lx->p;
     if (is_word_char(c) || c == '.') {
       lx->p++;
-    } else if ((c == '+' || c == '-') && !prefixed && (lx->p[-1] == 'e' || lx->p[-1] == 'E') &&
-               lx->end - lx->p >= 2 && is_digit(lx->p[1])) {
+    } else if ((c == '+' || c == '-') && !prefixed && (lx->p[-1] == 'e' || lx->p[-1] == 'E') && lx->end - lx->p >= 2 &&
+               is_digit(lx->p[1])) {
       lx->p++;
     } else {
       break;

@@ -33,12 +33,15 @@ struct nvrtc_api {
   nvrtc_result (*nvrtcVersion)(int *major, int *minor);
 };
 
+/* A table, laid out by hand. */
+/* clang-format off */
 #define NVRTC_SYMBOLS(X)                                                                                     \
   X(nvrtcCreateProgram) X(nvrtcCompileProgram) X(nvrtcGetPTXSize) X(nvrtcGetPTX) X(nvrtcGetProgramLogSize)  \
   X(nvrtcGetProgramLog) X(nvrtcDestroyProgram) X(nvrtcGetErrorString) X(nvrtcVersion)
+/* clang-format on */
 
-#define HOW_TO_GET                                                                                           \
-  "install the CUDA toolkit's NVRTC (Debian non-free: libnvrtc12 or libnvrtc11.2; NVIDIA's repository: " \
+#define HOW_TO_GET                                                                                                     \
+  "install the CUDA toolkit's NVRTC (Debian non-free: libnvrtc12 or libnvrtc11.2; NVIDIA's repository: "               \
   "cuda-nvrtc-13-0; pip: nvidia-cuda-nvrtc) or point GCAP_NVRTC at libnvrtc.so"
 
 /* The program name NVRTC puts in front of every line of its log. */
@@ -54,8 +57,8 @@ static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 
 /* Newest first; 11.2 is the soname every NVRTC 11.x has (Debian bookworm ships it). */
 static const char *const lib_names[] = {"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2"};
-static const char *const system_dirs[] = {"/usr/local/cuda/lib64", "/opt/cuda/lib64", "/usr/lib/x86_64-linux-gnu",
-                                          "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib"};
+static const char *const system_dirs[] = {"/usr/local/cuda/lib64",      "/opt/cuda/lib64", "/usr/lib/x86_64-linux-gnu",
+                                          "/usr/lib/aarch64-linux-gnu", "/usr/lib64",      "/usr/lib"};
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
 /* dlsym returns a data pointer; ISO C has no cast to a function pointer, so copy the bits (POSIX). */
@@ -68,10 +71,10 @@ static bool symbol(void *lib, const char *name, void *fn_slot, size_t size) {
 
 /* Resolves every function from lib into api; on failure names the missing one in why. */
 static bool resolve_all(void *lib, const char *path, char *why, size_t cap) {
-#define GCAP_NVRTC_RESOLVE(name)                                                  \
-  if (!symbol(lib, #name, &api.name, sizeof api.name)) {                          \
-    snprintf(why, cap, "%s has no %s (not NVRTC, or too old)", path, #name);      \
-    return false;                                                                 \
+#define GCAP_NVRTC_RESOLVE(name)                                                                                       \
+  if (!symbol(lib, #name, &api.name, sizeof api.name)) {                                                               \
+    snprintf(why, cap, "%s has no %s (not NVRTC, or too old)", path, #name);                                           \
+    return false;                                                                                                      \
   }
   NVRTC_SYMBOLS(GCAP_NVRTC_RESOLVE)
 #undef GCAP_NVRTC_RESOLVE
@@ -164,8 +167,7 @@ static void load(void) {
   }
   /* An explicit choice is never second-guessed: a wrong path must not silently pick another NVRTC. */
   char why[600];
-  if (!try_open(given, why, sizeof why))
-    refuse("GCAP_NVRTC=%.300s does not load (%.300s); " HOW_TO_GET, given, why);
+  if (!try_open(given, why, sizeof why)) refuse("GCAP_NVRTC=%.300s does not load (%.300s); " HOW_TO_GET, given, why);
 }
 
 static gcap_status nvrtc_api(void) {
@@ -188,8 +190,7 @@ static const char *result_name(nvrtc_result r) {
 
 static gcap_status nvrtc_fail(nvrtc_result r, const char *call) {
   gcap_status st = r == NVRTC_OUT_OF_MEMORY ? GCAP_ERROR_OUT_OF_MEMORY : GCAP_ERROR_BACKEND;
-  return gcap__fail(st, "%s (NVRTC %d.%d) failed: %s (%d)", call, version_major, version_minor, result_name(r),
-                    (int)r);
+  return gcap__fail(st, "%s (NVRTC %d.%d) failed: %s (%d)", call, version_major, version_minor, result_name(r), (int)r);
 }
 
 static bool is_arch_option(const char *o) {

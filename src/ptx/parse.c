@@ -261,7 +261,9 @@ static void name_add(struct ptx_parser *p, const char *s, size_t len, uint32_t t
   p->names_used++;
 }
 
-static bool same_name(const char *a, size_t alen, const char *b) { return strlen(b) == alen && memcmp(a, b, alen) == 0; }
+static bool same_name(const char *a, size_t alen, const char *b) {
+  return strlen(b) == alen && memcmp(a, b, alen) == 0;
+}
 
 /* `%r12` against the range `%r<count>`: digits after the prefix, no leading zero, below count. */
 static bool in_range(const struct ptx_local *l, const char *s, size_t len, uint32_t *n) {
@@ -539,18 +541,19 @@ struct var_decl {
 };
 
 static int space_of(const struct ptx_tok *t) {
-  static const struct { const char *name; uint8_t space; } spaces[] = {
-    {".global", PTX_SPACE_GLOBAL}, {".const", PTX_SPACE_CONST}, {".shared", PTX_SPACE_SHARED},
-    {".local", PTX_SPACE_LOCAL},   {".param", PTX_SPACE_PARAM},
+  static const struct {
+    const char *name;
+    uint8_t space;
+  } spaces[] = {
+      {".global", PTX_SPACE_GLOBAL}, {".const", PTX_SPACE_CONST}, {".shared", PTX_SPACE_SHARED},
+      {".local", PTX_SPACE_LOCAL},   {".param", PTX_SPACE_PARAM},
   };
   for (size_t i = 0; i < sizeof spaces / sizeof spaces[0]; i++)
     if (ptx_is_word(t, spaces[i].name)) return spaces[i].space;
   return -1;
 }
 
-static int type_of(const struct ptx_tok *t) {
-  return is_directive(t) ? ptx_type_lookup(t->start + 1, t->len - 1) : -1;
-}
+static int type_of(const struct ptx_tok *t) { return is_directive(t) ? ptx_type_lookup(t->start + 1, t->len - 1) : -1; }
 
 static unsigned take_align(struct ptx_parser *p) {
   ptx_next(p);
@@ -1015,7 +1018,8 @@ static struct ptx_var parse_param(struct ptx_parser *p, bool ret) {
   struct ptx_tok name;
   memset(&d, 0, sizeof d);
   if (ptx_is_word(&p->tok, ".reg")) ptx_fail(p, NULL, "register parameters (.reg) are not supported");
-  if (!ptx_is_word(&p->tok, ".param")) unexpected(p, ret ? "in a return list (expected .param)" : "in a parameter list (expected .param)");
+  if (!ptx_is_word(&p->tok, ".param"))
+    unexpected(p, ret ? "in a return list (expected .param)" : "in a parameter list (expected .param)");
   d.space = PTX_SPACE_PARAM;
   d.vec = 1;
   d.is_param = true;
@@ -1065,8 +1069,8 @@ static bool parse_func_directive(struct ptx_parser *p, struct ptx_func *f) {
     take_dims(p, f->reqntid);
   } else if (ptx_is_word(&t, ".reqnctapercluster")) {
     take_dims(p, ignored);
-  } else if (ptx_is_word(&t, ".minnctapersm") || ptx_is_word(&t, ".maxnctapersm") ||
-             ptx_is_word(&t, ".maxnreg") || ptx_is_word(&t, ".maxclusterrank")) {
+  } else if (ptx_is_word(&t, ".minnctapersm") || ptx_is_word(&t, ".maxnctapersm") || ptx_is_word(&t, ".maxnreg") ||
+             ptx_is_word(&t, ".maxclusterrank")) {
     ptx_next(p);
     unsigned n = (unsigned)take_count(p, UINT32_MAX);
     if (ptx_is_word(&t, ".minnctapersm")) f->minnctapersm = n;
@@ -1127,8 +1131,7 @@ static void parse_func(struct ptx_parser *p, bool entry, const struct linkage *l
   f.line = name.line;
   ptx_next(p);
   if (ptx_is_punct(&p->tok, '(')) parse_params(p, false);
-  while (parse_func_directive(p, &f)) {
-  }
+  while (parse_func_directive(p, &f)) {}
   f.params = freeze(p, p->params, p->num_params, sizeof *p->params);
   f.num_params = p->num_params;
   f.rets = freeze(p, p->rets, p->num_rets, sizeof *p->rets);
@@ -1198,8 +1201,8 @@ static void parse_module(struct ptx_parser *p) {
 /* ---------------------------------------------------------------- entry points */
 
 static void free_temporaries(struct ptx_parser *p) {
-  void *temps[] = {p->vars, p->funcs, p->files, p->names, p->params, p->rets, p->instrs, p->regs,
-                   p->body_vars, p->locals, p->refs, p->block_parent, p->init, p->relocs, p->list};
+  void *temps[] = {p->vars,      p->funcs,  p->files, p->names,        p->params, p->rets,   p->instrs, p->regs,
+                   p->body_vars, p->locals, p->refs,  p->block_parent, p->init,   p->relocs, p->list};
   for (size_t i = 0; i < sizeof temps / sizeof temps[0]; i++) gcap__free(temps[i]);
 }
 

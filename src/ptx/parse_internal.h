@@ -14,12 +14,12 @@
 #include "lex.h"
 #include "ptx.h"
 
-#define PTX_MAX_BYTES ((uint64_t)1 << 30) /* the largest variable, parameter or array */
-#define PTX_MAX_REGS ((size_t)1 << 20)    /* registers of one function */
-#define PTX_MAX_MODULE_REGS ((size_t)1 << 22) /* of all functions: `%r<N>` costs memory, not text */
+#define PTX_MAX_BYTES ((uint64_t)1 << 30)      /* the largest variable, parameter or array */
+#define PTX_MAX_REGS ((size_t)1 << 20)         /* registers of one function */
+#define PTX_MAX_MODULE_REGS ((size_t)1 << 22)  /* of all functions: `%r<N>` costs memory, not text */
 #define PTX_MAX_INIT_BYTES ((uint64_t)1 << 30) /* initialisers of all variables together */
-#define PTX_MAX_FILE 65535u               /* the largest `.file` number */
-#define PTX_MAX_DEPTH 200                 /* nested blocks and initialiser braces */
+#define PTX_MAX_FILE 65535u                    /* the largest `.file` number */
+#define PTX_MAX_DEPTH 200                      /* nested blocks and initialiser braces */
 
 #if defined(__GNUC__)
 #define PTX_PRINTF(f, a) __attribute__((format(printf, f, a)))

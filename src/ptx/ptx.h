@@ -27,22 +27,39 @@ enum ptx_space {
 enum ptx_type {
   PTX_T_NONE = 0,
   PTX_T_PRED,
-  PTX_T_B8, PTX_T_B16, PTX_T_B32, PTX_T_B64, PTX_T_B128,
-  PTX_T_U8, PTX_T_U16, PTX_T_U32, PTX_T_U64,
-  PTX_T_S8, PTX_T_S16, PTX_T_S32, PTX_T_S64,
-  PTX_T_F16, PTX_T_F16X2, PTX_T_BF16, PTX_T_BF16X2, PTX_T_F32, PTX_T_F64,
+  PTX_T_B8,
+  PTX_T_B16,
+  PTX_T_B32,
+  PTX_T_B64,
+  PTX_T_B128,
+  PTX_T_U8,
+  PTX_T_U16,
+  PTX_T_U32,
+  PTX_T_U64,
+  PTX_T_S8,
+  PTX_T_S16,
+  PTX_T_S32,
+  PTX_T_S64,
+  PTX_T_F16,
+  PTX_T_F16X2,
+  PTX_T_BF16,
+  PTX_T_BF16X2,
+  PTX_T_F32,
+  PTX_T_F64,
 };
 
 /* Bytes of one value of t (a predicate counts 1); 0 for NONE. */
 unsigned ptx_type_size(enum ptx_type t);
-bool ptx_type_is_signed(enum ptx_type t); /* S8..S64 */
-bool ptx_type_is_float(enum ptx_type t);  /* F16..F64 */
+bool ptx_type_is_signed(enum ptx_type t);   /* S8..S64 */
+bool ptx_type_is_float(enum ptx_type t);    /* F16..F64 */
 const char *ptx_type_name(enum ptx_type t); /* "u32", ... */
 
 /*
  * Opcodes: one per PTX mnemonic (the first word of an instruction). Suffixes go to the fields of
  * struct ptx_instr; `mad.lo.s32` is PTX_OP_MAD with mode PTX_MUL_LO and type S32.
  */
+/* A table, laid out by hand. */
+/* clang-format off */
 #define PTX_OP_MAP(X)                                                                            \
   X(ADD, "add") X(SUB, "sub") X(MUL, "mul") X(MAD, "mad") X(MUL24, "mul24") X(MAD24, "mad24")   \
   X(SAD, "sad") X(DIV, "div") X(REM, "rem") X(ABS, "abs") X(NEG, "neg") X(MIN, "min")            \
@@ -64,26 +81,63 @@ const char *ptx_type_name(enum ptx_type t); /* "u32", ... */
   X(SUQ, "suq") X(MMA, "mma") X(WMMA, "wmma") X(LDMATRIX, "ldmatrix") X(STMATRIX, "stmatrix")   \
   X(CP, "cp") X(MBARRIER, "mbarrier") X(WGMMA, "wgmma") X(GRIDDEPCONTROL, "griddepcontrol")     \
   X(ELECT, "elect") X(ALLOCA, "alloca") X(STACKSAVE, "stacksave") X(STACKRESTORE, "stackrestore")
+/* clang-format on */
 
 enum ptx_op {
 #define PTX_OP_ENUM_(name, text) PTX_OP_##name,
   PTX_OP_MAP(PTX_OP_ENUM_)
 #undef PTX_OP_ENUM_
-  PTX_OP_COUNT
+      PTX_OP_COUNT
 };
 const char *ptx_op_name(enum ptx_op op); /* "add", ... */
 
-enum ptx_round { PTX_RND_NONE = 0, PTX_RND_RN, PTX_RND_RZ, PTX_RND_RM, PTX_RND_RP, PTX_RND_RNA,
-                 PTX_RND_RNI, PTX_RND_RZI, PTX_RND_RMI, PTX_RND_RPI };
+enum ptx_round {
+  PTX_RND_NONE = 0,
+  PTX_RND_RN,
+  PTX_RND_RZ,
+  PTX_RND_RM,
+  PTX_RND_RP,
+  PTX_RND_RNA,
+  PTX_RND_RNI,
+  PTX_RND_RZI,
+  PTX_RND_RMI,
+  PTX_RND_RPI
+};
 
 /* setp / set / slct comparisons. */
-enum ptx_cmp { PTX_CMP_NONE = 0, PTX_CMP_EQ, PTX_CMP_NE, PTX_CMP_LT, PTX_CMP_LE, PTX_CMP_GT, PTX_CMP_GE,
-               PTX_CMP_LO, PTX_CMP_LS, PTX_CMP_HI, PTX_CMP_HS, PTX_CMP_EQU, PTX_CMP_NEU, PTX_CMP_LTU,
-               PTX_CMP_LEU, PTX_CMP_GTU, PTX_CMP_GEU, PTX_CMP_NUM, PTX_CMP_NAN };
+enum ptx_cmp {
+  PTX_CMP_NONE = 0,
+  PTX_CMP_EQ,
+  PTX_CMP_NE,
+  PTX_CMP_LT,
+  PTX_CMP_LE,
+  PTX_CMP_GT,
+  PTX_CMP_GE,
+  PTX_CMP_LO,
+  PTX_CMP_LS,
+  PTX_CMP_HI,
+  PTX_CMP_HS,
+  PTX_CMP_EQU,
+  PTX_CMP_NEU,
+  PTX_CMP_LTU,
+  PTX_CMP_LEU,
+  PTX_CMP_GTU,
+  PTX_CMP_GEU,
+  PTX_CMP_NUM,
+  PTX_CMP_NAN
+};
 
 /* The combining operation of setp/set (`setp.lt.and.s32`), bar.red's and redux's reduction. */
-enum ptx_boolop { PTX_BOOL_NONE = 0, PTX_BOOL_AND, PTX_BOOL_OR, PTX_BOOL_XOR, PTX_BOOL_POPC,
-                  PTX_BOOL_ADD, PTX_BOOL_MIN, PTX_BOOL_MAX };
+enum ptx_boolop {
+  PTX_BOOL_NONE = 0,
+  PTX_BOOL_AND,
+  PTX_BOOL_OR,
+  PTX_BOOL_XOR,
+  PTX_BOOL_POPC,
+  PTX_BOOL_ADD,
+  PTX_BOOL_MIN,
+  PTX_BOOL_MAX
+};
 
 /*
  * ptx_instr.mode, whose meaning depends on the opcode. One enum so that values never collide.
@@ -94,19 +148,54 @@ enum ptx_boolop { PTX_BOOL_NONE = 0, PTX_BOOL_AND, PTX_BOOL_OR, PTX_BOOL_XOR, PT
  */
 enum ptx_mode {
   PTX_MODE_NONE = 0,
-  PTX_MUL_LO, PTX_MUL_HI, PTX_MUL_WIDE,
-  PTX_SHFL_UP, PTX_SHFL_DOWN, PTX_SHFL_BFLY, PTX_SHFL_IDX,
-  PTX_VOTE_ALL, PTX_VOTE_ANY, PTX_VOTE_UNI, PTX_VOTE_BALLOT,
-  PTX_MATCH_ANY, PTX_MATCH_ALL,
-  PTX_ATOM_ADD, PTX_ATOM_MIN, PTX_ATOM_MAX, PTX_ATOM_INC, PTX_ATOM_DEC, PTX_ATOM_CAS, PTX_ATOM_EXCH,
-  PTX_ATOM_AND, PTX_ATOM_OR, PTX_ATOM_XOR,
-  PTX_SHF_L, PTX_SHF_R,
-  PTX_PRMT_F4E, PTX_PRMT_B4E, PTX_PRMT_RC8, PTX_PRMT_ECL, PTX_PRMT_ECR, PTX_PRMT_RC16,
-  PTX_BAR_SYNC, PTX_BAR_ARRIVE, PTX_BAR_RED, PTX_BAR_WARP_SYNC,
-  PTX_CVTA_TO, PTX_CVTA_FROM,
-  PTX_LEVEL_CTA, PTX_LEVEL_GL, PTX_LEVEL_SYS, PTX_LEVEL_CLUSTER, PTX_LEVEL_PROXY,
+  PTX_MUL_LO,
+  PTX_MUL_HI,
+  PTX_MUL_WIDE,
+  PTX_SHFL_UP,
+  PTX_SHFL_DOWN,
+  PTX_SHFL_BFLY,
+  PTX_SHFL_IDX,
+  PTX_VOTE_ALL,
+  PTX_VOTE_ANY,
+  PTX_VOTE_UNI,
+  PTX_VOTE_BALLOT,
+  PTX_MATCH_ANY,
+  PTX_MATCH_ALL,
+  PTX_ATOM_ADD,
+  PTX_ATOM_MIN,
+  PTX_ATOM_MAX,
+  PTX_ATOM_INC,
+  PTX_ATOM_DEC,
+  PTX_ATOM_CAS,
+  PTX_ATOM_EXCH,
+  PTX_ATOM_AND,
+  PTX_ATOM_OR,
+  PTX_ATOM_XOR,
+  PTX_SHF_L,
+  PTX_SHF_R,
+  PTX_PRMT_F4E,
+  PTX_PRMT_B4E,
+  PTX_PRMT_RC8,
+  PTX_PRMT_ECL,
+  PTX_PRMT_ECR,
+  PTX_PRMT_RC16,
+  PTX_BAR_SYNC,
+  PTX_BAR_ARRIVE,
+  PTX_BAR_RED,
+  PTX_BAR_WARP_SYNC,
+  PTX_CVTA_TO,
+  PTX_CVTA_FROM,
+  PTX_LEVEL_CTA,
+  PTX_LEVEL_GL,
+  PTX_LEVEL_SYS,
+  PTX_LEVEL_CLUSTER,
+  PTX_LEVEL_PROXY,
   /* testp.finite and friends */
-  PTX_TESTP_FINITE, PTX_TESTP_INFINITE, PTX_TESTP_NUMBER, PTX_TESTP_NOTANUMBER, PTX_TESTP_NORMAL,
+  PTX_TESTP_FINITE,
+  PTX_TESTP_INFINITE,
+  PTX_TESTP_NUMBER,
+  PTX_TESTP_NOTANUMBER,
+  PTX_TESTP_NORMAL,
   PTX_TESTP_SUBNORMAL,
 };
 
@@ -117,28 +206,51 @@ enum ptx_mode {
 #define PTX_F_SAT 0x0002u
 #define PTX_F_APPROX 0x0004u
 #define PTX_F_FULL 0x0008u
-#define PTX_F_UNI 0x0010u      /* bra.uni, call.uni */
-#define PTX_F_CLAMP 0x0020u    /* shf.clamp */
-#define PTX_F_CC 0x0040u       /* add.cc, sub.cc, mad.cc: writes the carry flag */
-#define PTX_F_SYNC 0x0080u     /* shfl.sync, vote.sync, match.sync, redux.sync, barrier/bar .sync forms */
-#define PTX_F_ALIGNED 0x0100u  /* bar.sync, barrier.sync.aligned */
+#define PTX_F_UNI 0x0010u     /* bra.uni, call.uni */
+#define PTX_F_CLAMP 0x0020u   /* shf.clamp */
+#define PTX_F_CC 0x0040u      /* add.cc, sub.cc, mad.cc: writes the carry flag */
+#define PTX_F_SYNC 0x0080u    /* shfl.sync, vote.sync, match.sync, redux.sync, barrier/bar .sync forms */
+#define PTX_F_ALIGNED 0x0100u /* bar.sync, barrier.sync.aligned */
 #define PTX_F_VOLATILE 0x0200u
-#define PTX_F_SHIFTAMT 0x0400u /* bfind.shiftamt */
-#define PTX_F_NAN 0x0800u      /* min.NaN, max.NaN */
-#define PTX_F_ABS 0x1000u      /* min/max .abs (f16 forms) */
-#define PTX_F_RELU 0x2000u     /* cvt/fma .relu */
-#define PTX_F_NOFTZ 0x4000u    /* sqrt.approx ... .noftz is not in PTX; reserved */
+#define PTX_F_SHIFTAMT 0x0400u  /* bfind.shiftamt */
+#define PTX_F_NAN 0x0800u       /* min.NaN, max.NaN */
+#define PTX_F_ABS 0x1000u       /* min/max .abs (f16 forms) */
+#define PTX_F_RELU 0x2000u      /* cvt/fma .relu */
+#define PTX_F_NOFTZ 0x4000u     /* sqrt.approx ... .noftz is not in PTX; reserved */
 #define PTX_F_SCOPE_CTA 0x8000u /* atom/red/fence .cta scope (others: gpu or sys) */
 
 /* Special registers (%tid and the like); those with .x/.y/.z take ptx_operand.comp 0..2. */
 enum ptx_sreg {
-  PTX_SREG_TID, PTX_SREG_NTID, PTX_SREG_CTAID, PTX_SREG_NCTAID, PTX_SREG_LANEID, PTX_SREG_WARPID,
-  PTX_SREG_NWARPID, PTX_SREG_SMID, PTX_SREG_NSMID, PTX_SREG_GRIDID, PTX_SREG_LANEMASK_EQ,
-  PTX_SREG_LANEMASK_LE, PTX_SREG_LANEMASK_LT, PTX_SREG_LANEMASK_GE, PTX_SREG_LANEMASK_GT,
-  PTX_SREG_CLOCK, PTX_SREG_CLOCK_HI, PTX_SREG_CLOCK64, PTX_SREG_GLOBALTIMER, PTX_SREG_GLOBALTIMER_LO,
-  PTX_SREG_GLOBALTIMER_HI, PTX_SREG_DYNAMIC_SMEM_SIZE, PTX_SREG_TOTAL_SMEM_SIZE,
-  PTX_SREG_CLUSTERID, PTX_SREG_NCLUSTERID, PTX_SREG_CLUSTER_CTAID, PTX_SREG_CLUSTER_NCTAID,
-  PTX_SREG_CLUSTER_CTARANK, PTX_SREG_CLUSTER_NCTARANK, PTX_SREG_IS_EXPLICIT_CLUSTER,
+  PTX_SREG_TID,
+  PTX_SREG_NTID,
+  PTX_SREG_CTAID,
+  PTX_SREG_NCTAID,
+  PTX_SREG_LANEID,
+  PTX_SREG_WARPID,
+  PTX_SREG_NWARPID,
+  PTX_SREG_SMID,
+  PTX_SREG_NSMID,
+  PTX_SREG_GRIDID,
+  PTX_SREG_LANEMASK_EQ,
+  PTX_SREG_LANEMASK_LE,
+  PTX_SREG_LANEMASK_LT,
+  PTX_SREG_LANEMASK_GE,
+  PTX_SREG_LANEMASK_GT,
+  PTX_SREG_CLOCK,
+  PTX_SREG_CLOCK_HI,
+  PTX_SREG_CLOCK64,
+  PTX_SREG_GLOBALTIMER,
+  PTX_SREG_GLOBALTIMER_LO,
+  PTX_SREG_GLOBALTIMER_HI,
+  PTX_SREG_DYNAMIC_SMEM_SIZE,
+  PTX_SREG_TOTAL_SMEM_SIZE,
+  PTX_SREG_CLUSTERID,
+  PTX_SREG_NCLUSTERID,
+  PTX_SREG_CLUSTER_CTAID,
+  PTX_SREG_CLUSTER_NCTAID,
+  PTX_SREG_CLUSTER_CTARANK,
+  PTX_SREG_CLUSTER_NCTARANK,
+  PTX_SREG_IS_EXPLICIT_CLUSTER,
   PTX_SREG_COUNT
 };
 
@@ -180,53 +292,58 @@ struct ptx_operand {
   uint8_t negate;   /* `!%p` (a predicate source) */
   uint8_t imm_kind; /* IMM: enum ptx_imm_kind (DOUBLE: a decimal literal's double bits) */
   uint8_t sreg, comp;
-  uint8_t scope;    /* SYM, ADDR with a variable: enum ptx_scope */
-  uint8_t base;     /* ADDR: enum ptx_addr_base */
-  uint8_t count;    /* VEC: 1..4 */
-  uint32_t index;   /* REG: register; SYM/ADDR: variable; LABEL: instruction; FUNC: function */
-  int64_t imm;      /* IMM: the value's bits; SYM/ADDR: byte offset */
+  uint8_t scope;  /* SYM, ADDR with a variable: enum ptx_scope */
+  uint8_t base;   /* ADDR: enum ptx_addr_base */
+  uint8_t count;  /* VEC: 1..4 */
+  uint32_t index; /* REG: register; SYM/ADDR: variable; LABEL: instruction; FUNC: function */
+  int64_t imm;    /* IMM: the value's bits; SYM/ADDR: byte offset */
   struct ptx_elem elems[4];
 };
 
 #define PTX_MAX_OPERANDS 6
 
 struct ptx_instr {
-  uint16_t op;        /* enum ptx_op */
-  uint8_t type;       /* the (destination) type; cvt: the destination type */
-  uint8_t type2;      /* cvt: the source type; set: the source type (dest is type); else NONE */
-  uint8_t space;      /* ld/st/ldu/atom/red/cvta/isspacep/prefetch: enum ptx_space */
-  uint8_t vec;        /* ld/st/ldu/mov: 1, 2 or 4 (.v2, .v4) */
-  uint8_t round;      /* enum ptx_round */
-  uint8_t cmp;        /* enum ptx_cmp */
-  uint8_t boolop;     /* enum ptx_boolop */
-  uint8_t mode;       /* enum ptx_mode */
-  uint16_t flags;     /* PTX_F_* */
-  uint8_t guard_neg;  /* @!%p */
+  uint16_t op;       /* enum ptx_op */
+  uint8_t type;      /* the (destination) type; cvt: the destination type */
+  uint8_t type2;     /* cvt: the source type; set: the source type (dest is type); else NONE */
+  uint8_t space;     /* ld/st/ldu/atom/red/cvta/isspacep/prefetch: enum ptx_space */
+  uint8_t vec;       /* ld/st/ldu/mov: 1, 2 or 4 (.v2, .v4) */
+  uint8_t round;     /* enum ptx_round */
+  uint8_t cmp;       /* enum ptx_cmp */
+  uint8_t boolop;    /* enum ptx_boolop */
+  uint8_t mode;      /* enum ptx_mode */
+  uint16_t flags;    /* PTX_F_* */
+  uint8_t guard_neg; /* @!%p */
   uint8_t num_operands;
-  int32_t guard;      /* the guard predicate register, or -1 */
-  int32_t dest2;      /* the second destination of `setp ... p|q` and `shfl ... d|p`, or -1 */
+  int32_t guard; /* the guard predicate register, or -1 */
+  int32_t dest2; /* the second destination of `setp ... p|q` and `shfl ... d|p`, or -1 */
   struct ptx_operand opnd[PTX_MAX_OPERANDS];
   /* call: operands are the function (FUNC, or a REG for an indirect call: refused later);
    * call_rets/call_args are the parenthesised lists, each a SYM (a .param), REG or IMM. */
   struct ptx_operand *call_rets, *call_args;
   uint8_t num_call_rets, num_call_args;
-  uint32_t line, column;  /* 1-based, of the instruction's first character (its guard if any) */
-  uint32_t loc_file, loc_line; /* the last `.loc` before it; loc_file 0: none */
+  uint32_t line, column;                       /* 1-based, of the instruction's first character (its guard if any) */
+  uint32_t loc_file, loc_line;                 /* the last `.loc` before it; loc_file 0: none */
   uint32_t loc_inlined_file, loc_inlined_line; /* its `inlined_at` (the call site of inlined code); 0: none */
-  const char *text;       /* the instruction as written, without its `;`, whitespace squeezed */
+  const char *text;                            /* the instruction as written, without its `;`, whitespace squeezed */
 };
 
 struct ptx_var {
   const char *name;
-  uint8_t space;    /* enum ptx_space */
-  uint8_t type;     /* element type */
-  bool is_extern;   /* `.extern .shared ... name[]`: dynamic shared memory */
+  uint8_t space;  /* enum ptx_space */
+  uint8_t type;   /* element type */
+  bool is_extern; /* `.extern .shared ... name[]`: dynamic shared memory */
   bool is_visible;
-  unsigned align;   /* bytes; the type's size when not given */
-  size_t size;      /* bytes in all (elements * type size); 0 for an unsized extern array */
+  unsigned align;            /* bytes; the type's size when not given */
+  size_t size;               /* bytes in all (elements * type size); 0 for an unsized extern array */
   const unsigned char *init; /* size bytes of its initialiser, or NULL (zeros) */
   /* Initialiser words that hold another variable's address (`{generic(a), b}`) */
-  struct ptx_reloc { size_t offset; uint32_t var; int64_t addend; bool generic; } *relocs;
+  struct ptx_reloc {
+    size_t offset;
+    uint32_t var;
+    int64_t addend;
+    bool generic;
+  } * relocs;
   size_t num_relocs;
   uint32_t line;
 };
@@ -238,16 +355,21 @@ struct ptx_reg {
 
 struct ptx_func {
   const char *name;
-  bool is_entry;       /* .entry (else .func) */
-  bool is_visible;     /* .visible */
-  bool is_extern;      /* `.extern .func`: declared, defined elsewhere (cudaGraphSetConditional, vprintf) */
+  bool is_entry;   /* .entry (else .func) */
+  bool is_visible; /* .visible */
+  bool is_extern;  /* `.extern .func`: declared, defined elsewhere (cudaGraphSetConditional, vprintf) */
   bool has_body;
-  struct ptx_var *params; size_t num_params; /* in order; space PARAM */
-  struct ptx_var *rets; size_t num_rets;     /* .func return parameters, in order */
-  struct ptx_var *vars; size_t num_vars;     /* declared in the body, nested blocks included */
-  struct ptx_reg *regs; size_t num_regs;     /* `%r<29>` declares %r0 .. %r28: 29 registers */
-  struct ptx_instr *instrs; size_t num_instrs;
-  unsigned maxntid[3], reqntid[3];           /* 0: not given */
+  struct ptx_var *params;
+  size_t num_params; /* in order; space PARAM */
+  struct ptx_var *rets;
+  size_t num_rets; /* .func return parameters, in order */
+  struct ptx_var *vars;
+  size_t num_vars; /* declared in the body, nested blocks included */
+  struct ptx_reg *regs;
+  size_t num_regs; /* `%r<29>` declares %r0 .. %r28: 29 registers */
+  struct ptx_instr *instrs;
+  size_t num_instrs;
+  unsigned maxntid[3], reqntid[3]; /* 0: not given */
   unsigned minnctapersm, maxnreg;
   uint32_t line;
 };
@@ -255,11 +377,14 @@ struct ptx_func {
 struct ptx_module {
   struct gcap__arena arena;
   unsigned version_major, version_minor;
-  unsigned target_sm;     /* 75 for `.target sm_75` */
-  unsigned address_size;  /* 64 (32 is refused) */
-  struct ptx_var *vars; size_t num_vars;    /* module scope: .global, .const, .shared */
-  struct ptx_func *funcs; size_t num_funcs; /* in the order declared; a prototype and its definition are one */
-  const char **files; size_t num_files;     /* `.file N "name"`: files[N] (NULL where not declared) */
+  unsigned target_sm;    /* 75 for `.target sm_75` */
+  unsigned address_size; /* 64 (32 is refused) */
+  struct ptx_var *vars;
+  size_t num_vars; /* module scope: .global, .const, .shared */
+  struct ptx_func *funcs;
+  size_t num_funcs; /* in the order declared; a prototype and its definition are one */
+  const char **files;
+  size_t num_files; /* `.file N "name"`: files[N] (NULL where not declared) */
 };
 
 /* Why a parse failed: where, and what. */

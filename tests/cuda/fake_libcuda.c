@@ -39,8 +39,8 @@ static char **call_log, **violation_log;
 static size_t num_calls, cap_calls, num_violations, cap_violations;
 static _Thread_local bool in_host_function;
 
-__attribute__((format(printf, 4, 0)))
-static void append(char ***lines, size_t *count, size_t *cap, const char *fmt, va_list ap) {
+__attribute__((format(printf, 4, 0))) static void append(char ***lines, size_t *count, size_t *cap, const char *fmt,
+                                                         va_list ap) {
   char line[512];
   vsnprintf(line, sizeof line, fmt, ap);
   if (*count == *cap) {
@@ -51,8 +51,7 @@ static void append(char ***lines, size_t *count, size_t *cap, const char *fmt, v
   (*lines)[(*count)++] = strdup(line);
 }
 
-__attribute__((format(printf, 1, 2)))
-static void record(const char *fmt, ...) {
+__attribute__((format(printf, 1, 2))) static void record(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   append(&call_log, &num_calls, &cap_calls, fmt, ap);
@@ -60,8 +59,7 @@ static void record(const char *fmt, ...) {
   if (getenv("FAKE_CUDA_TRACE")) fprintf(stderr, "fake: %s\n", call_log[num_calls - 1]);
 }
 
-__attribute__((format(printf, 1, 2)))
-static void violation(const char *fmt, ...) {
+__attribute__((format(printf, 1, 2))) static void violation(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   append(&violation_log, &num_violations, &cap_violations, fmt, ap);
@@ -70,9 +68,22 @@ static void violation(const char *fmt, ...) {
 
 /* ------------------------------------------------------------ handles */
 
-enum kind { K_CONTEXT, K_STREAM, K_EVENT, K_MODULE, K_FUNCTION, K_GRAPH, K_NODE, K_EXEC, K_MEMORY, K_HOST_MEMORY, K_LINK };
-static const char *const kind_names[] = {"context", "stream",   "event", "module",     "function",
-                                         "graph",   "graph node", "graph exec", "device memory", "host memory", "link state"};
+enum kind {
+  K_CONTEXT,
+  K_STREAM,
+  K_EVENT,
+  K_MODULE,
+  K_FUNCTION,
+  K_GRAPH,
+  K_NODE,
+  K_EXEC,
+  K_MEMORY,
+  K_HOST_MEMORY,
+  K_LINK
+};
+static const char *const kind_names[] = {"context",       "stream",      "event",      "module",
+                                         "function",      "graph",       "graph node", "graph exec",
+                                         "device memory", "host memory", "link state"};
 
 /* Handles are never freed: a destroyed one stays readable, so a late use is reported, not a crash. */
 struct handle {
@@ -140,8 +151,8 @@ struct function {
 };
 
 enum node_type { N_KERNEL, N_MEMCPY, N_MEMSET, N_HOST, N_EMPTY, N_EVENT_RECORD, N_EVENT_WAIT, N_CHILD, N_COND };
-static const char *const node_type_names[] = {"kernel",     "memcpy",     "memset", "host",       "empty",
-                                              "event_record", "event_wait", "child", "conditional"};
+static const char *const node_type_names[] = {"kernel",       "memcpy",     "memset", "host",       "empty",
+                                              "event_record", "event_wait", "child",  "conditional"};
 
 struct graph;
 
@@ -159,8 +170,8 @@ struct node {
   CUDA_MEMSET_NODE_PARAMS fill;
   CUDA_HOST_NODE_PARAMS host;
   struct handle *event;
-  struct graph *child; /* the driver's own clone */
-  int priority;        /* CU_LAUNCH_ATTRIBUTE_PRIORITY of a kernel node */
+  struct graph *child;               /* the driver's own clone */
+  int priority;                      /* CU_LAUNCH_ATTRIBUTE_PRIORITY of a kernel node */
   CUDA_CONDITIONAL_NODE_PARAMS cond; /* N_COND: phGraph_out points at bodies */
   CUgraph bodies[8];
 };
@@ -169,7 +180,7 @@ struct graph {
   struct handle h;
   struct node **nodes;
   size_t count, cap;
-  struct graph *parent; /* a conditional body's: the graph its node is in */
+  struct graph *parent;                 /* a conditional body's: the graph its node is in */
   CUgraphConditionalHandle handles[16]; /* made on it by cuGraphConditionalHandleCreate */
   size_t num_handles;
 };
@@ -619,7 +630,9 @@ static CUresult CUDAAPI f_cuEventCreate(CUevent *e, unsigned flags) {
 }
 
 /* When the stream reached the event: after the work it follows finished, and not before the record. */
-static double reached_ms(const struct event *e) { return e->seq && done_at[e->seq - 1] > e->ms ? done_at[e->seq - 1] : e->ms; }
+static double reached_ms(const struct event *e) {
+  return e->seq && done_at[e->seq - 1] > e->ms ? done_at[e->seq - 1] : e->ms;
+}
 
 /* As the driver: a disabled-timing or never recorded event is an invalid handle here. */
 static CUresult CUDAAPI f_cuEventElapsedTime(float *ms, CUevent start, CUevent end) {
@@ -698,8 +711,8 @@ static CUresult CUDAAPI f_cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t byte
   BEGIN("cuMemcpy(%p <- %p, %zu)", (void *)(uintptr_t)dst, (void *)(uintptr_t)src, bytes);
   NEED_CONTEXT("cuMemcpy");
   NEED(dst && src, "cuMemcpy: a NULL pointer");
-  END(issue(NULL, (struct work){.type = W_COPY, .dst = (void *)(uintptr_t)dst, .src = (void *)(uintptr_t)src,
-                                .bytes = bytes},
+  END(issue(NULL,
+            (struct work){.type = W_COPY, .dst = (void *)(uintptr_t)dst, .src = (void *)(uintptr_t)src, .bytes = bytes},
             N_MEMCPY));
 }
 
@@ -725,8 +738,8 @@ static CUresult CUDAAPI f_cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t
   NEED(dst && src, "cuMemcpyAsync: a NULL pointer");
   struct stream *st;
   if (!stream_arg("cuMemcpyAsync", s, &st)) END(CUDA_ERROR_INVALID_HANDLE);
-  END(issue(st, (struct work){.type = W_COPY, .dst = (void *)(uintptr_t)dst, .src = (void *)(uintptr_t)src,
-                              .bytes = bytes},
+  END(issue(st,
+            (struct work){.type = W_COPY, .dst = (void *)(uintptr_t)dst, .src = (void *)(uintptr_t)src, .bytes = bytes},
             N_MEMCPY));
 }
 
@@ -795,9 +808,8 @@ static void record_args(const char *fn, const struct function *f, void *const *p
   record("%s", line);
 }
 
-static CUresult CUDAAPI f_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
-                                         unsigned by, unsigned bz, unsigned shmem, CUstream s, void **params,
-                                         void **extra) {
+static CUresult CUDAAPI f_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                                         unsigned bz, unsigned shmem, CUstream s, void **params, void **extra) {
   BEGIN("cuLaunchKernel(%p, grid=%u,%u,%u, block=%u,%u,%u, shmem=%u, stream=%p)", (void *)f, gx, gy, gz, bx, by, bz,
         shmem, (void *)s);
   NEED_CONTEXT("cuLaunchKernel");
@@ -816,7 +828,10 @@ static CUresult CUDAAPI f_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy,
 /* A module's variables (cuModuleGetGlobal), made on first use: "g_16" is 16 bytes. */
 struct module {
   struct handle h;
-  struct { char name[64]; void *p; } vars[8];
+  struct {
+    char name[64];
+    void *p;
+  } vars[8];
   unsigned num_vars;
 };
 
@@ -1239,10 +1254,13 @@ static bool cond_ok(const CUgraphNodeParams *p, struct node *into) {
     return violation("cuGraphAddNode: type %d, which the fake does not simulate", (int)p->type), false;
   if (!handle_of(into->graph, c->handle))
     return violation("cuGraphAddNode: handle %llu was not made on this graph or a graph it is in",
-                     (unsigned long long)c->handle), false;
-  bool fits = c->type == CU_GRAPH_COND_TYPE_IF ? c->size == 1 || c->size == 2
-              : c->type == CU_GRAPH_COND_TYPE_WHILE ? c->size == 1 : c->size >= 1 && c->size <= 8;
-  if (!fits || !context_arg(c->ctx)) return violation("cuGraphAddNode: a conditional of type %d and size %u", (int)c->type, c->size), false;
+                     (unsigned long long)c->handle),
+           false;
+  bool fits = c->type == CU_GRAPH_COND_TYPE_IF      ? c->size == 1 || c->size == 2
+              : c->type == CU_GRAPH_COND_TYPE_WHILE ? c->size == 1
+                                                    : c->size >= 1 && c->size <= 8;
+  if (!fits || !context_arg(c->ctx))
+    return violation("cuGraphAddNode: a conditional of type %d and size %u", (int)c->type, c->size), false;
   into->cond = *c;
   for (unsigned b = 0; b < c->size; b++) {
     struct graph *body = new_graph();
@@ -1254,7 +1272,7 @@ static bool cond_ok(const CUgraphNodeParams *p, struct node *into) {
 }
 
 static CUresult CUDAAPI f_cuGraphAddNode(CUgraphNode *out, CUgraph g, const CUgraphNode *deps, size_t num,
-                                        CUgraphNodeParams *p) {
+                                         CUgraphNodeParams *p) {
   BEGIN("cuGraphAddNode(%p, %zu deps, type %d)", (void *)g, num, p ? (int)p->type : -1);
   NEED(p, "cuGraphAddNode: nodeParams is NULL");
   ADD_NODE("cuGraphAddNode", N_COND, cond_ok(p, n) && (p->conditional.phGraph_out = n->bodies, true));
@@ -1307,7 +1325,7 @@ static CUresult CUDAAPI f_cuGraphInstantiateWithFlags(CUgraphExec *out, CUgraph 
   NEED_HANDLE(gr, g, K_GRAPH, "cuGraphInstantiateWithFlags", "hGraph");
   NEED(out, "cuGraphInstantiateWithFlags: phGraphExec is NULL");
   NEED(!(flags & ~(unsigned long long)(CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH |
-                                      CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY)),
+                                       CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY)),
        "cuGraphInstantiateWithFlags: flags %llu", flags);
   struct exec *x = new_handle(K_EXEC, sizeof *x);
   x->tmpl = gr, x->count = gr->count;
@@ -1354,7 +1372,7 @@ static struct node *exec_node(const char *fn, CUgraphExec x, CUgraphNode node, e
     return NULL;
   }
   struct node *copy = &ex->nodes[n->index];
-  if (type != (enum node_type)-1 && copy->type != type) {
+  if (type != (enum node_type) - 1 && copy->type != type) {
     violation("%s: node %u is a %s node", fn, n->h.id, node_type_names[copy->type]);
     return NULL;
   }
@@ -1416,7 +1434,7 @@ static CUresult CUDAAPI f_cuGraphExecEventWaitNodeSetEvent(CUgraphExec x, CUgrap
 /* Kernel, memcpy, memset, host and empty nodes may be disabled (the reference's list). */
 static CUresult CUDAAPI f_cuGraphNodeSetEnabled(CUgraphExec x, CUgraphNode node, unsigned enabled) {
   BEGIN("cuGraphNodeSetEnabled(%p, %p, %u)", (void *)x, (void *)node, enabled);
-  struct node *n = exec_node("cuGraphNodeSetEnabled", x, node, (enum node_type)-1);
+  struct node *n = exec_node("cuGraphNodeSetEnabled", x, node, (enum node_type) - 1);
   if (!n) END(CUDA_ERROR_INVALID_VALUE);
   NEED(enabled <= 1, "cuGraphNodeSetEnabled: isEnabled %u", enabled);
   NEED(n->type <= N_EMPTY, "cuGraphNodeSetEnabled: a %s node cannot be disabled", node_type_names[n->type]);
@@ -1513,7 +1531,8 @@ static void describe_node(const struct node *n, char *line, size_t size) {
                     n->kernel.blockDimZ, n->kernel.sharedMemBytes);
     for (size_t i = 0; i < f->args_size && (size_t)used + 3 < rest; i++)
       used += snprintf(at + used, rest - (size_t)used, "%02x", n->args[i]);
-    if (n->priority && (size_t)used < rest) used += snprintf(at + used, rest - (size_t)used, " priority=%d", n->priority);
+    if (n->priority && (size_t)used < rest)
+      used += snprintf(at + used, rest - (size_t)used, " priority=%d", n->priority);
     break;
   }
   case N_MEMCPY: {
@@ -1527,9 +1546,9 @@ static void describe_node(const struct node *n, char *line, size_t size) {
     break;
   }
   case N_MEMSET:
-    used = snprintf(at, rest, " dst=%p value=%u element=%u width=%zu height=%zu pitch=%zu",
-                    (void *)(uintptr_t)n->fill.dst, n->fill.value, n->fill.elementSize, n->fill.width, n->fill.height,
-                    n->fill.pitch);
+    used =
+        snprintf(at, rest, " dst=%p value=%u element=%u width=%zu height=%zu pitch=%zu", (void *)(uintptr_t)n->fill.dst,
+                 n->fill.value, n->fill.elementSize, n->fill.width, n->fill.height, n->fill.pitch);
     break;
   case N_CHILD: used = snprintf(at, rest, " nodes=%zu", n->child->count); break;
   case N_COND:
@@ -1670,36 +1689,34 @@ struct entry {
   {                                                                                                                    \
 #name, (void (*)(void))(PFN_##name##_v##version) { f_##name }                                                      \
   }
-#define ENTRIES \
-    ENTRY(cuInit, 2000), ENTRY(cuDeviceGetCount, 2000), ENTRY(cuDeviceGet, 2000), ENTRY(cuDeviceGetName, 2000), \
-    ENTRY(cuGetErrorName, 6000), ENTRY(cuGetErrorString, 6000), ENTRY(cuDevicePrimaryCtxRetain, 7000), \
-    ENTRY(cuDevicePrimaryCtxRelease, 11000), ENTRY(cuCtxSetCurrent, 4000), ENTRY(cuCtxGetCurrent, 4000), \
-    ENTRY(cuCtxSynchronize, 2000), ENTRY(cuMemAlloc, 3020), ENTRY(cuMemFree, 3020), ENTRY(cuMemAllocHost, 3020), \
-    ENTRY(cuMemFreeHost, 2000), ENTRY(cuMemcpy, 4000), ENTRY(cuMemcpyAsync, 4000), ENTRY(cuMemcpy3DAsync, 3020), ENTRY(cuMemsetD8Async, 3020), \
-    ENTRY(cuMemsetD16Async, 3020), ENTRY(cuMemsetD32Async, 3020), ENTRY(cuMemsetD2D8Async, 3020), \
-    ENTRY(cuMemsetD2D16Async, 3020), ENTRY(cuMemsetD2D32Async, 3020), ENTRY(cuStreamCreate, 2000), \
-    ENTRY(cuStreamDestroy, 4000), ENTRY(cuStreamSynchronize, 2000), ENTRY(cuStreamQuery, 2000), \
-    ENTRY(cuStreamWaitEvent, 3020), ENTRY(cuLaunchHostFunc, 10000), ENTRY(cuLaunchKernel, 4000), \
-    ENTRY(cuEventCreate, 2000), ENTRY(cuEventDestroy, 4000), ENTRY(cuEventRecord, 2000), \
-    ENTRY(cuEventSynchronize, 2000), ENTRY(cuEventQuery, 2000), ENTRY(cuEventElapsedTime, 2000), \
-    ENTRY(cuModuleLoadData, 2000), \
-    ENTRY(cuModuleUnload, 2000), ENTRY(cuModuleGetFunction, 2000), ENTRY(cuModuleGetGlobal, 3020), ENTRY(cuFuncGetParamInfo, 12040), \
-    ENTRY(cuGraphCreate, 10000), ENTRY(cuGraphDestroy, 10000), ENTRY(cuGraphAddKernelNode, 12000), \
-    ENTRY(cuGraphConditionalHandleCreate, 12030), ENTRY(cuLinkCreate, 6050), ENTRY(cuLinkAddData, 6050), \
-    ENTRY(cuLinkAddFile, 6050), ENTRY(cuLinkComplete, 5050), ENTRY(cuLinkDestroy, 5050), \
-    ENTRY(cuGraphAddNode, 12020), ENTRY(cuGraphDestroyNode, 10000), \
-    ENTRY(cuGraphKernelNodeSetAttribute, 11000), \
-    ENTRY(cuGraphAddMemcpyNode, 10000), ENTRY(cuGraphAddMemsetNode, 10000), ENTRY(cuGraphAddHostNode, 10000), \
-    ENTRY(cuGraphAddEmptyNode, 10000), ENTRY(cuGraphAddEventRecordNode, 11010), \
-    ENTRY(cuGraphAddEventWaitNode, 11010), ENTRY(cuGraphAddChildGraphNode, 10000), \
-    ENTRY(cuGraphInstantiateWithFlags, 11040), ENTRY(cuGraphExecDestroy, 10000), ENTRY(cuGraphLaunch, 10000), \
-    ENTRY(cuGraphUpload, 11010), ENTRY(cuGraphExecKernelNodeSetParams, 12000), \
-    ENTRY(cuGraphExecMemcpyNodeSetParams, 10020), ENTRY(cuGraphExecMemsetNodeSetParams, 10020), \
-    ENTRY(cuGraphExecHostNodeSetParams, 10020), ENTRY(cuGraphExecEventRecordNodeSetEvent, 11010), \
-    ENTRY(cuGraphExecEventWaitNodeSetEvent, 11010), ENTRY(cuGraphNodeSetEnabled, 11060), \
-    ENTRY(cuGraphExecUpdate, 12000), ENTRY(cuGraphClone, 10000), ENTRY(cuGraphGetNodes, 10000), \
-    ENTRY(cuStreamBeginCapture, 10010), ENTRY(cuStreamEndCapture, 10000)
-
+#define ENTRIES                                                                                                        \
+  ENTRY(cuInit, 2000), ENTRY(cuDeviceGetCount, 2000), ENTRY(cuDeviceGet, 2000), ENTRY(cuDeviceGetName, 2000),          \
+      ENTRY(cuGetErrorName, 6000), ENTRY(cuGetErrorString, 6000), ENTRY(cuDevicePrimaryCtxRetain, 7000),               \
+      ENTRY(cuDevicePrimaryCtxRelease, 11000), ENTRY(cuCtxSetCurrent, 4000), ENTRY(cuCtxGetCurrent, 4000),             \
+      ENTRY(cuCtxSynchronize, 2000), ENTRY(cuMemAlloc, 3020), ENTRY(cuMemFree, 3020), ENTRY(cuMemAllocHost, 3020),     \
+      ENTRY(cuMemFreeHost, 2000), ENTRY(cuMemcpy, 4000), ENTRY(cuMemcpyAsync, 4000), ENTRY(cuMemcpy3DAsync, 3020),     \
+      ENTRY(cuMemsetD8Async, 3020), ENTRY(cuMemsetD16Async, 3020), ENTRY(cuMemsetD32Async, 3020),                      \
+      ENTRY(cuMemsetD2D8Async, 3020), ENTRY(cuMemsetD2D16Async, 3020), ENTRY(cuMemsetD2D32Async, 3020),                \
+      ENTRY(cuStreamCreate, 2000), ENTRY(cuStreamDestroy, 4000), ENTRY(cuStreamSynchronize, 2000),                     \
+      ENTRY(cuStreamQuery, 2000), ENTRY(cuStreamWaitEvent, 3020), ENTRY(cuLaunchHostFunc, 10000),                      \
+      ENTRY(cuLaunchKernel, 4000), ENTRY(cuEventCreate, 2000), ENTRY(cuEventDestroy, 4000),                            \
+      ENTRY(cuEventRecord, 2000), ENTRY(cuEventSynchronize, 2000), ENTRY(cuEventQuery, 2000),                          \
+      ENTRY(cuEventElapsedTime, 2000), ENTRY(cuModuleLoadData, 2000), ENTRY(cuModuleUnload, 2000),                     \
+      ENTRY(cuModuleGetFunction, 2000), ENTRY(cuModuleGetGlobal, 3020), ENTRY(cuFuncGetParamInfo, 12040),              \
+      ENTRY(cuGraphCreate, 10000), ENTRY(cuGraphDestroy, 10000), ENTRY(cuGraphAddKernelNode, 12000),                   \
+      ENTRY(cuGraphConditionalHandleCreate, 12030), ENTRY(cuLinkCreate, 6050), ENTRY(cuLinkAddData, 6050),             \
+      ENTRY(cuLinkAddFile, 6050), ENTRY(cuLinkComplete, 5050), ENTRY(cuLinkDestroy, 5050),                             \
+      ENTRY(cuGraphAddNode, 12020), ENTRY(cuGraphDestroyNode, 10000), ENTRY(cuGraphKernelNodeSetAttribute, 11000),     \
+      ENTRY(cuGraphAddMemcpyNode, 10000), ENTRY(cuGraphAddMemsetNode, 10000), ENTRY(cuGraphAddHostNode, 10000),        \
+      ENTRY(cuGraphAddEmptyNode, 10000), ENTRY(cuGraphAddEventRecordNode, 11010),                                      \
+      ENTRY(cuGraphAddEventWaitNode, 11010), ENTRY(cuGraphAddChildGraphNode, 10000),                                   \
+      ENTRY(cuGraphInstantiateWithFlags, 11040), ENTRY(cuGraphExecDestroy, 10000), ENTRY(cuGraphLaunch, 10000),        \
+      ENTRY(cuGraphUpload, 11010), ENTRY(cuGraphExecKernelNodeSetParams, 12000),                                       \
+      ENTRY(cuGraphExecMemcpyNodeSetParams, 10020), ENTRY(cuGraphExecMemsetNodeSetParams, 10020),                      \
+      ENTRY(cuGraphExecHostNodeSetParams, 10020), ENTRY(cuGraphExecEventRecordNodeSetEvent, 11010),                    \
+      ENTRY(cuGraphExecEventWaitNodeSetEvent, 11010), ENTRY(cuGraphNodeSetEnabled, 11060),                             \
+      ENTRY(cuGraphExecUpdate, 12000), ENTRY(cuGraphClone, 10000), ENTRY(cuGraphGetNodes, 10000),                      \
+      ENTRY(cuStreamBeginCapture, 10010), ENTRY(cuStreamEndCapture, 10000)
 
 CUresult CUDAAPI cuGetProcAddress(const char *symbol, void **pfn, int version, cuuint64_t flags,
                                   CUdriverProcAddressQueryResult *status) {

@@ -57,8 +57,7 @@ static void finish(gcap_context *ctx) {
   static char text[TEXT];
   gcap_context_destroy(ctx);
   size_t live = fake_cuda_live(text, sizeof text);
-  if (live > live_before)
-    fail_msg("%zu driver handle(s) outlive their gcap context:\n%s", live - live_before, text);
+  if (live > live_before) fail_msg("%zu driver handle(s) outlive their gcap context:\n%s", live - live_before, text);
   assert_no_violations();
 }
 
@@ -153,7 +152,8 @@ static void label(const gcap_node *n, char *out, size_t size) {
     gcap_conditional_node_params p = {.body_out = bodies};
     assert_ok(gcap_node_get_conditional_params(n, &p));
     int w = snprintf(out, size, "conditional type=%d size=%u bodies", (int)p.type, p.size);
-    for (unsigned b = 0; b < p.size; b++) w += snprintf(out + w, size - (size_t)w, "%s%zu", b ? "," : "=", gcap_graph_node_count(bodies[b]));
+    for (unsigned b = 0; b < p.size; b++)
+      w += snprintf(out + w, size - (size_t)w, "%s%zu", b ? "," : "=", gcap_graph_node_count(bodies[b]));
     break;
   }
   default: snprintf(out, size, "empty"); break; /* EMPTY, MEM_ALLOC, MEM_FREE */
@@ -219,14 +219,15 @@ static void assert_same_graph(const gcap_graph *g, gcap_exec *x) {
   CUgraphExec native = gcap_cuda_graph_exec(x);
   assert_non_null(native);
   fake_cuda_describe_exec(native, got, sizeof got);
-  if (strcmp(want, got) != 0) fail_msg("the driver's graph differs from gcap's:\n--- gcap\n%s--- driver\n%s", want, got);
+  if (strcmp(want, got) != 0)
+    fail_msg("the driver's graph differs from gcap's:\n--- gcap\n%s--- driver\n%s", want, got);
 }
 
 /* ------------------------------------------------------------ host functions */
 
 struct host_log {
   int runs;
-  gcap_exec *exec;        /* what the function tries to launch, when set */
+  gcap_exec *exec; /* what the function tries to launch, when set */
   gcap_stream *stream;
   gcap_status from_inside; /* what that attempt returned */
   char message[256];
@@ -407,7 +408,7 @@ static void test_setters_enable_and_update_reach_the_driver(void **state) {
   assert_int_equal(fake_cuda_calls("cuGraphNodeSetEnabled("), 1);
   assert_int_equal(fake_cuda_calls(", 0)"), 1);
   fake_cuda_describe_exec(gcap_cuda_graph_exec(x), got, sizeof got);
-  assert_non_null(strstr(got, "grid=9,1,1 block=32,1,1 shmem=64 args=") );
+  assert_non_null(strstr(got, "grid=9,1,1 block=32,1,1 shmem=64 args="));
   assert_non_null(strstr(got, "[disabled]\n"));
   assert_ok(gcap_exec_node_set_enabled(x, n[0], true));
   fake_cuda_describe_exec(gcap_cuda_graph_exec(x), got, sizeof got);
@@ -1096,7 +1097,8 @@ static void test_copies_in_rows_reach_the_driver(void **state) {
   finish(ctx);
 }
 
-/* Conditional nodes: handles made on one driver graph, which the executable is built in; bodies filled from their plans. */
+/* Conditional nodes: handles made on one driver graph, which the executable is built in; bodies filled from their
+ * plans. */
 static void test_conditional_nodes_reach_the_driver(void **state) {
   (void)state;
   gcap_context *ctx = cuda_context();
@@ -1186,7 +1188,7 @@ static void test_ptx_entries_and_globals_reach_the_driver(void **state) {
   gcap_module *m = NULL;
   fake_cuda_log_clear();
   assert_ok(gcap_module_load(ctx, &d, &m));
-  assert_int_equal(fake_cuda_calls("cuModuleGetFunction(") , 1);
+  assert_int_equal(fake_cuda_calls("cuModuleGetFunction("), 1);
   assert_int_equal(fake_cuda_calls("cuModuleGetGlobal("), 1);
   gcap_kernel *k = NULL;
   assert_ok(gcap_module_get_kernel(m, "k_8_4", &k));

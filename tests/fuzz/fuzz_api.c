@@ -51,15 +51,15 @@ static uint32_t u32_of(struct input *in, const uint32_t *table, size_t n) { retu
 
 enum kind { K_CTX, K_STREAM, K_EVENT, K_MODULE, K_KERNEL, K_GRAPH, K_NODE, K_EXEC, K_CAPTURE, K_POOL, K_COUNT };
 static const unsigned kind_slots[K_COUNT] = {2, 6, 4, 3, 8, 8, 48, 4, 3, 3};
-static const char *const kind_names[K_COUNT] = {"context", "stream", "event", "module", "kernel",
+static const char *const kind_names[K_COUNT] = {"context", "stream", "event", "module",  "kernel",
                                                 "graph",   "node",   "exec",  "capture", "pool"};
 
 struct slot {
   void *h;
-  int ctx;     /* context slot, -1 unknown */
-  int parent;  /* node: its graph's slot; graph: the child-graph node embedding it, else -1 */
-  int module;  /* kernel: its module's slot */
-  bool live;   /* as far as the harness knows */
+  int ctx;    /* context slot, -1 unknown */
+  int parent; /* node: its graph's slot; graph: the child-graph node embedding it, else -1 */
+  int module; /* kernel: its module's slot */
+  bool live;  /* as far as the harness knows */
 };
 
 enum ptr_kind { P_DEVICE, P_PINNED, P_GRAPH };
@@ -173,7 +173,8 @@ static void forget(enum kind k, const void *h) {
 
 static bool known_status(gcap_status s) { return strcmp(gcap_status_name(s), "GCAP_UNKNOWN_STATUS") != 0; }
 
-/* With FUZZ_API_STATS set, how often each call succeeded and failed is printed at exit; FUZZ_API_TRACE prints every call. */
+/* With FUZZ_API_STATS set, how often each call succeeded and failed is printed at exit; FUZZ_API_TRACE prints every
+ * call. */
 #define MAX_CALLS 96
 static struct {
   const char *name;
@@ -294,10 +295,10 @@ static gcap_memcpy_node_params copy_params(struct input *in, enum copy_use use, 
                                            GCAP_MEMCPY_DEVICE_TO_HOST, GCAP_MEMCPY_DEVICE_TO_DEVICE,
                                            GCAP_MEMCPY_DEFAULT,        (gcap_memcpy_kind)7};
   gcap_memcpy_node_params p = {.kind = PICK(in, kinds), .bytes = PICK(in, byte_counts)};
-  bool dst_host = p.kind == GCAP_MEMCPY_HOST_TO_HOST || p.kind == GCAP_MEMCPY_DEVICE_TO_HOST ||
-                  p.kind == GCAP_MEMCPY_DEFAULT;
-  bool src_host = p.kind == GCAP_MEMCPY_HOST_TO_HOST || p.kind == GCAP_MEMCPY_HOST_TO_DEVICE ||
-                  p.kind == GCAP_MEMCPY_DEFAULT;
+  bool dst_host =
+      p.kind == GCAP_MEMCPY_HOST_TO_HOST || p.kind == GCAP_MEMCPY_DEVICE_TO_HOST || p.kind == GCAP_MEMCPY_DEFAULT;
+  bool src_host =
+      p.kind == GCAP_MEMCPY_HOST_TO_HOST || p.kind == GCAP_MEMCPY_HOST_TO_DEVICE || p.kind == GCAP_MEMCPY_DEFAULT;
   size_t room = SIZE_MAX, src_room = SIZE_MAX;
   p.dst = dst_host ? host_side(in, &room, use, p.kind, ctx) : device_side(in);
   p.src = src_host ? host_side(in, &src_room, use, p.kind, ctx) : device_side(in);
@@ -423,7 +424,8 @@ static void host_callback(void *user_data) {
   size_t count = 0;
   switch (c->action) {
   case CB_BLOCK:
-    if (slot_of(K_STREAM, s) >= 0) callback_check(on_stream(gcap_stream_synchronize(s)), true, GCAP_ERROR_ILLEGAL_STATE);
+    if (slot_of(K_STREAM, s) >= 0)
+      callback_check(on_stream(gcap_stream_synchronize(s)), true, GCAP_ERROR_ILLEGAL_STATE);
     break;
   case CB_QUERY:
     callback_check(gcap_graph_get_nodes(g, NULL, &count), false, GCAP_SUCCESS);
@@ -510,7 +512,8 @@ static void op_add_node(struct input *in) {
     node_made(gcap_graph_add_child_graph_node(g, d.n, d.count, handle(in, K_GRAPH), &n), "add_child_graph_node", g, &n);
     break;
   case 6:
-    node_made(gcap_graph_add_event_record_node(g, d.n, d.count, handle(in, K_EVENT), &n), "add_event_record_node", g, &n);
+    node_made(gcap_graph_add_event_record_node(g, d.n, d.count, handle(in, K_EVENT), &n), "add_event_record_node", g,
+              &n);
     break;
   case 7:
     node_made(gcap_graph_add_event_wait_node(g, d.n, d.count, handle(in, K_EVENT), &n), "add_event_wait_node", g, &n);
@@ -656,7 +659,8 @@ static void op_graph_lifetime(struct input *in) {
   }
   case 1: {
     gcap_graph *g = handle(in, K_GRAPH);
-    if (check(gcap_graph_clone(g, &out), "graph_clone", (void *const *)&out)) remember(K_GRAPH, out, ctx_of(K_GRAPH, g), -1);
+    if (check(gcap_graph_clone(g, &out), "graph_clone", (void *const *)&out))
+      remember(K_GRAPH, out, ctx_of(K_GRAPH, g), -1);
     break;
   }
   default: {
@@ -937,7 +941,8 @@ static void op_capture_object(struct input *in) {
   }
   case 5: {
     gcap_graph *g = SENTINEL;
-    if (check(gcap_capture_end(c, &g), "capture_end", (void *const *)&g)) remember(K_GRAPH, g, ctx_of(K_CAPTURE, c), -1);
+    if (check(gcap_capture_end(c, &g), "capture_end", (void *const *)&g))
+      remember(K_GRAPH, g, ctx_of(K_CAPTURE, c), -1);
     break;
   }
   case 6: {
@@ -997,7 +1002,9 @@ static void op_objects(struct input *in) {
     else if (how < 240)
       check(gcap_context_get_graph_mem_attribute(ctx, (gcap_graph_mem_attribute)(how % 5), how & 1 ? &value : NULL),
             "get_graph_mem_attribute", NULL);
-    else check(gcap_context_set_graph_mem_attribute(ctx, (gcap_graph_mem_attribute)(how % 5), how & 2), "set_graph_mem_attribute", NULL);
+    else
+      check(gcap_context_set_graph_mem_attribute(ctx, (gcap_graph_mem_attribute)(how % 5), how & 2),
+            "set_graph_mem_attribute", NULL);
     break;
   }
   case 6: {
@@ -1021,7 +1028,8 @@ static void op_modules(struct input *in) {
   case 0: {
     gcap_module_desc d = {.kernels = kernel_defs, .num_kernels = byte(in) % 4};
     gcap_module *m = SENTINEL;
-    if (check(gcap_module_load(ctx, &d, &m), "module_load", (void *const *)&m)) remember(K_MODULE, m, ctx_of(K_CTX, ctx), -1);
+    if (check(gcap_module_load(ctx, &d, &m), "module_load", (void *const *)&m))
+      remember(K_MODULE, m, ctx_of(K_CTX, ctx), -1);
     break;
   }
   case 1: {
@@ -1048,8 +1056,8 @@ static void op_modules(struct input *in) {
        * a kernel of an unloaded module may be freed and its address reused by another context's. */
       for (unsigned m = 0; ks >= 0 && m < kind_slots[K_MODULE]; m++) {
         gcap_kernel *same = NULL;
-        if (st.slots[K_MODULE][m].live && gcap_module_get_kernel(st.slots[K_MODULE][m].h, name, &same) == GCAP_SUCCESS &&
-            same == k)
+        if (st.slots[K_MODULE][m].live &&
+            gcap_module_get_kernel(st.slots[K_MODULE][m].h, name, &same) == GCAP_SUCCESS && same == k)
           st.slots[K_KERNEL][ks].module = (int)m;
       }
     }
@@ -1068,7 +1076,8 @@ static void op_memory(struct input *in) {
     if (check(gcap_mem_alloc(ctx, bytes, &p), "mem_alloc", NULL)) remember_ptr(p, bytes, ctx_of(K_CTX, ctx), P_DEVICE);
     break;
   case 1:
-    if (check(gcap_host_alloc(ctx, bytes, &p), "host_alloc", NULL)) remember_ptr(p, bytes, ctx_of(K_CTX, ctx), P_PINNED);
+    if (check(gcap_host_alloc(ctx, bytes, &p), "host_alloc", NULL))
+      remember_ptr(p, bytes, ctx_of(K_CTX, ctx), P_PINNED);
     break;
   case 2:
     p = device_side(in);
@@ -1198,7 +1207,9 @@ static void op_user_objects(struct input *in) {
     check(gcap_graph_retain_user_object(handle(in, K_GRAPH), obj, count, byte(in) % 3), "graph_retain_user_object",
           NULL);
     break;
-  default: check(gcap_graph_release_user_object(handle(in, K_GRAPH), obj, count), "graph_release_user_object", NULL); break;
+  default:
+    check(gcap_graph_release_user_object(handle(in, K_GRAPH), obj, count), "graph_release_user_object", NULL);
+    break;
   }
 }
 
@@ -1250,8 +1261,9 @@ static void op_graph_api_12(struct input *in) {
   case 0: {
     gcap_conditional_handle h = 0;
     unsigned def = byte(in) % 3, flags = byte(in) % 3;
-    if (check(gcap_graph_conditional_handle_create(g, def, flags, byte(in) == 9 ? NULL : &h), "conditional_handle_create",
-              NULL) && h) {
+    if (check(gcap_graph_conditional_handle_create(g, def, flags, byte(in) == 9 ? NULL : &h),
+              "conditional_handle_create", NULL) &&
+        h) {
       st.cond_defaults[st.next_cond % 8] = def;
       st.conds[st.next_cond++ % 8] = h;
     }
@@ -1266,21 +1278,28 @@ static void op_graph_api_12(struct input *in) {
   case 3: {
     static const size_t sizes[] = {0, 1, 64, 4096};
     gcap_mem_alloc_node_params p = {PICK(in, sizes), byte(in) < 200 ? NULL : handle(in, K_POOL), NULL};
-    node_made(gcap_graph_add_mem_alloc_node(g, d.n, d.count, byte(in) == 9 ? NULL : &p, &n), "add_mem_alloc_node", g, &n);
+    node_made(gcap_graph_add_mem_alloc_node(g, d.n, d.count, byte(in) == 9 ? NULL : &p, &n), "add_mem_alloc_node", g,
+              &n);
     if (n && n != SENTINEL && p.dptr) remember_ptr(p.dptr, p.bytes, -1, P_GRAPH);
     break;
   }
-  case 4: node_made(gcap_graph_add_mem_free_node(g, d.n, d.count, device_side(in), &n), "add_mem_free_node", g, &n); break;
+  case 4:
+    node_made(gcap_graph_add_mem_free_node(g, d.n, d.count, device_side(in), &n), "add_mem_free_node", g, &n);
+    break;
   case 5: {
     gcap_kernel_node_attr_value v = {.priority = (int)byte(in) - 128};
     gcap_node *k = handle(in, K_NODE);
-    if (byte(in) & 1) check(gcap_graph_kernel_node_set_attribute(k, (gcap_kernel_node_attr)(byte(in) % 10), &v), "kernel_node_set_attribute", NULL);
-    else check(gcap_graph_kernel_node_get_attribute(k, GCAP_KERNEL_NODE_ATTR_PRIORITY, &v), "kernel_node_get_attribute", NULL);
+    if (byte(in) & 1)
+      check(gcap_graph_kernel_node_set_attribute(k, (gcap_kernel_node_attr)(byte(in) % 10), &v),
+            "kernel_node_set_attribute", NULL);
+    else
+      check(gcap_graph_kernel_node_get_attribute(k, GCAP_KERNEL_NODE_ATTR_PRIORITY, &v), "kernel_node_get_attribute",
+            NULL);
     break;
   }
   case 6:
-    check(gcap_exec_child_graph_node_set_params(handle(in, K_EXEC), handle(in, K_NODE), g), "exec_child_graph_node_set_params",
-          NULL);
+    check(gcap_exec_child_graph_node_set_params(handle(in, K_EXEC), handle(in, K_NODE), g),
+          "exec_child_graph_node_set_params", NULL);
     break;
   default: {
     gcap_memcpy_3d_params p = copy_3d_params(in);
@@ -1302,11 +1321,11 @@ static void op_graph_api_12(struct input *in) {
 
 typedef void (*op_fn)(struct input *in);
 static const op_fn ops[] = {
-    op_add_node,   op_add_node, op_add_node,       op_edges,          op_destroy_node, op_query_graph,
-    op_query_node, op_set_node, op_graph_lifetime, op_graph_outputs,  op_exec,         op_exec,
-    op_exec_update, op_stream_work, op_stream_work, op_sync,          op_stream_capture, op_stream_capture,
-    op_capture_object, op_capture_object, op_objects, op_modules,    op_memory,        op_memory,
-    op_contexts,   op_callbacks,      op_user_objects, op_graph_api_12,
+    op_add_node,       op_add_node,       op_add_node,       op_edges,         op_destroy_node,   op_query_graph,
+    op_query_node,     op_set_node,       op_graph_lifetime, op_graph_outputs, op_exec,           op_exec,
+    op_exec_update,    op_stream_work,    op_stream_work,    op_sync,          op_stream_capture, op_stream_capture,
+    op_capture_object, op_capture_object, op_objects,        op_modules,       op_memory,         op_memory,
+    op_contexts,       op_callbacks,      op_user_objects,   op_graph_api_12,
 };
 
 static void reset(void) {

@@ -56,7 +56,6 @@ static void load(const uint8_t *data, size_t size) {
   free(text);
 }
 
-
 static size_t walk(const char *s) {
   check(s != NULL);
   return strlen(s);

@@ -19,13 +19,13 @@ static gcap_kernel *blend, *scale, *noargs;
 static void *buf_a, *buf_b; /* device allocations the graphs use */
 static const char *dir;
 
-#define CHECK(expr)                                                                              \
-  do {                                                                                           \
-    gcap_status st_ = (expr);                                                                    \
-    if (st_ != GCAP_SUCCESS) {                                                                   \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #expr, gcap_last_error_message()); \
-      exit(1);                                                                                   \
-    }                                                                                            \
+#define CHECK(expr)                                                                                                    \
+  do {                                                                                                                 \
+    gcap_status st_ = (expr);                                                                                          \
+    if (st_ != GCAP_SUCCESS) {                                                                                         \
+      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #expr, gcap_last_error_message());                        \
+      exit(1);                                                                                                         \
+    }                                                                                                                  \
   } while (0)
 
 static void nothing(void *user_data) { (void)user_data; }
@@ -218,8 +218,7 @@ static void broken_seeds(void) {
   CHECK(gcap_graph_add_empty_node(g, &a, 1, &b));
   text = saved(g);
   gcap_graph_destroy(g);
-  put_edited("cycle.json", text, "\"edges\": [\n   [\n    0,\n    1\n   ]\n  ]",
-             "\"edges\": [[0, 1], [1, 0]]");
+  put_edited("cycle.json", text, "\"edges\": [\n   [\n    0,\n    1\n   ]\n  ]", "\"edges\": [[0, 1], [1, 0]]");
   free(text);
 }
 
