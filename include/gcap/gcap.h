@@ -125,12 +125,13 @@ GCAP_API gcap_status gcap_backend_available(gcap_backend_kind k);
 
 /* ----------------------------------------------------------------- memory */
 
-typedef enum gcap_memcpy_kind { /* values equal cudaMemcpyKind */
-                                GCAP_MEMCPY_HOST_TO_HOST = 0,
-                                GCAP_MEMCPY_HOST_TO_DEVICE = 1,
-                                GCAP_MEMCPY_DEVICE_TO_HOST = 2,
-                                GCAP_MEMCPY_DEVICE_TO_DEVICE = 3,
-                                GCAP_MEMCPY_DEFAULT = 4, /* inferred from the pointers */
+/* values equal cudaMemcpyKind */
+typedef enum gcap_memcpy_kind {
+  GCAP_MEMCPY_HOST_TO_HOST = 0,
+  GCAP_MEMCPY_HOST_TO_DEVICE = 1,
+  GCAP_MEMCPY_DEVICE_TO_HOST = 2,
+  GCAP_MEMCPY_DEVICE_TO_DEVICE = 3,
+  GCAP_MEMCPY_DEFAULT = 4, /* inferred from the pointers */
 } gcap_memcpy_kind;
 
 /** Allocates @p bytes (> 0) of device memory. Potentially unsafe during capture. */
@@ -256,13 +257,13 @@ typedef struct gcap_sim_block {
 /** CPU implementation of a kernel, called once per block (the fast form). */
 typedef void (*gcap_sim_block_fn)(const gcap_sim_block *b, void *const *args);
 
-typedef enum gcap_param_access { /* how a kernel uses a pointer parameter (race analysis) */
-                                 GCAP_ACCESS_UNKNOWN =
-                                     0, /* pointer-sized value inside a live allocation: read+write of all of it */
-                                 GCAP_ACCESS_NONE = 1,
-                                 GCAP_ACCESS_READ = 2,
-                                 GCAP_ACCESS_WRITE = 3,
-                                 GCAP_ACCESS_READ_WRITE = 4,
+/* how a kernel uses a pointer parameter (race analysis) */
+typedef enum gcap_param_access {
+  GCAP_ACCESS_UNKNOWN = 0, /* pointer-sized value inside a live allocation: read+write of all of it */
+  GCAP_ACCESS_NONE = 1,
+  GCAP_ACCESS_READ = 2,
+  GCAP_ACCESS_WRITE = 3,
+  GCAP_ACCESS_READ_WRITE = 4,
 } gcap_param_access;
 
 typedef struct gcap_kernel_def {
@@ -415,18 +416,19 @@ GCAP_API void gcap_capture_cleanup(gcap_capture **c);
 
 /* ------------------------------------------------------- graphs and nodes */
 
-typedef enum gcap_node_type { /* values equal CUgraphNodeType */
-                              GCAP_NODE_KERNEL = 0,
-                              GCAP_NODE_MEMCPY = 1,
-                              GCAP_NODE_MEMSET = 2,
-                              GCAP_NODE_HOST = 3,
-                              GCAP_NODE_GRAPH = 4,
-                              GCAP_NODE_EMPTY = 5,
-                              GCAP_NODE_EVENT_WAIT = 6,
-                              GCAP_NODE_EVENT_RECORD = 7,
-                              GCAP_NODE_MEM_ALLOC = 10,
-                              GCAP_NODE_MEM_FREE = 11,
-                              GCAP_NODE_CONDITIONAL = 13,
+/* values equal CUgraphNodeType */
+typedef enum gcap_node_type {
+  GCAP_NODE_KERNEL = 0,
+  GCAP_NODE_MEMCPY = 1,
+  GCAP_NODE_MEMSET = 2,
+  GCAP_NODE_HOST = 3,
+  GCAP_NODE_GRAPH = 4,
+  GCAP_NODE_EMPTY = 5,
+  GCAP_NODE_EVENT_WAIT = 6,
+  GCAP_NODE_EVENT_RECORD = 7,
+  GCAP_NODE_MEM_ALLOC = 10,
+  GCAP_NODE_MEM_FREE = 11,
+  GCAP_NODE_CONDITIONAL = 13,
 } gcap_node_type;
 
 typedef struct gcap_kernel_node_params {
@@ -750,18 +752,17 @@ GCAP_API void gcap_exec_destroy(gcap_exec *x);
 /** Nodes a launch of @p x runs: every node, child graphs counted with their contents; 0 if invalid. */
 GCAP_API size_t gcap_exec_node_count(const gcap_exec *x);
 
-typedef enum gcap_exec_update_result { /* values equal CUgraphExecUpdateResult */
-                                       GCAP_EXEC_UPDATE_SUCCESS = 0,
-                                       GCAP_EXEC_UPDATE_ERROR = 1,
-                                       GCAP_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED = 2,
-                                       GCAP_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED = 3,
-                                       GCAP_EXEC_UPDATE_ERROR_FUNCTION_CHANGED = 4,
-                                       GCAP_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED = 5,
-                                       GCAP_EXEC_UPDATE_ERROR_NOT_SUPPORTED = 6,
-                                       GCAP_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE =
-                                           7, /* not returned by gcap */
-                                       GCAP_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED =
-                                           8, /* a kernel's priority, under USE_NODE_PRIORITY */
+/* values equal CUgraphExecUpdateResult */
+typedef enum gcap_exec_update_result {
+  GCAP_EXEC_UPDATE_SUCCESS = 0,
+  GCAP_EXEC_UPDATE_ERROR = 1,
+  GCAP_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED = 2,
+  GCAP_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED = 3,
+  GCAP_EXEC_UPDATE_ERROR_FUNCTION_CHANGED = 4,
+  GCAP_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED = 5,
+  GCAP_EXEC_UPDATE_ERROR_NOT_SUPPORTED = 6,
+  GCAP_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE = 7, /* not returned by gcap */
+  GCAP_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED = 8,          /* a kernel's priority, under USE_NODE_PRIORITY */
 } gcap_exec_update_result;
 typedef struct gcap_exec_update_info {
   gcap_exec_update_result result;
