@@ -68,9 +68,14 @@ class Graph(Handle):
         self._h = None
 
     def __repr__(self):
-        if self._h is None:
-            return "<gcap.Graph (closed)>"
-        return "<gcap.Graph: %d nodes, %d edges>" % (len(self.nodes), len(self.edges))
+        if self._h is None or self._ctx._h is None:
+            return self._repr()
+        nodes = self.nodes
+        counts = {}
+        for n in nodes:
+            counts[n.type] = counts.get(n.type, 0) + 1
+        kinds = ", ".join("%d %s" % (c, t) for t, c in counts.items())
+        return self._repr("%d nodes%s, %d edges" % (len(nodes), " (%s)" % kinds if kinds else "", len(self.edges)))
 
     # -------------------------------------------------------------- inspection
 
@@ -316,7 +321,7 @@ class Node:
 
     def __repr__(self):
         try:
-            return "<gcap.Node %d: %s>" % (self.index, self.type)
+            return "<gcap.Node 0x%x %d: %s of graph 0x%x>" % (self._h, self.index, self.type, self.graph._h)
         except Exception:
             return "<gcap.Node (gone)>"
 
@@ -401,9 +406,9 @@ class Exec(Handle):
         return lib.gcap_exec_node_count(self._handle())
 
     def __repr__(self):
-        if self._h is None:
-            return "<gcap.Exec (closed)>"
-        return "<gcap.Exec: %d nodes per launch>" % self.node_count
+        if self._h is None or self._ctx._h is None:
+            return self._repr()
+        return self._repr("%d nodes per launch" % self.node_count)
 
     def launch(self, stream):
         check(lib.gcap_exec_launch(self._handle(), stream._handle()))

@@ -19,17 +19,30 @@ _SCALARS = {
 _BYTES = re.compile(r"b8\[([1-9][0-9]*)\]$")
 
 
+# How a kernel uses a pointer parameter: gcap_param_access values, for race analysis and pointer checks.
+_ACCESS = {"read": 2, "write": 3, "readwrite": 4}
+
+
 class Param:
     """One parameter: a scalar type ("float32", "uint32", "handle" for a conditional handle...), a pointer
     ("float32*"), which a Python kernel sees as a numpy view of that dtype, or "b8[n]", n bytes passed by
-    value (a struct: bytes or a ctypes Structure of that size)."""
+    value (a struct: bytes or a ctypes Structure of that size).
+
+    A pointer may say how the kernel uses it: "float32*:read", "float32*:write" or "float32*:readwrite"
+    (the default). Race analysis then knows that two readers do not race, and the simulator refuses an
+    argument outside device memory of the context (InvalidValue naming the parameter), as C does."""
 
     def __init__(self, spec):
         self.spec = spec
+        spec, _, mode = spec.partition(":")
         self.pointer = spec.endswith("*")
+        if mode and (not self.pointer or mode not in _ACCESS):
+            raise InvalidValue("parameter type %r: only a pointer takes a use, one of :%s" % (self.spec, ", :".join(_ACCESS)),
+                               "GCAP_ERROR_INVALID_VALUE", 1)
+        self.access = _ACCESS[mode or "readwrite"] if self.pointer else 0
         base = spec[:-1] if self.pointer else spec
         raw = _BYTES.match(spec)
-        if not self.pointer and base not in _SCALARS and not raw:
+        if base not in _SCALARS and not (raw and not self.pointer):
             raise InvalidValue("parameter type %r is not one of %s, a pointer ('float32*') or bytes ('b8[16]')"
                                % (spec, ", ".join(_SCALARS)), "GCAP_ERROR_INVALID_VALUE", 1)
         self.dtype = "uint8" if raw else base
@@ -145,10 +158,11 @@ class Module(Handle):
         keep = [defs]
         for i, k in enumerate(kernels):
             sizes = (c_size_t * max(1, len(k.params)))(*[p.size for p in k.params])
-            keep.append(sizes)
+            access = (ctypes.c_int * max(1, len(k.params)))(*[p.access for p in k.params])
+            keep.extend((sizes, access))
             defs[i].name = k.name.encode()
             defs[i].num_params = len(k.params)
-            defs[i].param_sizes = sizes
+            defs[i].param_sizes, defs[i].param_access = sizes, access
             if k.sim is not None:
                 fn = _block_function(ctx, k)
                 keep.append(fn)
@@ -247,8 +261,18 @@ def _address(a):
     return a.ptr if isinstance(a, Buffer) else (a.ctypes.data if hasattr(a, "ctypes") else int(a or 0))
 
 
-def _typed(p, a, kernel, i):
+def _is_host_array(ctx, a):
+    """True for a numpy array of host memory; a zero-copy view of the simulator's device memory is not."""
+    import numpy as np
+    return isinstance(a, np.ndarray) and ctx._buffer_at(a.ctypes.data) is None
+
+
+def _typed(ctx, p, a, kernel, i):
     """Argument `a` as the value of parameter `p`."""
+    if p.pointer and _is_host_array(ctx, a):
+        raise InvalidValue("kernel %s: argument %d (parameter %s) is a host %s; device memory goes there: a "
+                           "Buffer, a DeviceArray (ctx.asarray(...)) or a device address"
+                           % (kernel, i, p.spec, type(a).__name__), "GCAP_ERROR_INVALID_VALUE", 1)
     if p.pointer or (p.dtype in ("uint64", "int64") and (isinstance(a, Buffer) or a is None or
                                                         getattr(a, "ndim", 0) > 0)):
         return p.ctype(_address(a))  # a PTX .u64 is often a pointer: a Buffer, an array or None is its address
@@ -292,7 +316,7 @@ class Kernel(Handle):
 
     def __repr__(self):
         params = self.definition.params
-        return "<gcap.Kernel %s(%s)>" % (self.name, "..." if params is None else ", ".join(p.spec for p in params))
+        return self._repr("%s(%s)" % (self.name, "..." if params is None else ", ".join(p.spec for p in params)))
 
     def _pack(self, args):
         params = self.definition.params
@@ -302,7 +326,7 @@ class Kernel(Handle):
         if params is None:
             values = [_untyped(a, self.name, i) for i, a in enumerate(args)]
         else:
-            values = [_typed(p, a, self.name, i) for i, (p, a) in enumerate(zip(params, args))]
+            values = [_typed(self._ctx, p, a, self.name, i) for i, (p, a) in enumerate(zip(params, args))]
         if not self._checked:
             values = [_padded(v) for v in values]
         return Packed(values)

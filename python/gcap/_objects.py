@@ -111,6 +111,17 @@ class Handle:
     def _forget(self):
         self._h = None
 
+    def _repr(self, details=""):
+        """`<gcap.Name 0x55e7... ctx=0x55e6... sim details>`: the addresses C messages name."""
+        name = type(self).__name__
+        if self._h is None or (self._ctx is not None and self._ctx._h is None):
+            return "<gcap.%s (closed)>" % name
+        return "<gcap.%s 0x%x ctx=0x%x %s%s>" % (name, self._h, self._ctx._h, self._ctx.backend,
+                                                 details and " " + details)
+
+    def __repr__(self):
+        return self._repr()
+
     def close(self):
         """Frees the C handle now (later calls on this object raise)."""
         h, self._h = self._h, None
@@ -266,7 +277,7 @@ class Context:
         return lib.gcap_backend_name(lib.gcap_context_backend(self._handle())).decode()
 
     def __repr__(self):
-        return "<gcap.Context %s>" % ("closed" if self._h is None else "on " + self.backend)
+        return "<gcap.Context (closed)>" if self._h is None else "<gcap.Context 0x%x %s>" % (self._h, self.backend)
 
     def synchronize(self):
         check(lib.gcap_context_synchronize(self._handle()))
@@ -416,7 +427,7 @@ class Buffer(Handle):
                 lib.gcap_mem_free(self._ctx._h, h)
 
     def __repr__(self):
-        return "<gcap.Buffer %d bytes at 0x%x>" % (self.nbytes, self._ptr)
+        return self._repr("%d bytes%s" % (self.nbytes, "" if self.pitch is None else ", pitch %d" % self.pitch))
 
     def copy_from(self, data, stream=None, offset=0):
         """Copies a numpy array or bytes-like object in (on `stream`, ordered, or synchronously)."""
@@ -489,8 +500,6 @@ class Stream(Handle):
         super().__init__(ctx, h.value)
         self._keep = []  # host arrays of copies not yet waited for
 
-    def __repr__(self):
-        return "<gcap.Stream%s>" % (" (closed)" if self._h is None else "")
 
     def synchronize(self):
         check(lib.gcap_stream_synchronize(self._handle()))
@@ -506,7 +515,17 @@ class Stream(Handle):
         return True
 
     def wait(self, event):
+        """Makes later work on this stream wait for `event`'s latest record (cudaStreamWaitEvent); returns None."""
         check(lib.gcap_stream_wait_event(self._handle(), event._handle()))
+
+    def wait_stream(self, other):
+        """Makes later work on this stream wait for all work issued to `other` so far (PyTorch's
+        `Stream.wait_stream`: an event recorded on `other`, waited for here); returns None. During a capture
+        this forks `other` into it or joins it back, as a record and a wait do."""
+        e = Event(self._ctx)
+        e.record(other)
+        self.wait(e)
+        self._keep.append(e)
 
     def memset(self, buf, value, offset=0, nbytes=None):
         """Fills nbytes (default: to the end) of `buf` from `offset` with the byte `value`."""
@@ -579,8 +598,6 @@ class Event(Handle):
         check(lib.gcap_event_create(ctx._handle(), byref(h)))
         super().__init__(ctx, h.value)
 
-    def __repr__(self):
-        return "<gcap.Event%s>" % (" (closed)" if self._h is None else "")
 
     def record(self, stream):
         check(lib.gcap_event_record(self._handle(), stream._handle()))
@@ -597,19 +614,28 @@ class Event(Handle):
         return True
 
     def elapsed_ms(self, end):
-        """Milliseconds from this event's record to `end`'s."""
+        """Milliseconds (a float) from this event's record to `end`'s (cudaEventElapsedTime). Raises NotReady
+        while either record is pending, InvalidValue when either was never recorded."""
         ms = c_float()
         check(lib.gcap_event_elapsed_time(self._handle(), end._handle(), byref(ms)))
         return ms.value
+
+    def elapsed_time(self, end):
+        """PyTorch's name for elapsed_ms: milliseconds from this event's record to `end`'s."""
+        return self.elapsed_ms(end)
 
 
 # ------------------------------------------------------------------ capture
 
 
 class Capture:
-    """A scoped stream capture. After the block, `graph` is the captured Graph, or None when the capture
-    failed (then `error` says why). An exception inside the block ends and discards the capture, leaves
-    the stream usable, and propagates."""
+    """A scoped stream capture: `with stream.capture(mode="global") as cap:` records the stream's work.
+
+    After the block, `cap.graph` is the captured Graph. A capture that fails raises when the block ends:
+    the status's exception (CaptureUnjoined, CaptureInvalidated, ...) with the C message naming the first
+    offending call; `cap.error` keeps it, `cap.graph` stays None and the stream is usable again. An
+    exception raised inside the block ends and discards the capture, leaves the stream usable, and
+    propagates unchanged."""
 
     def __init__(self, stream, mode):
         if mode not in _MODES:
@@ -635,12 +661,13 @@ class Capture:
             return False
         g = c_void_p()
         st = lib.gcap_capture_end(h, byref(g))
-        if st == 0:
-            from ._graphs import Graph
-            self.graph = Graph(self.stream._ctx, g.value)
-        else:
-            self.error = error_of(st)
+        if st != 0:
+            self.error = error_of(st)  # taken before the destroy can touch this thread's message
         lib.gcap_capture_destroy(h)
+        if self.error is not None:
+            raise self.error  # as torch.cuda.graph does: a failed capture never passes silently
+        from ._graphs import Graph
+        self.graph = Graph(self.stream._ctx, g.value)
         return False
 
     @property

@@ -129,8 +129,8 @@ def test_allocation_nodes_priorities_and_the_child_setter(ctx):
     def nothing(block, x):
         pass
 
-    mod = ctx.load_module([gcap.kernel("nothing", ["uint8*"], sim=nothing)])
-    k = ctx.graph().add_kernel(mod.nothing, 1, 1, args=(0,))
+    mod = ctx.load_module([gcap.kernel("nothing", ["uint64"], sim=nothing)])
+    k = ctx.graph().add_kernel(mod.nothing, 1, 1, args=(0,))  # a pointer that may be NULL is a uint64
     assert k.priority == 0
     k.priority = -2
     assert k.priority == -2

@@ -36,14 +36,16 @@ def test_every_status_of_the_c_library_has_its_exported_class():
 def test_a_forbidden_call_during_capture_invalidates_it(ctx):
     s = ctx.stream()
     buf = ctx.alloc(64)
-    with s.capture() as cap:
-        s.memset(buf, 1)
-        with pytest.raises(gcap.CaptureUnsupported) as info:
-            ctx.synchronize()  # not permitted while a stream captures
-        assert "is capturing" in str(info.value) or "capturing" in str(info.value)
-        assert cap.status == "invalidated"
+    with pytest.raises(gcap.CaptureInvalidated) as ended:
+        with s.capture() as cap:
+            s.memset(buf, 1)
+            with pytest.raises(gcap.CaptureUnsupported) as info:
+                ctx.synchronize()  # not permitted while a stream captures
+            assert "has capturing streams" in str(info.value)
+            assert cap.status == "invalidated"
+    assert "was invalidated by gcap_context_synchronize" in str(ended.value)  # the first offending call
     assert cap.graph is None
-    assert isinstance(cap.error, gcap.CaptureInvalidated)
+    assert cap.error is ended.value
     assert "failed" in repr(cap)
     s.memset(buf, 2)  # the stream works again
     s.synchronize()
@@ -53,12 +55,18 @@ def test_a_forbidden_call_during_capture_invalidates_it(ctx):
 def test_an_unjoined_fork_fails_the_end(ctx):
     s1, s2 = ctx.stream(), ctx.stream()
     buf = ctx.alloc(64)
-    with s1.capture() as cap:
-        ev = ctx.event(); ev.record(s1); s2.wait(ev)
-        s2.memset(buf, 3)
+    with pytest.raises(gcap.CaptureUnjoined) as ended:
+        with s1.capture() as cap:
+            ev = ctx.event(); ev.record(s1); s2.wait(ev)
+            s2.memset(buf, 3)
+    assert "(node 0, memset) was never joined back" in str(ended.value)
     assert cap.graph is None
-    assert isinstance(cap.error, gcap.CaptureUnjoined)
+    assert cap.error is ended.value
     assert cap.error.status == "GCAP_ERROR_STREAM_CAPTURE_UNJOINED"
+    s1.memset(buf, 4)  # both streams work again
+    s2.memset(buf, 5, nbytes=1)
+    ctx.synchronize()
+    assert buf.to_numpy(np.uint8)[:2].tolist() == [5, 4]
 
 
 def test_an_exception_in_the_block_discards_the_capture_and_propagates(ctx):
