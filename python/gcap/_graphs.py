@@ -63,6 +63,8 @@ class Graph(Handle):
         return cls(ctx, h.value)
 
     def close(self):
+        """Destroys the graph now (cudaGraphDestroy) unless it belongs to a node (a body or child); executables
+        made from it stay."""
         if self._owned:
             super().close()
         self._h = None
@@ -118,11 +120,17 @@ class Graph(Handle):
         return [Race(self._node(r.first), self._node(r.second), r.addr, r.bytes) for r in arr[:count.value]]
 
     def clone(self):
+        """An independent copy of the graph, node for node (cudaGraphClone). Raises NotSupported for graphs holding
+        allocation or conditional nodes."""
         h = c_void_p()
         check(lib.gcap_graph_clone(self._handle(), byref(h)))
         return Graph(self._ctx, h.value)
 
     def instantiate(self, auto_free=False, use_node_priority=False):
+        """An Exec of the graph (cudaGraphInstantiate): `auto_free` frees allocations left live by the previous
+        launch, `use_node_priority` honours kernel priorities. Raises InvalidValue naming a race (check_races)
+        or a bad node, NotSupported for a second executable of a graph holding allocations or conditional
+        handles."""
         h = c_void_p()
         flags = (1 if auto_free else 0) | (8 if use_node_priority else 0)
         check(lib.gcap_graph_instantiate(self._handle(), flags, byref(h)))
@@ -135,6 +143,7 @@ class Graph(Handle):
         return self._node(h.value)
 
     def add_empty(self, deps=()):
+        """Adds an empty node after `deps` (a list of Nodes): a Node."""
         arr, n = _node_array(deps)
         h = c_void_p()
         return self._added(lib.gcap_graph_add_empty_node(self._handle(), arr, n, byref(h)), h)
@@ -147,6 +156,8 @@ class Graph(Handle):
         return self._added(lib.gcap_graph_add_memset_node(self._handle(), arr, n, byref(p), byref(h)), h)
 
     def add_memcpy(self, dst, src, nbytes=None, kind="default", deps=()):
+        """Adds a copy node of `nbytes` (default: the smaller operand) from `src` to `dst` (Buffers, arrays or
+        addresses) after `deps`: a Node. Raises InvalidValue for a copy outside its memory."""
         p, keep = _memcpy_params(dst, src, nbytes, kind)
         self._host_fns.append(keep)  # host arrays the node reads or writes at every launch
         arr, n = _node_array(deps)
@@ -154,12 +165,16 @@ class Graph(Handle):
         return self._added(lib.gcap_graph_add_memcpy_node(self._handle(), arr, n, byref(p), byref(h)), h)
 
     def add_kernel(self, kernel, grid, block, args=(), deps=(), shared_mem=0):
+        """Adds a kernel node launching `kernel` on `grid` x `block` with `args` after `deps`: a Node. Raises
+        InvalidValue for wrong arguments (naming the parameter)."""
         p, _values = _kernel_params(kernel, grid, block, args, shared_mem)
         arr, n = _node_array(deps)
         h = c_void_p()
         return self._added(lib.gcap_graph_add_kernel_node(self._handle(), arr, n, byref(p), byref(h)), h)
 
     def add_host(self, fn, deps=()):
+        """Adds a host node that calls fn() when it runs, after `deps`: a Node. An exception in fn is raised as
+        CallbackError by the launch's caller or the next wait."""
         cb = self._ctx._keep_alive(host_callback(self._ctx, fn))
         p = _lib.host_node_params(cb, None)
         arr, n = _node_array(deps)
@@ -173,11 +188,13 @@ class Graph(Handle):
         return self._added(lib.gcap_graph_add_child_graph_node(self._handle(), arr, n, child._handle(), byref(h)), h)
 
     def add_event_record(self, event, deps=()):
+        """Adds a node recording `event` after `deps`: a Node."""
         arr, n = _node_array(deps)
         h = c_void_p()
         return self._added(lib.gcap_graph_add_event_record_node(self._handle(), arr, n, event._handle(), byref(h)), h)
 
     def add_event_wait(self, event, deps=()):
+        """Adds a node that waits for `event` after `deps`: a Node."""
         arr, n = _node_array(deps)
         h = c_void_p()
         return self._added(lib.gcap_graph_add_event_wait_node(self._handle(), arr, n, event._handle(), byref(h)), h)
@@ -217,6 +234,7 @@ class Graph(Handle):
         check(lib.gcap_graph_retain_user_object(self._handle(), obj._handle(), int(count), 1 if move else 0))
 
     def release_user_object(self, obj, count=1):
+        """Drops `count` of the graph's references to `obj` (cudaGraphReleaseUserObject); returns None."""
         check(lib.gcap_graph_release_user_object(self._handle(), obj._handle(), int(count)))
 
     def add_mem_alloc(self, nbytes, deps=()):
@@ -228,6 +246,8 @@ class Graph(Handle):
         return node, p.dptr
 
     def add_mem_free(self, address, deps=()):
+        """Adds a node freeing graph allocation `address` (an int or Buffer) after `deps`: a Node. Raises
+        InvalidValue for an address no allocation node returned."""
         arr, n = _node_array(deps)
         h = c_void_p()
         return self._added(lib.gcap_graph_add_mem_free_node(self._handle(), arr, n, int(address), byref(h)), h)
@@ -240,6 +260,8 @@ class Graph(Handle):
         check(lib.gcap_graph_add_dependencies(self._handle(), a, b, n))
 
     def remove_dependencies(self, edges):
+        """Removes edges, a list of (from Node, to Node); returns None. Raises InvalidValue for an edge that is not
+        there."""
         edges = list(edges)
         a, n = _node_array([e[0] for e in edges])
         b, _ = _node_array([e[1] for e in edges])
@@ -313,10 +335,13 @@ class Node:
 
     @property
     def type(self):
+        """The node's type: 'kernel', 'memcpy', 'memset', 'host', 'graph', 'empty', 'event_record', 'event_wait',
+        'mem_alloc', 'mem_free' or 'conditional'."""
         return NODE_TYPES.get(lib.gcap_node_get_type(self._handle()), "unknown")
 
     @property
     def index(self):
+        """The node's position in its graph's `nodes` (creation order)."""
         return self.graph.nodes.index(self)
 
     def __repr__(self):
@@ -327,10 +352,12 @@ class Node:
 
     @property
     def dependencies(self):
+        """The Nodes this node depends on (its incoming edges), a list."""
         return [Node(self.graph, h) for h in _enumerate(lib.gcap_node_get_dependencies, self._handle())]
 
     @property
     def params(self):
+        """The node's parameters as a dict (a kernel's name, grid and block; a copy's addresses and size; ...)."""
         t = self.type
         if t == "memset":
             p = _lib.memset_node_params()
@@ -364,11 +391,14 @@ class Node:
         check(lib.gcap_node_set_memset_params(self._handle(), byref(p)))
 
     def set_memcpy(self, dst, src, nbytes=None, kind="default"):
+        """Changes the copy node's operands (cudaGraphMemcpyNodeSetParams); returns None. Raises InvalidValue for a
+        node of another type."""
         p, keep = _memcpy_params(dst, src, nbytes, kind)
         self.graph._host_fns.append(keep)
         check(lib.gcap_node_set_memcpy_params(self._handle(), byref(p)))
 
     def set_kernel(self, kernel, grid, block, args=(), shared_mem=0):
+        """Changes the kernel node's kernel, dimensions and arguments (cudaGraphKernelNodeSetParams); returns None."""
         p, _values = _kernel_params(kernel, grid, block, args, shared_mem)
         check(lib.gcap_node_set_kernel_params(self._handle(), byref(p)))
 
@@ -397,12 +427,14 @@ class Exec(Handle):
         super().__init__(ctx, h)  # independent of `graph` from now on, as in C
 
     def close(self):
+        """Destroys the executable now (cudaGraphExecDestroy); its graph is not affected."""
         h, self._h = self._h, None
         if h is not None and self._ctx._h is not None:
             lib.gcap_exec_destroy(h)
 
     @property
     def node_count(self):
+        """The executable's node count (gcap_exec_node_count), an int."""
         return lib.gcap_exec_node_count(self._handle())
 
     def __repr__(self):
@@ -411,10 +443,13 @@ class Exec(Handle):
         return self._repr("%d nodes per launch" % self.node_count)
 
     def launch(self, stream):
+        """Launches the executable on `stream` (cudaGraphLaunch); returns None. Raises InvalidValue when graph
+        memory it allocates is still allocated (without auto_free), a kernel's sticky fault, or CallbackError."""
         check(lib.gcap_exec_launch(self._handle(), stream._handle()))
         self._ctx._report_callbacks()
 
     def upload(self, stream):
+        """Uploads the executable ahead of its first launch on `stream` (cudaGraphUpload); returns None."""
         check(lib.gcap_exec_upload(self._handle(), stream._handle()))
 
     def update(self, graph):
@@ -429,15 +464,19 @@ class Exec(Handle):
             raise err
 
     def set_memset(self, node, buf, value, offset=0, nbytes=None, element_size=1):
+        """Changes a fill node of this executable only (cudaGraphExecMemsetNodeSetParams); `node` is the graph's
+        Node. Returns None; raises InvalidValue for a change the driver does not take."""
         p = _memset_params(buf, value, offset, nbytes, element_size)
         check(lib.gcap_exec_memset_node_set_params(self._handle(), node._handle(), byref(p)))
 
     def set_memcpy(self, node, dst, src, nbytes=None, kind="default"):
+        """Changes a copy node of this executable only (cudaGraphExecMemcpyNodeSetParams); returns None."""
         p, keep = _memcpy_params(dst, src, nbytes, kind)
         self._ctx._keep_alive(keep)
         check(lib.gcap_exec_memcpy_node_set_params(self._handle(), node._handle(), byref(p)))
 
     def set_kernel(self, node, kernel, grid, block, args=(), shared_mem=0):
+        """Changes a kernel node of this executable only (cudaGraphExecKernelNodeSetParams); returns None."""
         p, _values = _kernel_params(kernel, grid, block, args, shared_mem)
         check(lib.gcap_exec_kernel_node_set_params(self._handle(), node._handle(), byref(p)))
 
@@ -446,6 +485,7 @@ class Exec(Handle):
         check(lib.gcap_exec_child_graph_node_set_params(self._handle(), node._handle(), graph._handle()))
 
     def set_enabled(self, node, enabled):
+        """Disables (runs as empty) or enables a node of this executable (cudaGraphNodeSetEnabled); returns None."""
         check(lib.gcap_exec_node_set_enabled(self._handle(), node._handle(), bool(enabled)))
 
 

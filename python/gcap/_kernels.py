@@ -198,6 +198,7 @@ class Module(Handle):
             self._kernels[k.name] = Kernel(self, kh.value, k, checked=True)
 
     def close(self):
+        """Unloads the module now (cudaModuleUnload); its kernels and module variables cannot be used afterwards."""
         h, self._h = self._h, None
         if h is not None and self._ctx._h is not None:
             for buf in self.__dict__.get("_globals", {}).values():
@@ -312,6 +313,7 @@ class Kernel(Handle):
 
     @property
     def name(self):
+        """The kernel's entry name."""
         return self.definition.name
 
     def __repr__(self):

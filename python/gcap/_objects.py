@@ -280,6 +280,9 @@ class Context:
         return "<gcap.Context (closed)>" if self._h is None else "<gcap.Context 0x%x %s>" % (self._h, self.backend)
 
     def synchronize(self):
+        """Waits for all work of the context (cudaDeviceSynchronize); returns None. Raises CaptureUnsupported while
+        a stream captures, the sticky fault of a kernel that failed, or CallbackError when a Python callback
+        raised."""
         check(lib.gcap_context_synchronize(self._handle()))
         self._report_callbacks()
 
@@ -290,9 +293,11 @@ class Context:
         return {name: getattr(s, name) for name, _ in s._fields_}
 
     def stream(self):
+        """A new Stream of this context (cudaStreamCreate)."""
         return Stream(self)
 
     def event(self):
+        """A new Event of this context, with timing (cudaEventCreate)."""
         return Event(self)
 
     def alloc(self, nbytes):
@@ -304,10 +309,13 @@ class Context:
         return Buffer(self, 0, rows=(width, height))
 
     def graph(self):
+        """A new empty Graph of this context, for the add_* methods (cudaGraphCreate)."""
         from ._graphs import Graph
         return Graph._create(self)
 
     def load_graph(self, path):
+        """The Graph saved at `path` by Graph.save (JSON). Raises InvalidValue for a file it cannot read or parse,
+        NotSupported in a build without saved graphs."""
         from ._graphs import Graph
         return Graph._load(self, path)
 
@@ -417,9 +425,11 @@ class Buffer(Handle):
 
     @property
     def ptr(self):
+        """The device address (an int). Raises ContextClosed or InvalidHandle once freed."""
         return self._handle()
 
     def close(self):
+        """Frees the memory now (gcap_mem_free); later use of the buffer raises InvalidHandle."""
         h, self._h = self._h, None
         if h is not None and self._ctx._h is not None:
             self._ctx._buffers.pop(h, None)
@@ -502,6 +512,9 @@ class Stream(Handle):
 
 
     def synchronize(self):
+        """Waits until all work issued to the stream is done (cudaStreamSynchronize); returns None. Raises
+        CaptureUnsupported while it captures, a kernel's sticky fault, or CallbackError when a Python callback
+        raised."""
         check(lib.gcap_stream_synchronize(self._handle()))
         self._keep.clear()
         self._ctx._report_callbacks()
@@ -600,13 +613,17 @@ class Event(Handle):
 
 
     def record(self, stream):
+        """Records the event at this point of `stream` (cudaEventRecord); returns None. During a capture it marks a
+        node others may wait for."""
         check(lib.gcap_event_record(self._handle(), stream._handle()))
 
     def synchronize(self):
+        """Waits until the work before the latest record is done (cudaEventSynchronize); returns None."""
         check(lib.gcap_event_synchronize(self._handle()))
         self._ctx._report_callbacks()
 
     def query(self):
+        """True when the work before the latest record is done (or it was never recorded), False while pending."""
         st = lib.gcap_event_query(self._handle())
         if st == 7:
             return False
@@ -699,10 +716,13 @@ class UserObject(Handle):
         super().__init__(ctx, h.value)
 
     def close(self):
+        """Forgets the handle; the object's references (yours and graphs') still decide when `destroy` runs."""
         self._h = None  # its references count, not this object
 
     def retain(self, count=1):
+        """Adds `count` references of yours (cudaUserObjectRetain); returns None."""
         check(lib.gcap_user_object_retain(self._handle(), int(count)))
 
     def release(self, count=1):
+        """Drops `count` of your references; `destroy` runs once no reference is left (cudaUserObjectRelease)."""
         check(lib.gcap_user_object_release(self._handle(), int(count)))
