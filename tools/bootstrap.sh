@@ -3,13 +3,16 @@
 # Without root and without sudo it installs nothing: it prints the command for root and fails.
 # It prints a line or two; -v (or GCAP_BOOTSTRAP_VERBOSE=1) shows apt-get's output as well. When
 # an install step fails it prints the command and the last 40 lines of its output, and fails.
-#   bootstrap.sh [-v]
+# --python (or GCAP_BOOTSTRAP_PYTHON=1) adds what `python3 -m venv v && v/bin/pip install .` needs.
+#   bootstrap.sh [-v] [--python]
 set -e
 verbose=${GCAP_BOOTSTRAP_VERBOSE:-0}
+python=${GCAP_BOOTSTRAP_PYTHON:-0}
 for arg; do
   case $arg in
   -v | --verbose) verbose=1 ;;
-  *) echo "usage: bootstrap.sh [-v]   (-v or GCAP_BOOTSTRAP_VERBOSE=1: show apt-get's output)" >&2; exit 2 ;;
+  --python) python=1 ;;
+  *) echo "usage: bootstrap.sh [-v] [--python]   (-v: show apt-get's output; --python: what the Python package needs)" >&2; exit 2 ;;
   esac
 done
 
@@ -43,9 +46,12 @@ pkg-config --exists jansson 2>/dev/null || need="$need libjansson-dev"
 [ "${GCAP_BOOTSTRAP_CLANG:-0}" = 1 ] && ! command -v clang >/dev/null 2>&1 && need="$need clang"
 [ "${GCAP_BOOTSTRAP_CLANG:-0}" = 1 ] && ! command -v clang-format >/dev/null 2>&1 && need="$need clang-format"
 # The Python package (pip install .): a virtual environment with pip in it.
-if [ "${GCAP_BOOTSTRAP_PYTHON:-0}" = 1 ]; then
+if [ "$python" = 1 ]; then
   command -v python3 >/dev/null 2>&1 || need="$need python3"
-  python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || need="$need python3-venv"
+  # Debian's python3 imports ensurepip but cannot run it without python3-venv: make a venv to know.
+  probe=$(mktemp -d)
+  python3 -m venv "$probe/v" >/dev/null 2>&1 || need="$need python3-venv"
+  rm -rf "$probe"
 fi
 [ -z "$need" ] && exit 0
 

@@ -77,7 +77,9 @@ class Graph(Handle):
         for n in nodes:
             counts[n.type] = counts.get(n.type, 0) + 1
         kinds = ", ".join("%d %s" % (c, t) for t, c in counts.items())
-        return self._repr("%d nodes%s, %d edges" % (len(nodes), " (%s)" % kinds if kinds else "", len(self.edges)))
+        edges = len(self.edges)
+        return self._repr("%d node%s%s, %d edge%s" % (len(nodes), "" if len(nodes) == 1 else "s",
+                                                      " (%s)" % kinds if kinds else "", edges, "" if edges == 1 else "s"))
 
     # -------------------------------------------------------------- inspection
 

@@ -31,7 +31,7 @@ def test_reprs_show_what_messages_name(ctx):
     a = g.add_memset(buf, 1)
     g.add_memset(buf, 2, deps=[a])
     g.add_empty()
-    assert re.fullmatch(r"<gcap\.Graph 0x[0-9a-f]+ ctx=0x[0-9a-f]+ sim 3 nodes \(2 memset, 1 empty\), 1 edges>",
+    assert re.fullmatch(r"<gcap\.Graph 0x[0-9a-f]+ ctx=0x[0-9a-f]+ sim 3 nodes \(2 memset, 1 empty\), 1 edge>",
                         repr(g))
     assert re.fullmatch(r"<gcap\.Node 0x[0-9a-f]+ 1: memset of graph 0x[0-9a-f]+>", repr(g.nodes[1]))
     assert repr(g.instantiate()).endswith(" sim 3 nodes per launch>")
