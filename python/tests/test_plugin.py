@@ -259,3 +259,15 @@ def test_the_entry_point_names_the_plugin_when_installed(pytester):
     assert points[0].value == "gcap.pytest_plugin"
     pytester.makepyfile(test_auto="import pytest\n@pytest.mark.gcap(seeds=2)\ndef test_x(gcap_ctx):\n    pass\n")
     pytester.runpytest().assert_outcomes(passed=2)
+
+
+def test_the_worked_example_of_docs_python_md_passes_every_case(pytester, run):
+    import os
+    import re
+    doc = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "python.md")
+    if not os.path.exists(doc):
+        pytest.skip("docs/python.md is not in this tree")
+    example = next(b for b in re.findall(r"```python\n(.*?)```", open(doc).read(), re.S) if "pytest.mark.gcap" in b)
+    pytester.makepyfile(test_example=example)
+    result = run("-q")
+    result.assert_outcomes(passed=16)  # 8 seeds x 2 capture modes
