@@ -18,3 +18,15 @@ def test_the_notebook_runs(tmp_path):
     assert "GCAP_ERROR_STREAM_CAPTURE_UNSUPPORTED" in text
     assert "of 20 shuffled launches computed the wrong result" in text
     assert "TOPOLOGY_CHANGED" in text
+
+
+def test_the_notebook_is_committed_with_its_outputs():
+    """Browsing the repository shows the pictures: every code cell ran, and graphs are drawn."""
+    import json
+    if not os.path.exists(NOTEBOOK):
+        pytest.skip("the notebook is not in this tree")
+    with open(NOTEBOOK) as f:
+        cells = [c for c in json.load(f)["cells"] if c["cell_type"] == "code"]
+    assert cells and all(c.get("execution_count") for c in cells), "re-run it: tools/run-notebook.sh"
+    pictures = [o for c in cells for o in c["outputs"] if "image/svg+xml" in o.get("data", {})]
+    assert len(pictures) >= 3, "re-run it: tools/run-notebook.sh"
