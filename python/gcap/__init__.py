@@ -18,6 +18,7 @@ from ._objects import (AssertError, BackendError, Buffer, CallbackError, Capture
                        OutOfMemory, Stream, UserObject)
 from ._graphs import Exec, Graph, Node, Race
 from ._kernels import Kernel, KernelDef, Module, kernel
+from ._arrays import DeviceArray
 
 
 def set_conditional(handle, value):
@@ -37,7 +38,7 @@ __version__ = version()
 
 __all__ = [
     "Context", "Stream", "Event", "Buffer", "Capture", "Graph", "Node", "Exec", "Race", "Module", "Kernel", "KernelDef",
-    "kernel", "set_conditional", "version",
+    "kernel", "set_conditional", "version", "DeviceArray",
     "Error", "InvalidValue", "OutOfMemory", "NotInitialized", "InvalidHandle", "NotSupported", "NotFound", "NotReady",
     "IllegalState", "CaptureUnsupported", "CaptureInvalidated", "CaptureMerge", "CaptureUnmatched", "CaptureUnjoined",
     "CaptureIsolation", "CaptureImplicit", "CapturedEvent", "CaptureWrongThread", "ExecUpdateFailure", "BackendError",

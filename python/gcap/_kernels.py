@@ -259,6 +259,10 @@ def _padded(value):
 
 
 def _address(a):
+    from ._arrays import device_address  # a DeviceArray, or another library's CUDA array: its device address
+    found = device_address(a)
+    if found is not None:
+        return found
     return a.ptr if isinstance(a, Buffer) else (a.ctypes.data if hasattr(a, "ctypes") else int(a or 0))
 
 
@@ -295,7 +299,8 @@ def _untyped(a, kernel, i):
         return (ctypes.c_char * a.nbytes).from_buffer_copy(a.tobytes())
     if isinstance(a, (ctypes._SimpleCData, ctypes.Structure, ctypes.Union, ctypes.Array)):
         return (ctypes.c_char * ctypes.sizeof(a)).from_buffer_copy(bytes(a))
-    if isinstance(a, Buffer) or a is None or isinstance(a, np.ndarray):
+    from ._arrays import device_address  # a DeviceArray, or another library's CUDA array, is a pointer
+    if isinstance(a, Buffer) or a is None or isinstance(a, np.ndarray) or device_address(a) is not None:
         return c_void_p(_address(a))
     raise InvalidValue("kernel %s: argument %d is a Python %s, and Python does not know the parameter's type: pass a "
                        "numpy scalar (numpy.float32(2.0)) or a ctypes value, or define the kernel with "

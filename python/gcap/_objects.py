@@ -190,6 +190,7 @@ class Context:
         opts = _lib.context_options()
         lib.gcap_context_options_init(byref(opts))
         opts.backend, opts.device = _BACKENDS[backend], device
+        self._device = int(device)  # the CUDA ordinal, for DeviceArray.__dlpack_device__
         if sim:
             so = self._sim_options(sim)
             self._so = so
@@ -307,6 +308,26 @@ class Context:
     def alloc_pitch(self, width, height):
         """`height` rows of at least `width` bytes (cudaMallocPitch): a Buffer whose `.pitch` is the row stride."""
         return Buffer(self, 0, rows=(width, height))
+
+    def empty(self, shape, dtype="float32"):
+        """A gcap.DeviceArray of `shape` (an int or a tuple) and numpy `dtype` in new, uninitialized device memory.
+        Raises InvalidValue for a bad shape or dtype, OutOfMemory."""
+        from ._arrays import empty
+        return empty(self, shape, dtype)
+
+    def zeros(self, shape, dtype="float32", stream=None):
+        """A gcap.DeviceArray of `shape` and `dtype` in new device memory, zeroed by a memset on `stream` (ordered
+        there), else before it returns. Raises InvalidValue for a bad shape or dtype, OutOfMemory."""
+        from ._arrays import zeros
+        return zeros(self, shape, dtype, stream)
+
+    def asarray(self, data, stream=None, dtype=None):
+        """A gcap.DeviceArray holding a copy of host `data` (a numpy array, or what numpy.asarray takes): copied
+        before it returns, or ordered on `stream`, which keeps the host data until it is synchronized. A
+        DeviceArray of this context (of that dtype) is returned as is. Raises InvalidValue for other device
+        memory or a dtype of Python objects."""
+        from ._arrays import asarray
+        return asarray(self, data, stream, dtype)
 
     def graph(self):
         """A new empty Graph of this context, for the add_* methods (cudaGraphCreate)."""
@@ -493,6 +514,10 @@ def _pointer_of(x):
         return x.ptr, x.nbytes, x
     if isinstance(x, int):
         return x, None, None
+    from ._arrays import device_operand  # a DeviceArray, or another library's CUDA array: device memory
+    found = device_operand(x)
+    if found is not None:
+        return found
     return host_pointer(x)
 
 
