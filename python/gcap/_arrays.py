@@ -348,7 +348,7 @@ class DeviceArray:
 
     def __repr__(self):
         try:
-            where = "at 0x%x %s" % (self.ptr, self.backend)
+            where = "at 0x%x ctx=0x%x %s" % (self.ptr, self.context._handle(), self.backend)
         except Error:
             where = "(freed)"
         return "<gcap.DeviceArray shape=%s %s %s>" % (self._shape, self._dtype, where)

@@ -94,7 +94,7 @@ def test_asarray_on_a_stream_keeps_the_host_array_until_synchronized():
 def test_repr_and_a_closed_context():
     ctx = gcap.Context(backend="sim")
     a = ctx.zeros((4, 8))
-    assert re.fullmatch(r"<gcap\.DeviceArray shape=\(4, 8\) float32 at 0x[0-9a-f]+ sim>", repr(a)), repr(a)
+    assert re.fullmatch(r"<gcap\.DeviceArray shape=\(4, 8\) float32 at 0x[0-9a-f]+ ctx=0x[0-9a-f]+ sim>", repr(a)), repr(a)
     ctx.close()
     assert repr(a) == "<gcap.DeviceArray shape=(4, 8) float32 (freed)>"
     with pytest.raises(gcap.ContextClosed):
