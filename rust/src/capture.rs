@@ -1,0 +1,331 @@
+//! Stream capture in the two shapes Rust GPU code already uses: oxicuda-driver's [`StreamCapture`]
+//! and ferrotorch-gpu's [`GraphCaptureGuard`], over gcap's capture object.
+
+use std::ptr;
+use std::sync::Arc;
+
+use crate::context::{Context, Keep};
+use crate::error::{check, GpuResult};
+use crate::graph::{Graph, GraphExec};
+use crate::memory::{DeviceBuffer, DeviceRepr};
+use crate::stream::{CaptureStatus, Stream};
+use crate::sys;
+
+/// How a capture treats potentially unsafe calls from other threads (`cudaStreamCaptureMode`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CaptureMode {
+    /// Unsafe calls from any thread invalidate the capture.
+    Global,
+    /// Only this thread's unsafe calls do (the mode for one capture per thread).
+    ThreadLocal,
+    /// Nothing is refused for safety.
+    Relaxed,
+}
+
+impl CaptureMode {
+    fn raw(self) -> sys::gcap_capture_mode {
+        match self {
+            CaptureMode::Global => sys::GCAP_CAPTURE_MODE_GLOBAL,
+            CaptureMode::ThreadLocal => sys::GCAP_CAPTURE_MODE_THREAD_LOCAL,
+            CaptureMode::Relaxed => sys::GCAP_CAPTURE_MODE_RELAXED,
+        }
+    }
+}
+
+/// A private memory pool for the graph allocations of captures (PyTorch's graph pools): the
+/// finished graph keeps it alive.
+pub struct CapturePool {
+    ctx: Context,
+    raw: *mut sys::gcap_pool,
+}
+
+// SAFETY: pool calls take the context's lock.
+unsafe impl Send for CapturePool {}
+// SAFETY: as above.
+unsafe impl Sync for CapturePool {}
+
+impl Drop for CapturePool {
+    fn drop(&mut self) {
+        unsafe { sys::gcap_pool_release(self.raw) };
+    }
+}
+
+impl std::fmt::Debug for CapturePool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "CapturePool({:p})", self.raw)
+    }
+}
+
+/// A pool's figures in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PoolStats {
+    /// Reserved for the pool's allocations, spare blocks included.
+    pub reserved_bytes: usize,
+    /// Allocated now.
+    pub used_bytes: usize,
+    /// The most ever allocated at once.
+    pub peak_bytes: usize,
+    /// Executables drawing from the pool.
+    pub attached_execs: usize,
+}
+
+impl CapturePool {
+    /// A new pool of `ctx`.
+    pub fn new(ctx: &Context) -> GpuResult<Arc<CapturePool>> {
+        let mut raw = ptr::null_mut();
+        check(unsafe { sys::gcap_pool_create(ctx.raw(), &mut raw) })?;
+        Ok(Arc::new(CapturePool { ctx: ctx.clone(), raw }))
+    }
+
+    /// The pool's figures.
+    pub fn stats(&self) -> GpuResult<PoolStats> {
+        let mut s = unsafe { std::mem::zeroed::<sys::gcap_pool_stats>() };
+        check(unsafe { sys::gcap_pool_get_stats(self.raw, &mut s) })?;
+        Ok(PoolStats { reserved_bytes: s.reserved_bytes, used_bytes: s.used_bytes, peak_bytes: s.peak_bytes, attached_execs: s.attached_execs })
+    }
+
+    /// The pool's context.
+    pub fn context(&self) -> &Context {
+        &self.ctx
+    }
+}
+
+/// A capture object: the stream's work from `begin` to `end` is recorded, not run.
+struct RawCapture {
+    raw: *mut sys::gcap_capture,
+    stream: Stream,
+    id: u64,
+}
+
+impl RawCapture {
+    fn begin(stream: &Stream, mode: CaptureMode, pool: Option<&CapturePool>) -> GpuResult<RawCapture> {
+        let mut o = unsafe { std::mem::zeroed::<sys::gcap_capture_options>() };
+        unsafe { sys::gcap_capture_options_init(&mut o) };
+        o.mode = mode.raw();
+        o.pool = pool.map_or(ptr::null_mut(), |p| p.raw);
+        let mut raw = ptr::null_mut();
+        check(unsafe { sys::gcap_capture_begin(stream.raw(), &o, &mut raw) })?;
+        let id = stream.capture_status().map(|s| s.1).unwrap_or(0);
+        Ok(RawCapture { raw, stream: stream.clone(), id })
+    }
+
+    fn status(&self) -> CaptureStatus {
+        let mut s = sys::GCAP_CAPTURE_STATUS_NONE;
+        unsafe { sys::gcap_capture_get_status(self.raw, &mut s) };
+        match s {
+            sys::GCAP_CAPTURE_STATUS_ACTIVE => CaptureStatus::Active,
+            sys::GCAP_CAPTURE_STATUS_INVALIDATED => CaptureStatus::Invalidated,
+            _ => CaptureStatus::None,
+        }
+    }
+
+    /// What the recorded work uses, for the graph or executable that replays it.
+    fn take_keeps(&self) -> Vec<Keep> {
+        self.stream.context().take_capture_keeps(self.id)
+    }
+}
+
+impl Drop for RawCapture {
+    fn drop(&mut self) {
+        unsafe { sys::gcap_capture_destroy(self.raw) }; // ends a live capture, discards its graph
+        drop(self.take_keeps());
+    }
+}
+
+// SAFETY: capture calls take the context's lock; gcap itself refuses to end a ThreadLocal capture
+// on another thread (StreamCaptureWrongThread).
+unsafe impl Send for RawCapture {}
+
+/// oxicuda-driver's `StreamCapture`: begin capturing a stream, record work, end with a [`Graph`].
+///
+/// Unlike oxicuda's recorder, which only counts what it is told, gcap records real work, so the
+/// record methods take the buffers they use (and keep them alive as long as the graph); work
+/// issued on the stream itself (or on streams joined to it) while the capture is active is
+/// recorded too.
+///
+/// ```
+/// use gcap::{Backend, Context, DeviceBuffer, Stream, StreamCapture};
+/// # fn main() -> gcap::CudaResult<()> {
+/// let ctx = Context::new(Backend::Sim)?;
+/// let stream = Stream::new(&ctx)?;
+/// let (a, b) = (DeviceBuffer::<u32>::new(&ctx, 256)?, DeviceBuffer::<u32>::new(&ctx, 256)?);
+/// let mut capture = StreamCapture::begin(&stream)?;
+/// capture.record_memset(&a, 7)?;
+/// capture.record_memcpy(&b, &a)?;
+/// assert_eq!(capture.recorded_count(), 2);
+/// let graph = capture.end()?;
+/// assert_eq!(graph.node_count(), 2);
+/// assert!(matches!(capture.end(), Err(gcap::CudaError::StreamCaptureUnmatched(_))));
+/// graph.instantiate()?.launch(&stream)?;
+/// stream.synchronize()?;
+/// assert!(b.to_vec()?.iter().all(|&x| x == 0x07070707));
+/// # Ok(()) }
+/// ```
+pub struct StreamCapture {
+    cap: RawCapture,
+}
+
+impl StreamCapture {
+    /// Begins a GLOBAL-mode capture on `stream`.
+    pub fn begin(stream: &Stream) -> GpuResult<StreamCapture> {
+        Self::begin_with_mode(stream, CaptureMode::Global)
+    }
+
+    /// Begins a capture on `stream` in `mode`.
+    pub fn begin_with_mode(stream: &Stream, mode: CaptureMode) -> GpuResult<StreamCapture> {
+        Ok(StreamCapture { cap: RawCapture::begin(stream, mode, None)? })
+    }
+
+    /// The stream being captured.
+    pub fn stream(&self) -> &Stream {
+        &self.cap.stream
+    }
+
+    /// Records a fill of every byte of `dst` with `value`.
+    pub fn record_memset<T: DeviceRepr>(&mut self, dst: &DeviceBuffer<T>, value: u8) -> GpuResult<()> {
+        check(unsafe { sys::gcap_capture_record_memset(self.cap.raw, dst.raw(), value, dst.size_bytes()) })?;
+        self.cap.stream.keep([dst.keep()])
+    }
+
+    /// Records a device-to-device copy of all of `src` into `dst`.
+    pub fn record_memcpy<T: DeviceRepr>(&mut self, dst: &DeviceBuffer<T>, src: &DeviceBuffer<T>) -> GpuResult<()> {
+        if dst.len() != src.len() {
+            return crate::error::invalid(format!("record_memcpy: {} elements into a buffer of {}", src.len(), dst.len()));
+        }
+        let kind = sys::GCAP_MEMCPY_DEVICE_TO_DEVICE;
+        check(unsafe { sys::gcap_capture_record_memcpy(self.cap.raw, dst.raw(), src.raw(), dst.size_bytes(), kind) })?;
+        self.cap.stream.keep([dst.keep(), src.keep()])
+    }
+
+    /// Nodes recorded so far, from every joined stream.
+    pub fn recorded_count(&self) -> usize {
+        unsafe { sys::gcap_capture_recorded_count(self.cap.raw) }
+    }
+
+    /// True until the capture is ended.
+    pub fn is_active(&self) -> bool {
+        unsafe { sys::gcap_capture_is_active(self.cap.raw) }
+    }
+
+    /// Whether the capture is active or invalidated (`None` once ended).
+    pub fn status(&self) -> CaptureStatus {
+        self.cap.status()
+    }
+
+    /// Ends the capture and returns its graph. A second call is
+    /// [`CudaError::StreamCaptureUnmatched`](crate::CudaError); a capture that failed returns its
+    /// error (`StreamCaptureInvalidated`, `StreamCaptureUnjoined`, ...) with the C message naming the
+    /// first offending call, and the stream is usable again.
+    pub fn end(&mut self) -> GpuResult<Graph> {
+        let mut g = ptr::null_mut();
+        let st = unsafe { sys::gcap_capture_end(self.cap.raw, &mut g) };
+        let keeps = self.cap.take_keeps();
+        check(st)?;
+        Ok(Graph::from_raw(self.cap.stream.context(), g, keeps))
+    }
+}
+
+/// ferrotorch-gpu's `GraphCaptureGuard`: a scoped capture whose [`finish`](Self::finish) returns an
+/// instantiated [`CapturedGraph`]. Dropped before `finish` (an early `?` return), it ends the
+/// capture best-effort and discards the graph, so the stream is usable again.
+///
+/// ```
+/// use gcap::{Backend, Context, DeviceBuffer, GraphCaptureGuard, Stream};
+/// # fn run_kernels(stream: &Stream, buf: &DeviceBuffer<f32>) -> gcap::GpuResult<()> { stream.memset(buf, 0) }
+/// # fn main() -> gcap::GpuResult<()> {
+/// # let ctx = Context::new(Backend::Sim)?;
+/// # let stream = Stream::new(&ctx)?;
+/// # let buf = DeviceBuffer::<f32>::new(&ctx, 1024)?;
+/// let guard = GraphCaptureGuard::begin(&stream)?;
+/// run_kernels(&stream, &buf)?;               // launched on the stream: recorded
+/// let graph = guard.finish()?;
+/// graph.upload()?;
+/// for _ in 0..1000 { graph.launch()?; }
+/// # stream.synchronize()?;
+/// # Ok(()) }
+/// ```
+pub struct GraphCaptureGuard {
+    cap: RawCapture,
+    pool: Option<Arc<CapturePool>>,
+}
+
+impl GraphCaptureGuard {
+    /// Begins a ThreadLocal-mode capture on `stream`.
+    pub fn begin(stream: &Stream) -> GpuResult<GraphCaptureGuard> {
+        Self::begin_with_mode(stream, CaptureMode::ThreadLocal)
+    }
+
+    /// Begins a capture on `stream` in `mode`.
+    pub fn begin_with_mode(stream: &Stream, mode: CaptureMode) -> GpuResult<GraphCaptureGuard> {
+        Ok(GraphCaptureGuard { cap: RawCapture::begin(stream, mode, None)?, pool: None })
+    }
+
+    /// Begins a ThreadLocal capture whose graph allocations come from `pool`; the finished graph
+    /// keeps the pool alive.
+    pub fn begin_with_pool(stream: &Stream, pool: Arc<CapturePool>) -> GpuResult<GraphCaptureGuard> {
+        let cap = RawCapture::begin(stream, CaptureMode::ThreadLocal, Some(&pool))?;
+        Ok(GraphCaptureGuard { cap, pool: Some(pool) })
+    }
+
+    /// Whether the capture is active or invalidated.
+    pub fn status(&self) -> CaptureStatus {
+        self.cap.status()
+    }
+
+    /// Ends the capture and instantiates its graph. A capture that failed returns its error, and the
+    /// stream is usable again.
+    pub fn finish(self) -> GpuResult<CapturedGraph> {
+        let mut exec = ptr::null_mut();
+        let st = unsafe { sys::gcap_capture_finish(self.cap.raw, 0, &mut exec) };
+        let keeps = self.cap.take_keeps();
+        check(st)?;
+        let exec = GraphExec::from_raw(self.cap.stream.context(), exec, keeps);
+        Ok(CapturedGraph { exec, stream: self.cap.stream.clone(), pool: self.pool.clone() })
+    }
+}
+
+/// ferrotorch-gpu's `CapturedGraph`: an instantiated capture, launched on the stream it was
+/// captured from.
+pub struct CapturedGraph {
+    exec: GraphExec,
+    stream: Stream,
+    pool: Option<Arc<CapturePool>>,
+}
+
+impl std::fmt::Debug for CapturedGraph {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "CapturedGraph({:?} on {:?})", self.exec, self.stream)
+    }
+}
+
+impl CapturedGraph {
+    /// Uploads the executable ahead of its first launch (`cudaGraphUpload`).
+    pub fn upload(&self) -> GpuResult<()> {
+        self.exec.upload(&self.stream)
+    }
+
+    /// Replays the graph on its stream (`cudaGraphLaunch`).
+    pub fn launch(&self) -> GpuResult<()> {
+        self.exec.launch(&self.stream)
+    }
+
+    /// Replays the graph on another stream of the context.
+    pub fn launch_on(&self, stream: &Stream) -> GpuResult<()> {
+        self.exec.launch(stream)
+    }
+
+    /// The stream the graph was captured from.
+    pub fn stream(&self) -> &Stream {
+        &self.stream
+    }
+
+    /// The executable.
+    pub fn exec(&self) -> &GraphExec {
+        &self.exec
+    }
+
+    /// The pool the capture drew its allocations from, kept alive by this graph.
+    pub fn pool(&self) -> Option<&Arc<CapturePool>> {
+        self.pool.as_ref()
+    }
+}

@@ -1,0 +1,193 @@
+//! Contexts: the backend (simulator or CUDA driver) and everything made from it.
+
+use std::any::Any;
+use std::collections::HashMap;
+use std::ffi::CStr;
+use std::ptr;
+use std::sync::{Arc, Mutex};
+
+use crate::error::{check, GpuResult};
+use crate::sys;
+
+/// Which backend a context runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// The CPU simulator: copies and fills really run, kernels run from CPU code or their PTX.
+    Sim,
+    /// The CUDA driver (`libcuda.so.1`, loaded at run time). [`GpuError::NotInitialized`](crate::GpuError)
+    /// without a driver or device.
+    Cuda,
+    /// `GCAP_BACKEND` from the environment, else CUDA where it is usable, else the simulator.
+    Auto,
+}
+
+/// How the simulator orders the nodes of a launch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Order {
+    /// A fixed topological order.
+    Capture,
+    /// A seeded random topological order per launch: finds missing edges.
+    Shuffle,
+}
+
+/// When the simulator runs stream work.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exec {
+    /// When it is issued, on the calling thread.
+    Immediate,
+    /// Only when the host waits for it, interleaved across streams as a GPU may: finds a forgotten
+    /// synchronize.
+    Deferred,
+}
+
+/// Simulator options ([`Context::sim`]); `SimOptions::default()` is what `Backend::Sim` uses.
+#[derive(Clone, Debug)]
+pub struct SimOptions {
+    /// Node order within a launch.
+    pub order: Order,
+    /// Seed of shuffled orders and DEFERRED interleavings.
+    pub seed: u64,
+    /// Instantiation fails when race analysis finds unordered nodes touching the same bytes.
+    pub check_races: bool,
+    /// When stream work runs.
+    pub exec: Exec,
+    /// Device memory faults when host code touches it.
+    pub strict_memory: bool,
+    /// Threads running a kernel's blocks (0 or 1: the calling thread).
+    pub threads: u32,
+}
+
+impl Default for SimOptions {
+    fn default() -> Self {
+        SimOptions { order: Order::Capture, seed: 0, check_races: false, exec: Exec::Immediate, strict_memory: false, threads: 0 }
+    }
+}
+
+impl SimOptions {
+    fn raw(&self) -> sys::gcap_sim_options {
+        let mut o = unsafe { std::mem::zeroed::<sys::gcap_sim_options>() };
+        unsafe { sys::gcap_sim_options_init(&mut o) };
+        o.order = match self.order { Order::Capture => sys::GCAP_SIM_ORDER_CAPTURE, Order::Shuffle => sys::GCAP_SIM_ORDER_SHUFFLE };
+        o.exec = match self.exec { Exec::Immediate => sys::GCAP_SIM_EXEC_IMMEDIATE, Exec::Deferred => sys::GCAP_SIM_EXEC_DEFERRED };
+        o.seed = self.seed;
+        o.check_races = self.check_races;
+        o.strict_memory = self.strict_memory;
+        o.threads = self.threads;
+        o
+    }
+}
+
+/// Something a stream's pending work or a graph's nodes use, kept alive as long as they may.
+pub(crate) type Keep = Arc<dyn Any + Send + Sync>;
+
+pub(crate) struct ContextInner {
+    pub(crate) raw: *mut sys::gcap_context,
+    /// What the work recorded by each capture sequence (by its id) uses, until its graph takes it.
+    pub(crate) capture_keeps: Mutex<HashMap<u64, Vec<Keep>>>,
+}
+
+// SAFETY: every gcap call on a context takes the context's lock, so the handle may be used and
+// dropped from any thread.
+unsafe impl Send for ContextInner {}
+// SAFETY: as above: concurrent calls on one context are serialized by the C library.
+unsafe impl Sync for ContextInner {}
+
+impl Drop for ContextInner {
+    fn drop(&mut self) {
+        unsafe { sys::gcap_context_destroy(self.raw) };
+    }
+}
+
+/// A gcap context. Cloning it is cheap (shared ownership): every object made from it holds a
+/// clone, so the context lives until the last of them is dropped.
+#[derive(Clone)]
+pub struct Context {
+    pub(crate) inner: Arc<ContextInner>,
+}
+
+impl std::fmt::Debug for Context {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Context({:p}, {})", self.inner.raw, self.backend_name())
+    }
+}
+
+impl Context {
+    /// A context on `backend`, with the simulator's default options.
+    pub fn new(backend: Backend) -> GpuResult<Context> {
+        Self::create(backend, None)
+    }
+
+    /// A simulator context with `options`.
+    pub fn sim(options: &SimOptions) -> GpuResult<Context> {
+        Self::create(Backend::Sim, Some(options.raw()))
+    }
+
+    fn create(backend: Backend, sim: Option<sys::gcap_sim_options>) -> GpuResult<Context> {
+        let mut o = unsafe { std::mem::zeroed::<sys::gcap_context_options>() };
+        unsafe { sys::gcap_context_options_init(&mut o) };
+        o.backend = match backend {
+            Backend::Sim => sys::GCAP_BACKEND_SIM,
+            Backend::Cuda => sys::GCAP_BACKEND_CUDA,
+            Backend::Auto => sys::GCAP_BACKEND_AUTO,
+        };
+        o.sim = sim.as_ref().map_or(ptr::null(), |s| s as *const _);
+        let mut raw = ptr::null_mut();
+        check(unsafe { sys::gcap_context_create(&o, &mut raw) })?;
+        Ok(Context { inner: Arc::new(ContextInner { raw, capture_keeps: Mutex::new(HashMap::new()) }) })
+    }
+
+    /// The backend the context runs on ([`Backend::Sim`] or [`Backend::Cuda`], never `Auto`).
+    pub fn backend(&self) -> Backend {
+        match unsafe { sys::gcap_context_backend(self.inner.raw) } {
+            sys::GCAP_BACKEND_CUDA => Backend::Cuda,
+            _ => Backend::Sim,
+        }
+    }
+
+    fn backend_name(&self) -> String {
+        let kind = unsafe { sys::gcap_context_backend(self.inner.raw) };
+        unsafe { CStr::from_ptr(sys::gcap_backend_name(kind)) }.to_string_lossy().into_owned()
+    }
+
+    /// Waits for all work of the context (`cudaDeviceSynchronize`).
+    /// [`GpuError::StreamCaptureUnsupported`](crate::GpuError) while a stream captures.
+    pub fn synchronize(&self) -> GpuResult<()> {
+        check(unsafe { sys::gcap_context_synchronize(self.inner.raw) })
+    }
+
+    /// The simulator's counters (launches, nodes and kernels run, bytes copied, ...).
+    /// [`GpuError::NotSupported`](crate::GpuError) on CUDA.
+    pub fn sim_stats(&self) -> GpuResult<sys::gcap_sim_stats> {
+        let mut s = unsafe { std::mem::zeroed::<sys::gcap_sim_stats>() };
+        check(unsafe { sys::gcap_sim_get_stats(self.inner.raw, &mut s) })?;
+        Ok(s)
+    }
+
+    /// Graph memory in bytes: (used now, used at most, reserved now, reserved at most).
+    pub fn graph_memory(&self) -> GpuResult<(u64, u64, u64, u64)> {
+        let mut v = [0u64; 4];
+        for (attr, slot) in v.iter_mut().enumerate() {
+            check(unsafe { sys::gcap_context_get_graph_mem_attribute(self.inner.raw, attr as sys::gcap_graph_mem_attribute, slot) })?;
+        }
+        Ok((v[0], v[1], v[2], v[3]))
+    }
+
+    /// Gives back reserved graph memory no executable needs (`cudaDeviceGraphMemTrim`).
+    pub fn trim_graph_memory(&self) -> GpuResult<()> {
+        check(unsafe { sys::gcap_context_graph_mem_trim(self.inner.raw) })
+    }
+
+    pub(crate) fn raw(&self) -> *mut sys::gcap_context {
+        self.inner.raw
+    }
+
+    /// Keeps `items` alive with the capture sequence `id` until its graph takes them.
+    pub(crate) fn keep_for_capture(&self, id: u64, items: impl IntoIterator<Item = Keep>) {
+        self.inner.capture_keeps.lock().unwrap().entry(id).or_default().extend(items);
+    }
+
+    /// What the capture sequence `id` recorded uses.
+    pub(crate) fn take_capture_keeps(&self, id: u64) -> Vec<Keep> {
+        self.inner.capture_keeps.lock().unwrap().remove(&id).unwrap_or_default()
+    }
+}

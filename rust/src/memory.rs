@@ -1,0 +1,139 @@
+//! Device memory: typed buffers that free themselves once nothing can still use them.
+
+use std::ffi::c_void;
+use std::marker::PhantomData;
+use std::mem::size_of;
+use std::ptr;
+use std::sync::Arc;
+
+use crate::context::{Context, Keep};
+use crate::error::{check, invalid, GpuResult};
+use crate::sys;
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// Element types of device buffers: plain numbers, for which every bit pattern is a value, so
+/// bytes written by a device or a copy are always a valid `T`.
+pub trait DeviceRepr: Copy + Send + Sync + 'static + sealed::Sealed {}
+
+macro_rules! device_repr {
+    ($($t:ty),*) => { $(impl sealed::Sealed for $t {} impl DeviceRepr for $t {})* };
+}
+device_repr!(u8, i8, u16, i16, u32, i32, u64, i64, f32, f64, usize, isize);
+
+pub(crate) struct Allocation {
+    ctx: Context,
+    pub(crate) ptr: *mut c_void,
+    pub(crate) bytes: usize,
+}
+
+// SAFETY: the allocation is an address and a size; gcap_mem_free may run on any thread.
+unsafe impl Send for Allocation {}
+// SAFETY: shared references only read the address.
+unsafe impl Sync for Allocation {}
+
+impl Drop for Allocation {
+    fn drop(&mut self) {
+        unsafe { sys::gcap_mem_free(self.ctx.raw(), self.ptr) };
+    }
+}
+
+/// `len` elements of `T` in device memory (`cudaMalloc`).
+///
+/// A buffer's memory is freed when the buffer *and* everything that may still use it are gone:
+/// pending stream work keeps it until that stream is synchronized, and graphs and executables
+/// whose nodes name it keep it as long as they live. Dropping a buffer early is therefore never a
+/// dangling pointer.
+pub struct DeviceBuffer<T: DeviceRepr> {
+    pub(crate) alloc: Arc<Allocation>,
+    len: usize,
+    _t: PhantomData<T>,
+}
+
+impl<T: DeviceRepr> std::fmt::Debug for DeviceBuffer<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "DeviceBuffer<{}>({} at {:p})", std::any::type_name::<T>(), self.len, self.alloc.ptr)
+    }
+}
+
+impl<T: DeviceRepr> DeviceBuffer<T> {
+    /// `len` elements of uninitialized (but always valid: see [`DeviceRepr`]) device memory.
+    pub fn new(ctx: &Context, len: usize) -> GpuResult<Self> {
+        let bytes = len.checked_mul(size_of::<T>()).ok_or(()).or_else(|_| invalid(format!("{len} elements overflow")))?;
+        let mut p = ptr::null_mut();
+        check(unsafe { sys::gcap_mem_alloc(ctx.raw(), bytes, &mut p) })?;
+        let alloc = Arc::new(Allocation { ctx: ctx.clone(), ptr: p, bytes });
+        Ok(DeviceBuffer { alloc, len, _t: PhantomData })
+    }
+
+    /// A buffer holding a copy of `data`.
+    pub fn from_slice(ctx: &Context, data: &[T]) -> GpuResult<Self> {
+        let mut b = Self::new(ctx, data.len())?;
+        b.copy_from_slice(data)?;
+        Ok(b)
+    }
+
+    /// A buffer of `len` zeros.
+    pub fn zeroed(ctx: &Context, len: usize) -> GpuResult<Self> {
+        let b = Self::new(ctx, len)?;
+        let stream = crate::Stream::new(ctx)?;
+        stream.memset(&b, 0)?;
+        stream.synchronize()?;
+        Ok(b)
+    }
+
+    /// The number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True for a buffer of no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The size in bytes.
+    pub fn size_bytes(&self) -> usize {
+        self.alloc.bytes
+    }
+
+    /// The device address, for kernel arguments and other libraries.
+    pub fn device_ptr(&self) -> u64 {
+        self.alloc.ptr as u64
+    }
+
+    pub(crate) fn raw(&self) -> *mut c_void {
+        self.alloc.ptr
+    }
+
+    pub(crate) fn keep(&self) -> Keep {
+        self.alloc.clone()
+    }
+
+    /// Copies `data` in, synchronously (`cudaMemcpy`). [`GpuError::InvalidValue`](crate::GpuError) when the
+    /// lengths differ.
+    pub fn copy_from_slice(&mut self, data: &[T]) -> GpuResult<()> {
+        if data.len() != self.len {
+            return invalid(format!("copy_from_slice: {} elements into a buffer of {}", data.len(), self.len));
+        }
+        let kind = sys::GCAP_MEMCPY_HOST_TO_DEVICE;
+        check(unsafe { sys::gcap_memcpy(self.alloc.ctx.raw(), self.raw(), data.as_ptr().cast(), self.alloc.bytes, kind) })
+    }
+
+    /// Copies the buffer out, synchronously (`cudaMemcpy`).
+    pub fn to_vec(&self) -> GpuResult<Vec<T>> {
+        let mut out = Vec::<T>::with_capacity(self.len);
+        let kind = sys::GCAP_MEMCPY_DEVICE_TO_HOST;
+        check(unsafe { sys::gcap_memcpy(self.alloc.ctx.raw(), out.as_mut_ptr().cast(), self.raw(), self.alloc.bytes, kind) })?;
+        // SAFETY: the copy wrote all len elements, and every bit pattern is a T (DeviceRepr).
+        unsafe { out.set_len(self.len) };
+        Ok(out)
+    }
+
+    /// The context the buffer belongs to.
+    pub fn context(&self) -> &Context {
+        &self.alloc.ctx
+    }
+}

@@ -1,0 +1,223 @@
+//! Streams and events.
+
+use std::ptr;
+use std::sync::{Arc, Mutex};
+
+use crate::context::{Context, Keep};
+use crate::error::{check, invalid, GpuResult};
+use crate::memory::{DeviceBuffer, DeviceRepr};
+use crate::sys;
+
+pub(crate) struct StreamInner {
+    pub(crate) ctx: Context,
+    pub(crate) raw: *mut sys::gcap_stream,
+    /// What work issued (not captured) since the last synchronize uses.
+    keep: Mutex<Vec<Keep>>,
+}
+
+// SAFETY: gcap stream calls take the context's lock; a stream may be used from any thread (a
+// ThreadLocal capture then belongs to the thread that began it, which gcap itself checks).
+unsafe impl Send for StreamInner {}
+// SAFETY: as above.
+unsafe impl Sync for StreamInner {}
+
+impl Drop for StreamInner {
+    fn drop(&mut self) {
+        unsafe { sys::gcap_stream_destroy(self.raw) };
+    }
+}
+
+/// A stream (`cudaStream_t`): work issued to it runs in order. Cloning shares the stream.
+#[derive(Clone)]
+pub struct Stream {
+    pub(crate) inner: Arc<StreamInner>,
+}
+
+impl std::fmt::Debug for Stream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Stream({:p})", self.inner.raw)
+    }
+}
+
+/// Whether a stream is capturing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CaptureStatus {
+    /// Not capturing.
+    None,
+    /// Capturing: work is recorded, not run.
+    Active,
+    /// Capturing, but an error invalidated the capture: ending it fails.
+    Invalidated,
+}
+
+impl Stream {
+    /// A new stream of `ctx` (`cudaStreamCreate`).
+    pub fn new(ctx: &Context) -> GpuResult<Stream> {
+        let mut raw = ptr::null_mut();
+        check(unsafe { sys::gcap_stream_create(ctx.raw(), &mut raw) })?;
+        Ok(Stream { inner: Arc::new(StreamInner { ctx: ctx.clone(), raw, keep: Mutex::new(Vec::new()) }) })
+    }
+
+    /// The stream's context.
+    pub fn context(&self) -> &Context {
+        &self.inner.ctx
+    }
+
+    pub(crate) fn raw(&self) -> *mut sys::gcap_stream {
+        self.inner.raw
+    }
+
+    /// Waits for all work issued to the stream (`cudaStreamSynchronize`).
+    /// [`GpuError::StreamCaptureUnsupported`](crate::GpuError) while it captures.
+    pub fn synchronize(&self) -> GpuResult<()> {
+        check(unsafe { sys::gcap_stream_synchronize(self.raw()) })?;
+        self.inner.keep.lock().unwrap().clear();
+        Ok(())
+    }
+
+    /// True when all its work is done (`cudaStreamQuery`).
+    pub fn query(&self) -> GpuResult<bool> {
+        match unsafe { sys::gcap_stream_query(self.raw()) } {
+            sys::GCAP_ERROR_NOT_READY => Ok(false),
+            st => check(st).map(|_| true),
+        }
+    }
+
+    /// Whether the stream captures, and the id of its capture sequence.
+    pub fn capture_status(&self) -> GpuResult<(CaptureStatus, u64)> {
+        let mut info = unsafe { std::mem::zeroed::<sys::gcap_capture_info>() };
+        check(unsafe { sys::gcap_stream_get_capture_info(self.raw(), &mut info) })?;
+        let status = match info.status {
+            sys::GCAP_CAPTURE_STATUS_ACTIVE => CaptureStatus::Active,
+            sys::GCAP_CAPTURE_STATUS_INVALIDATED => CaptureStatus::Invalidated,
+            _ => CaptureStatus::None,
+        };
+        Ok((status, info.id))
+    }
+
+    /// Keeps `items` alive while the work just issued may use them: until the next synchronize, or,
+    /// while capturing, as long as the captured graph lives.
+    pub(crate) fn keep(&self, items: impl IntoIterator<Item = Keep>) -> GpuResult<()> {
+        match self.capture_status()? {
+            (CaptureStatus::None, _) => self.inner.keep.lock().unwrap().extend(items),
+            (_, id) => self.inner.ctx.keep_for_capture(id, items),
+        }
+        Ok(())
+    }
+
+    /// Makes later work on this stream wait for `event`'s latest record (`cudaStreamWaitEvent`).
+    pub fn wait_event(&self, event: &Event) -> GpuResult<()> {
+        check(unsafe { sys::gcap_stream_wait_event(self.raw(), event.raw) })
+    }
+
+    /// Makes later work on this stream wait for all work issued to `other` so far (an event
+    /// recorded there and waited for here). During a capture this forks `other` into it or joins
+    /// it back.
+    pub fn wait_stream(&self, other: &Stream) -> GpuResult<()> {
+        let e = Event::new(&self.inner.ctx)?;
+        e.record(other)?;
+        self.wait_event(&e)
+    }
+
+    /// Fills every byte of `dst` with `value` (`cudaMemsetAsync`).
+    pub fn memset<T: DeviceRepr>(&self, dst: &DeviceBuffer<T>, value: u8) -> GpuResult<()> {
+        check(unsafe { sys::gcap_memset_async(self.raw(), dst.raw(), value as i32, dst.size_bytes()) })?;
+        self.keep([dst.keep()])
+    }
+
+    /// Sets every 32-bit word of `dst` to `value` (`cuMemsetD32Async`); a buffer of 4-byte elements.
+    pub fn memset_u32<T: DeviceRepr>(&self, dst: &DeviceBuffer<T>, value: u32) -> GpuResult<()> {
+        if std::mem::size_of::<T>() != 4 {
+            return invalid("memset_u32: the buffer's elements are not 4 bytes");
+        }
+        check(unsafe { sys::gcap_memset_d32_async(self.raw(), dst.raw(), value, dst.len()) })?;
+        self.keep([dst.keep()])
+    }
+
+    /// Copies all of `src` into `dst`, device to device (`cudaMemcpyAsync`).
+    /// [`GpuError::InvalidValue`](crate::GpuError) when the lengths differ.
+    pub fn copy<T: DeviceRepr>(&self, dst: &DeviceBuffer<T>, src: &DeviceBuffer<T>) -> GpuResult<()> {
+        if dst.len() != src.len() {
+            return invalid(format!("copy: {} elements into a buffer of {}", src.len(), dst.len()));
+        }
+        let kind = sys::GCAP_MEMCPY_DEVICE_TO_DEVICE;
+        check(unsafe { sys::gcap_memcpy_async(self.raw(), dst.raw(), src.raw(), dst.size_bytes(), kind) })?;
+        self.keep([dst.keep(), src.keep()])
+    }
+
+    /// Copies `data` into `dst` when the stream gets there (`cudaMemcpyAsync`, host to device). The
+    /// stream owns `data` until then (a captured copy: as long as the graph lives, and every replay
+    /// copies it again).
+    pub fn upload<T: DeviceRepr>(&self, dst: &DeviceBuffer<T>, data: Vec<T>) -> GpuResult<()> {
+        if data.len() != dst.len() {
+            return invalid(format!("upload: {} elements into a buffer of {}", data.len(), dst.len()));
+        }
+        let data: Arc<Vec<T>> = Arc::new(data);
+        let kind = sys::GCAP_MEMCPY_HOST_TO_DEVICE;
+        check(unsafe { sys::gcap_memcpy_async(self.raw(), dst.raw(), data.as_ptr().cast(), dst.size_bytes(), kind) })?;
+        self.keep([dst.keep(), data as Keep])
+    }
+}
+
+/// An event (`cudaEvent_t`), with timing.
+pub struct Event {
+    ctx: Context,
+    pub(crate) raw: *mut sys::gcap_event,
+}
+
+// SAFETY: gcap event calls take the context's lock.
+unsafe impl Send for Event {}
+// SAFETY: as above.
+unsafe impl Sync for Event {}
+
+impl std::fmt::Debug for Event {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Event({:p})", self.raw)
+    }
+}
+
+impl Drop for Event {
+    fn drop(&mut self) {
+        unsafe { sys::gcap_event_destroy(self.raw) };
+    }
+}
+
+impl Event {
+    /// A new event of `ctx` (`cudaEventCreate`).
+    pub fn new(ctx: &Context) -> GpuResult<Event> {
+        let mut raw = ptr::null_mut();
+        check(unsafe { sys::gcap_event_create(ctx.raw(), &mut raw) })?;
+        Ok(Event { ctx: ctx.clone(), raw })
+    }
+
+    /// The event's context.
+    pub fn context(&self) -> &Context {
+        &self.ctx
+    }
+
+    /// Records the event at this point of `stream` (`cudaEventRecord`); during a capture it marks a
+    /// node other streams may wait for (fork and join).
+    pub fn record(&self, stream: &Stream) -> GpuResult<()> {
+        check(unsafe { sys::gcap_event_record(self.raw, stream.raw()) })
+    }
+
+    /// Waits for the work before the latest record (`cudaEventSynchronize`).
+    pub fn synchronize(&self) -> GpuResult<()> {
+        check(unsafe { sys::gcap_event_synchronize(self.raw) })
+    }
+
+    /// True when the work before the latest record is done (`cudaEventQuery`).
+    pub fn query(&self) -> GpuResult<bool> {
+        match unsafe { sys::gcap_event_query(self.raw) } {
+            sys::GCAP_ERROR_NOT_READY => Ok(false),
+            st => check(st).map(|_| true),
+        }
+    }
+
+    /// Milliseconds from this event's record to `end`'s (`cudaEventElapsedTime`).
+    pub fn elapsed_time(&self, end: &Event) -> GpuResult<f32> {
+        let mut ms = 0f32;
+        check(unsafe { sys::gcap_event_elapsed_time(self.raw, end.raw, &mut ms) })?;
+        Ok(ms)
+    }
+}
