@@ -1,0 +1,279 @@
+//! The capture shapes and their error paths, drop behaviour, threads, pools, and the simulator
+//! modes that catch what a GPU would do differently.
+
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::thread;
+
+use gcap::{
+    Backend, CaptureMode, CapturePool, CaptureStatus, Context, CudaError, DeviceBuffer, Event, Exec, GpuError,
+    GraphCaptureGuard, NodeType, SimOptions, Stream, StreamCapture,
+};
+
+fn sim() -> Context {
+    Context::new(Backend::Sim).expect("a simulator context")
+}
+
+/// A GLOBAL-mode capture is invalidated by an unsafe call (an allocation, a synchronize) from any
+/// thread of the process, as in CUDA, and the test harness runs tests on parallel threads: tests
+/// capturing in GLOBAL mode run alone, the others together.
+static MODE_LOCK: RwLock<()> = RwLock::new(());
+
+fn alone() -> RwLockWriteGuard<'static, ()> {
+    MODE_LOCK.write().unwrap_or_else(|e| e.into_inner())
+}
+
+fn together() -> RwLockReadGuard<'static, ()> {
+    MODE_LOCK.read().unwrap_or_else(|e| e.into_inner())
+}
+
+#[test]
+fn stream_capture_records_and_ends_once() {
+    let _mode = alone();
+    let ctx = sim();
+    let s = Stream::new(&ctx).unwrap();
+    let (a, b) = (DeviceBuffer::<u8>::new(&ctx, 64).unwrap(), DeviceBuffer::<u8>::zeroed(&ctx, 64).unwrap());
+    let mut cap = StreamCapture::begin(&s).unwrap();
+    assert!(cap.is_active());
+    assert_eq!(cap.status(), CaptureStatus::Active);
+    cap.record_memset(&a, 9).unwrap();
+    s.copy(&b, &a).unwrap(); // work on the stream itself is recorded too
+    assert_eq!(cap.recorded_count(), 2);
+    let g = cap.end().unwrap();
+    assert!(!cap.is_active());
+    assert_eq!((g.node_count(), g.edge_count()), (2, 1));
+    let types: Vec<NodeType> = g.nodes().unwrap().into_iter().map(|n| g.node_type(n).unwrap()).collect();
+    assert_eq!(types, [NodeType::Memset, NodeType::Memcpy]);
+    match cap.end() {
+        Err(CudaError::StreamCaptureUnmatched(m)) => assert!(m.contains("gcap_capture_end"), "{m}"),
+        other => panic!("a second end gave {other:?}"),
+    }
+    assert_eq!(b.to_vec().unwrap(), vec![0; 64]); // nothing ran during the capture
+    let x = g.instantiate().unwrap();
+    x.launch(&s).unwrap();
+    s.synchronize().unwrap();
+    assert_eq!(b.to_vec().unwrap(), vec![9; 64]);
+}
+
+#[test]
+fn no_driver_is_not_initialized() {
+    let _mode = together();
+    match Context::new(Backend::Cuda) {
+        Err(GpuError::NotInitialized(m)) | Err(GpuError::NotSupported(m)) => assert!(!m.is_empty()),
+        Ok(ctx) => assert_eq!(ctx.backend(), Backend::Cuda), // a machine with a GPU
+        Err(e) => panic!("unexpected {e}"),
+    }
+}
+
+#[test]
+fn an_unjoined_fork_fails_the_end_and_the_streams_work_again() {
+    let _mode = alone();
+    let ctx = sim();
+    let (s, side) = (Stream::new(&ctx).unwrap(), Stream::new(&ctx).unwrap());
+    let buf = DeviceBuffer::<u32>::new(&ctx, 16).unwrap();
+    let mut cap = StreamCapture::begin(&s).unwrap();
+    side.wait_stream(&s).unwrap();
+    side.memset(&buf, 1).unwrap();
+    let err = cap.end().unwrap_err();
+    assert!(matches!(err, GpuError::StreamCaptureUnjoined(_)), "{err}");
+    assert!(err.to_string().starts_with("GCAP_ERROR_STREAM_CAPTURE_UNJOINED: "), "{err}");
+    assert!(err.message().contains("never joined back"), "{err}");
+    side.memset(&buf, 3).unwrap();
+    s.memset(&buf, 2).unwrap();
+    ctx.synchronize().unwrap();
+    assert_eq!(s.capture_status().unwrap().0, CaptureStatus::None);
+}
+
+#[test]
+fn a_forbidden_call_invalidates_the_capture() {
+    let _mode = alone();
+    let ctx = sim();
+    let s = Stream::new(&ctx).unwrap();
+    let buf = DeviceBuffer::<u8>::new(&ctx, 8).unwrap();
+    let guard = GraphCaptureGuard::begin_with_mode(&s, CaptureMode::Global).unwrap();
+    s.memset(&buf, 1).unwrap();
+    let sync = s.synchronize().unwrap_err();
+    assert!(matches!(sync, GpuError::StreamCaptureUnsupported(_)), "{sync}");
+    assert_eq!(guard.status(), CaptureStatus::Invalidated);
+    let end = guard.finish().unwrap_err();
+    assert!(matches!(end, GpuError::StreamCaptureInvalidated(_)), "{end}");
+    assert!(end.message().contains("gcap_stream_synchronize"), "names the first offending call: {end}");
+    s.memset(&buf, 5).unwrap();
+    s.synchronize().unwrap();
+    assert_eq!(buf.to_vec().unwrap(), vec![5; 8]);
+}
+
+fn fails_half_way(s: &Stream, buf: &DeviceBuffer<u8>) -> gcap::GpuResult<()> {
+    let _guard = GraphCaptureGuard::begin(s)?;
+    s.memset(buf, 1)?;
+    Err(GpuError::InvalidValue("the caller gave up".into()))?; // an early `?` return drops the guard
+    unreachable!()
+}
+
+#[test]
+fn a_guard_dropped_mid_capture_leaves_the_stream_usable() {
+    let _mode = together();
+    let ctx = sim();
+    let s = Stream::new(&ctx).unwrap();
+    let buf = DeviceBuffer::<u8>::new(&ctx, 32).unwrap();
+    assert!(matches!(fails_half_way(&s, &buf), Err(GpuError::InvalidValue(_))));
+    assert_eq!(s.capture_status().unwrap().0, CaptureStatus::None);
+    s.memset(&buf, 4).unwrap(); // runs now: the capture is gone
+    s.synchronize().unwrap();
+    assert_eq!(buf.to_vec().unwrap(), vec![4; 32]);
+    let guard = GraphCaptureGuard::begin(&s).unwrap(); // and the stream captures again
+    s.memset(&buf, 6).unwrap();
+    let g = guard.finish().unwrap();
+    g.launch().unwrap();
+    s.synchronize().unwrap();
+    assert_eq!(buf.to_vec().unwrap(), vec![6; 32]);
+}
+
+#[test]
+fn a_capture_per_thread_in_thread_local_mode() {
+    let _mode = together();
+    let ctx = sim();
+    let results: Vec<Vec<u8>> = thread::scope(|scope| {
+        let handles: Vec<_> = (1..=4u8)
+            .map(|v| {
+                let ctx = ctx.clone();
+                scope.spawn(move || {
+                    let s = Stream::new(&ctx).unwrap();
+                    let buf = DeviceBuffer::<u8>::new(&ctx, 128).unwrap();
+                    let guard = GraphCaptureGuard::begin(&s).unwrap();
+                    s.memset(&buf, v).unwrap();
+                    let g = guard.finish().unwrap();
+                    for _ in 0..10 {
+                        g.launch().unwrap();
+                    }
+                    s.synchronize().unwrap();
+                    buf.to_vec().unwrap()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for (i, r) in results.iter().enumerate() {
+        assert_eq!(r, &vec![i as u8 + 1; 128]);
+    }
+}
+
+#[test]
+fn the_finished_graph_keeps_its_pool() {
+    let _mode = together();
+    let ctx = sim();
+    let s = Stream::new(&ctx).unwrap();
+    let pool = CapturePool::new(&ctx).unwrap();
+    let buf = DeviceBuffer::<u8>::new(&ctx, 16).unwrap(); // allocating during a capture is refused
+    let guard = GraphCaptureGuard::begin_with_pool(&s, pool.clone()).unwrap();
+    s.memset(&buf, 1).unwrap();
+    let g = guard.finish().unwrap();
+    let weak = Arc::downgrade(&pool);
+    drop(pool);
+    assert!(weak.upgrade().is_some(), "the graph holds the pool");
+    assert_eq!(g.pool().unwrap().stats().unwrap().attached_execs, 0);
+    g.launch().unwrap();
+    s.synchronize().unwrap();
+    drop(g);
+    assert!(weak.upgrade().is_none(), "the pool goes with its last graph");
+}
+
+#[test]
+fn a_buffer_dropped_while_a_graph_uses_it_stays_allocated() {
+    let _mode = alone();
+    let ctx = sim();
+    let s = Stream::new(&ctx).unwrap();
+    let out = DeviceBuffer::<u32>::new(&ctx, 256).unwrap();
+    let graph = {
+        let scratch = DeviceBuffer::<u32>::from_slice(&ctx, &[7u32; 256]).unwrap();
+        let mut cap = StreamCapture::begin(&s).unwrap();
+        cap.record_memcpy(&out, &scratch).unwrap();
+        cap.end().unwrap()
+        // scratch is dropped here: the graph keeps its memory
+    };
+    let x = graph.instantiate().unwrap();
+    drop(graph);
+    for _ in 0..3 {
+        x.launch(&s).unwrap();
+    }
+    s.synchronize().unwrap();
+    assert_eq!(out.to_vec().unwrap(), vec![7; 256]);
+}
+
+#[test]
+fn deferred_streams_catch_a_forgotten_synchronize() {
+    let _mode = together();
+    let deferred = Context::sim(&SimOptions { exec: Exec::Deferred, ..Default::default() }).unwrap();
+    let immediate = sim();
+    for (ctx, expect_without_sync) in [(&immediate, 5u8), (&deferred, 0u8)] {
+        let s = Stream::new(ctx).unwrap();
+        let buf = DeviceBuffer::<u8>::zeroed(ctx, 64).unwrap();
+        s.memset(&buf, 5).unwrap();
+        assert_eq!(buf.to_vec().unwrap()[0], expect_without_sync, "read without synchronize");
+        s.synchronize().unwrap();
+        assert_eq!(buf.to_vec().unwrap()[0], 5);
+    }
+}
+
+#[test]
+fn strict_memory_and_deferred_shuffled_replays_agree() {
+    let _mode = together();
+    let opts = SimOptions { exec: Exec::Deferred, strict_memory: true, seed: 3, ..Default::default() };
+    let ctx = Context::sim(&opts).unwrap();
+    let (s, side) = (Stream::new(&ctx).unwrap(), Stream::new(&ctx).unwrap());
+    let (a, b) = (DeviceBuffer::<u16>::new(&ctx, 100).unwrap(), DeviceBuffer::<u16>::new(&ctx, 100).unwrap());
+    let guard = GraphCaptureGuard::begin(&s).unwrap();
+    s.memset(&a, 0x11).unwrap();
+    side.wait_stream(&s).unwrap();
+    side.copy(&b, &a).unwrap();
+    s.wait_stream(&side).unwrap();
+    let g = guard.finish().unwrap();
+    g.upload().unwrap();
+    for _ in 0..20 {
+        g.launch().unwrap();
+    }
+    s.synchronize().unwrap();
+    assert_eq!(b.to_vec().unwrap(), vec![0x1111; 100]);
+}
+
+#[test]
+fn events_order_streams_and_time_them() {
+    let _mode = together();
+    let ctx = sim();
+    let (s, other) = (Stream::new(&ctx).unwrap(), Stream::new(&ctx).unwrap());
+    let (start, end) = (Event::new(&ctx).unwrap(), Event::new(&ctx).unwrap());
+    let buf = DeviceBuffer::<u8>::new(&ctx, 1 << 20).unwrap();
+    start.record(&s).unwrap();
+    s.memset(&buf, 1).unwrap();
+    end.record(&s).unwrap();
+    other.wait_event(&end).unwrap();
+    other.memset(&buf, 2).unwrap();
+    other.synchronize().unwrap();
+    assert!(end.query().unwrap());
+    assert!(start.elapsed_time(&end).unwrap() >= 0.0);
+    assert_eq!(buf.to_vec().unwrap()[0], 2);
+}
+
+#[test]
+fn graphs_by_hand_dot_races_and_clones() {
+    let _mode = together();
+    let ctx = sim();
+    let (a, b) = (DeviceBuffer::<u8>::new(&ctx, 64).unwrap(), DeviceBuffer::<u8>::new(&ctx, 64).unwrap());
+    let mut g = gcap::Graph::new(&ctx).unwrap();
+    let fill = g.add_memset(&[], &a, 3).unwrap();
+    let copy = g.add_copy(&[], &b, &a).unwrap(); // no edge: the copy races the fill
+    let races = g.find_races().unwrap();
+    assert_eq!(races.len(), 1);
+    assert_eq!((races[0].first, races[0].second), (fill, copy));
+    g.add_dependencies(&[(fill, copy)]).unwrap();
+    assert!(g.find_races().unwrap().is_empty());
+    let dot = g.to_dot(false).unwrap();
+    assert!(dot.starts_with("digraph") && dot.contains("->"), "{dot}");
+    let clone = g.try_clone().unwrap();
+    assert_eq!((clone.node_count(), clone.edge_count()), (2, 1));
+    let s = Stream::new(&ctx).unwrap();
+    clone.instantiate().unwrap().launch(&s).unwrap();
+    s.synchronize().unwrap();
+    assert_eq!(b.to_vec().unwrap(), vec![3; 64]);
+    let err = g.add_dependencies(&[(fill, copy)]).unwrap_err();
+    assert!(matches!(err, GpuError::InvalidValue(_)), "an edge twice: {err}");
+}
