@@ -3,16 +3,20 @@
 # Without root and without sudo it installs nothing: it prints the command for root and fails.
 # It prints a line or two; -v (or GCAP_BOOTSTRAP_VERBOSE=1) shows apt-get's output as well. When
 # an install step fails it prints the command and the last 40 lines of its output, and fails.
-# --python (or GCAP_BOOTSTRAP_PYTHON=1) adds what `python3 -m venv v && v/bin/pip install .` needs.
-#   bootstrap.sh [-v] [--python]
+# --python (or GCAP_BOOTSTRAP_PYTHON=1) adds what `python3 -m venv v && v/bin/pip install .` needs;
+# --rust (or GCAP_BOOTSTRAP_RUST=1) adds bindgen, which checks the Rust crate's FFI (cargo itself
+# comes from rustup).
+#   bootstrap.sh [-v] [--python] [--rust]
 set -e
 verbose=${GCAP_BOOTSTRAP_VERBOSE:-0}
 python=${GCAP_BOOTSTRAP_PYTHON:-0}
+rust=${GCAP_BOOTSTRAP_RUST:-0}
 for arg; do
   case $arg in
   -v | --verbose) verbose=1 ;;
   --python) python=1 ;;
-  *) echo "usage: bootstrap.sh [-v] [--python]   (-v: show apt-get's output; --python: what the Python package needs)" >&2; exit 2 ;;
+  --rust) rust=1 ;;
+  *) echo "usage: bootstrap.sh [-v] [--python] [--rust]   (-v: show apt-get's output; --python, --rust: what the Python package or the Rust crate's checks need)" >&2; exit 2 ;;
   esac
 done
 
@@ -45,6 +49,7 @@ pkg-config --exists jansson 2>/dev/null || need="$need libjansson-dev"
 [ "${GCAP_BOOTSTRAP_VALGRIND:-0}" = 1 ] && ! command -v valgrind >/dev/null 2>&1 && need="$need valgrind"
 [ "${GCAP_BOOTSTRAP_CLANG:-0}" = 1 ] && ! command -v clang >/dev/null 2>&1 && need="$need clang"
 [ "${GCAP_BOOTSTRAP_CLANG:-0}" = 1 ] && ! command -v clang-format >/dev/null 2>&1 && need="$need clang-format"
+[ "$rust" = 1 ] && ! command -v bindgen >/dev/null 2>&1 && need="$need bindgen"
 # The Python package (pip install .): a virtual environment with pip in it.
 if [ "$python" = 1 ]; then
   command -v python3 >/dev/null 2>&1 || need="$need python3"

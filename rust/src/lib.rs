@@ -52,6 +52,15 @@ pub use graph::{Graph, GraphExec, Node, NodeType, Race, UpdateResult};
 pub use memory::{DeviceBuffer, DeviceRepr};
 pub use stream::{CaptureStatus, Event, Stream};
 
+// The guide's and the README's examples run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/rust.md")]
+pub struct DocsRustMd;
+
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeMd;
+
 /// The C library's version (major, minor, patch).
 pub fn version() -> (i32, i32, i32) {
     let (mut major, mut minor, mut patch) = (0, 0, 0);
