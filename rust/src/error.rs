@@ -103,3 +103,36 @@ pub(crate) fn check(status: sys::gcap_status) -> GpuResult<()> {
 pub(crate) fn invalid<T>(message: impl Into<String>) -> GpuResult<T> {
     Err(GpuError::InvalidValue(message.into()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_status_has_its_variant_and_name() {
+        let mut code = 1u32;
+        let mut seen = 0;
+        while code < 1000 {
+            let name = unsafe { CStr::from_ptr(sys::gcap_status_name(code)) }.to_string_lossy().into_owned();
+            if name.starts_with("GCAP_ERROR_") && name != "GCAP_ERROR_UNKNOWN" {
+                let e = GpuError::from_status(code, "m".into());
+                assert!(!matches!(e, GpuError::Unknown(..)), "{name} has no variant");
+                assert_eq!(e.status(), code);
+                assert_eq!(e.to_string(), format!("{name}: m"));
+                seen += 1;
+            }
+            code += 1;
+        }
+        assert_eq!(seen, 26, "statuses of the C library");
+        assert!(matches!(GpuError::from_status(4242, "x".into()), GpuError::Unknown(4242, _)));
+    }
+
+    #[test]
+    fn check_takes_the_c_message() {
+        let e = check(sys::GCAP_ERROR_INVALID_VALUE).unwrap_err();
+        assert_eq!(e.status(), sys::GCAP_ERROR_INVALID_VALUE);
+        assert!(check(sys::GCAP_SUCCESS).is_ok());
+        let err: Box<dyn std::error::Error> = Box::new(GpuError::NotReady("pending".into()));
+        assert_eq!(err.to_string(), "GCAP_ERROR_NOT_READY: pending");
+    }
+}

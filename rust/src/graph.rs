@@ -396,6 +396,59 @@ impl GraphExec {
 }
 
 impl GraphExec {
+    /// Changes a fill node of this executable only (`cudaGraphExecMemsetNodeSetParams`): it now fills
+    /// every byte of `dst` with `value`. `node` is the node of the graph the executable was made from.
+    pub fn set_memset<T: DeviceRepr>(&mut self, node: Node, dst: &DeviceBuffer<T>, value: u8) -> GpuResult<()> {
+        let p = sys::gcap_memset_node_params {
+            dst: dst.raw(),
+            value: value as u32,
+            element_size: 1,
+            width: dst.size_bytes(),
+            height: 1,
+            pitch: 0,
+        };
+        check(unsafe { sys::gcap_exec_memset_node_set_params(self.raw, node.raw, &p) })?;
+        self.keep_also([dst.keep()]);
+        Ok(())
+    }
+
+    /// Changes a copy node of this executable only (`cudaGraphExecMemcpyNodeSetParams`): it now copies
+    /// all of `src` into `dst`, device to device.
+    pub fn set_copy<T: DeviceRepr>(&mut self, node: Node, dst: &DeviceBuffer<T>, src: &DeviceBuffer<T>) -> GpuResult<()> {
+        if dst.len() != src.len() {
+            return Err(GpuError::InvalidValue(format!("set_copy: {} elements into a buffer of {}", src.len(), dst.len())));
+        }
+        let p = sys::gcap_memcpy_node_params {
+            dst: dst.raw(),
+            src: src.raw(),
+            bytes: dst.size_bytes(),
+            kind: sys::GCAP_MEMCPY_DEVICE_TO_DEVICE,
+        };
+        check(unsafe { sys::gcap_exec_memcpy_node_set_params(self.raw, node.raw, &p) })?;
+        self.keep_also([dst.keep(), src.keep()]);
+        Ok(())
+    }
+
+    /// Disables a node of this executable (it runs as an empty node, keeping its edges) or enables it
+    /// again (`cudaGraphNodeSetEnabled`).
+    pub fn set_enabled(&mut self, node: Node, enabled: bool) -> GpuResult<()> {
+        check(unsafe { sys::gcap_exec_node_set_enabled(self.raw, node.raw, enabled) })
+    }
+
+    /// Whether a node of this executable is enabled.
+    pub fn is_enabled(&self, node: Node) -> GpuResult<bool> {
+        let mut enabled = false;
+        check(unsafe { sys::gcap_exec_node_get_enabled(self.raw, node.raw, &mut enabled) })?;
+        Ok(enabled)
+    }
+
+    /// The executable now also uses `items` (what a setter gave it).
+    pub(crate) fn keep_also(&mut self, items: impl IntoIterator<Item = Keep>) {
+        let mut keep: Vec<Keep> = self.keep.as_ref().clone();
+        keep.extend(items);
+        self.keep = Arc::new(keep);
+    }
+
     pub(crate) fn from_raw(ctx: &Context, raw: *mut sys::gcap_exec, keep: Vec<Keep>) -> GraphExec {
         GraphExec { ctx: ctx.clone(), raw, keep: Arc::new(keep) }
     }
