@@ -329,3 +329,83 @@ impl CapturedGraph {
         self.pool.as_ref()
     }
 }
+
+/// Kernel launches recorded by name, as oxicuda-driver's `StreamCapture::record_kernel`.
+impl StreamCapture {
+    /// Records a launch of `kernel` (`gcap_capture_record_kernel`, which finds the kernel by name
+    /// among the context's modules, earliest loaded first). Arguments are checked and kept as by
+    /// [`Stream::launch`]. [`CudaError::InvalidValue`](crate::CudaError) when an earlier-loaded
+    /// module has another kernel of the same name (the name would record that one); a capture that
+    /// has ended is [`CudaError::StreamCaptureUnmatched`](crate::CudaError).
+    pub fn record_kernel(
+        &mut self,
+        kernel: &crate::Kernel,
+        grid: impl Into<crate::Dim3>,
+        block: impl Into<crate::Dim3>,
+        shared_mem: u32,
+        args: &[&dyn crate::KernelArg],
+    ) -> GpuResult<()> {
+        let ctx = self.cap.stream.context().clone();
+        let l = crate::module::prepare_launch(
+            "StreamCapture::record_kernel",
+            &ctx,
+            kernel,
+            grid.into(),
+            block.into(),
+            shared_mem,
+            args,
+            false,
+        )?;
+        self.record_prepared(kernel, l)
+    }
+
+    /// [`record_kernel`](Self::record_kernel) for raw CPU kernels and kernels of unknown parameter
+    /// count.
+    ///
+    /// # Safety
+    /// As for [`Stream::launch_unchecked`], for every launch of the captured graph's executables.
+    pub unsafe fn record_kernel_unchecked(
+        &mut self,
+        kernel: &crate::Kernel,
+        grid: impl Into<crate::Dim3>,
+        block: impl Into<crate::Dim3>,
+        shared_mem: u32,
+        args: &[&dyn crate::KernelArg],
+    ) -> GpuResult<()> {
+        let ctx = self.cap.stream.context().clone();
+        let l = crate::module::prepare_launch(
+            "StreamCapture::record_kernel_unchecked",
+            &ctx,
+            kernel,
+            grid.into(),
+            block.into(),
+            shared_mem,
+            args,
+            true,
+        )?;
+        self.record_prepared(kernel, l)
+    }
+
+    fn record_prepared(&mut self, kernel: &crate::Kernel, mut l: crate::module::PreparedLaunch) -> GpuResult<()> {
+        let ctx = self.cap.stream.context();
+        // The name must find this very kernel: another one's parameters would not match the values.
+        // Modules load at the end of the context's list, so the first kernel of a name stays first
+        // while this one (kept loaded by `kernel`) lives.
+        let mut found = ptr::null_mut();
+        check(unsafe { sys::gcap_context_find_kernel(ctx.raw(), kernel.c_name().as_ptr(), &mut found) })?;
+        if found != kernel.raw {
+            return crate::error::invalid(format!(
+                "StreamCapture::record_kernel: a module loaded earlier has another kernel named \"{}\", which the \
+                 name would record; launch this one on the stream instead",
+                kernel.name()
+            ));
+        }
+        let args = l.args();
+        let st = unsafe {
+            sys::gcap_capture_record_kernel(self.cap.raw, kernel.c_name().as_ptr(), l.grid, l.block, l.shared_mem, args)
+        };
+        let result = check(st); // before any other gcap call replaces the message
+        let kept = self.cap.stream.keep(l.keeps.drain(..));
+        result.and(kept)
+    }
+}

@@ -453,3 +453,184 @@ impl GraphExec {
         GraphExec { ctx: ctx.clone(), raw, keep: Arc::new(keep) }
     }
 }
+
+/// What a kernel node launches ([`Graph::kernel_node_info`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelNodeInfo {
+    /// The kernel's name (empty when its module is gone).
+    pub name: String,
+    /// The grid, in blocks.
+    pub grid: crate::Dim3,
+    /// The block, in threads.
+    pub block: crate::Dim3,
+    /// Dynamic shared memory per block, in bytes.
+    pub shared_mem: u32,
+}
+
+/// Kernel, host and page-locked copy nodes (see [`crate::Module`] and [`crate::HostBuffer`]).
+impl Graph {
+    /// Adds a node launching `kernel` after `deps` (`cudaGraphAddKernelNode`); arguments are checked
+    /// and kept as by [`Stream::launch`](crate::Stream::launch), and the argument values are copied
+    /// into the node. Raw CPU kernels and kernels of unknown parameter count need
+    /// [`add_kernel_unchecked`](Self::add_kernel_unchecked).
+    pub fn add_kernel(
+        &mut self,
+        deps: &[Node],
+        kernel: &crate::Kernel,
+        grid: impl Into<crate::Dim3>,
+        block: impl Into<crate::Dim3>,
+        shared_mem: u32,
+        args: &[&dyn crate::KernelArg],
+    ) -> GpuResult<Node> {
+        let ctx = self.ctx.clone();
+        let l = crate::module::prepare_launch(
+            "Graph::add_kernel",
+            &ctx,
+            kernel,
+            grid.into(),
+            block.into(),
+            shared_mem,
+            args,
+            false,
+        )?;
+        self.add_prepared_kernel(deps, kernel, l)
+    }
+
+    /// [`add_kernel`](Self::add_kernel) for raw CPU kernels and kernels of unknown parameter count.
+    ///
+    /// # Safety
+    /// As for [`Stream::launch_unchecked`](crate::Stream::launch_unchecked), for every launch of
+    /// every executable made from this graph (or from graphs it is copied into).
+    pub unsafe fn add_kernel_unchecked(
+        &mut self,
+        deps: &[Node],
+        kernel: &crate::Kernel,
+        grid: impl Into<crate::Dim3>,
+        block: impl Into<crate::Dim3>,
+        shared_mem: u32,
+        args: &[&dyn crate::KernelArg],
+    ) -> GpuResult<Node> {
+        let ctx = self.ctx.clone();
+        let l = crate::module::prepare_launch(
+            "Graph::add_kernel_unchecked",
+            &ctx,
+            kernel,
+            grid.into(),
+            block.into(),
+            shared_mem,
+            args,
+            true,
+        )?;
+        self.add_prepared_kernel(deps, kernel, l)
+    }
+
+    fn add_prepared_kernel(
+        &mut self,
+        deps: &[Node],
+        kernel: &crate::Kernel,
+        mut l: crate::module::PreparedLaunch,
+    ) -> GpuResult<Node> {
+        let d = deps_of(deps);
+        let p = sys::gcap_kernel_node_params {
+            kernel: kernel.raw,
+            grid: l.grid,
+            block: l.block,
+            shared_mem_bytes: l.shared_mem,
+            args: l.args(),
+        };
+        let mut raw = ptr::null_mut();
+        let st = unsafe { sys::gcap_graph_add_kernel_node(self.raw, d.as_ptr(), d.len(), &p, &mut raw) };
+        let keep = std::mem::take(&mut l.keeps);
+        self.added(st, raw, keep)
+    }
+
+    /// Adds a host node calling `f` after `deps`, on every launch of every executable made from the
+    /// graph (`cudaGraphAddHostNode`). The graph and its executables keep `f`. As for
+    /// [`Stream::host_fn`](crate::Stream::host_fn), `f` must not use the device, and a panic in it
+    /// aborts the process.
+    pub fn add_host<F: Fn() + Send + Sync + 'static>(&mut self, deps: &[Node], f: F) -> GpuResult<Node> {
+        let (func, user_data, keep) = crate::host::host_fn(f);
+        let d = deps_of(deps);
+        let p = sys::gcap_host_node_params { fn_: func, user_data };
+        let mut raw = ptr::null_mut();
+        let st = unsafe { sys::gcap_graph_add_host_node(self.raw, d.as_ptr(), d.len(), &p, &mut raw) };
+        self.added(st, raw, vec![keep])
+    }
+
+    /// Adds a node copying all of the page-locked `src` into `dst` (host to device) after `deps`:
+    /// each launch copies what `src` holds when the node runs.
+    pub fn add_upload<T: DeviceRepr>(
+        &mut self,
+        deps: &[Node],
+        dst: &DeviceBuffer<T>,
+        src: &crate::HostBuffer<T>,
+    ) -> GpuResult<Node> {
+        if dst.len() != src.len() {
+            return Err(GpuError::InvalidValue(format!("add_upload: {} elements into a buffer of {}", src.len(), dst.len())));
+        }
+        let p = sys::gcap_memcpy_node_params {
+            dst: dst.raw(),
+            src: src.raw(),
+            bytes: dst.size_bytes(),
+            kind: sys::GCAP_MEMCPY_HOST_TO_DEVICE,
+        };
+        let d = deps_of(deps);
+        let mut raw = ptr::null_mut();
+        let st = unsafe { sys::gcap_graph_add_memcpy_node(self.raw, d.as_ptr(), d.len(), &p, &mut raw) };
+        self.added(st, raw, vec![dst.keep(), src.keep()])
+    }
+
+    /// Adds a node copying all of `src` into the page-locked `dst` (device to host) after `deps`.
+    pub fn add_download<T: DeviceRepr>(
+        &mut self,
+        deps: &[Node],
+        src: &DeviceBuffer<T>,
+        dst: &crate::HostBuffer<T>,
+    ) -> GpuResult<Node> {
+        if dst.len() != src.len() {
+            return Err(GpuError::InvalidValue(format!(
+                "add_download: {} elements into a host buffer of {}",
+                src.len(),
+                dst.len()
+            )));
+        }
+        let p = sys::gcap_memcpy_node_params {
+            dst: dst.raw(),
+            src: src.raw(),
+            bytes: src.size_bytes(),
+            kind: sys::GCAP_MEMCPY_DEVICE_TO_HOST,
+        };
+        let d = deps_of(deps);
+        let mut raw = ptr::null_mut();
+        let st = unsafe { sys::gcap_graph_add_memcpy_node(self.raw, d.as_ptr(), d.len(), &p, &mut raw) };
+        self.added(st, raw, vec![src.keep(), dst.keep()])
+    }
+
+    /// What kernel node `node` launches. [`GpuError::InvalidValue`] for another type of node,
+    /// [`GpuError::InvalidHandle`] for a node that is gone.
+    pub fn kernel_node_info(&self, node: Node) -> GpuResult<KernelNodeInfo> {
+        let mut p = unsafe { std::mem::zeroed::<sys::gcap_kernel_node_params>() };
+        check(unsafe { sys::gcap_node_get_kernel_params(node.raw, &mut p) })?;
+        let name = unsafe { sys::gcap_kernel_name(p.kernel) };
+        let name = if name.is_null() {
+            String::new()
+        } else {
+            unsafe { std::ffi::CStr::from_ptr(name) }.to_string_lossy().into_owned()
+        };
+        Ok(KernelNodeInfo {
+            name,
+            grid: crate::Dim3::new(p.grid.x, p.grid.y, p.grid.z),
+            block: crate::Dim3::new(p.block.x, p.block.y, p.block.z),
+            shared_mem: p.shared_mem_bytes,
+        })
+    }
+
+    /// The nodes `node` depends on, in edge creation order.
+    pub fn dependencies(&self, node: Node) -> GpuResult<Vec<Node>> {
+        let mut count = 0usize;
+        check(unsafe { sys::gcap_node_get_dependencies(node.raw, ptr::null_mut(), &mut count) })?;
+        let mut raw = vec![ptr::null_mut(); count];
+        check(unsafe { sys::gcap_node_get_dependencies(node.raw, raw.as_mut_ptr(), &mut count) })?;
+        Ok(raw.into_iter().take(count).map(|raw| Node { raw }).collect())
+    }
+}

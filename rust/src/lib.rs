@@ -41,15 +41,21 @@ mod capture;
 mod context;
 mod error;
 mod graph;
+mod host;
 mod memory;
+mod module;
 mod stream;
 pub mod sys;
 
 pub use capture::{CaptureMode, CapturePool, CapturedGraph, GraphCaptureGuard, PoolStats, StreamCapture};
 pub use context::{Backend, Context, Exec, Order, SimOptions};
 pub use error::{CudaError, CudaResult, GpuError, GpuResult};
-pub use graph::{Graph, GraphExec, Node, NodeType, Race, UpdateResult};
+pub use graph::{Graph, GraphExec, KernelNodeInfo, Node, NodeType, Race, UpdateResult};
+pub use host::HostBuffer;
 pub use memory::{DeviceBuffer, DeviceRepr};
+pub use module::{
+    BlockInfo, DeviceSlice, Dim3, Kernel, KernelArg, KernelArgs, Module, ModuleBuilder, MAX_CLOSURE_PARAMS,
+};
 pub use stream::{CaptureStatus, Event, Stream};
 
 // The guide's and the README's examples run as doc tests.

@@ -221,3 +221,113 @@ impl Event {
         Ok(ms)
     }
 }
+
+/// Kernels, host functions and page-locked copies (see [`crate::Module`] and [`crate::HostBuffer`]).
+impl Stream {
+    /// Launches `kernel` on the stream (`cuLaunchKernel`): `grid` blocks of `block` threads, with
+    /// `shared_mem` bytes of dynamic shared memory per block. The arguments are checked against the
+    /// kernel's parameters ([`GpuError::InvalidValue`](crate::GpuError) naming the argument when the
+    /// count or a size differs); buffers among them stay allocated until the stream is synchronized
+    /// (during a capture: as long as the graph lives). On the simulator under
+    /// [`Exec::Immediate`](crate::Exec) the kernel runs before this returns, and its failure (a
+    /// closure's panic, a PTX kernel's bad access) is this call's error.
+    ///
+    /// Raw CPU kernels, and kernels whose parameter count is unknown, need
+    /// [`launch_unchecked`](Self::launch_unchecked).
+    pub fn launch(
+        &self,
+        kernel: &crate::Kernel,
+        grid: impl Into<crate::Dim3>,
+        block: impl Into<crate::Dim3>,
+        shared_mem: u32,
+        args: &[&dyn crate::KernelArg],
+    ) -> GpuResult<()> {
+        let mut l = crate::module::prepare_launch(
+            "Stream::launch",
+            self.context(),
+            kernel,
+            grid.into(),
+            block.into(),
+            shared_mem,
+            args,
+            false,
+        )?;
+        self.launch_prepared(kernel, &mut l)
+    }
+
+    /// [`launch`](Self::launch) for raw CPU kernels and kernels of unknown parameter count (the
+    /// checks that can be made are still made).
+    ///
+    /// # Safety
+    /// For a raw CPU kernel, its function must be sound for these arguments, grid and block
+    /// whenever the launch runs (the buffers passed stay allocated meanwhile). For a kernel whose
+    /// parameter count is unknown, `args` must match its parameters in number (and, to compute the
+    /// right thing, in size).
+    pub unsafe fn launch_unchecked(
+        &self,
+        kernel: &crate::Kernel,
+        grid: impl Into<crate::Dim3>,
+        block: impl Into<crate::Dim3>,
+        shared_mem: u32,
+        args: &[&dyn crate::KernelArg],
+    ) -> GpuResult<()> {
+        let mut l = crate::module::prepare_launch(
+            "Stream::launch_unchecked",
+            self.context(),
+            kernel,
+            grid.into(),
+            block.into(),
+            shared_mem,
+            args,
+            true,
+        )?;
+        self.launch_prepared(kernel, &mut l)
+    }
+
+    fn launch_prepared(&self, kernel: &crate::Kernel, l: &mut crate::module::PreparedLaunch) -> GpuResult<()> {
+        let args = l.args();
+        let st = unsafe { sys::gcap_launch_kernel(self.raw(), kernel.raw, l.grid, l.block, l.shared_mem, args) };
+        let result = check(st).map_err(|e| l.explain(e)); // before any other gcap call replaces the message
+        // What the kernel may still use is kept whether or not it failed: a failure found while it ran
+        // comes after it started.
+        let kept = self.keep(l.keeps.drain(..));
+        result.and(kept)
+    }
+
+    /// Runs `f` on a host thread when the stream gets there (`cudaLaunchHostFunc`); during a capture
+    /// it becomes a host node, called on every replay. `f` must not use the device (gcap refuses
+    /// such calls with [`GpuError::IllegalState`](crate::GpuError)). A panic in `f` is caught, printed
+    /// to stderr, and aborts the process: the C callback has no way to report an error, and
+    /// unwinding into C is undefined behaviour. `f` is dropped after the next synchronize (or with
+    /// the captured graph).
+    pub fn host_fn<F: Fn() + Send + Sync + 'static>(&self, f: F) -> GpuResult<()> {
+        let (func, user_data, keep) = crate::host::host_fn(f);
+        let result = check(unsafe { sys::gcap_launch_host_func(self.raw(), func, user_data) });
+        let kept = self.keep([keep]);
+        result.and(kept)
+    }
+
+    /// Copies all of `src` into the page-locked `dst` when the stream gets there (`cudaMemcpyAsync`,
+    /// device to host). `dst` shows the values after a synchronize: see [`crate::HostBuffer`].
+    /// [`GpuError::InvalidValue`](crate::GpuError) when the lengths differ.
+    pub fn download<T: DeviceRepr>(&self, src: &DeviceBuffer<T>, dst: &crate::HostBuffer<T>) -> GpuResult<()> {
+        if dst.len() != src.len() {
+            return invalid(format!("download: {} elements into a host buffer of {}", src.len(), dst.len()));
+        }
+        let kind = sys::GCAP_MEMCPY_DEVICE_TO_HOST;
+        check(unsafe { sys::gcap_memcpy_async(self.raw(), dst.raw(), src.raw(), src.size_bytes(), kind) })?;
+        self.keep([src.keep(), dst.keep()])
+    }
+
+    /// Copies all of the page-locked `src` into `dst` when the stream gets there
+    /// (`cudaMemcpyAsync`, host to device): the values `src` holds then, not now.
+    /// [`GpuError::InvalidValue`](crate::GpuError) when the lengths differ.
+    pub fn upload_from_host<T: DeviceRepr>(&self, dst: &DeviceBuffer<T>, src: &crate::HostBuffer<T>) -> GpuResult<()> {
+        if dst.len() != src.len() {
+            return invalid(format!("upload_from_host: {} elements into a buffer of {}", src.len(), dst.len()));
+        }
+        let kind = sys::GCAP_MEMCPY_HOST_TO_DEVICE;
+        check(unsafe { sys::gcap_memcpy_async(self.raw(), dst.raw(), src.raw(), dst.size_bytes(), kind) })?;
+        self.keep([dst.keep(), src.keep()])
+    }
+}
