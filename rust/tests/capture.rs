@@ -277,3 +277,32 @@ fn graphs_by_hand_dot_races_and_clones() {
     let err = g.add_dependencies(&[(fill, copy)]).unwrap_err();
     assert!(matches!(err, GpuError::InvalidValue(_)), "an edge twice: {err}");
 }
+
+/// The child of `strict_memory_faults_host_reads_of_device_memory`: reads device memory from host
+/// code, as a program that assumes unified memory and forgets to copy and synchronize does.
+#[test]
+fn strict_memory_child_reads_device_memory() {
+    if std::env::var("GCAP_CAPTURE_CHILD").ok().as_deref() != Some("strict") {
+        return; // only as the child
+    }
+    let ctx = Context::sim(&SimOptions { strict_memory: true, exec: Exec::Deferred, ..Default::default() }).unwrap();
+    let s = Stream::new(&ctx).unwrap();
+    let buf = DeviceBuffer::<u8>::zeroed(&ctx, 4096).unwrap();
+    s.memset(&buf, 9).unwrap();
+    // SAFETY: deliberately wrong, and only in this child process: a host read of device memory.
+    let byte = unsafe { std::ptr::read_volatile(buf.device_ptr() as *const u8) };
+    println!("read {byte} without a fault");
+}
+
+#[test]
+fn strict_memory_faults_host_reads_of_device_memory() {
+    let _mode = together();
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "strict_memory_child_reads_device_memory", "--nocapture", "--test-threads=1"])
+        .env("GCAP_CAPTURE_CHILD", "strict")
+        .output()
+        .unwrap();
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(out.status.signal(), Some(11), "SIGSEGV expected: {:?}", String::from_utf8_lossy(&out.stdout));
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("without a fault"));
+}
