@@ -103,6 +103,7 @@ impl RawCapture {
         unsafe { sys::gcap_capture_options_init(&mut o) };
         o.mode = mode.raw();
         o.pool = pool.map_or(ptr::null_mut(), |p| p.raw);
+        let _changing = stream.context().changing_captures();
         let mut raw = ptr::null_mut();
         check(unsafe { sys::gcap_capture_begin(stream.raw(), &o, &mut raw) })?;
         let id = stream.capture_status().map(|s| s.1).unwrap_or(0);
@@ -127,7 +128,9 @@ impl RawCapture {
 
 impl Drop for RawCapture {
     fn drop(&mut self) {
+        let changing = self.stream.context().changing_captures();
         unsafe { sys::gcap_capture_destroy(self.raw) }; // ends a live capture, discards its graph
+        drop(changing);
         drop(self.take_keeps());
     }
 }
@@ -183,6 +186,7 @@ impl StreamCapture {
 
     /// Records a fill of every byte of `dst` with `value`.
     pub fn record_memset<T: DeviceRepr>(&mut self, dst: &DeviceBuffer<T>, value: u8) -> GpuResult<()> {
+        let _issuing = self.cap.stream.context().issuing();
         check(unsafe { sys::gcap_capture_record_memset(self.cap.raw, dst.raw(), value, dst.size_bytes()) })?;
         self.cap.stream.keep([dst.keep()])
     }
@@ -193,6 +197,7 @@ impl StreamCapture {
             return crate::error::invalid(format!("record_memcpy: {} elements into a buffer of {}", src.len(), dst.len()));
         }
         let kind = sys::GCAP_MEMCPY_DEVICE_TO_DEVICE;
+        let _issuing = self.cap.stream.context().issuing();
         check(unsafe { sys::gcap_capture_record_memcpy(self.cap.raw, dst.raw(), src.raw(), dst.size_bytes(), kind) })?;
         self.cap.stream.keep([dst.keep(), src.keep()])
     }
@@ -218,8 +223,10 @@ impl StreamCapture {
     /// first offending call, and the stream is usable again.
     pub fn end(&mut self) -> GpuResult<Graph> {
         let mut g = ptr::null_mut();
+        let changing = self.cap.stream.context().changing_captures();
         let st = unsafe { sys::gcap_capture_end(self.cap.raw, &mut g) };
         let keeps = self.cap.take_keeps();
+        drop(changing);
         check(st)?;
         Ok(Graph::from_raw(self.cap.stream.context(), g, keeps))
     }
@@ -276,8 +283,10 @@ impl GraphCaptureGuard {
     /// stream is usable again.
     pub fn finish(self) -> GpuResult<CapturedGraph> {
         let mut exec = ptr::null_mut();
+        let changing = self.cap.stream.context().changing_captures();
         let st = unsafe { sys::gcap_capture_finish(self.cap.raw, 0, &mut exec) };
         let keeps = self.cap.take_keeps();
+        drop(changing);
         check(st)?;
         let exec = GraphExec::from_raw(self.cap.stream.context(), exec, keeps);
         Ok(CapturedGraph { exec, stream: self.cap.stream.clone(), pool: self.pool.clone() })
@@ -400,6 +409,7 @@ impl StreamCapture {
                 kernel.name()
             ));
         }
+        let _issuing = self.cap.stream.context().issuing();
         let args = l.args();
         let st = unsafe {
             sys::gcap_capture_record_kernel(self.cap.raw, kernel.c_name().as_ptr(), l.grid, l.block, l.shared_mem, args)

@@ -4,7 +4,8 @@ use std::any::Any;
 use std::collections::HashMap;
 use std::ffi::CStr;
 use std::ptr;
-use std::sync::{Arc, Mutex};
+use std::cell::Cell;
+use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use crate::error::{check, GpuResult};
 use crate::sys;
@@ -84,6 +85,25 @@ pub(crate) struct ContextInner {
     pub(crate) raw: *mut sys::gcap_context,
     /// What the work recorded by each capture sequence (by its id) uses, until its graph takes it.
     pub(crate) capture_keeps: Mutex<HashMap<u64, Vec<Keep>>>,
+    /// Held shared while work is issued and its keeps are placed, exclusively while a capture
+    /// begins or ends: a stream cannot start or stop capturing between the two.
+    captures_change: RwLock<()>,
+}
+
+thread_local! {
+    /// How many issuing guards this thread holds (a host function may issue work from inside one).
+    static ISSUING: Cell<u32> = const { Cell::new(0) };
+}
+
+/// Shared hold of a context's capture state while one operation is issued and its keeps placed.
+pub(crate) struct Issuing<'a> {
+    _guard: Option<RwLockReadGuard<'a, ()>>,
+}
+
+impl Drop for Issuing<'_> {
+    fn drop(&mut self) {
+        ISSUING.with(|d| d.set(d.get() - 1));
+    }
 }
 
 // SAFETY: every gcap call on a context takes the context's lock, so the handle may be used and
@@ -133,7 +153,8 @@ impl Context {
         o.sim = sim.as_ref().map_or(ptr::null(), |s| s as *const _);
         let mut raw = ptr::null_mut();
         check(unsafe { sys::gcap_context_create(&o, &mut raw) })?;
-        Ok(Context { inner: Arc::new(ContextInner { raw, capture_keeps: Mutex::new(HashMap::new()) }) })
+        let inner = ContextInner { raw, capture_keeps: Mutex::new(HashMap::new()), captures_change: RwLock::new(()) };
+        Ok(Context { inner: Arc::new(inner) })
     }
 
     /// The backend the context runs on ([`Backend::Sim`] or [`Backend::Cuda`], never `Auto`).
@@ -179,6 +200,24 @@ impl Context {
 
     pub(crate) fn raw(&self) -> *mut sys::gcap_context {
         self.inner.raw
+    }
+
+    /// Held while an operation is issued and what it uses is kept: no capture begins or ends
+    /// meanwhile, so the keeps go where the work went (to the stream, or to its capture).
+    pub(crate) fn issuing(&self) -> Issuing<'_> {
+        let nested = ISSUING.with(|d| {
+            d.set(d.get() + 1);
+            d.get() > 1
+        });
+        let guard = (!nested).then(|| self.inner.captures_change.read().unwrap_or_else(|e| e.into_inner()));
+        Issuing { _guard: guard }
+    }
+
+    /// Held while a capture begins or ends. None on a thread already issuing (a host function
+    /// running inside an operation), where waiting would deadlock.
+    pub(crate) fn changing_captures(&self) -> Option<RwLockWriteGuard<'_, ()>> {
+        let issuing = ISSUING.with(|d| d.get() > 0);
+        (!issuing).then(|| self.inner.captures_change.write().unwrap_or_else(|e| e.into_inner()))
     }
 
     /// Keeps `items` alive with the capture sequence `id` until its graph takes them.

@@ -350,6 +350,7 @@ impl std::fmt::Debug for GraphExec {
 impl GraphExec {
     /// Launches the executable on `stream` (`cudaGraphLaunch`).
     pub fn launch(&self, stream: &Stream) -> GpuResult<()> {
+        let _issuing = self.ctx.issuing(); // the keeps go where the launch went
         check(unsafe { sys::gcap_exec_launch(self.raw, stream.raw()) })?;
         stream.keep([self.keep.clone() as Keep])
     }

@@ -96,7 +96,8 @@ impl Stream {
     }
 
     /// Keeps `items` alive while the work just issued may use them: until the next synchronize, or,
-    /// while capturing, as long as the captured graph lives.
+    /// while capturing, as long as the captured graph lives. Called under [`Context::issuing`], held
+    /// since before the work was issued, so no capture began or ended in between.
     pub(crate) fn keep(&self, items: impl IntoIterator<Item = Keep>) -> GpuResult<()> {
         match self.capture_status()? {
             (CaptureStatus::None, _) => self.inner.keep.lock().unwrap().extend(items),
@@ -121,6 +122,7 @@ impl Stream {
 
     /// Fills every byte of `dst` with `value` (`cudaMemsetAsync`).
     pub fn memset<T: DeviceRepr>(&self, dst: &DeviceBuffer<T>, value: u8) -> GpuResult<()> {
+        let _issuing = self.inner.ctx.issuing(); // the keeps go where the work went
         check(unsafe { sys::gcap_memset_async(self.raw(), dst.raw(), value as i32, dst.size_bytes()) })?;
         self.keep([dst.keep()])
     }
@@ -130,6 +132,7 @@ impl Stream {
         if std::mem::size_of::<T>() != 4 {
             return invalid("memset_u32: the buffer's elements are not 4 bytes");
         }
+        let _issuing = self.inner.ctx.issuing();
         check(unsafe { sys::gcap_memset_d32_async(self.raw(), dst.raw(), value, dst.len()) })?;
         self.keep([dst.keep()])
     }
@@ -141,6 +144,7 @@ impl Stream {
             return invalid(format!("copy: {} elements into a buffer of {}", src.len(), dst.len()));
         }
         let kind = sys::GCAP_MEMCPY_DEVICE_TO_DEVICE;
+        let _issuing = self.inner.ctx.issuing();
         check(unsafe { sys::gcap_memcpy_async(self.raw(), dst.raw(), src.raw(), dst.size_bytes(), kind) })?;
         self.keep([dst.keep(), src.keep()])
     }
@@ -153,6 +157,7 @@ impl Stream {
             return invalid(format!("upload: {} elements into a buffer of {}", data.len(), dst.len()));
         }
         let data: Arc<Vec<T>> = Arc::new(data);
+        let _issuing = self.inner.ctx.issuing();
         let kind = sys::GCAP_MEMCPY_HOST_TO_DEVICE;
         check(unsafe { sys::gcap_memcpy_async(self.raw(), dst.raw(), data.as_ptr().cast(), dst.size_bytes(), kind) })?;
         self.keep([dst.keep(), data as Keep])
@@ -285,6 +290,7 @@ impl Stream {
     }
 
     fn launch_prepared(&self, kernel: &crate::Kernel, l: &mut crate::module::PreparedLaunch) -> GpuResult<()> {
+        let _issuing = self.inner.ctx.issuing();
         let args = l.args();
         let st = unsafe { sys::gcap_launch_kernel(self.raw(), kernel.raw, l.grid, l.block, l.shared_mem, args) };
         let result = check(st).map_err(|e| l.explain(e)); // before any other gcap call replaces the message
@@ -302,6 +308,7 @@ impl Stream {
     /// the captured graph).
     pub fn host_fn<F: Fn() + Send + Sync + 'static>(&self, f: F) -> GpuResult<()> {
         let (func, user_data, keep) = crate::host::host_fn(f);
+        let _issuing = self.inner.ctx.issuing();
         let result = check(unsafe { sys::gcap_launch_host_func(self.raw(), func, user_data) });
         let kept = self.keep([keep]);
         result.and(kept)
@@ -315,6 +322,7 @@ impl Stream {
             return invalid(format!("download: {} elements into a host buffer of {}", src.len(), dst.len()));
         }
         let kind = sys::GCAP_MEMCPY_DEVICE_TO_HOST;
+        let _issuing = self.inner.ctx.issuing();
         check(unsafe { sys::gcap_memcpy_async(self.raw(), dst.raw(), src.raw(), src.size_bytes(), kind) })?;
         self.keep([src.keep(), dst.keep()])
     }
@@ -327,6 +335,7 @@ impl Stream {
             return invalid(format!("upload_from_host: {} elements into a buffer of {}", src.len(), dst.len()));
         }
         let kind = sys::GCAP_MEMCPY_HOST_TO_DEVICE;
+        let _issuing = self.inner.ctx.issuing();
         check(unsafe { sys::gcap_memcpy_async(self.raw(), dst.raw(), src.raw(), dst.size_bytes(), kind) })?;
         self.keep([dst.keep(), src.keep()])
     }
