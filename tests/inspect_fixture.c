@@ -77,6 +77,21 @@ int main(int argc, char **argv) {
   fill(g, b + 100, 8, &top, 1); /* races with left, the kernel and the copy back */
   save(g, argv[1], "racy.json");
 
+  /* A fill, then an IF whose two bodies hold two fills and one: 5 nodes at all levels. */
+  gcap_graph *cond;
+  CHECK(gcap_graph_create(ctx, &cond));
+  gcap_conditional_handle h;
+  CHECK(gcap_graph_conditional_handle_create(cond, 1, 0, &h));
+  gcap_node *first = fill(cond, a, 64, NULL, 0), *if_node;
+  gcap_graph *bodies[2];
+  gcap_conditional_node_params ip = {h, GCAP_CONDITIONAL_IF, 2, bodies};
+  CHECK(gcap_graph_add_conditional_node(cond, &first, 1, &ip, &if_node));
+  gcap_node *then_first = fill(bodies[0], b, 64, NULL, 0);
+  fill(bodies[0], b + 64, 64, &then_first, 1);
+  fill(bodies[1], b + 128, 64, NULL, 0);
+  save(cond, argv[1], "conditional.json");
+  gcap_graph_destroy(cond);
+
   gcap_graph_destroy(child);
   gcap_graph_destroy(g);
   gcap_context_destroy(ctx);

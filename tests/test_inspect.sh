@@ -20,6 +20,13 @@ echo "$out" | grep -Eq "^  kernel +1$" || fail "kernel count"
 echo "$out" | grep -q "^races: 0$" || fail "race count of the clean graph"
 grep -q "digraph" "$dir/clean.dot" || fail "no DOT written"
 
+# Conditional bodies count among the nodes at all levels: a fill, an IF, and three fills in its bodies.
+out=$("$inspect" "$dir/conditional.json") || fail "conditional graph: exit $? (want 0): $out"
+echo "$out"
+echo "$out" | grep -q "5 nodes (all levels), 1 edges in the top-level graph, depth 2" || fail "conditional summary"
+echo "$out" | grep -Eq "^  memset +4$" || fail "fills in the bodies not counted"
+echo "$out" | grep -Eq "^  conditional +1$" || fail "conditional count"
+
 out=$("$inspect" --dot "$dir/racy.dot" "$dir/racy.json")
 rc=$?
 echo "$out"

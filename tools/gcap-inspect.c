@@ -162,6 +162,8 @@ struct names {
   size_t count, cap;
 };
 
+static int name_inner_nodes(const gcap_node *n, const char *path, size_t top, struct names *out);
+
 /* top: the top-level index of the child-graph node g belongs to; SIZE_MAX for the top level. */
 static int name_nodes(const gcap_graph *g, const char *prefix, size_t top, struct names *out) {
   size_t n = 0;
@@ -183,15 +185,31 @@ static int name_nodes(const gcap_graph *g, const char *prefix, size_t top, struc
     e->node = nodes[i];
     e->top = top == SIZE_MAX ? i : top;
     snprintf(e->path, sizeof e->path, "%s%zu", prefix, i);
-    gcap_graph *child = NULL;
-    if (gcap_node_get_type(nodes[i]) == GCAP_NODE_GRAPH &&
-        gcap_node_get_child_graph(nodes[i], &child) == GCAP_SUCCESS) {
-      char inner[sizeof e->path + 1];
-      snprintf(inner, sizeof inner, "%s.", e->path);
-      rc = name_nodes(child, inner, e->top, out);
-    }
+    rc = name_inner_nodes(nodes[i], e->path, e->top, out);
   }
   free(nodes);
+  return rc;
+}
+
+/* The nodes of a child graph ("3.0") or of a conditional node's bodies ("3.b1.0"), named under n's path. */
+static int name_inner_nodes(const gcap_node *n, const char *path, size_t top, struct names *out) {
+  char inner[sizeof out->items->path + 8];
+  gcap_graph *child = NULL;
+  if (gcap_node_get_type(n) == GCAP_NODE_GRAPH && gcap_node_get_child_graph(n, &child) == GCAP_SUCCESS) {
+    if (snprintf(inner, sizeof inner, "%s.", path) >= (int)sizeof inner) return -1;
+    return name_nodes(child, inner, top, out);
+  }
+  gcap_conditional_node_params p = {0};
+  if (gcap_node_get_type(n) != GCAP_NODE_CONDITIONAL || gcap_node_get_conditional_params(n, &p) != GCAP_SUCCESS)
+    return 0;
+  gcap_graph **bodies = calloc(p.size ? p.size : 1, sizeof *bodies);
+  p.body_out = bodies;
+  int rc = bodies && gcap_node_get_conditional_params(n, &p) == GCAP_SUCCESS ? 0 : -1;
+  for (unsigned b = 0; rc == 0 && b < p.size; b++) {
+    if (snprintf(inner, sizeof inner, "%s.b%u.", path, b) >= (int)sizeof inner) rc = -1;
+    else rc = name_nodes(bodies[b], inner, top, out);
+  }
+  free(bodies);
   return rc;
 }
 
