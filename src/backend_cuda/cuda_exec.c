@@ -394,41 +394,8 @@ static gcap_status set_params(struct cuda_context *c, struct cuda_exec *x, size_
   return gcap__cuda_check(r, "cuGraphExec*NodeSetParams(plan entry %zu, %s)", index, gcap__node_type_name(e->type));
 }
 
-static void keep_host_calls(struct cuda_exec *x, struct materialized *m);
-
-/*
- * cuGraphExecMemcpyNodeSetParams takes 1-D copies only (INVALID_VALUE when the old or the new
- * copy has rows): a shaped copy's parameters reach the executable through a whole-graph update
- * from the plan with that one entry changed.
- */
-static bool shaped_copy(const struct gcap__plan_node *e) { return e->type == GCAP_NODE_MEMCPY && e->u.copy.shape; }
-
-static gcap_status update_one_entry(struct cuda_context *c, struct cuda_exec *x, const struct gcap__plan *plan,
-                                    size_t index, const struct gcap__plan_node *entry) {
-  struct gcap__plan_node *nodes = gcap__malloc(plan->count * sizeof *nodes);
-  if (!nodes) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to update a copy with rows");
-  memcpy(nodes, plan->nodes, plan->count * sizeof *nodes);
-  nodes[index] = *entry;
-  struct gcap__plan changed = *plan;
-  changed.nodes = nodes;
-  struct materialized m;
-  gcap_status st = materialize(c, &changed, &m);
-  if (st == GCAP_SUCCESS) {
-    CUgraphExecUpdateResultInfo info;
-    memset(&info, 0, sizeof info);
-    CUresult r = c->d->cuGraphExecUpdate(x->exec, m.graph, &info); /* info is known once it returned */
-    st = gcap__cuda_check(r, "cuGraphExecUpdate (plan entry %zu, a copy with rows; update result %d)", index,
-                          (int)info.result);
-    if (st == GCAP_SUCCESS) {
-      keep_host_calls(x, &m);
-      st = apply_disabled(c, x, plan);
-    }
-    discard(c, &m);
-  }
-  gcap__free(nodes);
-  return st;
-}
-
+/* A copy with rows never comes here: the core updates the whole plan for it (CUDA's executable
+ * copy setter takes 1-D copies only). */
 gcap_status cuda_exec_set_entry(struct gcap__backend_ctx *b, void *exec, const struct gcap__plan *plan, size_t index,
                                 const struct gcap__plan_node *entry) {
   struct cuda_context *c = cuda_context_from(b);
@@ -439,7 +406,6 @@ gcap_status cuda_exec_set_entry(struct gcap__backend_ctx *b, void *exec, const s
   if (entry->disabled != plan->nodes[index].disabled)
     st = gcap__cuda_check(c->d->cuGraphNodeSetEnabled(x->exec, x->nodes[index], !entry->disabled),
                           "cuGraphNodeSetEnabled(plan entry %zu, %d)", index, !entry->disabled);
-  else if (shaped_copy(entry) || shaped_copy(&plan->nodes[index])) st = update_one_entry(c, x, plan, index, entry);
   else st = set_params(c, x, index, entry);
   return cuda_leave(&scope, st);
 }

@@ -68,13 +68,41 @@ static gcap_status begin_set(gcap_exec *x, gcap_node *n, const void *p, gcap_nod
   return st;
 }
 
+static bool has_shaped_copy(const struct gcap__plan_node *nodes, size_t count) {
+  for (size_t i = 0; i < count; i++)
+    if (nodes[i].type == GCAP_NODE_MEMCPY && nodes[i].u.copy.shape) return true;
+  return false;
+}
+
+/*
+ * A driver sets a copy with rows only through a whole-graph update (CUDA's executable copy
+ * setter takes 1-D copies): entries [index, index + count) with such a copy, old or new, reach the
+ * backend as one update of the whole plan with their parameters changed, so that no entry's
+ * update undoes another's.
+ */
+static gcap_status offer_whole(struct gcap_exec *x, size_t index, const struct gcap__plan_node *entries, size_t count) {
+  struct gcap__plan_node *nodes = gcap__malloc(x->plan.count * sizeof *nodes);
+  if (!nodes) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to update a copy with rows");
+  memcpy(nodes, x->plan.nodes, x->plan.count * sizeof *nodes);
+  for (size_t j = 0; j < count; j++) /* the parameters only: a child's deps and depth are its own */
+    nodes[index + j].u = entries[j].u;
+  struct gcap__plan merged = x->plan;
+  merged.nodes = nodes;
+  struct gcap__update_refusal refusal = {0, SIZE_MAX, SIZE_MAX};
+  gcap_status st = gcap__backend_exec_update(x->ctx, x->impl, &x->plan, &merged, &refusal);
+  gcap__free(nodes);
+  return st;
+}
+
 /* The backend sees the new values of entry pn first: a refusal there leaves everything as it was. */
 static gcap_status offer(struct gcap_exec *x, const struct gcap__plan_node *pn, const struct gcap__plan_node *fresh) {
   gcap__sr_exec_changed(x);
   gcap_status st = gcap__backend_exec_before_change(x->ctx, x->impl);
-  return st == GCAP_SUCCESS
-             ? gcap__backend_exec_set_entry(x->ctx, x->impl, &x->plan, (size_t)(pn - x->plan.nodes), fresh)
-             : st;
+  if (st != GCAP_SUCCESS) return st;
+  size_t index = (size_t)(pn - x->plan.nodes);
+  if (fresh->disabled == pn->disabled && (has_shaped_copy(fresh, 1) || has_shaped_copy(pn, 1)))
+    return offer_whole(x, index, fresh, 1);
+  return gcap__backend_exec_set_entry(x->ctx, x->impl, &x->plan, index, fresh);
 }
 
 gcap_status gcap_exec_kernel_node_set_params(gcap_exec *x, gcap_node *n, const gcap_kernel_node_params *p) {
@@ -619,30 +647,6 @@ static gcap_status own_block_parts(struct gcap__plan *fresh) {
   return GCAP_SUCCESS;
 }
 
-static bool has_shaped_copy(const struct gcap__plan_node *nodes, size_t count) {
-  for (size_t i = 0; i < count; i++)
-    if (nodes[i].type == GCAP_NODE_MEMCPY && nodes[i].u.copy.shape) return true;
-  return false;
-}
-
-/*
- * A driver sets a copy with rows only through a whole-graph update (CUDA's executable copy
- * setter takes 1-D copies): such a child reaches the backend as one update of the whole plan
- * with the child's entries changed, so that no entry's update undoes another's.
- */
-static gcap_status offer_child_whole(struct gcap_exec *x, size_t first, const struct gcap__plan *fresh) {
-  struct gcap__plan_node *nodes = gcap__malloc(x->plan.count * sizeof *nodes);
-  if (!nodes) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the child graph's update");
-  memcpy(nodes, x->plan.nodes, x->plan.count * sizeof *nodes);
-  for (size_t j = 0; j < fresh->count; j++) /* the parameters only: fresh's deps and depth are the child's own */
-    nodes[first + 1 + j].u = fresh->nodes[j].u;
-  struct gcap__plan merged = x->plan;
-  merged.nodes = nodes;
-  struct gcap__update_refusal refusal = {0, SIZE_MAX, SIZE_MAX};
-  gcap_status st = gcap__backend_exec_update(x->ctx, x->impl, &x->plan, &merged, &refusal);
-  gcap__free(nodes);
-  return st;
-}
 
 /* The backend takes the new entries one by one; on a refusal, those taken are set back. */
 static gcap_status offer_child(struct gcap_exec *x, size_t first, struct gcap__plan *fresh) {
@@ -651,7 +655,7 @@ static gcap_status offer_child(struct gcap_exec *x, size_t first, struct gcap__p
   for (size_t j = 0; j < fresh->count; j++) fresh->nodes[j].disabled = x->plan.nodes[first + 1 + j].disabled;
   if (st == GCAP_SUCCESS &&
       (has_shaped_copy(fresh->nodes, fresh->count) || has_shaped_copy(x->plan.nodes + first + 1, fresh->count)))
-    return offer_child_whole(x, first, fresh);
+    return offer_whole(x, first + 1, fresh->nodes, fresh->count);
   size_t j = 0;
   for (; st == GCAP_SUCCESS && j < fresh->count; j++)
     st = gcap__backend_exec_set_entry(x->ctx, x->impl, &x->plan, first + 1 + j, &fresh->nodes[j]);
