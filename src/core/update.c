@@ -647,7 +647,6 @@ static gcap_status own_block_parts(struct gcap__plan *fresh) {
   return GCAP_SUCCESS;
 }
 
-
 /* The backend takes the new entries one by one; on a refusal, those taken are set back. */
 static gcap_status offer_child(struct gcap_exec *x, size_t first, struct gcap__plan *fresh) {
   gcap__sr_exec_changed(x);
