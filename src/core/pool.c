@@ -27,6 +27,14 @@ static void reserve(struct gcap_context *ctx, size_t bytes) {
   if (ctx->graph_mem_reserved > ctx->graph_mem_reserved_high) ctx->graph_mem_reserved_high = ctx->graph_mem_reserved;
 }
 
+/* a's block counts as reserved (in its context and pool), or no longer does. */
+static void count_reserved(struct gcap__galloc *a, bool reserved) {
+  struct gcap_context *ctx = a->ctx;
+  if (reserved) reserve(ctx, a->block_bytes);
+  else ctx->graph_mem_reserved -= a->block_bytes;
+  if (a->pool) a->pool->reserved = reserved ? a->pool->reserved + a->block_bytes : a->pool->reserved - a->block_bytes;
+}
+
 gcap_status gcap__galloc_new(struct gcap_context *ctx, struct gcap_pool *pool, size_t bytes,
                              struct gcap__galloc **out) {
   struct gcap__galloc *a = gcap__calloc(1, sizeof *a);
@@ -43,23 +51,13 @@ gcap_status gcap__galloc_new(struct gcap_context *ctx, struct gcap_pool *pool, s
     return st == GCAP_ERROR_OUT_OF_MEMORY ? st : gcap__fail(st, "the pool could not reserve %zu bytes", bytes);
   }
   *a = (struct gcap__galloc){.ctx = ctx, .ptr = b.ptr, .bytes = bytes, .block_bytes = b.bytes, .pool = pool, .refs = 1};
-  if (!spare) reserve(ctx, b.bytes);
-  if (pool) {
-    gcap__pool_retain(pool);
-    if (!spare) pool->reserved += b.bytes;
-  }
+  if (!spare) count_reserved(a, true); /* a spare block was counted when it was first reserved */
+  if (pool) gcap__pool_retain(pool);
   *out = a;
   return GCAP_SUCCESS;
 }
 
 void gcap__galloc_retain(struct gcap__galloc *a) { a->refs++; }
-
-static void count_reserved(struct gcap__galloc *a, bool reserved) {
-  struct gcap_context *ctx = a->ctx;
-  if (reserved) reserve(ctx, a->block_bytes);
-  else ctx->graph_mem_reserved -= a->block_bytes;
-  if (a->pool) a->pool->reserved = reserved ? a->pool->reserved + a->block_bytes : a->pool->reserved - a->block_bytes;
-}
 
 void gcap__galloc_retain_for_exec(struct gcap__galloc *a) {
   a->refs++;
@@ -106,8 +104,7 @@ static void galloc_destroy(struct gcap__galloc *a) {
   } else if (p && gcap__grow((void **)&p->spare, &p->spare_cap, p->spare_count + 1, sizeof *p->spare) == 0) {
     p->spare[p->spare_count++] = (struct gcap__block){a->ptr, a->block_bytes};
   } else {
-    if (p) p->reserved -= a->block_bytes;
-    ctx->graph_mem_reserved -= a->block_bytes;
+    count_reserved(a, false);
     gcap__backend_mem_free(ctx, a->ptr);
   }
   gcap__free(a);
