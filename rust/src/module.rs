@@ -834,7 +834,12 @@ pub(crate) fn prepare_launch(
 ) -> GpuResult<PreparedLaunch> {
     let name = kernel.name();
     if kernel.module.ctx.raw() != ctx.raw() {
-        return invalid(format!("{what}: kernel \"{name}\" belongs to another context"));
+        // As C's handle checks say it (gcap_launch_kernel, gcap_graph_add_kernel_node): INVALID_HANDLE.
+        return Err(GpuError::InvalidHandle(format!(
+            "{what}: kernel \"{name}\" belongs to another context ({:p}, not {:p})",
+            kernel.module.ctx.raw(),
+            ctx.raw()
+        )));
     }
     if kernel.is_raw() && !unchecked {
         return invalid(format!(
