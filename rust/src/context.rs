@@ -11,15 +11,56 @@ use crate::error::{check, GpuResult};
 use crate::sys;
 
 /// Which backend a context runs on.
+///
+/// Name the backend the program means: [`Backend::Sim`] for tests and machines without a GPU,
+/// [`Backend::Cuda`] for a GPU, or [`Backend::Auto`] to let the environment (`GCAP_BACKEND`)
+/// decide. The library never lands on the simulator by accident: where CUDA is built in but
+/// cannot start, `Auto` fails rather than run on the CPU. A program that wants the simulator
+/// where there is no GPU says so:
+///
+/// ```
+/// use gcap::{Backend, Context, GpuError};
+/// # fn main() -> gcap::GpuResult<()> {
+/// let ctx = match Context::new(Backend::Auto) {
+///     Err(GpuError::NotInitialized(why)) => {
+///         eprintln!("no GPU here ({why}); running on the simulator");
+///         Context::new(Backend::Sim)?
+///     }
+///     other => other?,
+/// };
+/// println!("running on {:?}", ctx.backend());
+/// # Ok(()) }
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {
     /// The CPU simulator: copies and fills really run, kernels run from CPU code or their PTX.
     Sim,
     /// The CUDA driver (`libcuda.so.1`, loaded at run time). [`GpuError::NotInitialized`](crate::GpuError)
-    /// without a driver or device.
+    /// without a driver or device, [`GpuError::NotSupported`](crate::GpuError) when the library
+    /// was built without the CUDA backend. Never falls back to the simulator.
     Cuda,
-    /// `GCAP_BACKEND` from the environment, else CUDA where it is usable, else the simulator.
+    /// The C library's AUTO rule: `GCAP_BACKEND` from the environment (`sim`, `cuda` or `auto`;
+    /// anything else is [`GpuError::InvalidValue`](crate::GpuError)); else CUDA when the library
+    /// has the CUDA backend built in and it starts; else, when the library was built without
+    /// CUDA, the simulator. Where CUDA is built in but cannot start (no driver, no device), the
+    /// context is [`GpuError::NotInitialized`](crate::GpuError), whose message says why and that
+    /// `GCAP_BACKEND=sim` selects the simulator. [`Backend::available`] tells ahead of time.
     Auto,
+}
+
+impl Backend {
+    /// `Ok(())` where a context of this backend can start now (`gcap_backend_available`): always
+    /// for [`Backend::Sim`]; for [`Backend::Cuda`], [`GpuError::NotSupported`](crate::GpuError)
+    /// when the library was built without it, [`GpuError::NotInitialized`](crate::GpuError) with
+    /// the reason (no `libcuda.so.1`, an old driver, no device) when it cannot start. For
+    /// [`Backend::Auto`], the answer of the rule above (it makes a context and drops it).
+    pub fn available(self) -> GpuResult<()> {
+        match self {
+            Backend::Sim => check(unsafe { sys::gcap_backend_available(sys::GCAP_BACKEND_SIM) }),
+            Backend::Cuda => check(unsafe { sys::gcap_backend_available(sys::GCAP_BACKEND_CUDA) }),
+            Backend::Auto => Context::new(Backend::Auto).map(drop),
+        }
+    }
 }
 
 /// How the simulator orders the nodes of a launch.

@@ -64,6 +64,58 @@ fn no_driver_is_not_initialized() {
     }
 }
 
+/// The child of `auto_follows_the_c_rule_and_never_falls_back_by_accident`: what `Backend::Auto`
+/// gives under the `GCAP_BACKEND` its parent chose.
+#[test]
+fn auto_child_reports_its_backend() {
+    if std::env::var("GCAP_CAPTURE_CHILD").ok().as_deref() != Some("auto") {
+        return; // only as the child
+    }
+    match Context::new(Backend::Auto) {
+        Ok(ctx) => println!("AUTO=ok {:?}", ctx.backend()),
+        Err(e) => println!("AUTO=err {}", e.to_string().replace('\n', " ")),
+    }
+}
+
+/// `Backend::Auto` is C's AUTO: `GCAP_BACKEND` first; then CUDA when built in and usable; the
+/// simulator only when the library has no CUDA backend; where CUDA is built in but cannot start,
+/// `NotInitialized` naming `GCAP_BACKEND=sim` — never the simulator by accident.
+#[test]
+fn auto_follows_the_c_rule_and_never_falls_back_by_accident() {
+    let _mode = together();
+    let run = |value: Option<&str>| {
+        let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
+        cmd.args(["--exact", "auto_child_reports_its_backend", "--nocapture", "--test-threads=1"])
+            .env("GCAP_CAPTURE_CHILD", "auto");
+        match value {
+            Some(v) => cmd.env("GCAP_BACKEND", v),
+            None => cmd.env_remove("GCAP_BACKEND"),
+        };
+        let out = String::from_utf8_lossy(&cmd.output().unwrap().stdout).into_owned();
+        out.lines().find_map(|l| l.split_once("AUTO=").map(|p| p.1)).unwrap_or_else(|| panic!("no answer: {out}")).to_string()
+    };
+    assert_eq!(run(Some("sim")), "ok Sim");
+    let bad = run(Some("gpu"));
+    assert!(bad.starts_with("err GCAP_ERROR_INVALID_VALUE") && bad.contains("GCAP_BACKEND"), "{bad}");
+    let (auto, cuda) = (run(None), run(Some("cuda")));
+    match Backend::Cuda.available() {
+        Ok(()) => assert_eq!((auto.as_str(), cuda.as_str()), ("ok Cuda", "ok Cuda")),
+        Err(GpuError::NotSupported(_)) => {
+            // A library built without CUDA: AUTO is the simulator, an explicit cuda is refused.
+            assert_eq!(auto, "ok Sim");
+            assert!(cuda.starts_with("err GCAP_ERROR_NOT_SUPPORTED"), "{cuda}");
+        }
+        Err(GpuError::NotInitialized(why)) => {
+            assert!(auto.starts_with("err GCAP_ERROR_NOT_INITIALIZED"), "AUTO fell back: {auto}");
+            assert!(auto.contains("GCAP_BACKEND=sim"), "says how to choose the simulator: {auto}");
+            assert!(cuda.starts_with("err GCAP_ERROR_NOT_INITIALIZED"), "{cuda}");
+            assert!(!why.is_empty());
+        }
+        Err(e) => panic!("Backend::Cuda.available(): {e}"),
+    }
+    assert_eq!(Backend::Sim.available(), Ok(()));
+}
+
 #[test]
 fn an_unjoined_fork_fails_the_end_and_the_streams_work_again() {
     let _mode = alone();
