@@ -539,6 +539,72 @@ static void test_environment(void **state) {
   test_assert_message_contains("kernels");
 }
 
+/* The load's status for PTX text; on failure the last error message must hold each of `says`. */
+static gcap_status load_text(const char *text, const char *const *says, size_t num_says) {
+  gcap_context *ctx = sim_context(GCAP_SIM_KERNELS_AUTO, GCAP_SIM_EXEC_IMMEDIATE);
+  gcap_module_desc d = {.image = text, .image_size = strlen(text) + 1};
+  gcap_module *m = NULL;
+  gcap_status st = gcap_module_load(ctx, &d, &m);
+  for (size_t i = 0; st != GCAP_SUCCESS && i < num_says; i++) test_assert_message_contains(says[i]);
+  if (st != GCAP_SUCCESS) assert_null(m);
+  gcap_context_destroy(ctx);
+  return st;
+}
+
+#define PTX_HEAD ".version 8.0\n.target sm_75\n.address_size 64\n"
+
+/* CUDA's limit on a kernel's parameters (32,764 bytes, laid out with their alignment) holds at
+ * load; a function's other declarations cannot add up past what an offset can hold. */
+static void test_parameter_limits(void **state) {
+  (void)state;
+  const char *at_limit = PTX_HEAD ".visible .entry fits(.param .u32 a, .param .align 4 .b8 b[32760])\n{\n  ret;\n}\n";
+  assert_ok(load_text(at_limit, NULL, 0));
+  /* 1 + 3 bytes of padding + 32,761: one byte over */
+  const char *over = PTX_HEAD ".visible .entry big(.param .u8 a, .param .align 4 .b8 b[32761])\n{\n  ret;\n}\n";
+  const char *over_says[] = {"kernel \"big\"", "32765 bytes of parameters", "32764", "line 4"};
+  assert_status(load_text(over, over_says, 4), GCAP_ERROR_INVALID_PTX);
+  /* Five 1 GiB parameters: past 4 GiB, where 32-bit offsets would wrap. */
+  const char *huge = PTX_HEAD ".visible .entry wraps(.param .b8 a[1073741824], .param .b8 b[1073741824],\n"
+                              ".param .b8 c[1073741824], .param .b8 d[1073741824], .param .b8 e[1073741824])\n"
+                              "{\n  ret;\n}\n";
+  const char *huge_says[] = {"kernel \"wraps\"", "5368709120 bytes of parameters", "32764"};
+  assert_status(load_text(huge, huge_says, 3), GCAP_ERROR_INVALID_PTX);
+  /* An array past 4 GiB, and one whose element count overflows 64 bits. */
+  const char *array = PTX_HEAD ".visible .entry k(.param .align 8 .b8 p[4294967296])\n{\n  ret;\n}\n";
+  const char *array_says[] = {"\"p\" is too large"};
+  assert_status(load_text(array, array_says, 1), GCAP_ERROR_INVALID_PTX);
+  const char *dims = PTX_HEAD ".visible .entry k(.param .b32 p[4294967296][4294967297])\n{\n  ret;\n}\n";
+  assert_status(load_text(dims, array_says, 1), GCAP_ERROR_INVALID_PTX);
+  /* A .func's parameters and results, and a body's .local and .param variables. */
+  const char *func = PTX_HEAD ".func f(.param .b8 a[1073741824], .param .b8 b[1073741824],\n"
+                              ".param .b8 c[1073741824], .param .b8 d[1073741824], .param .b8 e[1073741824])\n"
+                              "{\n  ret;\n}\n.visible .entry k()\n{\n  ret;\n}\n";
+  const char *func_says[] = {"function \"f\"", "more than 1073741824 bytes", "line 4"};
+  assert_status(load_text(func, func_says, 3), GCAP_ERROR_INVALID_PTX);
+  const char *rets = PTX_HEAD ".func (.param .b8 r[1073741824]) f(.param .b8 a[1073741824])\n"
+                              "{\n  ret;\n}\n.visible .entry k()\n{\n  ret;\n}\n";
+  assert_status(load_text(rets, func_says, 3), GCAP_ERROR_INVALID_PTX);
+  const char *locals =
+      PTX_HEAD ".visible .entry k()\n{\n"
+               "  .local .b8 a[1073741824];\n  .local .b8 b[1073741824];\n"
+               "  .local .b8 c[1073741824];\n  .local .b8 d[1073741824];\n  .param .b8 e[1073741824];\n"
+               "  ret;\n}\n";
+  const char *locals_says[] = {"function \"k\"", "more than 1073741824 bytes", "line 7"};
+  assert_status(load_text(locals, locals_says, 3), GCAP_ERROR_INVALID_PTX);
+  const char *shared =
+      PTX_HEAD ".visible .entry k()\n{\n"
+               "  .shared .b8 a[1073741824];\n  .shared .b8 b[1073741824];\n"
+               "  .shared .b8 c[1073741824];\n  .shared .b8 d[1073741824];\n  .shared .b8 e[1073741824];\n"
+               "  ret;\n}\n";
+  const char *shared_says[] = {"function \"k\"", ".shared", "line 7"};
+  assert_status(load_text(shared, shared_says, 3), GCAP_ERROR_INVALID_PTX);
+  const char *module_shared = PTX_HEAD ".shared .b8 a[1073741824];\n.shared .b8 b[1073741824];\n"
+                                       ".shared .b8 c[1073741824];\n.shared .b8 d[1073741824];\n"
+                                       ".shared .b8 e[1073741824];\n.visible .entry k()\n{\n  ret;\n}\n";
+  const char *module_shared_says[] = {".shared", "more than 1073741824 bytes", "line 5"};
+  assert_status(load_text(module_shared, module_shared_says, 3), GCAP_ERROR_INVALID_PTX);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_kernels_from_entries),
@@ -555,6 +621,7 @@ int main(void) {
       cmocka_unit_test(test_block_that_cannot_finish),
       cmocka_unit_test(test_host_memory),
       cmocka_unit_test(test_environment),
+      cmocka_unit_test(test_parameter_limits),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -530,6 +530,60 @@ static void parse_section(struct ptx_parser *p) {
   skip_braces(p, ".section");
 }
 
+/* ---------------------------------------------------------------- layouts */
+
+/*
+ * Where a list of variables ends when each is placed after the one before at its alignment, as
+ * the executor places them; PTX_LAYOUT_OVER once past limit (every size and alignment is far
+ * below it, so nothing here can wrap). *end carries the running offset across calls.
+ */
+#define PTX_LAYOUT_OVER UINT64_MAX
+
+static void lay_out(const struct ptx_var *vars, size_t n, bool shared, uint64_t limit, uint64_t *end) {
+  for (size_t i = 0; i < n && *end != PTX_LAYOUT_OVER; i++) {
+    const struct ptx_var *v = &vars[i];
+    if ((v->space == PTX_SPACE_SHARED) != shared) continue;
+    uint64_t align = v->align ? v->align : 1, at = (*end + align - 1) / align * align + v->size;
+    *end = at > limit ? PTX_LAYOUT_OVER : at;
+  }
+}
+
+/* A kernel's parameters within CUDA's limit; a function's parameters, results and body variables
+ * (its frame, and its .shared) within PTX_MAX_BYTES, so that no offset into them can wrap. */
+static void check_params(struct ptx_parser *p, const struct ptx_func *f, const struct ptx_tok *at) {
+  uint64_t end = 0;
+  if (f->is_entry) {
+    lay_out(f->params, f->num_params, false, UINT64_MAX - 1, &end);
+    if (end > PTX_MAX_PARAM_BYTES)
+      ptx_fail(p, at, "kernel \"%s\" has %llu bytes of parameters, more than CUDA's limit of %u", f->name,
+               (unsigned long long)end, PTX_MAX_PARAM_BYTES);
+    p->frame_end = 0; /* the parameter buffer is not the frame */
+    return;
+  }
+  lay_out(f->params, f->num_params, false, PTX_MAX_BYTES, &end);
+  lay_out(f->rets, f->num_rets, false, PTX_MAX_BYTES, &end);
+  if (end == PTX_LAYOUT_OVER)
+    ptx_fail(p, at, "the parameters and results of function \"%s\" take more than %llu bytes", f->name,
+             (unsigned long long)PTX_MAX_BYTES);
+  p->frame_end = end;
+}
+
+/* A variable declared in a body (in_module false) or at module scope joins its layout. */
+static void place_var(struct ptx_parser *p, const struct ptx_var *v, const struct ptx_tok *at, bool in_module) {
+  bool shared = v->space == PTX_SPACE_SHARED;
+  if (in_module && !shared) return;
+  uint64_t *end = in_module ? &p->module_shared_end : shared ? &p->shared_end : &p->frame_end;
+  lay_out(v, 1, shared, PTX_MAX_BYTES, end);
+  if (*end != PTX_LAYOUT_OVER) return;
+  if (in_module)
+    ptx_fail(p, at, "the module's .shared variables take more than %llu bytes", (unsigned long long)PTX_MAX_BYTES);
+  if (shared)
+    ptx_fail(p, at, "the .shared variables of function \"%s\" take more than %llu bytes", p->funcs[p->fn].name,
+             (unsigned long long)PTX_MAX_BYTES);
+  ptx_fail(p, at, "the parameters and .local and .param variables of function \"%s\" take more than %llu bytes",
+           p->funcs[p->fn].name, (unsigned long long)PTX_MAX_BYTES);
+}
+
 /* ---------------------------------------------------------------- variables */
 
 struct var_decl {
@@ -820,6 +874,7 @@ static void add_module_var(struct ptx_parser *p, const struct ptx_var *v, const 
   uint32_t old = 0;
   if (name_find(p, name->start, name->len, 0, &old)) ptx_fail(p, name, "\"%s\" is already declared", v->name);
   if (p->num_vars >= FUNC_BIT - 1) ptx_fail(p, name, "too many variables");
+  place_var(p, v, name, true);
   GROW(p, p->vars, p->cap_vars, p->num_vars + 1);
   p->vars[p->num_vars] = *v;
   name_add(p, v->name, name->len, 0, (uint32_t)p->num_vars++);
@@ -828,6 +883,7 @@ static void add_module_var(struct ptx_parser *p, const struct ptx_var *v, const 
 static void add_body_var(struct ptx_parser *p, const struct ptx_var *v, const struct ptx_tok *name) {
   check_new_local(p, name, false);
   if (p->num_body_vars >= UINT32_MAX) ptx_fail(p, name, "too many variables");
+  place_var(p, v, name, false);
   GROW(p, p->body_vars, p->cap_body_vars, p->num_body_vars + 1);
   p->body_vars[p->num_body_vars] = *v;
   add_local(p, name, PTX_LOCAL_VAR, (uint32_t)p->num_body_vars++, 1);
@@ -997,6 +1053,7 @@ static void parse_block(struct ptx_parser *p) {
 static void parse_body(struct ptx_parser *p, size_t fn) {
   p->fn = fn;
   p->num_instrs = p->num_regs = p->num_body_vars = p->num_locals = p->num_refs = 0;
+  p->shared_end = 0; /* frame_end: after the parameters, from check_params */
   p->loc_file = p->loc_line = 0;
   p->loc_inlined_file = p->loc_inlined_line = 0;
   p->depth = 0;
@@ -1136,6 +1193,7 @@ static void parse_func(struct ptx_parser *p, bool entry, const struct linkage *l
   f.num_params = p->num_params;
   f.rets = freeze(p, p->rets, p->num_rets, sizeof *p->rets);
   f.num_rets = p->num_rets;
+  check_params(p, &f, &name);
   bool defines = ptx_is_punct(&p->tok, '{');
   if (defines && f.is_extern) ptx_fail(p, &name, "extern function \"%s\" has a body", f.name);
   f.has_body = false;

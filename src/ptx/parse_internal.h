@@ -14,7 +14,10 @@
 #include "lex.h"
 #include "ptx.h"
 
-#define PTX_MAX_BYTES ((uint64_t)1 << 30)      /* the largest variable, parameter or array */
+/* The largest variable, parameter or array, and the most that a function's frame (parameters,
+ * results, .local and .param variables), its .shared or the module's .shared may take. */
+#define PTX_MAX_BYTES ((uint64_t)1 << 30)
+#define PTX_MAX_PARAM_BYTES 32764u             /* CUDA's limit on a kernel's parameters */
 #define PTX_MAX_REGS ((size_t)1 << 20)         /* registers of one function */
 #define PTX_MAX_MODULE_REGS ((size_t)1 << 22)  /* of all functions: `%r<N>` costs memory, not text */
 #define PTX_MAX_INIT_BYTES ((uint64_t)1 << 30) /* initialisers of all variables together */
@@ -86,7 +89,8 @@ struct ptx_parser {
   size_t num_locals, cap_locals;
   struct ptx_label_ref *refs;
   size_t num_refs, cap_refs;
-  uint32_t *block_parent; /* every block of the module, by id */
+  uint64_t module_shared_end, shared_end, frame_end; /* layouts so far (see place_var in parse.c) */
+  uint32_t *block_parent;                            /* every block of the module, by id */
   size_t num_blocks, cap_blocks;
   uint32_t block, depth;
   uint32_t loc_file, loc_line;
