@@ -605,6 +605,20 @@ static void test_parameter_limits(void **state) {
   assert_status(load_text(module_shared, module_shared_says, 3), GCAP_ERROR_INVALID_PTX);
 }
 
+/* PTX has no st.const: constant memory is read-only to kernels, and a store naming it is refused. */
+static void test_store_to_const_refused(void **state) {
+  (void)state;
+  const char *ptx = PTX_HEAD ".const .align 4 .u32 c = 7;\n"
+                             ".visible .entry k()\n{\n  .reg .b32 %r<2>;\n  mov.u32 %r1, 1;\n"
+                             "  st.const.u32 [c], %r1;\n  ret;\n}\n";
+  const char *says[] = {"line 9", "st.const.u32", "read-only"};
+  assert_status(load_text(ptx, says, 3), GCAP_ERROR_INVALID_PTX);
+  /* Loads from it are fine. */
+  const char *reads = PTX_HEAD ".const .align 4 .u32 c = 7;\n"
+                               ".visible .entry k()\n{\n  .reg .b32 %r<2>;\n  ld.const.u32 %r1, [c];\n  ret;\n}\n";
+  assert_ok(load_text(reads, NULL, 0));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_kernels_from_entries),
@@ -622,6 +636,7 @@ int main(void) {
       cmocka_unit_test(test_host_memory),
       cmocka_unit_test(test_environment),
       cmocka_unit_test(test_parameter_limits),
+      cmocka_unit_test(test_store_to_const_refused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

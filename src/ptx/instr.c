@@ -408,12 +408,23 @@ static void assign_types(struct ptx_parser *p, struct ptx_instr *in, const struc
   if (d->num_types) in->type = d->types[d->num_types - 1];
 }
 
+/* Kernels cannot write constant memory: st, atom and red have no .const form. */
+static void refuse_const_write(struct ptx_parser *p, const struct ptx_instr *in, const struct decoded *d) {
+  char b[72];
+  if (in->space == PTX_SPACE_CONST)
+    ptx_fail(p, d->mnemonic, "\"%s\": constant memory is read-only (PTX has no %s.const)",
+             ptx_show(d->mnemonic->start, d->mnemonic->len, b), ptx_op_name((enum ptx_op)in->op));
+}
+
 /* What the suffixes must have said, and what their absence means. */
 static void finish_mnemonic(struct ptx_parser *p, struct ptx_instr *in, const struct decoded *d) {
   assign_types(p, in, d);
   switch ((enum ptx_op)in->op) {
   case PTX_OP_ATOM:
-  case PTX_OP_RED: need(p, d, in->mode != PTX_MODE_NONE, "an operation (.add, .cas, ...)"); break;
+  case PTX_OP_RED:
+    need(p, d, in->mode != PTX_MODE_NONE, "an operation (.add, .cas, ...)");
+    refuse_const_write(p, in, d);
+    break;
   case PTX_OP_SETP:
   case PTX_OP_SET: need(p, d, in->cmp != PTX_CMP_NONE, "a comparison"); break;
   case PTX_OP_SHFL: need(p, d, in->mode != PTX_MODE_NONE, ".up, .down, .bfly or .idx"); break;
@@ -425,6 +436,7 @@ static void finish_mnemonic(struct ptx_parser *p, struct ptx_instr *in, const st
   case PTX_OP_MEMBAR:
   case PTX_OP_FENCE: need(p, d, in->mode != PTX_MODE_NONE, "a scope"); break;
   case PTX_OP_CVTA: in->mode = in->mode == PTX_CVTA_TO ? PTX_CVTA_TO : PTX_CVTA_FROM; break;
+  case PTX_OP_ST: refuse_const_write(p, in, d); break;
   case PTX_OP_BAR:
   case PTX_OP_BARRIER:
     if (d->bar_warp) {
