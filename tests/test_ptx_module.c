@@ -619,6 +619,43 @@ static void test_store_to_const_refused(void **state) {
   assert_ok(load_text(reads, NULL, 0));
 }
 
+/* The bytes of a module variable, copied from the device. */
+static void global_bytes(gcap_context *ctx, gcap_module *m, const char *name, unsigned char *out, size_t bytes) {
+  void *addr = NULL;
+  size_t size = 0;
+  assert_ok(gcap_module_get_global(m, name, &addr, &size));
+  assert_int_equal(size, bytes);
+  assert_ok(gcap_memcpy(ctx, out, addr, bytes, GCAP_MEMCPY_DEVICE_TO_HOST));
+}
+
+/* Initialisers land little-endian, a .b128 element's upper half the sign of its 64-bit literal. */
+static void test_wide_initialisers(void **state) {
+  (void)state;
+  static const char ptx[] = PTX_HEAD ".global .align 16 .b128 w[3] = {0x0102030405060708, -2, 0xfffffffffffffffe};\n"
+                                     ".global .align 8 .u64 u[2] = {0x1122334455667788, -1};\n"
+                                     ".const .align 8 .b64 b[2] = {-3, 0x8000000000000000};\n"
+                                     ".visible .entry k()\n{\n  ret;\n}\n";
+  gcap_context *ctx = sim_context(GCAP_SIM_KERNELS_AUTO, GCAP_SIM_EXEC_IMMEDIATE);
+  gcap_module_desc d = {.image = ptx, .image_size = sizeof ptx};
+  gcap_module *m = NULL;
+  assert_ok(gcap_module_load(ctx, &d, &m));
+  unsigned char w[48], u[16], b[16];
+  global_bytes(ctx, m, "w", w, sizeof w);
+  static const unsigned char want_w[48] = {8,    7,    6,    5,    4,    3,    2,    1,    0,    0,    0,    0,
+                                           0,    0,    0,    0,    0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+                                           0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfe, 0xff, 0xff, 0xff,
+                                           0xff, 0xff, 0xff, 0xff, 0,    0,    0,    0,    0,    0,    0,    0};
+  assert_memory_equal(w, want_w, sizeof w);
+  global_bytes(ctx, m, "u", u, sizeof u);
+  static const unsigned char want_u[16] = {0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11,
+                                           0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+  assert_memory_equal(u, want_u, sizeof u);
+  global_bytes(ctx, m, "b", b, sizeof b);
+  static const unsigned char want_b[16] = {0xfd, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 0x80};
+  assert_memory_equal(b, want_b, sizeof b);
+  gcap_context_destroy(ctx);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_kernels_from_entries),
@@ -637,6 +674,7 @@ int main(void) {
       cmocka_unit_test(test_environment),
       cmocka_unit_test(test_parameter_limits),
       cmocka_unit_test(test_store_to_const_refused),
+      cmocka_unit_test(test_wide_initialisers),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

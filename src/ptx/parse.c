@@ -705,8 +705,9 @@ static unsigned char *init_slot(struct ptx_parser *p, struct init *st, const str
   return p->init + old;
 }
 
-static void store_le(unsigned char *at, uint64_t v, size_t bytes) {
-  for (size_t i = 0; i < bytes; i++) at[i] = (unsigned char)(v >> (8 * i));
+/* v's bytes little-endian; past its 8 bytes (a .b128), the sign of a negative literal or zeros. */
+static void store_le(unsigned char *at, uint64_t v, size_t bytes, bool negative) {
+  for (size_t i = 0; i < bytes; i++) at[i] = i < 8 ? (unsigned char)(v >> (8 * i)) : negative ? 0xff : 0;
 }
 
 static float as_float(uint8_t kind, uint64_t bits) {
@@ -745,7 +746,7 @@ static void init_number(struct ptx_parser *p, struct init *st, const struct ptx_
   } else if (kind == PTX_IMM_DOUBLE) {
     ptx_fail(p, t, "a decimal fraction cannot initialise a .%s", ptx_type_name(st->var->type));
   }
-  store_le(at, u, st->elem);
+  store_le(at, u, st->elem, negative && kind == PTX_IMM_INT && (int64_t)u < 0);
   st->count++;
 }
 
