@@ -95,6 +95,8 @@ struct RawCapture {
     raw: *mut sys::gcap_capture,
     stream: Stream,
     id: u64,
+    /// Its key among the live captures whose refused frees wait (release.rs), until it ends.
+    live: Option<u64>,
 }
 
 impl RawCapture {
@@ -105,9 +107,21 @@ impl RawCapture {
         o.pool = pool.map_or(ptr::null_mut(), |p| p.raw);
         let _changing = stream.context().changing_captures();
         let mut raw = ptr::null_mut();
-        check(unsafe { sys::gcap_capture_begin(stream.raw(), &o, &mut raw) })?;
+        // Noted before it begins, so that no drop in between frees what it would refuse.
+        let live = crate::release::began(o.mode);
+        if let Err(e) = check(unsafe { sys::gcap_capture_begin(stream.raw(), &o, &mut raw) }) {
+            crate::release::ended(live);
+            return Err(e);
+        }
         let id = stream.capture_status().map(|s| s.1).unwrap_or(0);
-        Ok(RawCapture { raw, stream: stream.clone(), id })
+        Ok(RawCapture { raw, stream: stream.clone(), id, live: Some(live) })
+    }
+
+    /// The capture has ended: the frees it refused happen now.
+    fn ended(&mut self) {
+        if let Some(key) = self.live.take() {
+            crate::release::ended(key);
+        }
     }
 
     fn status(&self) -> CaptureStatus {
@@ -132,6 +146,7 @@ impl Drop for RawCapture {
         unsafe { sys::gcap_capture_destroy(self.raw) }; // ends a live capture, discards its graph
         drop(changing);
         drop(self.take_keeps());
+        self.ended();
     }
 }
 
@@ -227,6 +242,7 @@ impl StreamCapture {
         let st = unsafe { sys::gcap_capture_end(self.cap.raw, &mut g) };
         let keeps = self.cap.take_keeps();
         drop(changing);
+        self.cap.ended();
         check(st)?;
         Ok(Graph::from_raw(self.cap.stream.context(), g, keeps))
     }
@@ -281,12 +297,13 @@ impl GraphCaptureGuard {
 
     /// Ends the capture and instantiates its graph. A capture that failed returns its error, and the
     /// stream is usable again.
-    pub fn finish(self) -> GpuResult<CapturedGraph> {
+    pub fn finish(mut self) -> GpuResult<CapturedGraph> {
         let mut exec = ptr::null_mut();
         let changing = self.cap.stream.context().changing_captures();
         let st = unsafe { sys::gcap_capture_finish(self.cap.raw, 0, &mut exec) };
         let keeps = self.cap.take_keeps();
         drop(changing);
+        self.cap.ended();
         check(st)?;
         let exec = GraphExec::from_raw(self.cap.stream.context(), exec, keeps);
         Ok(CapturedGraph { exec, stream: self.cap.stream.clone(), pool: self.pool.clone() })

@@ -214,7 +214,9 @@ impl Context {
     /// Waits for all work of the context (`cudaDeviceSynchronize`).
     /// [`GpuError::StreamCaptureUnsupported`](crate::GpuError) while a stream captures.
     pub fn synchronize(&self) -> GpuResult<()> {
-        check(unsafe { sys::gcap_context_synchronize(self.inner.raw) })
+        check(unsafe { sys::gcap_context_synchronize(self.inner.raw) })?;
+        crate::release::retry();
+        Ok(())
     }
 
     /// The simulator's counters (launches, nodes and kernels run, bytes copied, ...).

@@ -81,7 +81,8 @@ unsafe impl Sync for HostAllocation {}
 
 impl Drop for HostAllocation {
     fn drop(&mut self) {
-        unsafe { sys::gcap_host_free(self.ctx.raw(), self.ptr) };
+        // Now, or where a capture refuses the free, when the capture ends (see release.rs).
+        crate::release::release(&self.ctx, crate::release::Release::Host(self.ptr));
     }
 }
 
@@ -122,6 +123,7 @@ impl<T: DeviceRepr> HostBuffer<T> {
         let Some(bytes) = len.checked_mul(size_of::<T>()) else {
             return invalid(format!("HostBuffer::new: {len} elements overflow"));
         };
+        crate::release::retry();
         let mut p = ptr::null_mut();
         check(unsafe { sys::gcap_host_alloc(ctx.raw(), bytes, &mut p) })?;
         let alloc = Arc::new(HostAllocation { ctx: ctx.clone(), ptr: p });

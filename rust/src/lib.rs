@@ -44,6 +44,7 @@ mod graph;
 mod host;
 mod memory;
 mod module;
+mod release;
 mod stream;
 pub mod sys;
 

@@ -36,7 +36,8 @@ unsafe impl Sync for Allocation {}
 
 impl Drop for Allocation {
     fn drop(&mut self) {
-        unsafe { sys::gcap_mem_free(self.ctx.raw(), self.ptr) };
+        // Now, or where a capture refuses the free, when the capture ends (see release.rs).
+        crate::release::release(&self.ctx, crate::release::Release::Device(self.ptr));
     }
 }
 
@@ -45,7 +46,9 @@ impl Drop for Allocation {
 /// A buffer's memory is freed when the buffer *and* everything that may still use it are gone:
 /// pending stream work keeps it until that stream is synchronized, and graphs and executables
 /// whose nodes name it keep it as long as they live. Dropping a buffer early is therefore never a
-/// dangling pointer.
+/// dangling pointer. A buffer dropped while a capture forbids freeing (on the capturing thread, or
+/// on any thread during a GLOBAL capture) is freed when that capture ends or is dropped: the drop
+/// neither invalidates the capture nor leaks the memory.
 pub struct DeviceBuffer<T: DeviceRepr> {
     pub(crate) alloc: Arc<Allocation>,
     len: usize,
@@ -62,6 +65,7 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
     /// `len` elements of uninitialized (but always valid: see [`DeviceRepr`]) device memory.
     pub fn new(ctx: &Context, len: usize) -> GpuResult<Self> {
         let bytes = len.checked_mul(size_of::<T>()).ok_or(()).or_else(|_| invalid(format!("{len} elements overflow")))?;
+        crate::release::retry();
         let mut p = ptr::null_mut();
         check(unsafe { sys::gcap_mem_alloc(ctx.raw(), bytes, &mut p) })?;
         let alloc = Arc::new(Allocation { ctx: ctx.clone(), ptr: p, bytes });
@@ -135,5 +139,65 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
     /// The context the buffer belongs to.
     pub fn context(&self) -> &Context {
         &self.alloc.ctx
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Backend, CaptureMode, CaptureStatus, GraphCaptureGuard, HostBuffer, Stream};
+
+    /// The tests below capture in GLOBAL mode and count deferred frees: one at a time.
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+    /// True while `addr` is the start of a live device allocation of `ctx` (a one-byte copy from it
+    /// works).
+    fn live(ctx: &Context, addr: u64) -> bool {
+        let mut byte = 0u8;
+        let kind = sys::GCAP_MEMCPY_DEVICE_TO_HOST;
+        unsafe { sys::gcap_memcpy(ctx.raw(), (&mut byte as *mut u8).cast(), addr as *const c_void, 1, kind) == 0 }
+    }
+
+    /// A buffer dropped while its thread captures (its free would be refused, and would invalidate
+    /// the capture) is freed when the capture ends: not leaked, and the capture goes on.
+    #[test]
+    fn a_buffer_dropped_during_a_capture_is_freed_when_it_ends() {
+        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        for mode in [CaptureMode::Global, CaptureMode::ThreadLocal] {
+            let ctx = Context::new(Backend::Sim).unwrap();
+            let s = Stream::new(&ctx).unwrap();
+            let used = DeviceBuffer::<u8>::new(&ctx, 64).unwrap();
+            let (scratch, host) = (DeviceBuffer::<u32>::new(&ctx, 1024).unwrap(), HostBuffer::<u8>::new(&ctx, 64).unwrap());
+            let addr = scratch.device_ptr();
+            assert!(live(&ctx, addr));
+            let guard = GraphCaptureGuard::begin_with_mode(&s, mode).unwrap();
+            s.memset(&used, 1).unwrap();
+            drop(scratch); // nothing captured uses it: its free waits for the end of the capture
+            drop(host);
+            assert_eq!(guard.status(), CaptureStatus::Active, "{mode:?}: the drop invalidated the capture");
+            assert_eq!(crate::release::waiting(), 2, "{mode:?}");
+            let g = guard.finish().unwrap();
+            assert_eq!(crate::release::waiting(), 0, "{mode:?}");
+            assert!(!live(&ctx, addr), "{mode:?}: the buffer was not freed when the capture ended");
+            g.launch().unwrap();
+            s.synchronize().unwrap();
+            assert_eq!(used.to_vec().unwrap(), vec![1; 64]);
+        }
+    }
+
+    /// A capture that is dropped unfinished frees what was dropped during it, too; a drop on another
+    /// thread (GLOBAL mode, the default) during a GLOBAL capture waits as well.
+    #[test]
+    fn a_drop_on_another_thread_or_an_abandoned_capture() {
+        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let ctx = Context::new(Backend::Sim).unwrap();
+        let s = Stream::new(&ctx).unwrap();
+        let scratch = DeviceBuffer::<u8>::new(&ctx, 256).unwrap();
+        let addr = scratch.device_ptr();
+        let guard = GraphCaptureGuard::begin_with_mode(&s, CaptureMode::Global).unwrap();
+        std::thread::spawn(move || drop(scratch)).join().unwrap();
+        assert_eq!(guard.status(), CaptureStatus::Active, "the other thread's drop invalidated the capture");
+        drop(guard);
+        assert!(!live(&ctx, addr), "freed when the abandoned capture ended");
     }
 }

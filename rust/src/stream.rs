@@ -72,6 +72,7 @@ impl Stream {
     pub fn synchronize(&self) -> GpuResult<()> {
         check(unsafe { sys::gcap_stream_synchronize(self.raw()) })?;
         self.inner.keep.lock().unwrap().clear();
+        crate::release::retry();
         Ok(())
     }
 
