@@ -30,6 +30,37 @@ impl CaptureMode {
             CaptureMode::Relaxed => sys::GCAP_CAPTURE_MODE_RELAXED,
         }
     }
+
+    fn of(raw: sys::gcap_capture_mode) -> CaptureMode {
+        match raw {
+            sys::GCAP_CAPTURE_MODE_THREAD_LOCAL => CaptureMode::ThreadLocal,
+            sys::GCAP_CAPTURE_MODE_RELAXED => CaptureMode::Relaxed,
+            _ => CaptureMode::Global,
+        }
+    }
+}
+
+/// Sets this thread's capture mode to `mode` and returns the one it had
+/// (`cudaThreadExchangeStreamCaptureMode`, `gcap_thread_exchange_capture_mode`). The mode decides
+/// which *other* threads' captures this thread's potentially unsafe calls (an allocation, a
+/// synchronize) invalidate: in [`CaptureMode::Relaxed`] none, in `Global` (every thread's start)
+/// the GLOBAL-mode captures of any thread. Put the old mode back when done:
+///
+/// ```
+/// use gcap::{thread_exchange_capture_mode, Backend, CaptureMode, Context, DeviceBuffer};
+/// # fn main() -> gcap::GpuResult<()> {
+/// # let ctx = Context::new(Backend::Sim)?;
+/// let old = thread_exchange_capture_mode(CaptureMode::Relaxed)?;
+/// let scratch = DeviceBuffer::<u8>::new(&ctx, 64)?; // breaks no other thread's GLOBAL capture
+/// assert_eq!(thread_exchange_capture_mode(old)?, CaptureMode::Relaxed);
+/// assert_eq!(old, CaptureMode::Global);
+/// # drop(scratch);
+/// # Ok(()) }
+/// ```
+pub fn thread_exchange_capture_mode(mode: CaptureMode) -> GpuResult<CaptureMode> {
+    let mut m = mode.raw();
+    check(unsafe { sys::gcap_thread_exchange_capture_mode(&mut m) })?;
+    Ok(CaptureMode::of(m))
 }
 
 /// A private memory pool for the graph allocations of captures (PyTorch's graph pools): the

@@ -117,8 +117,9 @@ impl<T: DeviceRepr> std::fmt::Debug for HostBuffer<T> {
 }
 
 impl<T: DeviceRepr> HostBuffer<T> {
-    /// `len` zeros in page-locked memory. [`GpuError::InvalidValue`](crate::GpuError) for 0
-    /// elements.
+    /// `len` zeros in page-locked memory (`cudaHostAlloc`). [`GpuError::InvalidValue`](crate::GpuError)
+    /// for 0 elements (`gcap_host_alloc` refuses 0 bytes; so does [`from_slice`](Self::from_slice) of
+    /// an empty slice) and for a `len` whose bytes overflow `usize`.
     pub fn new(ctx: &Context, len: usize) -> GpuResult<Self> {
         let Some(bytes) = len.checked_mul(size_of::<T>()) else {
             return invalid(format!("HostBuffer::new: {len} elements overflow"));
@@ -147,7 +148,7 @@ impl<T: DeviceRepr> HostBuffer<T> {
         self.len
     }
 
-    /// True for a buffer of no elements.
+    /// Always false: a buffer of no elements cannot be made (see [`new`](Self::new)).
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }

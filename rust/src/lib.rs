@@ -48,7 +48,9 @@ mod release;
 mod stream;
 pub mod sys;
 
-pub use capture::{CaptureMode, CapturePool, CapturedGraph, GraphCaptureGuard, PoolStats, StreamCapture};
+pub use capture::{
+    thread_exchange_capture_mode, CaptureMode, CapturePool, CapturedGraph, GraphCaptureGuard, PoolStats, StreamCapture,
+};
 pub use context::{Backend, Context, Exec, Order, SimOptions};
 pub use error::{CudaError, CudaResult, GpuError, GpuResult};
 pub use graph::{Graph, GraphExec, KernelNodeInfo, Node, NodeType, Race, UpdateResult};

@@ -41,7 +41,8 @@ impl Drop for Allocation {
     }
 }
 
-/// `len` elements of `T` in device memory (`cudaMalloc`).
+/// `len` elements of `T` in device memory (`cudaMalloc`), at least one: zero-sized buffers are
+/// refused ([`DeviceBuffer::new`]).
 ///
 /// A buffer's memory is freed when the buffer *and* everything that may still use it are gone:
 /// pending stream work keeps it until that stream is synchronized, and graphs and executables
@@ -62,7 +63,23 @@ impl<T: DeviceRepr> std::fmt::Debug for DeviceBuffer<T> {
 }
 
 impl<T: DeviceRepr> DeviceBuffer<T> {
-    /// `len` elements of uninitialized (but always valid: see [`DeviceRepr`]) device memory.
+    /// `len` elements of uninitialized (but always valid: see [`DeviceRepr`]) device memory
+    /// (`cudaMalloc`).
+    ///
+    /// A buffer holds at least one element: `len` 0 is [`GpuError::InvalidValue`](crate::GpuError),
+    /// as `gcap_mem_alloc` refuses 0 bytes (and so are [`from_slice`](Self::from_slice) of an
+    /// empty slice and [`zeroed`](Self::zeroed) of 0); so is a `len` whose bytes overflow `usize`.
+    /// [`GpuError::OutOfMemory`](crate::GpuError) when the device has no room.
+    ///
+    /// ```
+    /// use gcap::{Backend, Context, DeviceBuffer, GpuError};
+    /// # fn main() -> gcap::GpuResult<()> {
+    /// let ctx = Context::new(Backend::Sim)?;
+    /// assert!(matches!(DeviceBuffer::<f32>::new(&ctx, 0), Err(GpuError::InvalidValue(_))));
+    /// assert!(matches!(DeviceBuffer::<f32>::from_slice(&ctx, &[]), Err(GpuError::InvalidValue(_))));
+    /// assert_eq!(DeviceBuffer::<f32>::new(&ctx, 1)?.size_bytes(), 4);
+    /// # Ok(()) }
+    /// ```
     pub fn new(ctx: &Context, len: usize) -> GpuResult<Self> {
         let bytes = len.checked_mul(size_of::<T>()).ok_or(()).or_else(|_| invalid(format!("{len} elements overflow")))?;
         crate::release::retry();
@@ -72,14 +89,16 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
         Ok(DeviceBuffer { alloc, len, _t: PhantomData })
     }
 
-    /// A buffer holding a copy of `data`.
+    /// A buffer holding a copy of `data` ([`GpuError::InvalidValue`](crate::GpuError) for an empty
+    /// slice: see [`new`](Self::new)).
     pub fn from_slice(ctx: &Context, data: &[T]) -> GpuResult<Self> {
         let mut b = Self::new(ctx, data.len())?;
         b.copy_from_slice(data)?;
         Ok(b)
     }
 
-    /// A buffer of `len` zeros.
+    /// A buffer of `len` zeros (`len` 0 is [`GpuError::InvalidValue`](crate::GpuError): see
+    /// [`new`](Self::new)).
     pub fn zeroed(ctx: &Context, len: usize) -> GpuResult<Self> {
         let b = Self::new(ctx, len)?;
         let stream = crate::Stream::new(ctx)?;
@@ -93,7 +112,8 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
         self.len
     }
 
-    /// True for a buffer of no elements.
+    /// Always false: a buffer of no elements cannot be made (see [`new`](Self::new)); for code
+    /// generic over collections.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }

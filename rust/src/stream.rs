@@ -27,7 +27,20 @@ impl Drop for StreamInner {
     }
 }
 
-/// A stream (`cudaStream_t`): work issued to it runs in order. Cloning shares the stream.
+/// A stream (`cudaStream_t`): work issued to it runs in order. Cloning shares the stream; a clone
+/// is equal (`==`, and hashes alike) to the stream it was cloned from, and to no other.
+///
+/// ```
+/// use gcap::{Backend, Context, Stream};
+/// # fn main() -> gcap::GpuResult<()> {
+/// let ctx = Context::new(Backend::Sim)?;
+/// let (a, b) = (Stream::new(&ctx)?, Stream::new(&ctx)?);
+/// assert_eq!(a, a.clone());
+/// assert_ne!(a, b);
+/// let set: std::collections::HashSet<Stream> = [a.clone(), a, b].into_iter().collect();
+/// assert_eq!(set.len(), 2);
+/// # Ok(()) }
+/// ```
 #[derive(Clone)]
 pub struct Stream {
     pub(crate) inner: Arc<StreamInner>,
@@ -36,6 +49,22 @@ pub struct Stream {
 impl std::fmt::Debug for Stream {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Stream({:p})", self.inner.raw)
+    }
+}
+
+/// Two `Stream`s are equal when they are the same stream (clones of one another): the identity
+/// of the handle, as `cudaStream_t` values compare.
+impl PartialEq for Stream {
+    fn eq(&self, other: &Stream) -> bool {
+        self.inner.raw == other.inner.raw
+    }
+}
+
+impl Eq for Stream {}
+
+impl std::hash::Hash for Stream {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.inner.raw.hash(state);
     }
 }
 

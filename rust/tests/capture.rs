@@ -5,7 +5,7 @@ use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::thread;
 
 use gcap::{
-    Backend, CaptureMode, CapturePool, CaptureStatus, Context, CudaError, DeviceBuffer, Event, Exec, GpuError,
+    thread_exchange_capture_mode, Backend, CaptureMode, CapturePool, CaptureStatus, Context, CudaError, DeviceBuffer, Event, Exec, GpuError,
     GraphCaptureGuard, NodeType, SimOptions, Stream, StreamCapture,
 };
 
@@ -357,4 +357,44 @@ fn strict_memory_faults_host_reads_of_device_memory() {
     use std::os::unix::process::ExitStatusExt;
     assert_eq!(out.status.signal(), Some(11), "SIGSEGV expected: {:?}", String::from_utf8_lossy(&out.stdout));
     assert!(!String::from_utf8_lossy(&out.stdout).contains("without a fault"));
+}
+
+#[test]
+fn streams_compare_by_identity() {
+    let _mode = together();
+    let ctx = sim();
+    let (a, b) = (Stream::new(&ctx).unwrap(), Stream::new(&ctx).unwrap());
+    assert_eq!(a, a.clone());
+    assert_ne!(a, b);
+    let mut seen = std::collections::HashMap::new();
+    seen.insert(a.clone(), "a");
+    seen.insert(b.clone(), "b");
+    seen.insert(a.clone(), "a again");
+    assert_eq!((seen.len(), seen[&a], seen[&b]), (2, "a again", "b"));
+    assert!(format!("{a:?}").starts_with("Stream(0x"), "{a:?}");
+}
+
+/// A thread in RELAXED mode allocates while another thread captures in GLOBAL mode without
+/// invalidating that capture; in GLOBAL mode (every thread's start) the same call does.
+#[test]
+fn the_thread_capture_mode_exchanges() {
+    let _mode = alone();
+    let ctx = sim();
+    let s = Stream::new(&ctx).unwrap();
+    let buf = DeviceBuffer::<u8>::new(&ctx, 16).unwrap();
+    for (mode, invalidates) in [(CaptureMode::Relaxed, false), (CaptureMode::Global, true)] {
+        let guard = GraphCaptureGuard::begin_with_mode(&s, CaptureMode::Global).unwrap();
+        s.memset(&buf, 1).unwrap();
+        let ctx2 = ctx.clone();
+        thread::spawn(move || {
+            assert_eq!(thread_exchange_capture_mode(mode).unwrap(), CaptureMode::Global);
+            let _scratch = DeviceBuffer::<u8>::new(&ctx2, 16);
+            assert_eq!(thread_exchange_capture_mode(CaptureMode::Global).unwrap(), mode);
+        })
+        .join()
+        .unwrap();
+        let expect = if invalidates { CaptureStatus::Invalidated } else { CaptureStatus::Active };
+        assert_eq!(guard.status(), expect, "another thread in {mode:?} mode allocated");
+        assert_eq!(guard.finish().is_ok(), !invalidates);
+    }
 }
