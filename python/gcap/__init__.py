@@ -22,8 +22,11 @@ from ._arrays import DeviceArray
 
 
 def set_conditional(handle, value):
-    """cudaGraphSetConditional for Python simulator kernels: sets the conditional handle's value."""
-    _clib.gcap_sim_set_conditional(int(handle), int(value))
+    """cudaGraphSetConditional for Python simulator kernels: sets the conditional handle's value. Raises TypeError
+    or OverflowError for a handle that is not a uint64 or a value that is not a C unsigned int."""
+    from ._checked import integer
+    _clib.gcap_sim_set_conditional(integer(handle, "set_conditional: handle", "uint64"),
+                                   integer(value, "set_conditional: value", "unsigned"))
 
 
 def version():

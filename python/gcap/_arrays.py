@@ -189,14 +189,16 @@ def device_address(x):
 # ------------------------------------------------------------------ making arrays
 
 
-def _shape_of(shape):
-    """`shape` as a tuple of non-negative ints; InvalidValue otherwise."""
+def _shape_of(shape, what):
+    """`shape` as a tuple of non-negative ints: TypeError for what is not an int or a sequence of ints (a float
+    among them, as numpy has it), InvalidValue for a negative dimension."""
     try:
         dims = tuple(operator.index(n) for n in ((shape,) if isinstance(shape, numbers.Integral) else shape))
     except TypeError:
-        raise InvalidValue("shape %r is not an int or a sequence of ints" % (shape,), *_INVALID) from None
+        raise TypeError("%s: shape must be an int or a sequence of ints, not %s %r"
+                        % (what, type(shape).__name__, shape)) from None
     if any(n < 0 for n in dims):
-        raise InvalidValue("shape %r has a negative dimension" % (dims,), *_INVALID)
+        raise InvalidValue("%s: shape %r has a negative dimension" % (what, dims), *_INVALID)
     return dims
 
 
@@ -214,7 +216,7 @@ def _dtype_of(dtype):
 
 def empty(ctx, shape, dtype="float32"):
     """A DeviceArray of new, uninitialized device memory (ctx.empty)."""
-    shape, dtype = _shape_of(shape), _dtype_of(dtype)
+    shape, dtype = _shape_of(shape, "Context.empty"), _dtype_of(dtype)
     count = 1
     for n in shape:
         count *= n

@@ -4,10 +4,10 @@ import os
 import tempfile
 from ctypes import byref, c_size_t, c_uint64, c_void_p
 
-from . import _lib
+from . import _checked, _lib
 from ._lib import lib
 from ._objects import (Buffer, ExecUpdateFailure, Handle, InvalidValue, _pointer_of, check, copy_operands, dim3_of,
-                       error_of, host_callback, kind_of)
+                       error_of, fill_range, host_callback, kind_of)
 
 NODE_TYPES = {0: "kernel", 1: "memcpy", 2: "memset", 3: "host", 4: "graph", 5: "empty", 6: "event_wait",
               7: "event_record", 10: "mem_alloc", 11: "mem_free", 13: "conditional"}
@@ -134,7 +134,8 @@ class Graph(Handle):
         or a bad node, NotSupported for a second executable of a graph holding allocations or conditional
         handles."""
         h = c_void_p()
-        flags = (1 if auto_free else 0) | (8 if use_node_priority else 0)
+        flags = (1 if _checked.flag(auto_free, "Graph.instantiate: auto_free") else 0) | \
+            (8 if _checked.flag(use_node_priority, "Graph.instantiate: use_node_priority") else 0)
         check(lib.gcap_graph_instantiate(self._handle(), flags, byref(h)))
         return Exec(self._ctx, h.value, self)
 
@@ -152,7 +153,7 @@ class Graph(Handle):
 
     def add_memset(self, buf, value, deps=(), offset=0, nbytes=None, element_size=1):
         """A fill of nbytes (default: to the end) of buf from offset with `value` in `element_size`-byte elements."""
-        p = _memset_params(buf, value, offset, nbytes, element_size)
+        p = _memset_params(buf, value, offset, nbytes, element_size, "Graph.add_memset")
         arr, n = _node_array(deps)
         h = c_void_p()
         return self._added(lib.gcap_graph_add_memset_node(self._handle(), arr, n, byref(p), byref(h)), h)
@@ -160,7 +161,7 @@ class Graph(Handle):
     def add_memcpy(self, dst, src, nbytes=None, kind="default", deps=()):
         """Adds a copy node of `nbytes` (default: the smaller operand) from `src` to `dst` (Buffers, arrays or
         addresses) after `deps`: a Node. Raises InvalidValue for a copy outside its memory."""
-        p, keep = _memcpy_params(dst, src, nbytes, kind)
+        p, keep = _memcpy_params(dst, src, nbytes, kind, "Graph.add_memcpy")
         self._host_fns.append(keep)  # host arrays the node reads or writes at every launch
         arr, n = _node_array(deps)
         h = c_void_p()
@@ -169,7 +170,7 @@ class Graph(Handle):
     def add_kernel(self, kernel, grid, block, args=(), deps=(), shared_mem=0):
         """Adds a kernel node launching `kernel` on `grid` x `block` with `args` after `deps`: a Node. Raises
         InvalidValue for wrong arguments (naming the parameter)."""
-        p, _values = _kernel_params(kernel, grid, block, args, shared_mem)
+        p, _values = _kernel_params(kernel, grid, block, args, shared_mem, "Graph.add_kernel")
         arr, n = _node_array(deps)
         h = c_void_p()
         return self._added(lib.gcap_graph_add_kernel_node(self._handle(), arr, n, byref(p), byref(h)), h)
@@ -204,15 +205,19 @@ class Graph(Handle):
     def conditional_handle(self, default=0, assign_default=False):
         """A conditional handle (an int to pass to kernels as a "handle" parameter)."""
         h = c_uint64()
-        check(lib.gcap_graph_conditional_handle_create(self._handle(), int(default), 1 if assign_default else 0, byref(h)))
+        default = _checked.integer(default, "Graph.conditional_handle: default", "unsigned")
+        assign = _checked.flag(assign_default, "Graph.conditional_handle: assign_default")
+        check(lib.gcap_graph_conditional_handle_create(self._handle(), default, 1 if assign else 0, byref(h)))
         return h.value
 
     def add_conditional(self, handle, type="if", size=1, deps=()):
         """A conditional node; returns (node, [body graphs])."""
         if type not in _CONDITIONAL_TYPES:
             raise InvalidValue("type %r is not 'if', 'while' or 'switch'" % (type,), "GCAP_ERROR_INVALID_VALUE", 1)
+        handle = _checked.integer(handle, "Graph.add_conditional: handle", "uint64")
+        size = _checked.size(size, "Graph.add_conditional: size", "unsigned")
         bodies = (c_void_p * max(1, size))()
-        p = _lib.conditional_node_params(int(handle), _CONDITIONAL_TYPES[type], int(size), bodies)
+        p = _lib.conditional_node_params(handle, _CONDITIONAL_TYPES[type], size, bodies)
         arr, n = _node_array(deps)
         h = c_void_p()
         node = self._added(lib.gcap_graph_add_conditional_node(self._handle(), arr, n, byref(p), byref(h)), h)
@@ -221,27 +226,44 @@ class Graph(Handle):
     def add_memcpy_3d(self, dst, src, extent, dst_pitch=0, src_pitch=0, dst_rows=0, src_rows=0, dst_pos=(0, 0, 0),
                       src_pos=(0, 0, 0), kind="default", deps=()):
         """A copy of extent = (width in bytes, rows, slices) between pitched sides (cudaMemcpy3DParms, linear memory)."""
-        d, _, dkeep = _pointer_of(dst)
-        s, _, skeep = _pointer_of(src)
+        what = "Graph.add_memcpy_3d"
+        d, dsize, dkeep = _pointer_of(dst, what + ": dst")
+        s, ssize, skeep = _pointer_of(src, what + ": src")
+        extent = _triple(extent, what + ": extent")
+        src_pos, dst_pos = _triple(src_pos, what + ": src_pos"), _triple(dst_pos, what + ": dst_pos")
+        src_pitch = _checked.size(src_pitch, what + ": src_pitch")
+        dst_pitch = _checked.size(dst_pitch, what + ": dst_pitch")
+        src_rows, dst_rows = _checked.size(src_rows, what + ": src_rows"), _checked.size(dst_rows, what + ": dst_rows")
+        for x, known, pitch, rows, pos, name in ((dst, dsize, dst_pitch, dst_rows, dst_pos, "dst"),
+                                                 (src, ssize, src_pitch, src_rows, src_pos, "src")):
+            if known is not None and all(extent):  # the last byte: that of the last row of the last slice
+                last = ((pos[2] + extent[2] - 1) * max(rows, 1) + pos[1] + extent[1] - 1) * pitch + pos[0] + extent[0]
+                if last > known:
+                    raise InvalidValue("%s: the copy reaches byte %d of %s, which has %d" % (what, last, name, known),
+                                       "GCAP_ERROR_INVALID_VALUE", 1)
+        kind = kind_of(kind, what + ": kind")
         self._host_fns.append((dkeep, skeep))
         p = _lib.memcpy_3d_params(_lib.pitched_ptr(s, src_pitch, src_pitch, src_rows), _lib.pos(*src_pos),
                                   _lib.pitched_ptr(d, dst_pitch, dst_pitch, dst_rows), _lib.pos(*dst_pos),
-                                  _lib.extent(*extent), kind_of(kind))
+                                  _lib.extent(*extent), kind)
         arr, n = _node_array(deps)
         h = c_void_p()
         return self._added(lib.gcap_graph_add_memcpy_3d_node(self._handle(), arr, n, byref(p), byref(h)), h)
 
     def retain_user_object(self, obj, count=1, move=False):
         """The graph takes `count` references of obj (your own with move=True)."""
-        check(lib.gcap_graph_retain_user_object(self._handle(), obj._handle(), int(count), 1 if move else 0))
+        count = _checked.size(count, "Graph.retain_user_object: count", "unsigned")
+        move = _checked.flag(move, "Graph.retain_user_object: move")
+        check(lib.gcap_graph_retain_user_object(self._handle(), obj._handle(), count, 1 if move else 0))
 
     def release_user_object(self, obj, count=1):
         """Drops `count` of the graph's references to `obj` (cudaGraphReleaseUserObject); returns None."""
-        check(lib.gcap_graph_release_user_object(self._handle(), obj._handle(), int(count)))
+        count = _checked.size(count, "Graph.release_user_object: count", "unsigned")
+        check(lib.gcap_graph_release_user_object(self._handle(), obj._handle(), count))
 
     def add_mem_alloc(self, nbytes, deps=()):
         """An allocation node; returns (node, address): the address is fixed from now on."""
-        p = _lib.mem_alloc_node_params(int(nbytes), None, None)
+        p = _lib.mem_alloc_node_params(_checked.size(nbytes, "Graph.add_mem_alloc: nbytes"), None, None)
         arr, n = _node_array(deps)
         h = c_void_p()
         node = self._added(lib.gcap_graph_add_mem_alloc_node(self._handle(), arr, n, byref(p), byref(h)), h)
@@ -252,7 +274,8 @@ class Graph(Handle):
         InvalidValue for an address no allocation node returned."""
         arr, n = _node_array(deps)
         h = c_void_p()
-        return self._added(lib.gcap_graph_add_mem_free_node(self._handle(), arr, n, int(address), byref(h)), h)
+        address = _pointer_of(address, "Graph.add_mem_free: address")[0]
+        return self._added(lib.gcap_graph_add_mem_free_node(self._handle(), arr, n, address, byref(h)), h)
 
     def add_dependencies(self, edges):
         """Adds (from, to) edges; all or none."""
@@ -288,25 +311,37 @@ def _via_file(write):
         os.remove(path)
 
 
-def _kernel_params(kernel, grid, block, args, shared_mem):
+def _kernel_params(kernel, grid, block, args, shared_mem, what):
     """The C parameters of a kernel node, and the argument values they point at (keep them until the call returns)."""
+    grid, block = dim3_of(grid, what + ": grid"), dim3_of(block, what + ": block")
+    shared_mem = _checked.size(shared_mem, what + ": shared_mem", "uint32")
     packed = kernel._pack(args)
-    return _lib.kernel_node_params(kernel._handle(), dim3_of(grid), dim3_of(block), int(shared_mem), packed.pointers), packed
+    return _lib.kernel_node_params(kernel._handle(), grid, block, shared_mem, packed.pointers), packed
 
 
-def _memset_params(buf, value, offset, nbytes, element_size):
-    ptr, size, _ = _pointer_of(buf)
-    if nbytes is None:
-        nbytes = (size or 0) - offset
-    if element_size not in (1, 2, 4) or nbytes % element_size:
-        raise InvalidValue("element_size %r: 1, 2 or 4, dividing nbytes %d" % (element_size, nbytes),
+def _triple(v, what):
+    """Three sizes (x, y, z) of an extent or a position."""
+    items = tuple(v) if not isinstance(v, (str, bytes)) and hasattr(v, "__iter__") else None
+    if items is None or len(items) != 3:
+        raise TypeError("%s must be a sequence of 3 ints, not %r" % (what, v))
+    return tuple(_checked.size(x, "%s[%d]" % (what, i)) for i, x in enumerate(items))
+
+
+def _memset_params(buf, value, offset, nbytes, element_size, what):
+    if isinstance(element_size, bool) or element_size not in (1, 2, 4):
+        raise InvalidValue("%s: element_size is %r, not 1, 2 or 4" % (what, element_size),
                            "GCAP_ERROR_INVALID_VALUE", 1)
-    return _lib.memset_node_params(ptr + offset, int(value), element_size, nbytes // element_size, 1, 0)
+    ptr, nbytes = fill_range(buf, offset, nbytes, what)
+    if nbytes % element_size:
+        raise InvalidValue("%s: nbytes %d is not a whole number of %d-byte elements" % (what, nbytes, element_size),
+                           "GCAP_ERROR_INVALID_VALUE", 1)
+    value = _checked.integer(value, what + ": value", ("byte", "uint16", "uint32")[element_size // 2])
+    return _lib.memset_node_params(ptr, value, element_size, nbytes // element_size, 1, 0)
 
 
-def _memcpy_params(dst, src, nbytes, kind):
-    d, s, nbytes, keep = copy_operands(dst, src, nbytes)
-    return _lib.memcpy_node_params(d, s, nbytes, kind_of(kind)), keep
+def _memcpy_params(dst, src, nbytes, kind, what):
+    d, s, nbytes, keep = copy_operands(dst, src, nbytes, what)
+    return _lib.memcpy_node_params(d, s, nbytes, kind_of(kind, what + ": kind")), keep
 
 
 class Race:
@@ -386,22 +421,25 @@ class Node:
         """New fill parameters for this node of the graph (as CUDA's cudaGraphMemsetNodeSetParams)."""
         old = self.params
         if buf is None:
-            p = _lib.memset_node_params(old["dst"], old["value"] if value is None else int(value), old["element_size"],
+            if value is not None:
+                value = _checked.integer(value, "Node.set_memset: value",
+                                         ("byte", "uint16", "uint32")[old["element_size"] // 2])
+            p = _lib.memset_node_params(old["dst"], old["value"] if value is None else value, old["element_size"],
                                         old["width"], old["height"], old["pitch"])
         else:
-            p = _memset_params(buf, value, offset, nbytes, 1)
+            p = _memset_params(buf, value, offset, nbytes, 1, "Node.set_memset")
         check(lib.gcap_node_set_memset_params(self._handle(), byref(p)))
 
     def set_memcpy(self, dst, src, nbytes=None, kind="default"):
         """Changes the copy node's operands (cudaGraphMemcpyNodeSetParams); returns None. Raises InvalidValue for a
         node of another type."""
-        p, keep = _memcpy_params(dst, src, nbytes, kind)
+        p, keep = _memcpy_params(dst, src, nbytes, kind, "Node.set_memcpy")
         self.graph._host_fns.append(keep)
         check(lib.gcap_node_set_memcpy_params(self._handle(), byref(p)))
 
     def set_kernel(self, kernel, grid, block, args=(), shared_mem=0):
         """Changes the kernel node's kernel, dimensions and arguments (cudaGraphKernelNodeSetParams); returns None."""
-        p, _values = _kernel_params(kernel, grid, block, args, shared_mem)
+        p, _values = _kernel_params(kernel, grid, block, args, shared_mem, "Node.set_kernel")
         check(lib.gcap_node_set_kernel_params(self._handle(), byref(p)))
 
     @property
@@ -413,7 +451,7 @@ class Node:
 
     @priority.setter
     def priority(self, value):
-        v = _lib.kernel_node_attr_value(int(value))
+        v = _lib.kernel_node_attr_value(_checked.integer(value, "Node.priority", "int"))
         check(lib.gcap_graph_kernel_node_set_attribute(self._handle(), 8, byref(v)))
 
     def destroy(self):
@@ -468,18 +506,18 @@ class Exec(Handle):
     def set_memset(self, node, buf, value, offset=0, nbytes=None, element_size=1):
         """Changes a fill node of this executable only (cudaGraphExecMemsetNodeSetParams); `node` is the graph's
         Node. Returns None; raises InvalidValue for a change the driver does not take."""
-        p = _memset_params(buf, value, offset, nbytes, element_size)
+        p = _memset_params(buf, value, offset, nbytes, element_size, "Exec.set_memset")
         check(lib.gcap_exec_memset_node_set_params(self._handle(), node._handle(), byref(p)))
 
     def set_memcpy(self, node, dst, src, nbytes=None, kind="default"):
         """Changes a copy node of this executable only (cudaGraphExecMemcpyNodeSetParams); returns None."""
-        p, keep = _memcpy_params(dst, src, nbytes, kind)
+        p, keep = _memcpy_params(dst, src, nbytes, kind, "Exec.set_memcpy")
         self._ctx._keep_alive(keep)
         check(lib.gcap_exec_memcpy_node_set_params(self._handle(), node._handle(), byref(p)))
 
     def set_kernel(self, node, kernel, grid, block, args=(), shared_mem=0):
         """Changes a kernel node of this executable only (cudaGraphExecKernelNodeSetParams); returns None."""
-        p, _values = _kernel_params(kernel, grid, block, args, shared_mem)
+        p, _values = _kernel_params(kernel, grid, block, args, shared_mem, "Exec.set_kernel")
         check(lib.gcap_exec_kernel_node_set_params(self._handle(), node._handle(), byref(p)))
 
     def set_child(self, node, graph):
@@ -488,7 +526,8 @@ class Exec(Handle):
 
     def set_enabled(self, node, enabled):
         """Disables (runs as empty) or enables a node of this executable (cudaGraphNodeSetEnabled); returns None."""
-        check(lib.gcap_exec_node_set_enabled(self._handle(), node._handle(), bool(enabled)))
+        enabled = _checked.flag(enabled, "Exec.set_enabled: enabled")
+        check(lib.gcap_exec_node_set_enabled(self._handle(), node._handle(), enabled))
 
 
 __all__ = ["Graph", "Node", "Exec", "Race", "ExecUpdateFailure", "Buffer", "ctypes"]

@@ -5,7 +5,7 @@ import ctypes
 import re
 from ctypes import POINTER, byref, c_char_p, c_size_t, c_void_p
 
-from . import _lib
+from . import _checked, _lib
 from ._lib import lib
 from ._objects import Buffer, Handle, InvalidValue, check
 
@@ -46,6 +46,7 @@ class Param:
             raise InvalidValue("parameter type %r is not one of %s, a pointer ('float32*') or bytes ('b8[16]')"
                                % (spec, ", ".join(_SCALARS)), "GCAP_ERROR_INVALID_VALUE", 1)
         self.dtype = "uint8" if raw else base
+        self.ctype_name = "uint64" if base == "handle" else base  # the C type a scalar is checked against
         self.ctype = (ctypes.c_char * int(raw.group(1))) if raw else c_void_p if self.pointer else _SCALARS[base]
 
     @property
@@ -258,12 +259,16 @@ def _padded(value):
     return cell
 
 
-def _address(a):
+def _address(a, what="address"):
     from ._arrays import device_address  # a DeviceArray, or another library's CUDA array: its device address
     found = device_address(a)
     if found is not None:
         return found
-    return a.ptr if isinstance(a, Buffer) else (a.ctypes.data if hasattr(a, "ctypes") else int(a or 0))
+    if isinstance(a, Buffer):
+        return a.ptr
+    if hasattr(a, "ctypes"):
+        return a.ctypes.data
+    return 0 if a is None else _checked.integer(a, what, "pointer")
 
 
 def _is_host_array(ctx, a):
@@ -273,21 +278,26 @@ def _is_host_array(ctx, a):
 
 
 def _typed(ctx, p, a, kernel, i):
-    """Argument `a` as the value of parameter `p`."""
+    """Argument `a` as the value of parameter `p`: an address, bytes, or a scalar checked against its C type."""
+    what = "kernel %s: argument %d (%s)" % (kernel, i, p.spec)
     if p.pointer and _is_host_array(ctx, a):
         raise InvalidValue("kernel %s: argument %d (parameter %s) is a host %s; device memory goes there: a "
                            "Buffer, a DeviceArray (ctx.asarray(...)) or a device address"
                            % (kernel, i, p.spec, type(a).__name__), "GCAP_ERROR_INVALID_VALUE", 1)
     if p.pointer or (p.dtype in ("uint64", "int64") and (isinstance(a, Buffer) or a is None or
                                                         getattr(a, "ndim", 0) > 0)):
-        return p.ctype(_address(a))  # a PTX .u64 is often a pointer: a Buffer, an array or None is its address
+        return p.ctype(_address(a, what))  # a PTX .u64 is often a pointer: a Buffer, an array or None is its address
     if issubclass(p.ctype, ctypes.Array):
-        data = bytes(memoryview(a).cast("B")) if not isinstance(a, ctypes.Structure) else bytes(a)
+        try:
+            data = bytes(memoryview(a).cast("B")) if not isinstance(a, ctypes.Structure) else bytes(a)
+        except TypeError:
+            raise TypeError("%s takes %d bytes: bytes, a ctypes Structure or a numpy scalar (numpy.float16(1.5) for "
+                            "a .f16), not %s %r" % (what, p.size, type(a).__name__, a)) from None
         if len(data) != p.size:
             raise InvalidValue("kernel %s: argument %d is %d bytes, its parameter %s" % (kernel, i, len(data), p.spec),
                                "GCAP_ERROR_INVALID_VALUE", 1)
         return p.ctype.from_buffer_copy(data)
-    return p.ctype(a)
+    return p.ctype(_checked.scalar(a, what, p.ctype_name))
 
 
 def _untyped(a, kernel, i):
@@ -301,7 +311,7 @@ def _untyped(a, kernel, i):
         return (ctypes.c_char * ctypes.sizeof(a)).from_buffer_copy(bytes(a))
     from ._arrays import device_address  # a DeviceArray, or another library's CUDA array, is a pointer
     if isinstance(a, Buffer) or a is None or isinstance(a, np.ndarray) or device_address(a) is not None:
-        return c_void_p(_address(a))
+        return c_void_p(_address(a, "kernel %s: argument %d" % (kernel, i)))
     raise InvalidValue("kernel %s: argument %d is a Python %s, and Python does not know the parameter's type: pass a "
                        "numpy scalar (numpy.float32(2.0)) or a ctypes value, or define the kernel with "
                        "gcap.kernel(name, params) in load_module" % (kernel, i, type(a).__name__),

@@ -1,10 +1,9 @@
 """Contexts, errors, memory, streams, events and captures: the C handles, owned by Python objects."""
 import ctypes
-import numbers
 import weakref
 from ctypes import byref, c_float, c_int, c_size_t, c_void_p
 
-from . import _lib
+from . import _checked, _lib
 from ._lib import lib
 
 # ------------------------------------------------------------------ errors
@@ -189,8 +188,9 @@ class Context:
             raise InvalidValue("backend %r is not 'auto', 'sim' or 'cuda'" % (backend,), "GCAP_ERROR_INVALID_VALUE", 1)
         opts = _lib.context_options()
         lib.gcap_context_options_init(byref(opts))
-        opts.backend, opts.device = _BACKENDS[backend], device
-        self._device = int(device)  # the CUDA ordinal, for DeviceArray.__dlpack_device__
+        opts.backend = _BACKENDS[backend]
+        opts.device = _checked.integer(device, "Context: device", "int")
+        self._device = opts.device  # the CUDA ordinal, for DeviceArray.__dlpack_device__
         if sim:
             so = self._sim_options(sim)
             self._so = so
@@ -226,10 +226,10 @@ class Context:
             so.kernels = _SIM_KERNELS[sim["kernels"]]
         if "checks" in sim:
             so.checks = checks_of(sim["checks"])
-        so.seed = int(sim.get("seed", 0))
-        so.check_races = bool(sim.get("check_races", False))
-        so.strict_memory = bool(sim.get("strict_memory", False))
-        so.threads = int(sim.get("threads", 0))
+        so.seed = _checked.integer(sim.get("seed", 0), "Context: seed", "uint64")
+        so.check_races = _checked.flag(sim.get("check_races", False), "Context: check_races")
+        so.strict_memory = _checked.flag(sim.get("strict_memory", False), "Context: strict_memory")
+        so.threads = _checked.integer(sim.get("threads", 0), "Context: threads", "unsigned")
         if sim.get("trace"):
             self._trace_file = _lib.libc.fopen(str(sim["trace"]).encode(), b"w")
             if not self._trace_file:
@@ -302,22 +302,26 @@ class Context:
         return Event(self)
 
     def alloc(self, nbytes):
-        """nbytes of device memory: a Buffer."""
-        return Buffer(self, nbytes)
+        """nbytes of device memory: a Buffer. Raises TypeError for what is not an int, InvalidValue for a negative
+        size (and 0, as C does), OverflowError past size_t, OutOfMemory."""
+        return Buffer(self, _checked.size(nbytes, "Context.alloc: nbytes"))
 
     def alloc_pitch(self, width, height):
-        """`height` rows of at least `width` bytes (cudaMallocPitch): a Buffer whose `.pitch` is the row stride."""
-        return Buffer(self, 0, rows=(width, height))
+        """`height` rows of at least `width` bytes (cudaMallocPitch): a Buffer whose `.pitch` is the row stride.
+        Raises as alloc does for a bad width or height."""
+        return Buffer(self, 0, rows=(_checked.size(width, "Context.alloc_pitch: width"),
+                                     _checked.size(height, "Context.alloc_pitch: height")))
 
     def empty(self, shape, dtype="float32"):
         """A gcap.DeviceArray of `shape` (an int or a tuple) and numpy `dtype` in new, uninitialized device memory.
-        Raises InvalidValue for a bad shape or dtype, OutOfMemory."""
+        Raises TypeError for a shape that is not ints, InvalidValue for a negative dimension or a bad dtype,
+        OutOfMemory."""
         from ._arrays import empty
         return empty(self, shape, dtype)
 
     def zeros(self, shape, dtype="float32", stream=None):
         """A gcap.DeviceArray of `shape` and `dtype` in new device memory, zeroed by a memset on `stream` (ordered
-        there), else before it returns. Raises InvalidValue for a bad shape or dtype, OutOfMemory."""
+        there), else before it returns. Raises as empty does."""
         from ._arrays import zeros
         return zeros(self, shape, dtype, stream)
 
@@ -380,7 +384,7 @@ class Context:
 
     def user_object(self, destroy, refs=1):
         """A resource whose `destroy()` runs once the last reference (yours, graphs', executables') is gone."""
-        return UserObject(self, destroy, refs)
+        return UserObject(self, destroy, _checked.size(refs, "Context.user_object: refs", "unsigned"))
 
     def _callback_failed(self, what, exc):
         self._failures.append((what, exc))
@@ -408,9 +412,10 @@ class Context:
 _KINDS = {"host_to_host": 0, "host_to_device": 1, "device_to_host": 2, "device_to_device": 3, "default": 4}
 
 
-def kind_of(kind):
-    if isinstance(kind, int):
-        return kind
+def kind_of(kind, what="kind"):
+    """The gcap_memcpy_kind of a name ("device_to_host", ...) or of its number."""
+    if not isinstance(kind, str):
+        return _checked.integer(kind, what, "int")
     if kind not in _KINDS:
         raise InvalidValue("kind %r is not one of %s" % (kind, ", ".join(_KINDS)), "GCAP_ERROR_INVALID_VALUE", 1)
     return _KINDS[kind]
@@ -425,11 +430,12 @@ class Buffer(Handle):
         p = c_void_p()
         self.pitch = None
         if rows is None:
-            check(lib.gcap_mem_alloc(ctx._handle(), int(nbytes), byref(p)))
+            nbytes = _checked.size(nbytes, "Buffer: nbytes")
+            check(lib.gcap_mem_alloc(ctx._handle(), nbytes, byref(p)))
         else:
             pitch = c_size_t()
-            check(lib.gcap_mem_alloc_pitch(ctx._handle(), int(rows[0]), int(rows[1]), byref(p), byref(pitch)))
-            self.pitch, nbytes = pitch.value, pitch.value * int(rows[1])
+            check(lib.gcap_mem_alloc_pitch(ctx._handle(), rows[0], rows[1], byref(p), byref(pitch)))
+            self.pitch, nbytes = pitch.value, pitch.value * rows[1]
         super().__init__(ctx, p.value)
         self.nbytes = int(nbytes)
         self._ptr = p.value
@@ -461,11 +467,12 @@ class Buffer(Handle):
         return self._repr("%d bytes%s" % (self.nbytes, "" if self.pitch is None else ", pitch %d" % self.pitch))
 
     def copy_from(self, data, stream=None, offset=0):
-        """Copies a numpy array or bytes-like object in (on `stream`, ordered, or synchronously)."""
+        """Copies a numpy array or bytes-like object in at `offset` (on `stream`, ordered, or synchronously); returns
+        None. Raises InvalidValue for a negative offset or data that does not fit, TypeError for an offset that is
+        not an int."""
         src, nbytes, keep = host_pointer(data)
-        if offset + nbytes > self.nbytes:
-            raise InvalidValue("%d bytes at offset %d do not fit the buffer's %d" % (nbytes, offset, self.nbytes),
-                               "GCAP_ERROR_INVALID_VALUE", 1)
+        offset = _checked.size(offset, "Buffer.copy_from: offset")
+        _checked.within(offset, nbytes, self.nbytes, "Buffer.copy_from")
         if stream is None:
             check(lib.gcap_memcpy(self._ctx._handle(), self.ptr + offset, src, nbytes, 1))
         else:
@@ -473,11 +480,19 @@ class Buffer(Handle):
             check(lib.gcap_memcpy_async(stream._handle(), self.ptr + offset, src, nbytes, 1))
 
     def to_numpy(self, dtype="uint8", count=None, offset=0, stream=None):
-        """A new numpy array of the buffer's bytes (synchronizing `stream` first when given)."""
+        """A new numpy array of `count` elements (default: as many as fit) of the buffer's bytes from `offset`
+        (synchronizing `stream` first when given). Raises InvalidValue for a negative offset or count, or for
+        elements past the end; TypeError for an offset or count that is not an int."""
         import numpy as np
         dtype = np.dtype(dtype)
+        offset = _checked.size(offset, "Buffer.to_numpy: offset")
+        if offset > self.nbytes:
+            raise InvalidValue("Buffer.to_numpy: offset is %d, past the end of its %d bytes" % (offset, self.nbytes),
+                               "GCAP_ERROR_INVALID_VALUE", 1)
         if count is None:
             count = (self.nbytes - offset) // dtype.itemsize
+        count = _checked.size(count, "Buffer.to_numpy: count")
+        _checked.within(offset, count * dtype.itemsize, self.nbytes, "Buffer.to_numpy")
         out = np.empty(count, dtype)
         if stream is not None:
             stream.synchronize()
@@ -496,24 +511,55 @@ def host_pointer(data):
     return ctypes.addressof(buf), len(data), buf
 
 
-def copy_operands(dst, src, nbytes):
-    """(dst address, src address, bytes, objects to keep alive): bytes default to the smaller known size."""
-    d, dsize, dkeep = _pointer_of(dst)
-    s, ssize, skeep = _pointer_of(src)
+def copy_operands(dst, src, nbytes, what):
+    """(dst address, src address, bytes, objects to keep alive): bytes default to the smaller known size, and are
+    refused (InvalidValue) past the end of either operand whose size is known, a host array's among them."""
+    d, dsize, dkeep = _pointer_of(dst, what + ": dst")
+    s, ssize, skeep = _pointer_of(src, what + ": src")
     if nbytes is None:
         sizes = [x for x in (dsize, ssize) if x is not None]
         if not sizes:
-            raise InvalidValue("nbytes is needed for two plain addresses", "GCAP_ERROR_INVALID_VALUE", 1)
+            raise InvalidValue("%s: nbytes is needed for two plain addresses" % what, "GCAP_ERROR_INVALID_VALUE", 1)
         nbytes = min(sizes)
-    return d, s, int(nbytes), (dkeep, skeep)
+    nbytes = _checked.size(nbytes, what + ": nbytes")
+    for name, known in (("dst", dsize), ("src", ssize)):
+        if known is not None and nbytes > known:
+            raise InvalidValue("%s: nbytes %d is more than %s's %d bytes" % (what, nbytes, name, known),
+                               "GCAP_ERROR_INVALID_VALUE", 1)
+    return d, s, nbytes, (dkeep, skeep)
 
 
-def _pointer_of(x):
+def fill_range(buf, offset, nbytes, what):
+    """(address, bytes) of a fill of `nbytes` (default: to the end) of `buf` from `offset`: InvalidValue for a
+    negative offset or size, or for bytes past the end of memory whose size is known."""
+    ptr, known, _ = _pointer_of(buf, what + ": dst")
+    offset = _checked.size(offset, what + ": offset")
+    if known is not None and offset > known:
+        raise InvalidValue("%s: offset is %d, past the end of its %d bytes" % (what, offset, known),
+                           "GCAP_ERROR_INVALID_VALUE", 1)
+    if nbytes is None:
+        if known is None:
+            raise InvalidValue("%s: nbytes is needed for a plain address" % what, "GCAP_ERROR_INVALID_VALUE", 1)
+        nbytes = known - offset
+    nbytes = _checked.size(nbytes, what + ": nbytes")
+    if known is not None:
+        _checked.within(offset, nbytes, known, what)
+    return _checked.integer(ptr + offset, what + ": dst address", "pointer"), nbytes
+
+
+def pitched_fits(x, known, pitch, width, rows, what, name):
+    """Refuses (InvalidValue) `rows` rows of `width` bytes, `pitch` apart, that do not fit operand `name`'s size."""
+    if known is not None and rows and (rows - 1) * pitch + width > known:
+        raise InvalidValue("%s: %d rows of %d bytes, %d apart, do not fit %s's %d bytes"
+                           % (what, rows, width, pitch, name, known), "GCAP_ERROR_INVALID_VALUE", 1)
+
+
+def _pointer_of(x, what="address"):
     """(address, bytes or None, keep) of a Buffer, an array or an int address."""
     if isinstance(x, Buffer):
         return x.ptr, x.nbytes, x
-    if isinstance(x, int):
-        return x, None, None
+    if isinstance(x, int) and not isinstance(x, bool):
+        return _checked.integer(x, what, "pointer"), None, None
     from ._arrays import device_operand  # a DeviceArray, or another library's CUDA array: device memory
     found = device_operand(x)
     if found is not None:
@@ -566,31 +612,43 @@ class Stream(Handle):
         self._keep.append(e)
 
     def memset(self, buf, value, offset=0, nbytes=None):
-        """Fills nbytes (default: to the end) of `buf` from `offset` with the byte `value`."""
-        ptr, size, _ = _pointer_of(buf)
-        if nbytes is None:
-            nbytes = (size or 0) - offset
-        check(lib.gcap_memset_async(self._handle(), ptr + offset, int(value), int(nbytes)))
+        """Fills nbytes (default: to the end) of `buf` (a Buffer, a DeviceArray or an address) from `offset` with the
+        byte `value`; returns None. Raises InvalidValue for a negative offset or size or bytes past the end,
+        OverflowError for a value outside 0..255."""
+        ptr, nbytes = fill_range(buf, offset, nbytes, "Stream.memset")
+        value = _checked.integer(value, "Stream.memset: value", "byte")
+        check(lib.gcap_memset_async(self._handle(), ptr, value, nbytes))
 
     def memcpy(self, dst, src, nbytes=None, kind="default"):
-        """Copies between Buffers and host arrays (kind inferred from the pointers by default)."""
-        d, s, nbytes, keep = copy_operands(dst, src, nbytes)
+        """Copies between Buffers, DeviceArrays, host arrays and addresses (kind inferred from the pointers by
+        default); returns None. Raises InvalidValue for nbytes past the end of an operand whose size is known."""
+        d, s, nbytes, keep = copy_operands(dst, src, nbytes, "Stream.memcpy")
+        kind = kind_of(kind, "Stream.memcpy: kind")
         self._keep.extend(x for x in keep if x is not None and not isinstance(x, Buffer))
-        check(lib.gcap_memcpy_async(self._handle(), d, s, nbytes, kind_of(kind)))
+        check(lib.gcap_memcpy_async(self._handle(), d, s, nbytes, kind))
 
     def memcpy_2d(self, dst, dpitch, src, spitch, width, height, kind="default"):
-        """`height` rows of `width` bytes, rows `spitch` bytes apart in src and `dpitch` in dst (cudaMemcpy2DAsync)."""
-        d, _, dkeep = _pointer_of(dst)
-        s, _, skeep = _pointer_of(src)
+        """`height` rows of `width` bytes, rows `spitch` bytes apart in src and `dpitch` in dst (cudaMemcpy2DAsync);
+        returns None. Raises InvalidValue for rows past the end of an operand whose size is known."""
+        what = "Stream.memcpy_2d"
+        d, dsize, dkeep = _pointer_of(dst, what + ": dst")
+        s, ssize, skeep = _pointer_of(src, what + ": src")
+        dpitch, spitch = _checked.size(dpitch, what + ": dpitch"), _checked.size(spitch, what + ": spitch")
+        width, height = _checked.size(width, what + ": width"), _checked.size(height, what + ": height")
+        pitched_fits(dst, dsize, dpitch, width, height, what, "dst")
+        pitched_fits(src, ssize, spitch, width, height, what, "src")
+        kind = kind_of(kind, what + ": kind")
         self._keep.extend(x for x in (dkeep, skeep) if x is not None and not isinstance(x, Buffer))
-        check(lib.gcap_memcpy_2d_async(self._handle(), d, int(dpitch), s, int(spitch), int(width), int(height),
-                                       kind_of(kind)))
+        check(lib.gcap_memcpy_2d_async(self._handle(), d, dpitch, s, spitch, width, height, kind))
 
     def launch(self, kernel, grid, block, args=(), shared_mem=0):
-        """Launches `kernel` (from ctx.load_module) with `args` converted to its parameter types."""
+        """Launches `kernel` (from ctx.load_module) on `grid` x `block` (an int or 1 to 3 ints each) with `args`
+        converted to its parameter types; returns None. Raises TypeError, OverflowError or InvalidValue naming
+        a dimension or argument that is not an int, does not fit its C type or is negative."""
+        grid, block = dim3_of(grid, "Stream.launch: grid"), dim3_of(block, "Stream.launch: block")
+        shared_mem = _checked.size(shared_mem, "Stream.launch: shared_mem", "uint32")
         packed = kernel._pack(args)
-        check(lib.gcap_launch_kernel(self._handle(), kernel._handle(), dim3_of(grid), dim3_of(block), int(shared_mem),
-                                     packed.pointers))
+        check(lib.gcap_launch_kernel(self._handle(), kernel._handle(), grid, block, shared_mem, packed.pointers))
         self._ctx._report_callbacks()
 
     def host_func(self, fn):
@@ -611,11 +669,9 @@ class Stream(Handle):
                 "frontier": info.num_dependencies}
 
 
-def dim3_of(v):
-    if isinstance(v, numbers.Integral):
-        return _lib.dim3(v, 1, 1)
-    v = tuple(v) + (1, 1)
-    return _lib.dim3(v[0], v[1], v[2])
+def dim3_of(v, what):
+    """The gcap_dim3 of an int or of 1 to 3 ints (checked: each a uint32 from 0)."""
+    return _lib.dim3(*_checked.dims(v, what))
 
 
 def host_callback(ctx, fn):
@@ -737,7 +793,8 @@ class UserObject(Handle):
     def __init__(self, ctx, destroy, refs):
         self._callback = ctx._keep_alive(host_callback(ctx, destroy))
         h = c_void_p()
-        check(lib.gcap_user_object_create(ctx._handle(), None, self._callback, int(refs), 1, byref(h)))
+        refs = _checked.size(refs, "UserObject: refs", "unsigned")
+        check(lib.gcap_user_object_create(ctx._handle(), None, self._callback, refs, 1, byref(h)))
         super().__init__(ctx, h.value)
 
     def close(self):
@@ -746,8 +803,9 @@ class UserObject(Handle):
 
     def retain(self, count=1):
         """Adds `count` references of yours (cudaUserObjectRetain); returns None."""
-        check(lib.gcap_user_object_retain(self._handle(), int(count)))
+        check(lib.gcap_user_object_retain(self._handle(), _checked.size(count, "UserObject.retain: count", "unsigned")))
 
     def release(self, count=1):
         """Drops `count` of your references; `destroy` runs once no reference is left (cudaUserObjectRelease)."""
-        check(lib.gcap_user_object_release(self._handle(), int(count)))
+        check(lib.gcap_user_object_release(self._handle(), _checked.size(count, "UserObject.release: count",
+                                                                          "unsigned")))

@@ -104,7 +104,7 @@ def test_repr_and_a_closed_context():
 def test_bad_shapes_and_dtypes(ctx):
     with pytest.raises(gcap.InvalidValue, match="negative dimension"):
         ctx.empty((2, -1))
-    with pytest.raises(gcap.InvalidValue, match="not an int or a sequence of ints"):
+    with pytest.raises(TypeError, match="shape must be an int or a sequence of ints, not float"):
         ctx.empty(2.5)
     with pytest.raises(gcap.InvalidValue, match="not a numpy dtype"):
         ctx.zeros(3, "float13")
