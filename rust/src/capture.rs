@@ -7,7 +7,7 @@ use std::sync::Arc;
 use crate::context::{Context, Keep};
 use crate::error::{check, GpuResult};
 use crate::graph::{Graph, GraphExec};
-use crate::memory::{DeviceBuffer, DeviceRepr};
+use crate::memory::{copy_operands, CopyEnd, DeviceBuffer, DeviceRepr, MemcpyDirection};
 use crate::stream::{CaptureStatus, Stream};
 use crate::sys;
 
@@ -193,14 +193,14 @@ unsafe impl Send for RawCapture {}
 /// recorded too.
 ///
 /// ```
-/// use gcap::{Backend, Context, DeviceBuffer, Stream, StreamCapture};
+/// use gcap::{Backend, Context, DeviceBuffer, MemcpyDirection, Stream, StreamCapture};
 /// # fn main() -> gcap::CudaResult<()> {
 /// let ctx = Context::new(Backend::Sim)?;
 /// let stream = Stream::new(&ctx)?;
 /// let (a, b) = (DeviceBuffer::<u32>::new(&ctx, 256)?, DeviceBuffer::<u32>::new(&ctx, 256)?);
 /// let mut capture = StreamCapture::begin(&stream)?;
 /// capture.record_memset(&a, 7)?;
-/// capture.record_memcpy(&b, &a)?;
+/// capture.record_memcpy(&b, &a, a.size_bytes(), MemcpyDirection::DeviceToDevice)?;
 /// assert_eq!(capture.recorded_count(), 2);
 /// let graph = capture.end()?;
 /// assert_eq!(graph.node_count(), 2);
@@ -237,15 +237,26 @@ impl StreamCapture {
         self.cap.stream.keep([dst.keep()])
     }
 
-    /// Records a device-to-device copy of all of `src` into `dst`.
-    pub fn record_memcpy<T: DeviceRepr>(&mut self, dst: &DeviceBuffer<T>, src: &DeviceBuffer<T>) -> GpuResult<()> {
-        if dst.len() != src.len() {
-            return crate::error::invalid(format!("record_memcpy: {} elements into a buffer of {}", src.len(), dst.len()));
-        }
-        let kind = sys::GCAP_MEMCPY_DEVICE_TO_DEVICE;
-        let _issuing = self.cap.stream.context().issuing();
-        check(unsafe { sys::gcap_capture_record_memcpy(self.cap.raw, dst.raw(), src.raw(), dst.size_bytes(), kind) })?;
-        self.cap.stream.keep([dst.keep(), src.keep()])
+    /// Records a copy of `bytes` bytes from `src` to `dst` in `direction`, as oxicuda-driver's
+    /// `record_memcpy(dst, src, size, direction)`: each end is a buffer (`&buf`, from its start) or
+    /// a buffer from an element offset (`buf.at(i)`); device ends are [`DeviceBuffer`]s, host ends
+    /// page-locked [`HostBuffer`](crate::HostBuffer)s (a host-to-device copy reads the host buffer
+    /// at every replay, a device-to-host copy writes it). [`CudaError::InvalidValue`](crate::CudaError)
+    /// naming the end when an end is not of the side `direction` says, lies partly outside its
+    /// buffer, or belongs to another context; the library's own checks follow. The graph keeps
+    /// both buffers allocated.
+    pub fn record_memcpy<'d, 's>(
+        &mut self,
+        dst: impl Into<CopyEnd<'d>>,
+        src: impl Into<CopyEnd<'s>>,
+        bytes: usize,
+        direction: MemcpyDirection,
+    ) -> GpuResult<()> {
+        let ctx = self.cap.stream.context().clone();
+        let (d, s, keep) = copy_operands("StreamCapture::record_memcpy", &ctx, &dst.into(), &src.into(), bytes, direction)?;
+        let _issuing = ctx.issuing();
+        check(unsafe { sys::gcap_capture_record_memcpy(self.cap.raw, d, s, bytes, direction.raw()) })?;
+        self.cap.stream.keep(keep)
     }
 
     /// Nodes recorded so far, from every joined stream.

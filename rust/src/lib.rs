@@ -55,7 +55,7 @@ pub use context::{Backend, Context, Exec, Order, SimOptions};
 pub use error::{CudaError, CudaResult, GpuError, GpuResult};
 pub use graph::{Graph, GraphExec, KernelNodeInfo, Node, NodeType, Race, UpdateResult};
 pub use host::HostBuffer;
-pub use memory::{DeviceBuffer, DeviceRepr};
+pub use memory::{CopyEnd, DeviceBuffer, DeviceRepr, MemcpyDirection};
 pub use module::{
     BlockInfo, DeviceSlice, Dim3, Kernel, KernelArg, KernelArgs, Module, ModuleBuilder, MAX_CLOSURE_PARAMS,
 };

@@ -162,6 +162,139 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
     }
 }
 
+/// The direction of a copy (oxicuda-driver's `MemcpyDirection`, C's `gcap_memcpy_kind`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MemcpyDirection {
+    /// From a page-locked [`HostBuffer`](crate::HostBuffer) into a [`DeviceBuffer`].
+    HostToDevice,
+    /// From a [`DeviceBuffer`] into a page-locked [`HostBuffer`](crate::HostBuffer).
+    DeviceToHost,
+    /// From a [`DeviceBuffer`] into a [`DeviceBuffer`].
+    DeviceToDevice,
+}
+
+impl MemcpyDirection {
+    pub(crate) fn raw(self) -> sys::gcap_memcpy_kind {
+        match self {
+            MemcpyDirection::HostToDevice => sys::GCAP_MEMCPY_HOST_TO_DEVICE,
+            MemcpyDirection::DeviceToHost => sys::GCAP_MEMCPY_DEVICE_TO_HOST,
+            MemcpyDirection::DeviceToDevice => sys::GCAP_MEMCPY_DEVICE_TO_DEVICE,
+        }
+    }
+
+    /// Whether the destination and the source are device memory.
+    fn device_ends(self) -> (bool, bool) {
+        match self {
+            MemcpyDirection::HostToDevice => (true, false),
+            MemcpyDirection::DeviceToHost => (false, true),
+            MemcpyDirection::DeviceToDevice => (true, true),
+        }
+    }
+}
+
+/// One end of a copy that takes a size ([`StreamCapture::record_memcpy`](crate::StreamCapture::record_memcpy)):
+/// a [`DeviceBuffer`] or a page-locked [`HostBuffer`](crate::HostBuffer), from its start
+/// (`&buffer`) or from an element offset (`buffer.at(i)`). The copy is checked to lie inside the
+/// buffer, and keeps it allocated as long as the copy may run.
+pub struct CopyEnd<'a> {
+    device: bool,
+    base: *mut c_void,
+    /// The offset in bytes, `None` when it overflows.
+    offset: Option<usize>,
+    size: usize,
+    ctx: *mut sys::gcap_context,
+    keep: Keep,
+    _l: PhantomData<&'a ()>,
+}
+
+impl std::fmt::Debug for CopyEnd<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let side = if self.device { "device" } else { "host" };
+        write!(f, "CopyEnd({side} {:p} + {:?} of {} bytes)", self.base, self.offset, self.size)
+    }
+}
+
+impl<'a, T: DeviceRepr> From<&'a DeviceBuffer<T>> for CopyEnd<'a> {
+    fn from(b: &'a DeviceBuffer<T>) -> CopyEnd<'a> {
+        b.at(0)
+    }
+}
+
+impl<'a, T: DeviceRepr> From<&'a crate::HostBuffer<T>> for CopyEnd<'a> {
+    fn from(b: &'a crate::HostBuffer<T>) -> CopyEnd<'a> {
+        b.at(0)
+    }
+}
+
+impl<T: DeviceRepr> DeviceBuffer<T> {
+    /// The buffer from element `offset` on, as one end of a copy that takes a size (an offset past
+    /// the end is refused by the copy).
+    pub fn at(&self, offset: usize) -> CopyEnd<'_> {
+        CopyEnd {
+            device: true,
+            base: self.raw(),
+            offset: offset.checked_mul(size_of::<T>()),
+            size: self.size_bytes(),
+            ctx: self.context().raw(),
+            keep: self.keep(),
+            _l: PhantomData,
+        }
+    }
+}
+
+impl<T: DeviceRepr> crate::HostBuffer<T> {
+    /// The buffer from element `offset` on, as one end of a copy that takes a size (an offset past
+    /// the end is refused by the copy).
+    pub fn at(&self, offset: usize) -> CopyEnd<'_> {
+        CopyEnd {
+            device: false,
+            base: self.raw(),
+            offset: offset.checked_mul(size_of::<T>()),
+            size: self.size_bytes(),
+            ctx: self.context().raw(),
+            keep: self.keep(),
+            _l: PhantomData,
+        }
+    }
+}
+
+/// The addresses of a copy of `bytes` from `src` to `dst` in `direction` on `ctx`, and what it
+/// keeps, after the checks C cannot make (the ends' kinds, extents and context); `what` names the
+/// caller in messages.
+pub(crate) fn copy_operands(
+    what: &str,
+    ctx: &Context,
+    dst: &CopyEnd<'_>,
+    src: &CopyEnd<'_>,
+    bytes: usize,
+    direction: MemcpyDirection,
+) -> GpuResult<(*mut c_void, *const c_void, [Keep; 2])> {
+    let (dst_device, src_device) = direction.device_ends();
+    let side = |device: bool| if device { "a device buffer" } else { "a host buffer" };
+    let mut ends = [("dst", dst, dst_device), ("src", src, src_device)].into_iter().map(|(name, end, device)| {
+        if end.device != device {
+            return invalid(format!("{what}: {name} is {} but {direction:?} needs {} there", side(end.device), side(device)));
+        }
+        if end.ctx != ctx.raw() {
+            return invalid(format!("{what}: {name} belongs to another context"));
+        }
+        match end.offset {
+            Some(off) if off.checked_add(bytes).is_some_and(|e| e <= end.size) => {
+                // SAFETY: off + bytes lies inside the buffer's allocation.
+                Ok(unsafe { end.base.cast::<u8>().add(off) }.cast::<c_void>())
+            }
+            _ => invalid(format!(
+                "{what}: {name}: {bytes} bytes at byte offset {} exceed the buffer's {} bytes",
+                end.offset.map_or("(overflow)".to_string(), |o| o.to_string()),
+                end.size
+            )),
+        }
+    });
+    let d = ends.next().unwrap()?;
+    let s = ends.next().unwrap()?;
+    Ok((d, s.cast_const(), [dst.keep.clone(), src.keep.clone()]))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

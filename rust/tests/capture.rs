@@ -6,7 +6,7 @@ use std::thread;
 
 use gcap::{
     thread_exchange_capture_mode, Backend, CaptureMode, CapturePool, CaptureStatus, Context, CudaError, DeviceBuffer, Event, Exec, GpuError,
-    GraphCaptureGuard, NodeType, SimOptions, Stream, StreamCapture,
+    GraphCaptureGuard, HostBuffer, MemcpyDirection, NodeType, SimOptions, Stream, StreamCapture,
 };
 
 fn sim() -> Context {
@@ -238,7 +238,7 @@ fn a_buffer_dropped_while_a_graph_uses_it_stays_allocated() {
     let graph = {
         let scratch = DeviceBuffer::<u32>::from_slice(&ctx, &[7u32; 256]).unwrap();
         let mut cap = StreamCapture::begin(&s).unwrap();
-        cap.record_memcpy(&out, &scratch).unwrap();
+        cap.record_memcpy(&out, &scratch, out.size_bytes(), MemcpyDirection::DeviceToDevice).unwrap();
         cap.end().unwrap()
         // scratch is dropped here: the graph keeps its memory
     };
@@ -397,4 +397,45 @@ fn the_thread_capture_mode_exchanges() {
         assert_eq!(guard.status(), expect, "another thread in {mode:?} mode allocated");
         assert_eq!(guard.finish().is_ok(), !invalidates);
     }
+}
+
+/// oxicuda's `record_memcpy(dst, src, size, direction)`: host to device and device to host with a
+/// byte count and element offsets, checked against the buffers before C sees them.
+#[test]
+fn record_memcpy_takes_a_direction_a_size_and_offsets() {
+    let _mode = alone();
+    let ctx = sim();
+    let s = Stream::new(&ctx).unwrap();
+    let input = HostBuffer::from_slice(&ctx, &[1u32, 2, 3, 4, 5, 6, 7, 8]).unwrap();
+    let dev = DeviceBuffer::<u32>::zeroed(&ctx, 8).unwrap();
+    let out = HostBuffer::<u32>::new(&ctx, 8).unwrap();
+    let mut cap = StreamCapture::begin(&s).unwrap();
+    cap.record_memcpy(dev.at(2), input.at(4), 12, MemcpyDirection::HostToDevice).unwrap(); // 5, 6, 7
+    cap.record_memcpy(&out, &dev, 16, MemcpyDirection::DeviceToHost).unwrap(); // the first four
+    cap.record_memcpy(out.at(6), dev.at(3), 8, MemcpyDirection::DeviceToHost).unwrap(); // 6, 7
+    let bad = |r: gcap::GpuResult<()>, what: &str| match r {
+        Err(GpuError::InvalidValue(m)) => assert!(m.contains("record_memcpy") && m.contains(what), "{m}"),
+        other => panic!("{what}: {other:?}"),
+    };
+    bad(cap.record_memcpy(&dev, &input, 32, MemcpyDirection::DeviceToHost), "dst is a device buffer");
+    bad(cap.record_memcpy(&dev, &dev, 36, MemcpyDirection::DeviceToDevice), "36 bytes");
+    bad(cap.record_memcpy(dev.at(7), &dev, 8, MemcpyDirection::DeviceToDevice), "at byte offset 28");
+    bad(cap.record_memcpy(dev.at(usize::MAX), &dev, 4, MemcpyDirection::DeviceToDevice), "overflow");
+    assert_eq!(cap.status(), CaptureStatus::Active, "refused before the library saw them");
+    assert_eq!(cap.recorded_count(), 3);
+    drop(cap);
+
+    let foreign_ctx = sim();
+    let foreign = DeviceBuffer::<u32>::new(&foreign_ctx, 8).unwrap();
+    let mut cap = StreamCapture::begin(&s).unwrap();
+    bad(cap.record_memcpy(&dev, &foreign, 32, MemcpyDirection::DeviceToDevice), "src belongs to another context");
+    cap.record_memcpy(dev.at(2), input.at(4), 12, MemcpyDirection::HostToDevice).unwrap();
+    cap.record_memcpy(&out, &dev, 16, MemcpyDirection::DeviceToHost).unwrap();
+    cap.record_memcpy(out.at(6), dev.at(3), 8, MemcpyDirection::DeviceToHost).unwrap();
+    assert_eq!(cap.recorded_count(), 3);
+    let g = cap.end().unwrap();
+    g.instantiate().unwrap().launch(&s).unwrap();
+    s.synchronize().unwrap();
+    assert_eq!(dev.to_vec().unwrap(), [0, 0, 5, 6, 7, 0, 0, 0]);
+    assert_eq!(out.to_vec(), [0, 0, 5, 6, 0, 0, 6, 7]);
 }
