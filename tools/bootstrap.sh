@@ -1,8 +1,10 @@
 #!/bin/sh
 # Installs, with apt, what building and testing gcap needs and this machine lacks.
 # Without root and without sudo it installs nothing: it prints the command for root and fails.
-# It prints a line or two; -v (or GCAP_BOOTSTRAP_VERBOSE=1) shows apt-get's output as well. When
-# an install step fails it prints the command and the last 40 lines of its output, and fails.
+# It prints what it is about to install and a line as each apt-get step starts and ends, not
+# apt-get's output, which -v (or GCAP_BOOTSTRAP_VERBOSE=1) shows as well; with nothing to install,
+# one line. When an install step fails it prints the command and the last 40 lines of its output,
+# and fails.
 # --python (or GCAP_BOOTSTRAP_PYTHON=1) adds what `python3 -m venv v && v/bin/pip install .` needs;
 # --rust (or GCAP_BOOTSTRAP_RUST=1) adds bindgen, which checks the Rust crate's FFI (cargo itself
 # comes from rustup).
@@ -58,7 +60,10 @@ if [ "$python" = 1 ]; then
   python3 -m venv "$probe/v" >/dev/null 2>&1 || need="$need python3-venv"
   rm -rf "$probe"
 fi
-[ -z "$need" ] && exit 0
+if [ -z "$need" ]; then
+  echo "bootstrap.sh: nothing to install: what it looks for is here"
+  exit 0
+fi
 
 install="apt-get update && apt-get install -y$need"
 if ! command -v apt-get >/dev/null 2>&1; then
@@ -76,8 +81,31 @@ else
   echo "bootstrap.sh: then run this command again." >&2
   exit 1
 fi
-echo "installing:$need"
+# Seconds since the step began, for its closing line (nothing where `date` is missing).
+began() { start=$(date +%s 2>/dev/null) || start=""; }
+took() {
+  end=$(date +%s 2>/dev/null) || end=""
+  [ -n "$start" ] && [ -n "$end" ] && echo " in $((end - start)) s"
+  return 0
+}
+# How many packages apt-get will install: the named ones and what they need, from a dry run.
+planned() {
+  apt-get install -s -qq "$@" 2>/dev/null | {
+    n=0
+    while read -r word rest; do [ "$word" = Inst ] && n=$((n + 1)); done
+    echo "$n"
+  }
+}
+echo "bootstrap.sh: missing:$need"
+[ "$verbose" = 1 ] || quiet=" (-v shows apt-get's output)"
+echo "bootstrap.sh: [1/2] apt-get update: reading the repositories' package lists${quiet:-} ..."
 export DEBIAN_FRONTEND=noninteractive
+began
 step $sudo apt-get update -qq
+echo "bootstrap.sh: [1/2] done$(took)"
+n=$(planned $need)
+[ "${n:-0}" -gt 0 ] && count="$n packages: " || count=""
+echo "bootstrap.sh: [2/2] apt-get install: ${count}$(echo $need) and what they need; downloading and unpacking, often a minute or more${quiet:-} ..."
+began
 step $sudo apt-get install -y -qq $need
-echo "installed:$need"
+echo "bootstrap.sh: [2/2] done$(took): installed$need"
