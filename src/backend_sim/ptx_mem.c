@@ -44,10 +44,10 @@ static void describe_near(char *buf, size_t size, uintptr_t addr, const struct g
 static bool find_global(struct px_warp *w, const struct px_ins *in, unsigned l, uint64_t addr, unsigned bytes,
                         bool write) {
   const struct px_launch *L = w->blk->l;
-  if (memo.serial == L->serial && addr >= memo.base && addr + bytes <= memo.end) return true;
+  if (memo.serial == L->serial && addr >= memo.base && addr < memo.end && memo.end - addr >= bytes) return true;
   struct gcap__mem_view v;
   bool live = gcap__memory_view(L->backend, (uintptr_t)addr, &v);
-  if (live && addr + bytes <= v.base + v.bytes) {
+  if (live && v.base + v.bytes - addr >= bytes) { /* live: addr is inside [base, base + bytes) */
     memo.serial = L->serial;
     memo.base = v.base;
     memo.end = v.base + v.bytes;
@@ -318,8 +318,10 @@ enum fast_kind { FAST_NONE = 0, FAST_GLOBAL, FAST_SHARED, FAST_KPARAM };
 
 static bool shared_bounds(struct px_warp *w, const struct px_ins *in, uint32_t m, bool write) {
   const uint64_t *A = px_slot(w, in->a);
-  uint64_t limit = w->blk->shared_bytes - in->size, off = (uint64_t)in->imm;
-  uint32_t bad = 0;
+  /* 64-bit, and no limit to wrap below zero: a block may have fewer shared bytes than one access. */
+  uint64_t bytes = w->blk->shared_bytes, size = in->size, off = (uint64_t)in->imm;
+  uint64_t limit = bytes >= size ? bytes - size : 0;
+  uint32_t bad = bytes >= size ? 0 : m;
   PX_LANES(m, bad |= (uint32_t)(A[l] + off > limit) << l);
   if (!bad) return true;
   unsigned l = (unsigned)__builtin_ctz(bad);
@@ -406,10 +408,12 @@ static bool warp_span_ok(struct px_warp *w, const struct px_ins *in, uint32_t m)
     hi = a > hi ? a : hi;
   });
   if (memory && (any & (in->size - 1u))) return false;
-  if (in->e == FAST_SHARED) return hi + in->size <= w->blk->shared_bytes;
-  if (memo.serial == L->serial && lo >= memo.base && hi + in->size <= memo.end) return true;
+  /* [lo, hi + size) inside [base, end), written so that nothing wraps (hi may be near 2^64). */
+  if (in->e == FAST_SHARED) return hi < w->blk->shared_bytes && w->blk->shared_bytes - hi >= in->size;
+  if (memo.serial == L->serial && lo >= memo.base && hi < memo.end && memo.end - hi >= in->size) return true;
   struct gcap__mem_view v;
-  if (!gcap__memory_view(L->backend, (uintptr_t)lo, &v) || hi + in->size > v.base + v.bytes) return !memory && !init;
+  if (!gcap__memory_view(L->backend, (uintptr_t)lo, &v) || hi >= v.base + v.bytes || v.base + v.bytes - hi < in->size)
+    return !memory && !init;
   memo.serial = L->serial;
   memo.base = v.base;
   memo.end = v.base + v.bytes;
