@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use crate::context::{Context, Keep};
 use crate::error::{check, GpuResult};
-use crate::graph::{Graph, GraphExec};
+use crate::graph::{Graph, GraphExec, Node, NodeType};
 use crate::memory::{copy_operands, CopyEnd, DeviceBuffer, DeviceRepr, MemcpyDirection};
 use crate::stream::{CaptureStatus, Stream};
 use crate::sys;
@@ -340,33 +340,73 @@ impl GraphCaptureGuard {
     /// Ends the capture and instantiates its graph. A capture that failed returns its error, and the
     /// stream is usable again.
     pub fn finish(mut self) -> GpuResult<CapturedGraph> {
-        let mut exec = ptr::null_mut();
+        // gcap_capture_end, then instantiate: gcap_capture_finish would release the graph, which
+        // the CapturedGraph keeps to show (nodes, DOT).
+        let mut g = ptr::null_mut();
         let changing = self.cap.stream.context().changing_captures();
-        let st = unsafe { sys::gcap_capture_finish(self.cap.raw, 0, &mut exec) };
+        let st = unsafe { sys::gcap_capture_end(self.cap.raw, &mut g) };
         let keeps = self.cap.take_keeps();
         drop(changing);
         self.cap.ended();
         check(st)?;
-        let exec = GraphExec::from_raw(self.cap.stream.context(), exec, keeps);
-        Ok(CapturedGraph { exec, stream: self.cap.stream.clone(), pool: self.pool.clone() })
+        let graph = Graph::from_raw(self.cap.stream.context(), g, keeps);
+        let exec = graph.instantiate()?;
+        Ok(CapturedGraph { exec, graph, stream: self.cap.stream.clone(), pool: self.pool.clone() })
     }
 }
 
 /// ferrotorch-gpu's `CapturedGraph`: an instantiated capture, launched on the stream it was
 /// captured from.
+///
+/// It keeps the captured [`Graph`] too, to show what was recorded: [`graph`](Self::graph),
+/// [`nodes`](Self::nodes) with their [`NodeType`]s, and [`to_dot`](Self::to_dot).
 pub struct CapturedGraph {
     exec: GraphExec,
+    graph: Graph,
     stream: Stream,
     pool: Option<Arc<CapturePool>>,
 }
 
 impl std::fmt::Debug for CapturedGraph {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "CapturedGraph({:?} on {:?})", self.exec, self.stream)
+        write!(f, "CapturedGraph({:?}, {:?} on {:?})", self.graph, self.exec, self.stream)
     }
 }
 
 impl CapturedGraph {
+    /// The captured graph the executable was made from (its nodes name the executable's nodes
+    /// for the [`GraphExec`] setters).
+    pub fn graph(&self) -> &Graph {
+        &self.graph
+    }
+
+    /// The captured nodes in creation order, each with its type.
+    ///
+    /// ```
+    /// use gcap::{Backend, Context, DeviceBuffer, GraphCaptureGuard, NodeType, Stream};
+    /// # fn main() -> gcap::GpuResult<()> {
+    /// let ctx = Context::new(Backend::Sim)?;
+    /// let s = Stream::new(&ctx)?;
+    /// let (a, b) = (DeviceBuffer::<u8>::new(&ctx, 16)?, DeviceBuffer::<u8>::new(&ctx, 16)?);
+    /// let guard = GraphCaptureGuard::begin(&s)?;
+    /// s.memset(&a, 1)?;
+    /// s.copy(&b, &a)?;
+    /// let graph = guard.finish()?;
+    /// let types: Vec<NodeType> = graph.nodes()?.into_iter().map(|(_, t)| t).collect();
+    /// assert_eq!(types, [NodeType::Memset, NodeType::Memcpy]);
+    /// assert!(graph.to_dot(false)?.contains("n0 -> n1;"));
+    /// # Ok(()) }
+    /// ```
+    pub fn nodes(&self) -> GpuResult<Vec<(Node, NodeType)>> {
+        self.graph.nodes()?.into_iter().map(|n| Ok((n, self.graph.node_type(n)?))).collect()
+    }
+
+    /// The captured graph as Graphviz DOT text ([`Graph::to_dot`]; `verbose`: node parameters in
+    /// the labels).
+    pub fn to_dot(&self, verbose: bool) -> GpuResult<String> {
+        self.graph.to_dot(verbose)
+    }
+
     /// Uploads the executable ahead of its first launch (`cudaGraphUpload`).
     pub fn upload(&self) -> GpuResult<()> {
         self.exec.upload(&self.stream)

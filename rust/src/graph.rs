@@ -450,9 +450,6 @@ impl GraphExec {
         self.keep = Arc::new(keep);
     }
 
-    pub(crate) fn from_raw(ctx: &Context, raw: *mut sys::gcap_exec, keep: Vec<Keep>) -> GraphExec {
-        GraphExec { ctx: ctx.clone(), raw, keep: Arc::new(keep) }
-    }
 }
 
 /// What a kernel node launches ([`Graph::kernel_node_info`]).
