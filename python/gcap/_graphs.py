@@ -468,9 +468,10 @@ class Exec(Handle):
 
     def close(self):
         """Destroys the executable now (cudaGraphExecDestroy); its graph is not affected."""
-        h, self._h = self._h, None
-        if h is not None and self._ctx._h is not None:
-            lib.gcap_exec_destroy(h)
+        if self._h is not None and self._ctx._h is not None:
+            self._refuse_in_callback()
+            lib.gcap_exec_destroy(self._h)
+        self._h = None
 
     @property
     def node_count(self):
@@ -485,8 +486,7 @@ class Exec(Handle):
     def launch(self, stream):
         """Launches the executable on `stream` (cudaGraphLaunch); returns None. Raises InvalidValue when graph
         memory it allocates is still allocated (without auto_free), a kernel's sticky fault, or CallbackError."""
-        check(lib.gcap_exec_launch(self._handle(), stream._handle()))
-        self._ctx._report_callbacks()
+        self._ctx._report_callbacks(lib.gcap_exec_launch(self._handle(), stream._handle()))
 
     def upload(self, stream):
         """Uploads the executable ahead of its first launch on `stream` (cudaGraphUpload); returns None."""

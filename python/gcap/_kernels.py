@@ -7,7 +7,7 @@ from ctypes import POINTER, byref, c_char_p, c_size_t, c_void_p
 
 from . import _checked, _lib
 from ._lib import lib
-from ._objects import Buffer, Handle, InvalidValue, check
+from ._objects import Buffer, Handle, InvalidValue, check, run_callback
 
 _SCALARS = {
     "int8": ctypes.c_int8, "uint8": ctypes.c_uint8, "int16": ctypes.c_int16, "uint16": ctypes.c_uint16,
@@ -137,16 +137,22 @@ def _view(ctx, address, dtype):
 
 
 def _block_function(ctx, kdef):
+    what = "kernel %s" % kdef.name
+
+    def block(block_p, args_p):
+        values = []
+        for i, p in enumerate(kdef.params):
+            cell = ctypes.cast(args_p[i], POINTER(p.ctype)).contents
+            values.append(_view(ctx, cell.value or 0, p.dtype) if p.pointer
+                          else bytes(cell) if isinstance(cell, ctypes.Array) else cell.value)
+        kdef.sim(Block(block_p.contents), *values)
+
     def call(block_p, args_p):
-        try:
-            values = []
-            for i, p in enumerate(kdef.params):
-                cell = ctypes.cast(args_p[i], POINTER(p.ctype)).contents
-                values.append(_view(ctx, cell.value or 0, p.dtype) if p.pointer
-                              else bytes(cell) if isinstance(cell, ctypes.Array) else cell.value)
-            kdef.sim(Block(block_p.contents), *values)
-        except BaseException as exc:  # cannot cross C: the launch's caller, or the next wait, reports it
-            ctx._callback_failed("kernel %s" % kdef.name, exc)
+        # An exception cannot cross C: the launch's caller, or the next wait, raises it. The block fails the launch
+        # as sim.h documents for a per-block function that calls gcap_sim_syncthreads (GCAP_ERROR_BACKEND), so the
+        # remaining blocks do not run, as on a GPU whose kernel traps.
+        if not run_callback(ctx, what, block, block_p, args_p):
+            lib.gcap_sim_syncthreads(None)
     return _lib.sim_block_fn(call)
 
 
@@ -199,12 +205,16 @@ class Module(Handle):
             self._kernels[k.name] = Kernel(self, kh.value, k, checked=True)
 
     def close(self):
-        """Unloads the module now (cudaModuleUnload); its kernels and module variables cannot be used afterwards."""
-        h, self._h = self._h, None
+        """Unloads the module now (cudaModuleUnload); its kernels and module variables cannot be used afterwards.
+        Raises IllegalState, and keeps the module, when called from a host function or Python kernel of its
+        context."""
+        h = self._h
         if h is not None and self._ctx._h is not None:
+            self._refuse_in_callback()
+            check(lib.gcap_module_unload(h))
             for buf in self.__dict__.get("_globals", {}).values():
-                buf.close()  # its memory goes with the module
-            lib.gcap_module_unload(h)
+                buf.close()  # its memory went with the module
+        self._h = None
 
     def _find(self, name):
         """The Kernel `name`: defined, or an entry of the module's PTX; None when the module has none."""

@@ -227,6 +227,7 @@ _PROTOTYPES = {
     "gcap_exec_memset_node_set_params": (status, [c_void_p, c_void_p, POINTER(memset_node_params)]),
     "gcap_exec_node_set_enabled": (status, [c_void_p, c_void_p, c_bool]),
     "gcap_sim_set_conditional": (None, [c_uint64, c_uint]),
+    "gcap_sim_syncthreads": (None, [c_void_p]),
     "gcap_mem_alloc_pitch": (status, [c_void_p, c_size_t, c_size_t, POINTER(c_void_p), POINTER(c_size_t)]),
     "gcap_memcpy_2d_async": (status, [c_void_p, c_void_p, c_size_t, c_void_p, c_size_t, c_size_t, c_size_t, c_int]),
     "gcap_graph_add_mem_alloc_node": (status, [c_void_p, POINTER(c_void_p), c_size_t, POINTER(mem_alloc_node_params),

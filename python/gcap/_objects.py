@@ -1,5 +1,6 @@
 """Contexts, errors, memory, streams, events and captures: the C handles, owned by Python objects."""
 import ctypes
+import threading
 import weakref
 from ctypes import byref, c_float, c_int, c_size_t, c_void_p
 
@@ -122,10 +123,21 @@ class Handle:
         return self._repr()
 
     def close(self):
-        """Frees the C handle now (later calls on this object raise)."""
-        h, self._h = self._h, None
-        if h is not None and self._destroy is not None and (self._ctx is None or self._ctx._h is not None):
-            type(self)._destroy(h)
+        """Frees the C handle now (later calls on this object raise). Raises IllegalState, and keeps the object,
+        when called from a host function or Python kernel of its context, or when C refuses (a stream that
+        captures)."""
+        if self._h is not None and self._destroy is not None and (self._ctx is None or self._ctx._h is not None):
+            self._refuse_in_callback()
+            check(type(self)._destroy(self._h) or 0)
+        self._h = None
+
+    def _refuse_in_callback(self):
+        """IllegalState when a host function or Python kernel of this object's context runs on this thread: the
+        work running may use the object, and C may not be called back into to free it."""
+        if self._h is not None and running_callback_of(self._ctx):
+            raise IllegalState("%s.close: called from a host function or Python kernel of its context, which the "
+                               "context is running; close it after the work (it stays usable)" % type(self).__name__,
+                               "GCAP_ERROR_ILLEGAL_STATE", 8)
 
     def __del__(self):
         try:
@@ -135,11 +147,47 @@ class Handle:
 
 
 def _free_stream(h):
-    lib.gcap_stream_destroy(h)
+    return lib.gcap_stream_destroy(h)
 
 
 def _free_event(h):
-    lib.gcap_event_destroy(h)
+    return lib.gcap_event_destroy(h)
+
+
+# ------------------------------------------------------------------ Python callbacks
+
+_here = threading.local()  # .running: the contexts whose Python callbacks run on this thread, innermost last
+
+
+def _running_here():
+    running = getattr(_here, "running", None)
+    if running is None:
+        running = _here.running = []
+    return running
+
+
+def running_callback_of(ctx):
+    """True when a host function or Python kernel of `ctx` runs on this thread."""
+    return ctx is not None and any(c is ctx for c in _running_here())
+
+
+def run_callback(ctx, what, fn, *args):
+    """Runs Python callback fn(*args) for the C side, which no exception may cross: True when it returned. When it
+    raised, the exception is kept for the call that ran the work or waited for it (Context._report_callbacks),
+    and it returns False. While a KeyboardInterrupt or SystemExit of the context waits to be raised, nothing
+    more runs (False): the program is being stopped."""
+    if any(not isinstance(exc, Exception) for _, exc in ctx._failures):
+        return False
+    running = _running_here()
+    running.append(ctx)
+    try:
+        fn(*args)
+        return True
+    except BaseException as exc:  # KeyboardInterrupt and SystemExit too: _report_callbacks raises them as they are
+        ctx._callback_failed(what, exc)
+        return False
+    finally:
+        running.pop()
 
 
 # ------------------------------------------------------------------ context
@@ -248,9 +296,15 @@ class Context:
             self._trace_file = None
 
     def close(self):
-        """Destroys the context and everything made from it (their Python objects then raise ContextClosed)."""
+        """Destroys the context and everything made from it (their Python objects then raise ContextClosed). Raises
+        IllegalState, and leaves the context as it was, when called from a host function or Python kernel of this
+        context (the work running needs it)."""
         if self._h is None:
             return
+        if running_callback_of(self):
+            raise IllegalState("Context.close: called from a host function or Python kernel of this context, which "
+                               "the context is running; close it after the work (the context stays usable)",
+                               "GCAP_ERROR_ILLEGAL_STATE", 8)
         for child in list(self._children):
             child._forget()
         h, self._h = self._h, None
@@ -284,8 +338,7 @@ class Context:
         """Waits for all work of the context (cudaDeviceSynchronize); returns None. Raises CaptureUnsupported while
         a stream captures, the sticky fault of a kernel that failed, or CallbackError when a Python callback
         raised."""
-        check(lib.gcap_context_synchronize(self._handle()))
-        self._report_callbacks()
+        self._report_callbacks(lib.gcap_context_synchronize(self._handle()))
 
     def stats(self):
         """The simulator's counters as a dict (NotSupported on CUDA)."""
@@ -389,12 +442,19 @@ class Context:
     def _callback_failed(self, what, exc):
         self._failures.append((what, exc))
 
-    def _report_callbacks(self):
-        """Raises CallbackError for the first Python callback that raised since the last report."""
-        if not self._failures:
-            return
-        (what, exc), self._failures = self._failures[0], []
-        raise CallbackError("%s raised %s: %s" % (what, type(exc).__name__, exc), "GCAP_ERROR_BACKEND", 999) from exc
+    def _report_callbacks(self, st=0):
+        """After a call that may have run Python callbacks: raises what they raised since the last report (the first
+        KeyboardInterrupt or SystemExit as itself, else CallbackError from the first exception), else the status
+        `st` of the call (a kernel a callback stopped fails its launch with GCAP_ERROR_BACKEND)."""
+        if self._failures:
+            failures, self._failures = self._failures, []
+            for what, exc in failures:
+                if not isinstance(exc, Exception):
+                    raise exc
+            what, exc = failures[0]
+            raise CallbackError("%s raised %s: %s" % (what, type(exc).__name__, exc), "GCAP_ERROR_BACKEND",
+                                999) from exc
+        check(st)
 
     def _keep_alive(self, obj):
         self._keep.append(obj)
@@ -456,12 +516,15 @@ class Buffer(Handle):
         return self._handle()
 
     def close(self):
-        """Frees the memory now (gcap_mem_free); later use of the buffer raises InvalidHandle."""
-        h, self._h = self._h, None
+        """Frees the memory now (gcap_mem_free); later use of the buffer raises InvalidHandle. Raises IllegalState,
+        and keeps the buffer, when called from a host function or Python kernel of its context."""
+        h = self._h
         if h is not None and self._ctx._h is not None:
-            self._ctx._buffers.pop(h, None)
+            self._refuse_in_callback()
             if self._owner is None:
-                lib.gcap_mem_free(self._ctx._h, h)
+                check(lib.gcap_mem_free(self._ctx._h, h))
+            self._ctx._buffers.pop(h, None)
+        self._h = None
 
     def __repr__(self):
         return self._repr("%d bytes%s" % (self.nbytes, "" if self.pitch is None else ", pitch %d" % self.pitch))
@@ -586,17 +649,17 @@ class Stream(Handle):
         """Waits until all work issued to the stream is done (cudaStreamSynchronize); returns None. Raises
         CaptureUnsupported while it captures, a kernel's sticky fault, or CallbackError when a Python callback
         raised."""
-        check(lib.gcap_stream_synchronize(self._handle()))
-        self._keep.clear()
-        self._ctx._report_callbacks()
+        st = lib.gcap_stream_synchronize(self._handle())
+        if st == 0:
+            self._keep.clear()
+        self._ctx._report_callbacks(st)
 
     def query(self):
-        """True when all its work is done."""
+        """True when all its work is done, False while some is pending (Python callbacks it ran raise as synchronize
+        says)."""
         st = lib.gcap_stream_query(self._handle())
-        if st == 7:
-            return False
-        check(st)
-        return True
+        self._ctx._report_callbacks(0 if st == 7 else st)
+        return st != 7
 
     def wait(self, event):
         """Makes later work on this stream wait for `event`'s latest record (cudaStreamWaitEvent); returns None."""
@@ -648,14 +711,13 @@ class Stream(Handle):
         grid, block = dim3_of(grid, "Stream.launch: grid"), dim3_of(block, "Stream.launch: block")
         shared_mem = _checked.size(shared_mem, "Stream.launch: shared_mem", "uint32")
         packed = kernel._pack(args)
-        check(lib.gcap_launch_kernel(self._handle(), kernel._handle(), grid, block, shared_mem, packed.pointers))
-        self._ctx._report_callbacks()
+        self._ctx._report_callbacks(lib.gcap_launch_kernel(self._handle(), kernel._handle(), grid, block, shared_mem,
+                                                           packed.pointers))
 
     def host_func(self, fn):
         """Runs fn() when the stream reaches it (a host node when capturing)."""
         cb = self._ctx._keep_alive(host_callback(self._ctx, fn))
-        check(lib.gcap_launch_host_func(self._handle(), cb, None))
-        self._ctx._report_callbacks()
+        self._ctx._report_callbacks(lib.gcap_launch_host_func(self._handle(), cb, None))
 
     def capture(self, mode="global"):
         """`with s.capture() as cap:` records the stream's work into `cap.graph` instead of running it."""
@@ -676,11 +738,10 @@ def dim3_of(v, what):
 
 def host_callback(ctx, fn):
     """A C host function calling fn(); an exception cannot cross C, so the next call reports it."""
+    what = "host function %s" % getattr(fn, "__name__", repr(fn))
+
     def call(_user_data):
-        try:
-            fn()
-        except BaseException as exc:
-            ctx._callback_failed("host function %s" % getattr(fn, "__name__", repr(fn)), exc)
+        run_callback(ctx, what, fn)
     return _lib.host_fn(call)
 
 
@@ -700,16 +761,13 @@ class Event(Handle):
 
     def synchronize(self):
         """Waits until the work before the latest record is done (cudaEventSynchronize); returns None."""
-        check(lib.gcap_event_synchronize(self._handle()))
-        self._ctx._report_callbacks()
+        self._ctx._report_callbacks(lib.gcap_event_synchronize(self._handle()))
 
     def query(self):
         """True when the work before the latest record is done (or it was never recorded), False while pending."""
         st = lib.gcap_event_query(self._handle())
-        if st == 7:
-            return False
-        check(st)
-        return True
+        self._ctx._report_callbacks(0 if st == 7 else st)
+        return st != 7
 
     def elapsed_ms(self, end):
         """Milliseconds (a float) from this event's record to `end`'s (cudaEventElapsedTime). Raises NotReady
