@@ -51,6 +51,7 @@ class Param:
 
     @property
     def size(self):
+        """The bytes of the parameter's value (a pointer's: 8)."""
         return ctypes.sizeof(self.ctype)
 
 
@@ -75,6 +76,9 @@ def kernel(name, params, sim=None):
 
 
 class Block:
+    """What a Python kernel's body gets for its block: `grid_dim`, `block_dim` and `block_idx`, (x, y, z) tuples
+    of ints, and thread_ids()."""
+
     def __init__(self, b):
         self.grid_dim = (b.grid_dim.x, b.grid_dim.y, b.grid_dim.z)
         self.block_dim = (b.block_dim.x, b.block_dim.y, b.block_dim.z)

@@ -99,6 +99,7 @@ class Handle:
 
     @property
     def context(self):
+        """The Context the object belongs to."""
         return self._ctx
 
     def _handle(self):
@@ -636,6 +637,12 @@ _MODES = {"global": 0, "thread_local": 1, "relaxed": 2}
 
 
 class Stream(Handle):
+    """A stream of a context (cudaStream_t): `ctx.stream()`. Work issued to it runs in issue order: memset,
+    memcpy, memcpy_2d, launch, host_func; wait(event) and wait_stream(other) order it after other streams;
+    synchronize() and query() wait for it or ask about it; `with s.capture() as cap:` records its work into
+    `cap.graph` instead of running it. close() (or collection) destroys it after its work; IllegalState while
+    it captures."""
+
     _destroy = staticmethod(_free_stream)
 
     def __init__(self, ctx):
@@ -746,6 +753,11 @@ def host_callback(ctx, fn):
 
 
 class Event(Handle):
+    """An event of a context (cudaEvent_t, with timing): `ctx.event()`. record(stream) marks a point of a stream,
+    which other streams wait for (Stream.wait) and the host waits for (synchronize) or asks about (query);
+    elapsed_ms(end) is the time between two records. During a capture a record marks a node that other
+    streams fork from."""
+
     _destroy = staticmethod(_free_event)
 
     def __init__(self, ctx):
