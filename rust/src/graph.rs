@@ -1,5 +1,6 @@
 //! Graphs, their nodes, and executable graphs.
 
+use std::collections::HashMap;
 use std::ffi::c_void;
 use std::os::raw::{c_int, c_long};
 use std::ptr;
@@ -281,7 +282,8 @@ impl Graph {
     pub fn instantiate(&self) -> GpuResult<GraphExec> {
         let mut raw = ptr::null_mut();
         check(unsafe { sys::gcap_graph_instantiate(self.raw, 0, &mut raw) })?;
-        Ok(GraphExec { ctx: self.ctx.clone(), raw, keep: Arc::new(self.keep.clone()) })
+        let base = self.keep.clone();
+        Ok(GraphExec { ctx: self.ctx.clone(), raw, keep: Arc::new(base.clone()), base, by_node: HashMap::new() })
     }
 }
 
@@ -326,7 +328,12 @@ pub enum UpdateResult {
 pub struct GraphExec {
     ctx: Context,
     pub(crate) raw: *mut sys::gcap_exec,
+    /// What its launches use: `base` and every `by_node` list, in one list a launch holds on to.
     keep: Arc<Vec<Keep>>,
+    /// What the graph's nodes used at instantiation (and updates added).
+    base: Vec<Keep>,
+    /// What each node's latest setter gave it (the previous one stays with launches already issued).
+    by_node: HashMap<usize, Vec<Keep>>,
 }
 
 // SAFETY: gcap executable calls take the context's lock, and launches of one executable are
@@ -389,9 +396,8 @@ impl GraphExec {
             return Err((e, result, node));
         }
         // The executable now uses what graph's nodes use (and keeps what it used before).
-        let mut keep: Vec<Keep> = self.keep.as_ref().clone();
-        keep.extend(graph.keep.iter().cloned());
-        self.keep = Arc::new(keep);
+        self.base.extend(graph.keep.iter().cloned());
+        self.rebuild_keep();
         Ok(())
     }
 }
@@ -409,7 +415,7 @@ impl GraphExec {
             pitch: 0,
         };
         check(unsafe { sys::gcap_exec_memset_node_set_params(self.raw, node.raw, &p) })?;
-        self.keep_also([dst.keep()]);
+        self.keep_for(node, vec![dst.keep()]);
         Ok(())
     }
 
@@ -426,7 +432,7 @@ impl GraphExec {
             kind: sys::GCAP_MEMCPY_DEVICE_TO_DEVICE,
         };
         check(unsafe { sys::gcap_exec_memcpy_node_set_params(self.raw, node.raw, &p) })?;
-        self.keep_also([dst.keep(), src.keep()]);
+        self.keep_for(node, vec![dst.keep(), src.keep()]);
         Ok(())
     }
 
@@ -443,11 +449,85 @@ impl GraphExec {
         Ok(enabled)
     }
 
-    /// The executable now also uses `items` (what a setter gave it).
-    pub(crate) fn keep_also(&mut self, items: impl IntoIterator<Item = Keep>) {
-        let mut keep: Vec<Keep> = self.keep.as_ref().clone();
-        keep.extend(items);
+    /// Node `node` of the executable now uses `items` (what a setter gave it) instead of what its
+    /// previous setter gave it; launches already issued hold on to the list they were issued with.
+    fn keep_for(&mut self, node: Node, items: Vec<Keep>) {
+        self.by_node.insert(node.raw as usize, items);
+        self.rebuild_keep();
+    }
+
+    fn rebuild_keep(&mut self) {
+        let mut keep = self.base.clone();
+        keep.extend(self.by_node.values().flatten().cloned());
         self.keep = Arc::new(keep);
+    }
+
+    /// Changes a kernel node of this executable only (`cudaGraphExecKernelNodeSetParams`): it now
+    /// launches `kernel` (of the same context) with `grid`, `block`, `shared_mem` and `args`,
+    /// checked and kept as by [`Stream::launch`](crate::Stream::launch). `node` is the node of the
+    /// graph the executable was made from ([`CapturedGraph::nodes`](crate::CapturedGraph::nodes) for
+    /// a capture). Launches already issued run with the old parameters. [`GpuError::InvalidValue`]
+    /// for bad arguments or a node that is not a kernel node; [`GpuError::InvalidHandle`] for a
+    /// kernel of another context.
+    pub fn set_kernel(
+        &mut self,
+        node: Node,
+        kernel: &crate::Kernel,
+        grid: impl Into<crate::Dim3>,
+        block: impl Into<crate::Dim3>,
+        shared_mem: u32,
+        args: &[&dyn crate::KernelArg],
+    ) -> GpuResult<()> {
+        let ctx = self.ctx.clone();
+        let l = crate::module::prepare_launch("GraphExec::set_kernel", &ctx, kernel, grid.into(), block.into(), shared_mem, args, false)?;
+        self.set_prepared_kernel(node, kernel, l)
+    }
+
+    /// [`set_kernel`](Self::set_kernel) for raw CPU kernels and kernels of unknown parameter count.
+    ///
+    /// # Safety
+    /// As for [`Stream::launch_unchecked`](crate::Stream::launch_unchecked), for every later launch
+    /// of the executable.
+    pub unsafe fn set_kernel_unchecked(
+        &mut self,
+        node: Node,
+        kernel: &crate::Kernel,
+        grid: impl Into<crate::Dim3>,
+        block: impl Into<crate::Dim3>,
+        shared_mem: u32,
+        args: &[&dyn crate::KernelArg],
+    ) -> GpuResult<()> {
+        let ctx = self.ctx.clone();
+        let what = "GraphExec::set_kernel_unchecked";
+        let l = crate::module::prepare_launch(what, &ctx, kernel, grid.into(), block.into(), shared_mem, args, true)?;
+        self.set_prepared_kernel(node, kernel, l)
+    }
+
+    fn set_prepared_kernel(&mut self, node: Node, kernel: &crate::Kernel, mut l: crate::module::PreparedLaunch) -> GpuResult<()> {
+        let p = sys::gcap_kernel_node_params {
+            kernel: kernel.raw,
+            grid: l.grid,
+            block: l.block,
+            shared_mem_bytes: l.shared_mem,
+            args: l.args(),
+        };
+        check(unsafe { sys::gcap_exec_kernel_node_set_params(self.raw, node.raw, &p) })?;
+        let keeps = std::mem::take(&mut l.keeps);
+        self.keep_for(node, keeps);
+        Ok(())
+    }
+
+    /// Changes a host node of this executable only (`cudaGraphExecHostNodeSetParams`): later launches
+    /// call `f` instead. The executable keeps `f` (and drops the function it replaces once the
+    /// launches already issued are synchronized). As for [`Stream::host_fn`](crate::Stream::host_fn),
+    /// `f` must not use the device, and a panic in it aborts the process. [`GpuError::InvalidValue`]
+    /// for a node that is not a host node.
+    pub fn set_host<F: Fn() + Send + Sync + 'static>(&mut self, node: Node, f: F) -> GpuResult<()> {
+        let (func, user_data, keep) = crate::host::host_fn(f);
+        let p = sys::gcap_host_node_params { fn_: func, user_data };
+        check(unsafe { sys::gcap_exec_host_node_set_params(self.raw, node.raw, &p) })?;
+        self.keep_for(node, vec![keep]);
+        Ok(())
     }
 
 }
@@ -621,6 +701,47 @@ impl Graph {
             block: crate::Dim3::new(p.block.x, p.block.y, p.block.z),
             shared_mem: p.shared_mem_bytes,
         })
+    }
+
+    /// Changes kernel node `node` of this graph (`cudaGraphKernelNodeSetParams`): it now launches
+    /// `kernel` with `grid`, `block`, `shared_mem` and `args`, checked and kept as by
+    /// [`add_kernel`](Self::add_kernel). Executables already made from the graph are not changed
+    /// ([`GraphExec::set_kernel`] changes one). [`GpuError::InvalidValue`] for bad arguments or a
+    /// node that is not a kernel node, [`GpuError::InvalidHandle`] for a node that is gone or a
+    /// kernel of another context.
+    pub fn set_kernel(
+        &mut self,
+        node: Node,
+        kernel: &crate::Kernel,
+        grid: impl Into<crate::Dim3>,
+        block: impl Into<crate::Dim3>,
+        shared_mem: u32,
+        args: &[&dyn crate::KernelArg],
+    ) -> GpuResult<()> {
+        let ctx = self.ctx.clone();
+        let mut l = crate::module::prepare_launch("Graph::set_kernel", &ctx, kernel, grid.into(), block.into(), shared_mem, args, false)?;
+        let p = sys::gcap_kernel_node_params {
+            kernel: kernel.raw,
+            grid: l.grid,
+            block: l.block,
+            shared_mem_bytes: l.shared_mem,
+            args: l.args(),
+        };
+        check(unsafe { sys::gcap_node_set_kernel_params(node.raw, &p) })?;
+        self.keep.append(&mut l.keeps);
+        Ok(())
+    }
+
+    /// Changes host node `node` of this graph (`cudaGraphHostNodeSetParams`): it now calls `f`,
+    /// which the graph keeps. Executables already made from it are not changed
+    /// ([`GraphExec::set_host`] changes one). [`GpuError::InvalidValue`] for a node that is not a
+    /// host node.
+    pub fn set_host<F: Fn() + Send + Sync + 'static>(&mut self, node: Node, f: F) -> GpuResult<()> {
+        let (func, user_data, keep) = crate::host::host_fn(f);
+        let p = sys::gcap_host_node_params { fn_: func, user_data };
+        check(unsafe { sys::gcap_node_set_host_params(node.raw, &p) })?;
+        self.keep.push(keep);
+        Ok(())
     }
 
     /// The nodes `node` depends on, in edge creation order.

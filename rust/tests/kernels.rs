@@ -551,6 +551,65 @@ fn argument_errors_name_the_argument() {
     s.synchronize().unwrap();
 }
 
+/// Kernel and host nodes change their parameters safely, in a graph and in one executable only:
+/// arguments checked as for a launch, buffers and functions kept, the replaced ones let go.
+#[test]
+fn kernel_and_host_node_setters() {
+    let _mode = together();
+    let ctx = immediate();
+    let m = closure_module(&ctx);
+    let scale = m.kernel("scale").unwrap();
+    let s = Stream::new(&ctx).unwrap();
+    let (y, z) = (DeviceBuffer::from_slice(&ctx, &[1.0f32; 64]).unwrap(), DeviceBuffer::from_slice(&ctx, &[1.0f32; 64]).unwrap());
+    let (first, second) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let mut g = Graph::new(&ctx).unwrap();
+    let k = g.add_kernel(&[], &scale, 1u32, 64u32, 0, &[&y, &2.0f32, &64u32]).unwrap();
+    let f = first.clone();
+    let h = g.add_host(&[k], move || drop(f.fetch_add(1, Ordering::SeqCst))).unwrap();
+    let mut x = g.instantiate().unwrap();
+    x.launch(&s).unwrap();
+    s.synchronize().unwrap();
+    assert_eq!((y.to_vec().unwrap()[0], first.load(Ordering::SeqCst)), (2.0, 1));
+
+    // One executable: z is scaled by 3 and the second counter counts; the graph is unchanged.
+    x.set_kernel(k, &scale, 1u32, 64u32, 0, &[&z, &3.0f32, &64u32]).unwrap();
+    let c = second.clone();
+    x.set_host(h, move || drop(c.fetch_add(1, Ordering::SeqCst))).unwrap();
+    x.launch(&s).unwrap();
+    s.synchronize().unwrap();
+    assert_eq!((y.to_vec().unwrap()[0], z.to_vec().unwrap()[0]), (2.0, 3.0));
+    assert_eq!((first.load(Ordering::SeqCst), second.load(Ordering::SeqCst)), (1, 1));
+    assert_eq!(Arc::strong_count(&first), 2, "the graph still holds the first function");
+    x.set_host(h, || {}).unwrap();
+    assert_eq!(Arc::strong_count(&second), 1, "the replaced function is let go");
+    let mut fresh = g.instantiate().unwrap(); // made from the graph: the old parameters
+    fresh.launch(&s).unwrap();
+    s.synchronize().unwrap();
+    assert_eq!((y.to_vec().unwrap()[0], first.load(Ordering::SeqCst)), (4.0, 2));
+
+    // The graph's own nodes.
+    g.set_kernel(k, &scale, 1u32, 64u32, 0, &[&z, &0.5f32, &64u32]).unwrap();
+    let c = second.clone();
+    g.set_host(h, move || drop(c.fetch_add(10, Ordering::SeqCst))).unwrap();
+    g.instantiate().unwrap().launch(&s).unwrap();
+    s.synchronize().unwrap();
+    assert_eq!((z.to_vec().unwrap()[0], second.load(Ordering::SeqCst)), (1.5, 11));
+
+    // Refusals name the setter; nothing changes.
+    match x.set_kernel(k, &scale, 1u32, 64u32, 0, &[&z, &3.0f32]) {
+        Err(GpuError::InvalidValue(m)) => assert!(m.contains("GraphExec::set_kernel") && m.contains("3 arguments"), "{m}"),
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(g.set_kernel(k, &scale, 1u32, 64u32, 0, &[&1u32]), Err(GpuError::InvalidValue(_))));
+    let foreign = closure_module(&sim()).kernel("scale").unwrap();
+    assert!(matches!(x.set_kernel(k, &foreign, 1u32, 64u32, 0, &[&z, &3.0f32, &64u32]), Err(GpuError::InvalidHandle(_))));
+    assert!(matches!(x.set_host(k, || {}), Err(GpuError::InvalidValue(_))), "a kernel node is not a host node");
+    assert!(matches!(x.set_kernel(h, &scale, 1u32, 64u32, 0, &[&z, &3.0f32, &64u32]), Err(GpuError::InvalidValue(_))));
+    fresh.launch(&s).unwrap();
+    s.synchronize().unwrap();
+    assert_eq!(y.to_vec().unwrap()[0], 8.0);
+}
+
 /// A kernel of another context is what C calls it: `INVALID_HANDLE` (`gcap_launch_kernel` and
 /// `gcap_graph_add_kernel_node` say so for the same handles), from every path that takes a kernel.
 #[test]
