@@ -6,8 +6,10 @@
 # one line. When an install step fails it prints the command and the last 40 lines of its output,
 # and fails.
 # --python (or GCAP_BOOTSTRAP_PYTHON=1) adds what `python3 -m venv v && v/bin/pip install .` needs;
-# --rust (or GCAP_BOOTSTRAP_RUST=1) adds bindgen, which checks the Rust crate's FFI (cargo itself
-# comes from rustup).
+# --rust (or GCAP_BOOTSTRAP_RUST=1) adds what the Rust crate needs: a rustc and cargo of 1.70 or
+# newer (Debian's rustc where it is that new, else rustc-web and cargo-web, Debian 12's newer
+# toolchain; none where a new enough cargo is on the PATH already, from rustup say), rustfmt, and
+# bindgen with libclang, which tools/gen-rust-ffi.sh --check runs.
 #   bootstrap.sh [-v] [--python] [--rust]
 set -e
 verbose=${GCAP_BOOTSTRAP_VERBOSE:-0}
@@ -51,7 +53,31 @@ pkg-config --exists jansson 2>/dev/null || need="$need libjansson-dev"
 [ "${GCAP_BOOTSTRAP_VALGRIND:-0}" = 1 ] && ! command -v valgrind >/dev/null 2>&1 && need="$need valgrind"
 [ "${GCAP_BOOTSTRAP_CLANG:-0}" = 1 ] && ! command -v clang >/dev/null 2>&1 && need="$need clang"
 [ "${GCAP_BOOTSTRAP_CLANG:-0}" = 1 ] && ! command -v clang-format >/dev/null 2>&1 && need="$need clang-format"
-[ "$rust" = 1 ] && ! command -v bindgen >/dev/null 2>&1 && need="$need bindgen"
+# The Rust crate: a toolchain of 1.70 or newer (rust_toolchain below picks the packages once apt
+# knows what it offers), rustfmt, and bindgen with libclang (whose headers include stdbool.h).
+rust_toolchain=""
+if [ "$rust" = 1 ]; then
+  rust_minor=$(rustc --version 2>/dev/null | sed -n 's/^rustc 1\.\([0-9]*\).*/\1/p')
+  if ! command -v cargo >/dev/null 2>&1 || [ "${rust_minor:-0}" -lt 70 ]; then
+    rust_toolchain=yes
+  elif ! command -v rustfmt >/dev/null 2>&1; then
+    need="$need rustfmt"
+  fi
+  command -v bindgen >/dev/null 2>&1 || need="$need bindgen"
+  { ls /usr/lib/llvm-*/lib/libclang*.so* && ls /usr/lib/llvm-*/lib/clang/*/include/stdbool.h; } >/dev/null 2>&1 ||
+    need="$need libclang-dev"
+fi
+# Debian's rustc and cargo where the candidate is 1.70 or newer, else rustc-web and cargo-web (in
+# Debian 12's own repositories: bookworm, bookworm-updates, bookworm-security).
+rust_packages() {
+  minor=$(apt-cache policy rustc 2>/dev/null | sed -n 's/^ *Candidate: 1\.\([0-9]*\).*/\1/p')
+  if [ "${minor:-0}" -lt 70 ] && apt-cache show rustc-web >/dev/null 2>&1; then
+    echo "rustc-web cargo-web rustfmt-web"
+  else
+    echo "rustc cargo rustfmt"
+  fi
+}
+[ -n "$rust_toolchain" ] && need="$need $(rust_packages)"
 # The Python package (pip install .): a virtual environment with pip in it.
 if [ "$python" = 1 ]; then
   command -v python3 >/dev/null 2>&1 || need="$need python3"
@@ -103,6 +129,8 @@ export DEBIAN_FRONTEND=noninteractive
 began
 step $sudo apt-get update -qq
 echo "bootstrap.sh: [1/2] done$(took)"
+# Now that apt knows the repositories' packages, pick the Rust toolchain again.
+[ -n "$rust_toolchain" ] && need="$(printf '%s\n' "$need" | sed 's/ rustc-web cargo-web rustfmt-web\| rustc cargo rustfmt//') $(rust_packages)"
 n=$(planned $need)
 [ "${n:-0}" -gt 0 ] && count="$n packages: " || count=""
 echo "bootstrap.sh: [2/2] apt-get install: ${count}$(echo $need) and what they need; downloading and unpacking, often a minute or more${quiet:-} ..."
