@@ -57,6 +57,7 @@ typedef struct gcap_user_object gcap_user_object;
   X(GCAP_ERROR_INVALID_PTX, 218, "the PTX does not parse, or uses what the simulator does not run")                    \
   X(GCAP_ERROR_INVALID_SOURCE, 300, "NVRTC could not compile the CUDA C source")                                       \
   X(GCAP_ERROR_ILLEGAL_ADDRESS, 700, "a kernel accessed memory outside what it may touch")                             \
+  X(GCAP_ERROR_LAUNCH_TIMEOUT, 702, "a kernel ran past the simulator's watchdog")                                      \
   X(GCAP_ERROR_ASSERT, 710, "a device-side assert failed")                                                             \
   X(GCAP_ERROR_ILLEGAL_INSTRUCTION, 715, "a kernel executed an instruction that cannot run")                           \
   X(GCAP_ERROR_MISALIGNED_ADDRESS, 716, "a kernel accessed memory at a misaligned address")                            \

@@ -42,11 +42,16 @@ typedef struct gcap_sim_options {
                                most 256; 0 or 1: the calling thread only */
   gcap_sim_kernels kernels; /* what runs a kernel: its CPU implementation or its PTX */
   unsigned checks;          /* GCAP_SIM_CHECK_* bits, for PTX kernels */
+  /* The watchdog: a kernel running longer fails with GCAP_ERROR_LAUNCH_TIMEOUT (sticky); 0: none. */
+  uint32_t kernel_timeout_ms;
 } gcap_sim_options;
+
+/** The watchdog's default (gcap_sim_options.kernel_timeout_ms): one minute. */
+#define GCAP_SIM_KERNEL_TIMEOUT_DEFAULT_MS 60000u
 
 /**
  * CAPTURE order, seed 0, no race check, no trace, IMMEDIATE, no strict memory, one thread, AUTO
- * kernels, MEMORY | SYNC checks.
+ * kernels, MEMORY | SYNC checks, a watchdog of GCAP_SIM_KERNEL_TIMEOUT_DEFAULT_MS.
  */
 GCAP_API void gcap_sim_options_init(gcap_sim_options *o);
 
@@ -75,6 +80,15 @@ GCAP_API gcap_status gcap_sim_get_stats(const gcap_context *ctx, gcap_sim_stats 
  * outside a simulated kernel (a host thread), it does nothing.
  */
 GCAP_API void gcap_sim_syncthreads(const gcap_sim_thread *t);
+
+/**
+ * Stops every kernel running in the process now, on any context, at its next check point (PTX:
+ * within a millisecond or so; a CPU implementation: between blocks), as the watchdog does: the
+ * launch (or the wait that ran it) fails with GCAP_ERROR_LAUNCH_TIMEOUT, sticky, its message saying
+ * it was interrupted. Kernels that start later are not affected. Async-signal-safe: a SIGINT
+ * handler may call it (the Python package does, for Ctrl-C).
+ */
+GCAP_API void gcap_sim_interrupt(void);
 
 /**
  * cudaGraphSetConditional for CPU kernels: sets the value of conditional handle @p h, which the

@@ -14,8 +14,8 @@ from ._objects import (AssertError, BackendError, Buffer, CallbackError, Capture
                        CaptureInvalidated, CaptureIsolation, CaptureMerge, CaptureUnjoined, CaptureUnmatched,
                        CaptureUnsupported, CaptureWrongThread, Context, ContextClosed, Error, Event, ExecUpdateFailure,
                        IllegalAddress, IllegalInstruction, IllegalState, InvalidHandle, InvalidPtx, InvalidSource,
-                       InvalidValue, LaunchFailure, MisalignedAddress, NotFound, NotInitialized, NotReady, NotSupported,
-                       OutOfMemory, Stream, UserObject)
+                       InvalidValue, LaunchFailure, LaunchTimeout, MisalignedAddress, NotFound, NotInitialized, NotReady,
+                       NotSupported, OutOfMemory, Stream, UserObject)
 from ._graphs import Exec, Graph, Node, Race
 from ._kernels import Kernel, KernelDef, Module, kernel
 from ._arrays import DeviceArray
@@ -46,5 +46,5 @@ __all__ = [
     "IllegalState", "CaptureUnsupported", "CaptureInvalidated", "CaptureMerge", "CaptureUnmatched", "CaptureUnjoined",
     "CaptureIsolation", "CaptureImplicit", "CapturedEvent", "CaptureWrongThread", "ExecUpdateFailure", "BackendError",
     "InvalidPtx", "InvalidSource", "IllegalAddress", "AssertError", "IllegalInstruction", "MisalignedAddress",
-    "LaunchFailure", "ContextClosed", "CallbackError", "UserObject",
+    "LaunchFailure", "LaunchTimeout", "ContextClosed", "CallbackError", "UserObject",
 ]

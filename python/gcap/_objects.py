@@ -55,6 +55,7 @@ InvalidSource = _error_class("InvalidSource", "GCAP_ERROR_INVALID_SOURCE")
 # Kernel faults: sticky, as on a GPU. Every later call on the context raises the same, except those that
 # free or destroy; the context is then only good for closing.
 IllegalAddress = _error_class("IllegalAddress", "GCAP_ERROR_ILLEGAL_ADDRESS")
+LaunchTimeout = _error_class("LaunchTimeout", "GCAP_ERROR_LAUNCH_TIMEOUT")  # the watchdog or gcap_sim_interrupt
 AssertError = _error_class("AssertError", "GCAP_ERROR_ASSERT")
 IllegalInstruction = _error_class("IllegalInstruction", "GCAP_ERROR_ILLEGAL_INSTRUCTION")
 MisalignedAddress = _error_class("MisalignedAddress", "GCAP_ERROR_MISALIGNED_ADDRESS")
@@ -198,7 +199,8 @@ _ORDERS = {"capture": 0, "shuffle": 1}
 _EXECS = {"immediate": 0, "deferred": 1}
 _SIM_KERNELS = {"auto": 0, "cpu": 1, "ptx": 2}
 _CHECKS = {"memory": 1, "sync": 2, "shared": 4, "init": 8}
-_SIM_OPTIONS = {"order", "seed", "check_races", "trace", "exec", "strict_memory", "threads", "kernels", "checks"}
+_SIM_OPTIONS = {"order", "seed", "check_races", "trace", "exec", "strict_memory", "threads", "kernels", "checks",
+                "kernel_timeout_ms"}
 
 
 def checks_of(checks):
@@ -223,7 +225,8 @@ class Context:
     Chrome trace-event timeline is written to), exec ("immediate" or "deferred"), strict_memory, threads,
     kernels (what runs a kernel: "auto", its Python or C body where it has one and else its PTX; "cpu";
     "ptx"), checks (made while PTX kernels run: "all", "none", or some of "memory", "sync", "shared",
-    "init"; by default memory and sync).
+    "init"; by default memory and sync), kernel_timeout_ms (the watchdog: a kernel running longer raises
+    LaunchTimeout, and so does Ctrl-C, as KeyboardInterrupt; 60000 by default, 0 for none).
     Use it as a `with` block, or call close(); every object made from it is unusable afterwards.
     """
 
@@ -279,6 +282,8 @@ class Context:
         so.check_races = _checked.flag(sim.get("check_races", False), "Context: check_races")
         so.strict_memory = _checked.flag(sim.get("strict_memory", False), "Context: strict_memory")
         so.threads = _checked.integer(sim.get("threads", 0), "Context: threads", "unsigned")
+        if "kernel_timeout_ms" in sim:
+            so.kernel_timeout_ms = _checked.integer(sim["kernel_timeout_ms"], "Context: kernel_timeout_ms", "uint32")
         if sim.get("trace"):
             self._trace_file = _lib.libc.fopen(str(sim["trace"]).encode(), b"w")
             if not self._trace_file:

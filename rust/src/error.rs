@@ -57,6 +57,7 @@ errors! {
     InvalidPtx = GCAP_ERROR_INVALID_PTX, "The PTX does not parse, or uses what the simulator does not run.";
     InvalidSource = GCAP_ERROR_INVALID_SOURCE, "NVRTC could not compile the CUDA C source.";
     IllegalAddress = GCAP_ERROR_ILLEGAL_ADDRESS, "A kernel accessed memory outside what it may touch (sticky).";
+    LaunchTimeout = GCAP_ERROR_LAUNCH_TIMEOUT, "A kernel ran past the simulator's watchdog, or was interrupted (sticky).";
     Assert = GCAP_ERROR_ASSERT, "A device-side assert failed (sticky).";
     IllegalInstruction = GCAP_ERROR_ILLEGAL_INSTRUCTION, "A kernel executed an instruction that cannot run (sticky).";
     MisalignedAddress = GCAP_ERROR_MISALIGNED_ADDRESS, "A kernel accessed memory at a misaligned address (sticky).";

@@ -47,6 +47,14 @@ gcap_status px_program_global(const struct px_program *p, const char *name, void
 /* The i-th module variable of .global or .const space (i from 0): false past the last. */
 bool px_program_global_at(const struct px_program *p, size_t i, void **addr, size_t *bytes);
 
+/* Why a block stops before it ends (px_launch.poll). */
+enum px_stop {
+  PX_GO = 0,         /* go on */
+  PX_STOP_FAILED,    /* another block of the launch failed: stop without a report */
+  PX_STOP_TIMEOUT,   /* the launch ran past the watchdog (px_launch.timeout_ms) */
+  PX_STOP_INTERRUPT, /* gcap_sim_interrupt was called */
+};
+
 /* One launch, shared by every worker that runs its blocks. */
 struct px_launch {
   const struct px_program *program;
@@ -62,6 +70,12 @@ struct px_launch {
   uint64_t serial;                         /* unique per launch: workers keep per-launch state by it */
   void *init_ctx; /* INIT: the written-bits of the allocation at base, or NULL (counts as written) */
   unsigned char *(*init_bits)(void *init_ctx, uintptr_t base);
+  /*
+   * The watchdog, or NULL: polled by each block every so many control instructions (branches,
+   * calls, barriers: every loop has one), so the check costs a counter in the interpreter.
+   */
+  enum px_stop (*poll)(const struct px_launch *l);
+  uint32_t timeout_ms; /* for the report of PX_STOP_TIMEOUT */
 };
 
 /* A launch's serial number (px_launch.serial). */

@@ -414,7 +414,7 @@ static void warp_sync(struct px_warp *w, const struct px_ins *in, uint32_t m) {
   lanes_leave(w);
 }
 
-/* ---------------------------------------------------------------- the warp loop */
+/* ---------------------------------------------------------------- control instructions */
 
 static void control(struct px_warp *w, const struct px_ins *in, uint32_t m) {
   switch ((enum px_ctl)in->ctl) {
@@ -452,6 +452,74 @@ static void control(struct px_warp *w, const struct px_ins *in, uint32_t m) {
   }
 }
 
+/* ---------------------------------------------------------------- the watchdog */
+
+/* Control instructions between two polls: a poll reads the clock, so this keeps it off the hot path. */
+#define POLL_EVERY 1024u
+static _Thread_local uint32_t poll_countdown = POLL_EVERY;
+
+/* "PTX line 12 "bra $L1" (loop.cu:5)": where an instruction comes from. */
+static int describe_ins(const struct px_block *b, const struct px_ins *in, char *buf, size_t size) {
+  const struct ptx_instr *pi = in ? in->src : NULL;
+  if (!pi) return snprintf(buf, size, "an instruction the simulator added at the end of a function");
+  if (!pi->loc_file) return snprintf(buf, size, "PTX line %u \"%s\"", pi->line, pi->text ? pi->text : "");
+  return snprintf(buf, size, "PTX line %u \"%s\" (%s:%u)", pi->line, pi->text ? pi->text : "",
+                  file_name(b, pi->loc_file), pi->loc_line);
+}
+
+/* Appends to buf (at *n) what each unfinished warp was running, warps at the same instruction together. */
+static void describe_warps(const struct px_block *b, char *buf, size_t size, size_t *n) {
+  const char *sep = "";
+  for (unsigned i = 0; i < b->num_warps && *n < size;) {
+    const struct px_warp *w = &b->warps[i];
+    if (w->state == PX_FINISHED) {
+      i++;
+      continue;
+    }
+    const struct px_ins *in = &w->code[w->pc];
+    unsigned last = i;
+    while (last + 1 < b->num_warps && b->warps[last + 1].state != PX_FINISHED &&
+           &b->warps[last + 1].code[b->warps[last + 1].pc] == in)
+      last++;
+    char at[300];
+    describe_ins(b, in, at, sizeof at);
+    int k = last == i ? snprintf(buf + *n, size - *n, "%swarp %u at %s", sep, i, at)
+                      : snprintf(buf + *n, size - *n, "%swarps %u-%u at %s", sep, i, last, at);
+    if (k < 0) return;
+    *n += (size_t)k;
+    sep = "; ";
+    i = last + 1;
+  }
+}
+
+/* The watchdog or an interrupt stopped the block: the report names the kernel, the block and where each warp was. */
+static void stop_block(struct px_block *b, enum px_stop why) {
+  if (b->status != GCAP_SUCCESS) return;
+  b->status = why == PX_STOP_FAILED ? GCAP_ERROR_LAUNCH_FAILURE : GCAP_ERROR_LAUNCH_TIMEOUT;
+  if (why == PX_STOP_FAILED || b->msg_size == 0) return; /* another block reports the launch's failure */
+  int k = why == PX_STOP_TIMEOUT
+              ? snprintf(b->msg, b->msg_size,
+                         "kernel \"%s\" block (%u,%u,%u) ran past the simulator's watchdog (%u ms, "
+                         "kernel_timeout_ms or GCAP_SIM_KERNEL_TIMEOUT) and was stopped; its warps were at: ",
+                         b->l->name, b->idx.x, b->idx.y, b->idx.z, b->l->timeout_ms)
+              : snprintf(b->msg, b->msg_size,
+                         "kernel \"%s\" block (%u,%u,%u) was stopped by gcap_sim_interrupt; its warps were at: ",
+                         b->l->name, b->idx.x, b->idx.y, b->idx.z);
+  size_t n = k < 0 ? 0 : (size_t)k;
+  describe_warps(b, b->msg, b->msg_size, &n);
+}
+
+/* True when the block must stop (its status and report are set). */
+static bool poll_stop(struct px_block *b) {
+  poll_countdown = POLL_EVERY;
+  enum px_stop why = b->l->poll ? b->l->poll(b->l) : PX_GO;
+  if (why == PX_GO) return false;
+  stop_block(b, why);
+  return true;
+}
+
+/* ---------------------------------------------------------------- the warp loop */
+
 static void run_warp(struct px_warp *w) {
   struct px_block *b = w->blk;
   uint64_t executed = 0;
@@ -462,12 +530,14 @@ static void run_warp(struct px_warp *w) {
       uint32_t p = w->f->P[in->guard];
       m &= in->guard_neg ? ~p : p;
     }
-    executed += m == PX_FULL ? 32u : (unsigned)__builtin_popcount(m); /* popcount may be a library call */
     if (in->ctl == PX_CTL_NONE) {
+      executed += m == PX_FULL ? 32u : (unsigned)__builtin_popcount(m); /* popcount may be a library call */
       if (m) in->fn(w, in, m);
       if (++w->pc >= w->others_min) resched(w);
       continue;
     }
+    if (--poll_countdown == 0 && poll_stop(b)) break; /* before it runs: the report shows the warp here */
+    executed += m == PX_FULL ? 32u : (unsigned)__builtin_popcount(m);
     control(w, in, m);
   }
   w->executed += executed;

@@ -19,6 +19,7 @@ void gcap_sim_options_init(gcap_sim_options *o) {
   o->order = GCAP_SIM_ORDER_CAPTURE;
   o->kernels = GCAP_SIM_KERNELS_AUTO;
   o->checks = GCAP_SIM_CHECK_MEMORY | GCAP_SIM_CHECK_SYNC;
+  o->kernel_timeout_ms = GCAP_SIM_KERNEL_TIMEOUT_DEFAULT_MS;
 }
 
 static gcap_status sim_available(void) { return GCAP_SUCCESS; }
@@ -74,6 +75,12 @@ static gcap_status execution_from_environment(gcap_sim_options *o) {
     return gcap__fail(GCAP_ERROR_INVALID_VALUE, "GCAP_SIM_THREADS=\"%s\" is not a number from 0 to %u",
                       gcap__quoted(threads), SIM_MAX_THREADS);
   if (threads) o->threads = (unsigned)n;
+  const char *timeout = env("GCAP_SIM_KERNEL_TIMEOUT");
+  if (timeout && (!parse_u64(timeout, &n) || n > UINT32_MAX))
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE,
+                      "GCAP_SIM_KERNEL_TIMEOUT=\"%s\" is not a number of milliseconds from 0 (no watchdog) to %u",
+                      gcap__quoted(timeout), UINT32_MAX);
+  if (timeout) o->kernel_timeout_ms = (uint32_t)n;
   return GCAP_SUCCESS;
 }
 

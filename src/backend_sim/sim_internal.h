@@ -55,6 +55,7 @@ struct sim_context {
   char unreported_message[512];
   struct sim_memory mem;
   struct sim_init_map *init; /* INIT check: what device memory has been written (sim_init.c) */
+  bool halted;               /* a kernel was stopped (watchdog, gcap_sim_interrupt): no more kernels run */
 };
 
 /* How far a stream has run. It outlives the stream while waits and events still refer to it. */

@@ -16,8 +16,10 @@
  */
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "alloc.h"
 #include "error.h"
@@ -40,6 +42,9 @@ struct sim_job {
   char message[640];
   struct px_launch ptx;                    /* FORM_PTX */
   const struct gcap__backend_ctx *backend; /* the launch's context (conditional handles must be its own) */
+  uint64_t deadline_ns;                    /* the watchdog: CLOCK_MONOTONIC time to stop at; 0: none */
+  uint32_t timeout_ms;
+  unsigned interrupts; /* gcap_sim_interrupt's count when the launch began */
 };
 
 enum slot_state { SLOT_IDLE, SLOT_RUNNABLE, SLOT_WAITING, SLOT_DONE };
@@ -89,6 +94,29 @@ struct sim_kernels {
 
 /* The worker this OS thread is running a kernel for; NULL outside kernels. */
 static _Thread_local struct sim_worker *running;
+
+/* How often gcap_sim_interrupt was called: a launch stops when it changes (lock-free: signal-safe). */
+static atomic_uint interrupts;
+
+void gcap_sim_interrupt(void) { atomic_fetch_add_explicit(&interrupts, 1, memory_order_relaxed); }
+
+static uint64_t now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* Whether the launch must stop, and why: another block failed, an interrupt, the watchdog. */
+static enum px_stop job_poll(const struct sim_job *job) {
+  if (atomic_load_explicit(&job->failed, memory_order_relaxed)) return PX_STOP_FAILED;
+  if (atomic_load_explicit(&interrupts, memory_order_relaxed) != job->interrupts) return PX_STOP_INTERRUPT;
+  if (job->deadline_ns && now_ns() >= job->deadline_ns) return PX_STOP_TIMEOUT;
+  return PX_GO;
+}
+
+static enum px_stop ptx_poll(const struct px_launch *l) {
+  return job_poll((const struct sim_job *)(const void *)((const char *)l - offsetof(struct sim_job, ptx)));
+}
 
 #if defined(__GNUC__)
 __attribute__((format(printf, 3, 4)))
@@ -381,10 +409,32 @@ static bool claim(struct sim_job *job, uint64_t *begin, uint64_t *end) {
   return true;
 }
 
+/*
+ * A CPU implementation cannot be stopped inside a block: the watchdog and interrupts stop it
+ * between blocks (the clock is read every 16 blocks; PTX blocks poll inside, in ptx_run.c).
+ */
+static bool cpu_stopped(struct sim_job *job, uint64_t i, gcap_dim3 b) {
+  if (job->form == FORM_PTX || i % 16 != 15) return false;
+  enum px_stop why = job_poll(job);
+  if (why == PX_GO || why == PX_STOP_FAILED) return why != PX_GO;
+  const char *name = job->l->kernel->name;
+  if (why == PX_STOP_TIMEOUT)
+    job_fail(job, GCAP_ERROR_LAUNCH_TIMEOUT,
+             "kernel \"%s\" ran past the simulator's watchdog (%u ms, kernel_timeout_ms or GCAP_SIM_KERNEL_TIMEOUT) "
+             "and was stopped before block (%u,%u,%u) (a CPU implementation stops only between blocks)",
+             name, job->timeout_ms, b.x, b.y, b.z);
+  else
+    job_fail(job, GCAP_ERROR_LAUNCH_TIMEOUT,
+             "kernel \"%s\" was stopped by gcap_sim_interrupt before block (%u,%u,%u) (a CPU implementation stops "
+             "only between blocks)",
+             name, b.x, b.y, b.z);
+  return true;
+}
+
 static void run_range(struct sim_worker *w, struct sim_job *job, uint64_t begin, uint64_t end) {
   gcap_dim3 b = index_at(job->l->grid, begin);
   for (uint64_t i = begin; i < end; i++, next_index(&b, job->l->grid)) {
-    if (atomic_load_explicit(&job->failed, memory_order_relaxed)) return;
+    if (atomic_load_explicit(&job->failed, memory_order_relaxed) || cpu_stopped(job, i, b)) return;
     run_block(w, job, b);
   }
 }
@@ -479,6 +529,17 @@ static void job_init(struct sim_job *job, const struct gcap__launch *l) {
   job->status = GCAP_SUCCESS;
   job->message[0] = '\0';
   job->backend = NULL;
+  job->deadline_ns = 0;
+  job->timeout_ms = 0;
+  job->interrupts = atomic_load(&interrupts);
+}
+
+/* The watchdog starts as the launch's first block is about to run. */
+static void arm(const struct sim_context *sc, struct sim_job *job) {
+  job->timeout_ms = sc->options.kernel_timeout_ms;
+  job->deadline_ns = job->timeout_ms ? now_ns() + (uint64_t)job->timeout_ms * 1000000u : 0;
+  job->ptx.poll = ptx_poll;
+  job->ptx.timeout_ms = job->timeout_ms;
 }
 
 /*
@@ -589,13 +650,14 @@ static gcap_status run_ptx(struct sim_context *sc, struct sim_job *job) {
                       l->kernel->name, sc->options.threads - 1);
   }
   sc->stats.kernels_executed++;
+  arm(sc, job);
   run_rest(sc, job);
   sc->stats.ptx_instructions += sim_worker_take_counts(sc->kernels->caller).ptx_instructions;
   gcap__free(job->ptx.params);
   return atomic_load(&job->failed) ? gcap__fail(job->status, "%s", job->message) : GCAP_SUCCESS;
 }
 
-gcap_status sim_run_kernel(struct sim_context *sc, const struct gcap__launch *l) {
+static gcap_status run_kernel(struct sim_context *sc, const struct gcap__launch *l) {
   bool stub = false;
   enum sim_form form = form_of(sc, l->kernel, &stub);
   if (stub && sc->options.kernels == GCAP_SIM_KERNELS_PTX)
@@ -622,11 +684,27 @@ gcap_status sim_run_kernel(struct sim_context *sc, const struct gcap__launch *l)
   gcap_status st = prepare(sc, &job, &probe_first);
   if (st != GCAP_SUCCESS) return st;
   sc->stats.kernels_executed++;
+  arm(sc, &job);
   if (probe_first) probe(ks, &job);
   if (!atomic_load(&job.failed)) run_rest(sc, &job);
   if (atomic_load(&job.barrier_in_plain)) remember(ks, l->kernel->sim_fn, true);
   sc->stats.barriers_passed += sim_worker_take_counts(ks->caller).barriers_passed;
   return atomic_load(&job.failed) ? gcap__fail(job.status, "%s", job.message) : GCAP_SUCCESS;
+}
+
+/*
+ * A kernel stopped by the watchdog or an interrupt leaves the context faulted (sticky, as on a
+ * GPU): work still queued (DEFERRED) runs no more kernels, so a wait ends at once.
+ */
+gcap_status sim_run_kernel(struct sim_context *sc, const struct gcap__launch *l) {
+  if (sc->halted)
+    return gcap__fail(GCAP_ERROR_LAUNCH_TIMEOUT,
+                      "kernel \"%s\" did not run: an earlier kernel of the context was stopped (watchdog or "
+                      "gcap_sim_interrupt)",
+                      l->kernel->name);
+  gcap_status st = run_kernel(sc, l);
+  if (st == GCAP_ERROR_LAUNCH_TIMEOUT) sc->halted = true;
+  return st;
 }
 
 void gcap_sim_set_conditional(gcap_conditional_handle h, unsigned value) {

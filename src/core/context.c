@@ -47,7 +47,7 @@ static gcap_status check_handle(const void *h, enum gcap__handle_type type, cons
 
 static bool is_sticky(gcap_status st) {
   return st == GCAP_ERROR_ILLEGAL_ADDRESS || st == GCAP_ERROR_ASSERT || st == GCAP_ERROR_ILLEGAL_INSTRUCTION ||
-         st == GCAP_ERROR_MISALIGNED_ADDRESS || st == GCAP_ERROR_LAUNCH_FAILURE;
+         st == GCAP_ERROR_MISALIGNED_ADDRESS || st == GCAP_ERROR_LAUNCH_FAILURE || st == GCAP_ERROR_LAUNCH_TIMEOUT;
 }
 
 gcap_status gcap__note_fault(struct gcap_context *ctx, gcap_status st) {

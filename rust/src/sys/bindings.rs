@@ -35,6 +35,7 @@ pub const GCAP_SIM_CHECK_MEMORY: u32 = 1;
 pub const GCAP_SIM_CHECK_SYNC: u32 = 2;
 pub const GCAP_SIM_CHECK_SHARED_RACES: u32 = 4;
 pub const GCAP_SIM_CHECK_INIT: u32 = 8;
+pub const GCAP_SIM_KERNEL_TIMEOUT_DEFAULT_MS: u32 = 60000;
 pub type __uint8_t = ::std::os::raw::c_uchar;
 pub type __uint16_t = ::std::os::raw::c_ushort;
 pub type __uint32_t = ::std::os::raw::c_uint;
@@ -113,6 +114,7 @@ pub const GCAP_ERROR_ILLEGAL_STATE: gcap_status = 8;
 pub const GCAP_ERROR_INVALID_PTX: gcap_status = 218;
 pub const GCAP_ERROR_INVALID_SOURCE: gcap_status = 300;
 pub const GCAP_ERROR_ILLEGAL_ADDRESS: gcap_status = 700;
+pub const GCAP_ERROR_LAUNCH_TIMEOUT: gcap_status = 702;
 pub const GCAP_ERROR_ASSERT: gcap_status = 710;
 pub const GCAP_ERROR_ILLEGAL_INSTRUCTION: gcap_status = 715;
 pub const GCAP_ERROR_MISALIGNED_ADDRESS: gcap_status = 716;
@@ -1289,6 +1291,7 @@ pub struct gcap_sim_options {
     pub threads: ::std::os::raw::c_uint,
     pub kernels: gcap_sim_kernels,
     pub checks: ::std::os::raw::c_uint,
+    pub kernel_timeout_ms: u32,
 }
 extern "C" {
     pub fn gcap_sim_options_init(o: *mut gcap_sim_options);
@@ -1314,6 +1317,9 @@ extern "C" {
 }
 extern "C" {
     pub fn gcap_sim_syncthreads(t: *const gcap_sim_thread);
+}
+extern "C" {
+    pub fn gcap_sim_interrupt();
 }
 extern "C" {
     pub fn gcap_sim_set_conditional(h: gcap_conditional_handle, value: ::std::os::raw::c_uint);

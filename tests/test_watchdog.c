@@ -1,0 +1,295 @@
+/*
+ * The simulator's watchdog (gcap_sim_options.kernel_timeout_ms, GCAP_SIM_KERNEL_TIMEOUT) and
+ * gcap_sim_interrupt: a kernel that never ends fails its launch, or the wait that ran it, with
+ * GCAP_ERROR_LAUNCH_TIMEOUT, naming the kernel, the block and where its warps were; the context
+ * keeps the fault.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common.h"
+
+#define ARGS(...) ((void *[]){__VA_ARGS__})
+
+/* spin: waits for *flag to become non-zero (never, here); count: n turns of a loop, then *out = n. */
+static const char ptx[] = ".version 7.0\n"
+                          ".target sm_70\n"
+                          ".address_size 64\n"
+                          ".file 1 \"spin.cu\"\n"
+                          ".visible .entry spin(.param .u64 flag, .param .u64 started)\n"
+                          "{\n"
+                          "  .reg .pred %p<2>;\n"
+                          "  .reg .b32 %r<3>;\n"
+                          "  .reg .b64 %rd<5>;\n"
+                          "  ld.param.u64 %rd1, [flag];\n"
+                          "  ld.param.u64 %rd3, [started];\n"
+                          "  cvta.to.global.u64 %rd2, %rd1;\n"
+                          "  cvta.to.global.u64 %rd4, %rd3;\n"
+                          "  mov.u32 %r2, 1;\n"
+                          "  st.volatile.global.u32 [%rd4], %r2;\n"
+                          "$L_wait:\n"
+                          "  .loc 1 7 3\n"
+                          "  ld.volatile.global.u32 %r1, [%rd2];\n"
+                          "  setp.eq.s32 %p1, %r1, 0;\n"
+                          "  @%p1 bra $L_wait;\n"
+                          "  ret;\n"
+                          "}\n"
+                          ".visible .entry count(.param .u32 n, .param .u64 out)\n"
+                          "{\n"
+                          "  .reg .pred %p<2>;\n"
+                          "  .reg .b32 %r<4>;\n"
+                          "  .reg .b64 %rd<3>;\n"
+                          "  ld.param.u32 %r1, [n];\n"
+                          "  ld.param.u64 %rd1, [out];\n"
+                          "  cvta.to.global.u64 %rd2, %rd1;\n"
+                          "  mov.u32 %r2, 0;\n"
+                          "$L_count:\n"
+                          "  add.u32 %r2, %r2, 1;\n"
+                          "  setp.lt.u32 %p1, %r2, %r1;\n"
+                          "  @%p1 bra $L_count;\n"
+                          "  st.global.u32 [%rd2], %r2;\n"
+                          "  ret;\n"
+                          "}\n";
+
+struct spin {
+  gcap_context *ctx;
+  gcap_stream *s;
+  gcap_module *m;
+  uint32_t *flag, *started; /* device memory (host memory on the simulator without strict memory) */
+};
+
+static void spin_open(struct spin *sp, gcap_sim_exec exec, uint32_t timeout_ms, unsigned threads) {
+  gcap_sim_options so;
+  gcap_sim_options_init(&so);
+  so.kernels = GCAP_SIM_KERNELS_PTX;
+  so.exec = exec;
+  so.kernel_timeout_ms = timeout_ms;
+  so.threads = threads;
+  sp->ctx = test_sim_context_create(&so);
+  assert_ok(gcap_stream_create(sp->ctx, &sp->s));
+  gcap_module_desc d = {.image = ptx, .image_size = sizeof ptx - 1};
+  assert_ok(gcap_module_load(sp->ctx, &d, &sp->m));
+  sp->flag = test_dev_alloc(sp->ctx, 4);
+  sp->started = test_dev_alloc(sp->ctx, 4);
+  assert_ok(gcap_memset_d32_async(sp->s, sp->flag, 0, 1));
+  assert_ok(gcap_memset_d32_async(sp->s, sp->started, 0, 1));
+  assert_ok(gcap_stream_synchronize(sp->s));
+}
+
+static gcap_status spin_launch(struct spin *sp, gcap_dim3 grid, gcap_dim3 block) {
+  return gcap_launch_kernel(sp->s, test_kernel_of(sp->m, "spin"), grid, block, 0, ARGS(&sp->flag, &sp->started));
+}
+
+/*
+ * The report of a stopped spin: the kernel, the block, and where the warp that ran was: the
+ * loop's branch, PTX line 20, with the .loc line of the loop.
+ */
+static void assert_spin_report(const char *block, const char *why) {
+  test_assert_message_contains("kernel \"spin\"");
+  test_assert_message_contains(block);
+  test_assert_message_contains(why);
+  test_assert_message_contains("warp 0 at PTX line 20 \"@%p1 bra $L_wait\" (spin.cu:7)");
+}
+
+static void watchdog_ends_immediate_launch(void **state) {
+  (void)state;
+  struct spin sp;
+  spin_open(&sp, GCAP_SIM_EXEC_IMMEDIATE, 200, 1);
+  assert_status(spin_launch(&sp, GCAP_DIM3(1, 1, 1), GCAP_DIM3(64, 1, 1)), GCAP_ERROR_LAUNCH_TIMEOUT);
+  assert_spin_report("block (0,0,0)", "ran past the simulator's watchdog (200 ms");
+  /* A warp runs until it waits or ends: the second one never started. */
+  test_assert_message_contains("(spin.cu:7); warp 1 at PTX line 10 \"ld.param.u64 %rd1, [flag]\"");
+  /* Sticky: every later call on the context fails the same way, quoting the report. */
+  assert_status(gcap_stream_synchronize(sp.s), GCAP_ERROR_LAUNCH_TIMEOUT);
+  test_assert_message_contains("sticky");
+  test_assert_message_contains("kernel \"spin\" block (0,0,0)");
+  void *p = NULL;
+  assert_status(gcap_mem_alloc(sp.ctx, 16, &p), GCAP_ERROR_LAUNCH_TIMEOUT);
+  assert_status(spin_launch(&sp, GCAP_DIM3(1, 1, 1), GCAP_DIM3(1, 1, 1)), GCAP_ERROR_LAUNCH_TIMEOUT);
+  gcap_context_destroy(sp.ctx);
+}
+
+static void watchdog_ends_deferred_wait(void **state) {
+  (void)state;
+  struct spin sp;
+  spin_open(&sp, GCAP_SIM_EXEC_DEFERRED, 200, 1);
+  uint32_t *out = test_dev_alloc(sp.ctx, 4);
+  uint32_t n = 5;
+  assert_ok(spin_launch(&sp, GCAP_DIM3(2, 1, 1), GCAP_DIM3(32, 1, 1))); /* queued */
+  /* A second kernel queued behind it does not run once the context is faulted. */
+  assert_ok(gcap_launch_kernel(sp.s, test_kernel_of(sp.m, "count"), GCAP_DIM3(1, 1, 1), GCAP_DIM3(1, 1, 1), 0,
+                               ARGS(&n, &out)));
+  assert_status(gcap_stream_synchronize(sp.s), GCAP_ERROR_LAUNCH_TIMEOUT);
+  assert_spin_report("block (0,0,0)", "ran past the simulator's watchdog (200 ms");
+  assert_status(gcap_context_synchronize(sp.ctx), GCAP_ERROR_LAUNCH_TIMEOUT);
+  gcap_sim_stats stats;
+  assert_status(gcap_sim_get_stats(sp.ctx, &stats), GCAP_ERROR_LAUNCH_TIMEOUT);
+  gcap_context_destroy(sp.ctx);
+}
+
+/* With worker threads, every block stops, and one of them reports. */
+static void watchdog_stops_every_worker(void **state) {
+  (void)state;
+  struct spin sp;
+  spin_open(&sp, GCAP_SIM_EXEC_IMMEDIATE, 100, 4);
+  assert_status(spin_launch(&sp, GCAP_DIM3(8, 1, 1), GCAP_DIM3(32, 1, 1)), GCAP_ERROR_LAUNCH_TIMEOUT);
+  assert_spin_report("block (", "ran past the simulator's watchdog (100 ms");
+  gcap_context_destroy(sp.ctx);
+}
+
+/* 0 turns the watchdog off: a kernel that runs a while finishes (and times out with 1 ms). */
+static void zero_means_no_watchdog(void **state) {
+  (void)state;
+  uint32_t n = 3000000, got = 0;
+  for (int timeout = 0; timeout <= 1; timeout++) {
+    struct spin sp;
+    spin_open(&sp, GCAP_SIM_EXEC_IMMEDIATE, (uint32_t)timeout, 1);
+    uint32_t *out = test_dev_alloc(sp.ctx, 4);
+    gcap_status st = gcap_launch_kernel(sp.s, test_kernel_of(sp.m, "count"), GCAP_DIM3(1, 1, 1), GCAP_DIM3(1, 1, 1), 0,
+                                        ARGS(&n, &out));
+    if (timeout == 0) {
+      assert_ok(st);
+      assert_ok(gcap_memcpy(sp.ctx, &got, out, 4, GCAP_MEMCPY_DEVICE_TO_HOST));
+      assert_int_equal(got, n);
+    } else {
+      assert_status(st, GCAP_ERROR_LAUNCH_TIMEOUT);
+      test_assert_message_contains("kernel \"count\" block (0,0,0) ran past the simulator's watchdog (1 ms");
+      test_assert_message_contains("warp 0 at PTX line");
+    }
+    gcap_context_destroy(sp.ctx);
+  }
+}
+
+static void default_and_environment(void **state) {
+  (void)state;
+  gcap_sim_options so;
+  gcap_sim_options_init(&so);
+  assert_int_equal(so.kernel_timeout_ms, 60000);
+  assert_int_equal(GCAP_SIM_KERNEL_TIMEOUT_DEFAULT_MS, 60000);
+  gcap_context_options o;
+  gcap_context_options_init(&o);
+  o.backend = GCAP_BACKEND_SIM;
+  const char *bad[] = {"", "-1", " 5", "5ms", "4294967296", "1e3", "0x10"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    gcap_context *ctx = NULL;
+    setenv("GCAP_SIM_KERNEL_TIMEOUT", bad[i], 1);
+    if (bad[i][0] == '\0') { /* empty: unset, as every GCAP_SIM_* variable */
+      assert_ok(gcap_context_create(&o, &ctx));
+      gcap_context_destroy(ctx);
+      continue;
+    }
+    assert_status(gcap_context_create(&o, &ctx), GCAP_ERROR_INVALID_VALUE);
+    assert_null(ctx);
+    test_assert_message_contains("GCAP_SIM_KERNEL_TIMEOUT=\"");
+    test_assert_message_contains(bad[i]);
+  }
+  /* A good value sets the watchdog of a context made without explicit options. */
+  setenv("GCAP_SIM_KERNEL_TIMEOUT", "150", 1);
+  setenv("GCAP_SIM_KERNELS", "ptx", 1);
+  gcap_context *ctx = NULL;
+  assert_ok(gcap_context_create(&o, &ctx));
+  unsetenv("GCAP_SIM_KERNEL_TIMEOUT");
+  unsetenv("GCAP_SIM_KERNELS");
+  gcap_stream *s = test_stream_create(ctx);
+  gcap_module *m = NULL;
+  gcap_module_desc d = {.image = ptx, .image_size = sizeof ptx - 1};
+  assert_ok(gcap_module_load(ctx, &d, &m));
+  uint32_t *flag = test_dev_alloc(ctx, 4), *started = test_dev_alloc(ctx, 4);
+  assert_ok(gcap_memset_d32_async(s, flag, 0, 1));
+  assert_ok(gcap_stream_synchronize(s));
+  gcap_status st = gcap_launch_kernel(s, test_kernel_of(m, "spin"), GCAP_DIM3(1, 1, 1), GCAP_DIM3(1, 1, 1), 0,
+                                      ARGS(&flag, &started));
+  if (st == GCAP_SUCCESS) st = gcap_stream_synchronize(s); /* GCAP_SIM_EXEC=deferred in the environment */
+  assert_status(st, GCAP_ERROR_LAUNCH_TIMEOUT);
+  test_assert_message_contains("(150 ms");
+  gcap_context_destroy(ctx);
+}
+
+/* ------------------------------------------------------------ gcap_sim_interrupt */
+
+struct interrupter {
+  volatile uint32_t *started;
+  pthread_t id;
+};
+
+static void *interrupt_when_started(void *arg) {
+  struct interrupter *it = arg;
+  while (__atomic_load_n(it->started, __ATOMIC_ACQUIRE) == 0) {
+    struct timespec t = {0, 1000000};
+    nanosleep(&t, NULL);
+  }
+  gcap_sim_interrupt();
+  return NULL;
+}
+
+static void interrupt_stops_a_running_kernel(void **state) {
+  (void)state;
+  for (int deferred = 0; deferred <= 1; deferred++) {
+    struct spin sp;
+    spin_open(&sp, deferred ? GCAP_SIM_EXEC_DEFERRED : GCAP_SIM_EXEC_IMMEDIATE, 0, 1);
+    gcap_sim_interrupt(); /* before the launch: it changes nothing */
+    struct interrupter it = {sp.started, 0};
+    assert_int_equal(pthread_create(&it.id, NULL, interrupt_when_started, &it), 0);
+    gcap_status st = spin_launch(&sp, GCAP_DIM3(1, 1, 1), GCAP_DIM3(32, 1, 1));
+    if (deferred) {
+      assert_ok(st);
+      st = gcap_stream_synchronize(sp.s);
+    }
+    assert_status(st, GCAP_ERROR_LAUNCH_TIMEOUT);
+    assert_spin_report("block (0,0,0)", "was stopped by gcap_sim_interrupt");
+    pthread_join(it.id, NULL);
+    assert_status(gcap_stream_query(sp.s), GCAP_ERROR_LAUNCH_TIMEOUT);
+    gcap_context_destroy(sp.ctx);
+  }
+}
+
+/* A CPU implementation stops between blocks. */
+static void slow_block(const gcap_sim_block *b, void *const *args) {
+  (void)b;
+  (void)args;
+  struct timespec t = {0, 2000000};
+  nanosleep(&t, NULL);
+}
+
+static void watchdog_stops_cpu_kernels_between_blocks(void **state) {
+  (void)state;
+  gcap_sim_options so;
+  gcap_sim_options_init(&so);
+  so.kernel_timeout_ms = 50;
+  gcap_context *ctx = test_sim_context_create(&so);
+  gcap_stream *s = test_stream_create(ctx);
+  gcap_kernel_def k = {.name = "slow", .sim_block_fn = slow_block};
+  gcap_module_desc d = {.kernels = &k, .num_kernels = 1};
+  gcap_module *m = NULL;
+  assert_ok(gcap_module_load(ctx, &d, &m));
+  assert_status(gcap_launch_kernel(s, test_kernel_of(m, "slow"), GCAP_DIM3(100000, 1, 1), GCAP_DIM3(1, 1, 1), 0, NULL),
+                GCAP_ERROR_LAUNCH_TIMEOUT);
+  test_assert_message_contains("kernel \"slow\" ran past the simulator's watchdog (50 ms");
+  test_assert_message_contains("before block (");
+  test_assert_message_contains("a CPU implementation stops only between blocks");
+  gcap_context_destroy(ctx);
+}
+
+int main(void) {
+  test_require_backend();
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(watchdog_ends_immediate_launch),
+      cmocka_unit_test(watchdog_ends_deferred_wait),
+      cmocka_unit_test(watchdog_stops_every_worker),
+      cmocka_unit_test(zero_means_no_watchdog),
+      cmocka_unit_test(default_and_environment),
+      cmocka_unit_test(interrupt_stops_a_running_kernel),
+      cmocka_unit_test(watchdog_stops_cpu_kernels_between_blocks),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
