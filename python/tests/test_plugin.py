@@ -271,3 +271,42 @@ def test_the_worked_example_of_docs_python_md_passes_every_case(pytester, run):
     pytester.makepyfile(test_example=example)
     result = run("-q")
     result.assert_outcomes(passed=16)  # 8 seeds x 2 capture modes
+
+
+# ------------------------------------------------------------------ pytest-xdist
+
+SPREAD = HEADER + """
+import os
+
+@pytest.mark.gcap(seeds=6)
+def test_spread(gcap_ctx, gcap_case):
+    with open("cases-%s.txt" % os.environ["PYTEST_XDIST_WORKER"], "a") as f:
+        f.write("%d %d\\n" % (gcap_case.seed, os.getpid()))
+    s = gcap_ctx.stream()
+    buf = gcap_ctx.alloc(16)
+    s.memset(buf, gcap_case.seed)
+    s.synchronize()
+    assert gcap_case.seed != 4 or buf.to_numpy()[0] == 0, "a bug only seed 4 finds"
+"""
+
+
+def test_under_xdist_each_worker_runs_its_share_of_the_seeds_and_a_failure_names_its_case(pytester, run):
+    pytest.importorskip("xdist")
+    pytester.makepyfile(test_spread=SPREAD)
+    xdist = ("-p", "xdist.plugin", "-p", "gcap.pytest_plugin", "-n", "2")
+    result = pytester.runpytest_subprocess(*xdist)
+    result.assert_outcomes(passed=5, failed=1)
+    result.stdout.fnmatch_lines([
+        "*gcap: failed with seed=4 exec=deferred order=shuffle mode=global; re-run exactly this case with: "
+        "pytest 'test_spread.py::test_spread[[]seed=4-mode=global[]]' --gcap-seed=4",
+        "FAILED test_spread.py::test_spread[[]seed=4-mode=global[]]*",
+    ])
+    ran = {}
+    for worker in ("gw0", "gw1"):  # two processes, each with its own contexts, each given some of the seeds
+        lines = (pytester.path / ("cases-%s.txt" % worker)).read_text().split()
+        ran[worker] = ([int(seed) for seed in lines[0::2]], set(lines[1::2]))
+        assert ran[worker][0] and len(ran[worker][1]) == 1
+    assert sorted(ran["gw0"][0] + ran["gw1"][0]) == [1, 2, 3, 4, 5, 6]
+    assert ran["gw0"][1] != ran["gw1"][1]
+    again = pytester.runpytest_subprocess(*(xdist + tuple(rerun_command(result))))
+    again.assert_outcomes(failed=1)  # the command the report gives replays that case alone, under xdist too
