@@ -64,7 +64,10 @@ pub fn thread_exchange_capture_mode(mode: CaptureMode) -> GpuResult<CaptureMode>
 }
 
 /// A private memory pool for the graph allocations of captures (PyTorch's graph pools): the
-/// finished graph keeps it alive.
+/// memory of [`Stream::alloc_async`](crate::Stream::alloc_async) during a capture begun with it
+/// ([`GraphCaptureGuard::begin_with_pool`]) comes from it, so several graphs can share it. The
+/// finished graph, and buffers allocated from it, keep it alive. A capture begun without one draws
+/// from a pool of its own.
 pub struct CapturePool {
     ctx: Context,
     raw: *mut sys::gcap_pool,
@@ -131,11 +134,18 @@ struct RawCapture {
 }
 
 impl RawCapture {
-    fn begin(stream: &Stream, mode: CaptureMode, pool: Option<&CapturePool>) -> GpuResult<RawCapture> {
+    fn begin(stream: &Stream, mode: CaptureMode, pool: Option<&Arc<CapturePool>>) -> GpuResult<RawCapture> {
+        // Every capture draws its graph allocations (Stream::alloc_async) from a pool, a private one
+        // when none is given: a buffer allocated in the capture keeps the pool, so its address stays
+        // backed by memory as long as the buffer lives, whatever becomes of the graph.
+        let pool = match pool {
+            Some(p) => p.clone(),
+            None => CapturePool::new(stream.context())?,
+        };
         let mut o = unsafe { std::mem::zeroed::<sys::gcap_capture_options>() };
         unsafe { sys::gcap_capture_options_init(&mut o) };
         o.mode = mode.raw();
-        o.pool = pool.map_or(ptr::null_mut(), |p| p.raw);
+        o.pool = pool.raw;
         let _changing = stream.context().changing_captures();
         let mut raw = ptr::null_mut();
         // Noted before it begins, so that no drop in between frees what it would refuse.
@@ -145,12 +155,16 @@ impl RawCapture {
             return Err(e);
         }
         let id = stream.capture_status().map(|s| s.1).unwrap_or(0);
+        let ctx = stream.context();
+        ctx.keep_for_capture(id, [pool.clone() as Keep]); // the graph and its executables keep the pool
+        ctx.inner.capture_pools.lock().unwrap_or_else(|e| e.into_inner()).insert(id, pool);
         Ok(RawCapture { raw, stream: stream.clone(), id, live: Some(live) })
     }
 
     /// The capture has ended: the frees it refused happen now.
     fn ended(&mut self) {
         if let Some(key) = self.live.take() {
+            self.stream.context().inner.capture_pools.lock().unwrap_or_else(|e| e.into_inner()).remove(&self.id);
             crate::release::ended(key);
         }
     }

@@ -129,6 +129,10 @@ pub(crate) struct ContextInner {
     /// Held shared while work is issued and its keeps are placed, exclusively while a capture
     /// begins or ends: a stream cannot start or stop capturing between the two.
     captures_change: RwLock<()>,
+    /// The pool of each capture sequence (by its id) while it captures, for Stream::alloc_async.
+    pub(crate) capture_pools: Mutex<HashMap<u64, Arc<crate::CapturePool>>>,
+    /// Buffers from Stream::alloc_async in a capture that are alive (trim would unback them).
+    pub(crate) graph_buffers: std::sync::atomic::AtomicUsize,
 }
 
 thread_local! {
@@ -194,7 +198,13 @@ impl Context {
         o.sim = sim.as_ref().map_or(ptr::null(), |s| s as *const _);
         let mut raw = ptr::null_mut();
         check(unsafe { sys::gcap_context_create(&o, &mut raw) })?;
-        let inner = ContextInner { raw, capture_keeps: Mutex::new(HashMap::new()), captures_change: RwLock::new(()) };
+        let inner = ContextInner {
+            raw,
+            capture_keeps: Mutex::new(HashMap::new()),
+            captures_change: RwLock::new(()),
+            capture_pools: Mutex::new(HashMap::new()),
+            graph_buffers: std::sync::atomic::AtomicUsize::new(0),
+        };
         Ok(Context { inner: Arc::new(inner) })
     }
 
@@ -237,7 +247,18 @@ impl Context {
     }
 
     /// Gives back reserved graph memory no executable needs (`cudaDeviceGraphMemTrim`).
+    /// [`GpuError::IllegalState`](crate::GpuError) while a buffer allocated by
+    /// [`Stream::alloc_async`](crate::Stream::alloc_async) during a capture is alive, or a graph,
+    /// executable or pending work that uses one: trimming could take the memory behind its address
+    /// away.
     pub fn trim_graph_memory(&self) -> GpuResult<()> {
+        let alive = self.inner.graph_buffers.load(std::sync::atomic::Ordering::SeqCst);
+        if alive > 0 {
+            return Err(crate::GpuError::IllegalState(format!(
+                "Context::trim_graph_memory: {alive} buffer(s) allocated in a capture (Stream::alloc_async) are alive, \
+                 or graphs or work that use them; drop them first"
+            )));
+        }
         check(unsafe { sys::gcap_context_graph_mem_trim(self.inner.raw) })
     }
 

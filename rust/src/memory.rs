@@ -23,10 +23,22 @@ macro_rules! device_repr {
 }
 device_repr!(u8, i8, u16, i16, u32, i32, u64, i64, f32, f64, usize, isize);
 
+/// Who gives an allocation's memory back.
+pub(crate) enum AllocKind {
+    /// This handle: `gcap_mem_free` when the last user is gone.
+    Device,
+    /// The graph that allocated it (`Stream::alloc_async` during a capture): its free node, or a
+    /// free after a launch. The handle keeps the capture's pool, so the address stays backed.
+    Graph(#[allow(dead_code)] Arc<crate::CapturePool>),
+}
+
 pub(crate) struct Allocation {
     ctx: Context,
     pub(crate) ptr: *mut c_void,
     pub(crate) bytes: usize,
+    kind: AllocKind,
+    /// A stream-ordered free (`Stream::free_async`) has given it back.
+    freed: std::sync::atomic::AtomicBool,
 }
 
 // SAFETY: the allocation is an address and a size; gcap_mem_free may run on any thread.
@@ -36,8 +48,35 @@ unsafe impl Sync for Allocation {}
 
 impl Drop for Allocation {
     fn drop(&mut self) {
-        // Now, or where a capture refuses the free, when the capture ends (see release.rs).
-        crate::release::release(&self.ctx, crate::release::Release::Device(self.ptr));
+        match self.kind {
+            AllocKind::Graph(_) => {
+                self.ctx.inner.graph_buffers.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+            }
+            _ if *self.freed.get_mut() => {}
+            // Now, or where a capture refuses the free, when the capture ends (see release.rs).
+            AllocKind::Device => crate::release::release(&self.ctx, crate::release::Release::Device(self.ptr)),
+        }
+    }
+}
+
+impl Allocation {
+    pub(crate) fn new(ctx: &Context, ptr: *mut c_void, bytes: usize, kind: AllocKind) -> Allocation {
+        if matches!(kind, AllocKind::Graph(_)) {
+            ctx.inner.graph_buffers.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+        Allocation { ctx: ctx.clone(), ptr, bytes, kind, freed: std::sync::atomic::AtomicBool::new(false) }
+    }
+
+    pub(crate) fn ctx_raw(&self) -> *mut sys::gcap_context {
+        self.ctx.raw()
+    }
+
+    pub(crate) fn is_graph(&self) -> bool {
+        matches!(self.kind, AllocKind::Graph(_))
+    }
+
+    pub(crate) fn mark_freed(&self) {
+        self.freed.store(true, std::sync::atomic::Ordering::SeqCst);
     }
 }
 
@@ -85,8 +124,12 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
         crate::release::retry();
         let mut p = ptr::null_mut();
         check(unsafe { sys::gcap_mem_alloc(ctx.raw(), bytes, &mut p) })?;
-        let alloc = Arc::new(Allocation { ctx: ctx.clone(), ptr: p, bytes });
+        let alloc = Arc::new(Allocation::new(ctx, p, bytes, AllocKind::Device));
         Ok(DeviceBuffer { alloc, len, _t: PhantomData })
+    }
+
+    pub(crate) fn from_allocation(alloc: Allocation, len: usize) -> Self {
+        DeviceBuffer { alloc: Arc::new(alloc), len, _t: PhantomData }
     }
 
     /// A buffer holding a copy of `data` ([`GpuError::InvalidValue`](crate::GpuError) for an empty

@@ -4,8 +4,8 @@ use std::ptr;
 use std::sync::{Arc, Mutex};
 
 use crate::context::{Context, Keep};
-use crate::error::{check, invalid, GpuResult};
-use crate::memory::{DeviceBuffer, DeviceRepr};
+use crate::error::{check, invalid, GpuError, GpuResult};
+use crate::memory::{AllocKind, Allocation, DeviceBuffer, DeviceRepr};
 use crate::sys;
 
 pub(crate) struct StreamInner {
@@ -191,6 +191,106 @@ impl Stream {
         let kind = sys::GCAP_MEMCPY_HOST_TO_DEVICE;
         check(unsafe { sys::gcap_memcpy_async(self.raw(), dst.raw(), data.as_ptr().cast(), dst.size_bytes(), kind) })?;
         self.keep([dst.keep(), data as Keep])
+    }
+}
+
+/// Stream-ordered allocation (`cudaMallocAsync`, `cudaFreeAsync`): outside a capture, ordinary
+/// device memory; during one, allocation and free nodes whose memory the graph owns.
+impl Stream {
+    /// `len` elements of device memory, allocated in stream order (`gcap_mem_alloc_async`).
+    ///
+    /// Outside a capture this is an ordinary [`DeviceBuffer`], freed when it is dropped (once
+    /// nothing uses it) or by [`free_async`](Self::free_async). During a capture it records an
+    /// allocation node: the address is fixed from now on for the graph and its executables, and
+    /// each launch allocates the memory there; the capture's work may use the buffer like any
+    /// other. Free it in the same capture with [`free_async`](Self::free_async) (a free node), or,
+    /// after a launch, with `free_async` outside the capture; otherwise the next launch of the
+    /// executable fails with [`GpuError::InvalidValue`](crate::GpuError) while the memory is still
+    /// allocated (CUDA's rule). The memory comes from the capture's pool
+    /// ([`GraphCaptureGuard::begin_with_pool`](crate::GraphCaptureGuard::begin_with_pool), else one
+    /// of its own), which the buffer keeps: dropping the buffer gives nothing back by itself, the
+    /// graph owns the memory. `len` 0 is [`GpuError::InvalidValue`](crate::GpuError).
+    ///
+    /// ```
+    /// use gcap::{Backend, CapturePool, Context, GraphCaptureGuard, Stream};
+    /// # fn main() -> gcap::GpuResult<()> {
+    /// let ctx = Context::new(Backend::Sim)?;
+    /// let (s, pool) = (Stream::new(&ctx)?, CapturePool::new(&ctx)?);
+    /// let out = gcap::DeviceBuffer::<u32>::zeroed(&ctx, 256)?;
+    /// let guard = GraphCaptureGuard::begin_with_pool(&s, pool.clone())?;
+    /// let scratch = s.alloc_async::<u32>(256)?;   // an allocation node, from the pool
+    /// s.memset_u32(&scratch, 7)?;
+    /// s.copy(&out, &scratch)?;
+    /// s.free_async(scratch)?;                     // a free node
+    /// let graph = guard.finish()?;
+    /// assert_eq!(pool.stats()?.reserved_bytes, 1024);
+    /// graph.launch()?;
+    /// graph.launch()?;
+    /// s.synchronize()?;
+    /// assert_eq!(out.to_vec()?, vec![7; 256]);
+    /// assert_eq!(pool.stats()?.used_bytes, 0);      // each launch freed what it allocated
+    /// # Ok(()) }
+    /// ```
+    pub fn alloc_async<T: DeviceRepr>(&self, len: usize) -> GpuResult<DeviceBuffer<T>> {
+        let Some(bytes) = len.checked_mul(std::mem::size_of::<T>()) else {
+            return invalid(format!("Stream::alloc_async: {len} elements overflow"));
+        };
+        let ctx = &self.inner.ctx;
+        let _issuing = ctx.issuing(); // no capture begins or ends meanwhile
+        let (status, id) = self.capture_status()?;
+        let mut p = ptr::null_mut();
+        check(unsafe { sys::gcap_mem_alloc_async(self.raw(), bytes, &mut p) })?;
+        let kind = match status {
+            CaptureStatus::None => AllocKind::Device,
+            _ => {
+                let pool = ctx.inner.capture_pools.lock().unwrap_or_else(|e| e.into_inner()).get(&id).cloned();
+                match pool {
+                    Some(pool) => AllocKind::Graph(pool),
+                    None => {
+                        // A capture the crate did not begin (through `sys`): no pool keeps the address.
+                        return Err(GpuError::NotSupported(
+                            "Stream::alloc_async: the stream captures for a capture begun outside this crate".into(),
+                        ));
+                    }
+                }
+            }
+        };
+        Ok(DeviceBuffer::from_allocation(Allocation::new(ctx, p, bytes, kind), len))
+    }
+
+    /// Frees `buf` in stream order (`gcap_mem_free_async`): after the work issued to this stream
+    /// before it.
+    ///
+    /// During a capture it records a free node for a buffer [`alloc_async`](Self::alloc_async)
+    /// allocated in a capture (any other is refused by the library, which invalidates the capture;
+    /// the buffer is then freed as if dropped). Outside a capture it frees an ordinary buffer, or the
+    /// memory a graph's launch left allocated. An ordinary buffer that a graph, an executable or
+    /// work issued to *another* stream still uses is not freed: that is
+    /// [`GpuError::IllegalState`](crate::GpuError), and the buffer is let go as by a drop (freed
+    /// when they are done).
+    pub fn free_async<T: DeviceRepr>(&self, buf: DeviceBuffer<T>) -> GpuResult<()> {
+        let ctx = &self.inner.ctx;
+        let _issuing = ctx.issuing();
+        let alloc = buf.alloc;
+        if alloc.ctx_raw() != ctx.raw() {
+            return invalid("Stream::free_async: the buffer belongs to another context");
+        }
+        let (status, _) = self.capture_status()?;
+        if status == CaptureStatus::None && !alloc.is_graph() {
+            // Work issued to this stream runs before the free; any other user would not.
+            let target = Arc::as_ptr(&alloc) as *const ();
+            let ours = self.inner.keep.lock().unwrap().iter().filter(|k| Arc::as_ptr(*k) as *const () == target).count();
+            let others = Arc::strong_count(&alloc) - 1 - ours;
+            if others > 0 {
+                return Err(GpuError::IllegalState(format!(
+                    "Stream::free_async: the buffer is still used by {others} graph(s), executable(s) or operation(s) \
+                     of other streams; it is freed when they are done"
+                )));
+            }
+        }
+        check(unsafe { sys::gcap_mem_free_async(self.raw(), alloc.ptr) })?;
+        alloc.mark_freed();
+        Ok(())
     }
 }
 

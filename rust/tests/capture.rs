@@ -360,6 +360,9 @@ fn strict_memory_faults_host_reads_of_device_memory() {
 }
 
 #[test]
+// A stream hashes by its handle, which never changes: the interior mutability clippy sees is its
+// pending-work list.
+#[allow(clippy::mutable_key_type)]
 fn streams_compare_by_identity() {
     let _mode = together();
     let ctx = sim();
@@ -438,4 +441,82 @@ fn record_memcpy_takes_a_direction_a_size_and_offsets() {
     s.synchronize().unwrap();
     assert_eq!(dev.to_vec().unwrap(), [0, 0, 5, 6, 7, 0, 0, 0]);
     assert_eq!(out.to_vec(), [0, 0, 5, 6, 0, 0, 6, 7]);
+}
+
+/// Stream-ordered and graph allocation: a capture's `alloc_async` and `free_async` become
+/// allocation and free nodes whose memory comes from the capture's pool (so a `CapturePool`
+/// holds something), CUDA's relaunch rule holds, and outside a capture they are ordinary
+/// stream-ordered allocations.
+#[test]
+fn graph_allocations_draw_from_the_pool() {
+    let _mode = together();
+    let ctx = sim();
+    let s = Stream::new(&ctx).unwrap();
+    let pool = CapturePool::new(&ctx).unwrap();
+    let out = DeviceBuffer::<u32>::zeroed(&ctx, 256).unwrap();
+    assert_eq!(pool.stats().unwrap().reserved_bytes, 0);
+
+    // Allocated and freed in one capture: every launch allocates and frees it.
+    let guard = GraphCaptureGuard::begin_with_pool(&s, pool.clone()).unwrap();
+    let scratch = s.alloc_async::<u32>(256).unwrap();
+    s.memset_u32(&scratch, 5).unwrap();
+    s.copy(&out, &scratch).unwrap();
+    s.free_async(scratch).unwrap();
+    let g = guard.finish().unwrap();
+    let types: Vec<NodeType> = g.nodes().unwrap().into_iter().map(|(_, t)| t).collect();
+    assert_eq!(types, [NodeType::MemAlloc, NodeType::Memset, NodeType::Memcpy, NodeType::MemFree]);
+    assert_eq!(pool.stats().unwrap().reserved_bytes, 1024, "the pool holds the graph's allocation");
+    for _ in 0..3 {
+        g.launch().unwrap();
+    }
+    s.synchronize().unwrap();
+    assert_eq!(out.to_vec().unwrap(), vec![5; 256]);
+    assert_eq!(pool.stats().unwrap().used_bytes, 0);
+
+    // Allocated in the capture, freed outside it after a launch; the buffer outlives the capture.
+    let guard = GraphCaptureGuard::begin_with_pool(&s, pool.clone()).unwrap();
+    let kept = s.alloc_async::<u32>(64).unwrap();
+    s.memset_u32(&kept, 9).unwrap();
+    let g2 = guard.finish().unwrap();
+    g2.launch().unwrap();
+    s.synchronize().unwrap();
+    assert_eq!(kept.to_vec().unwrap(), vec![9; 64]);
+    match g2.launch() {
+        Err(GpuError::InvalidValue(m)) => assert!(!m.is_empty()),
+        other => panic!("a relaunch while its allocation is live: {other:?}"),
+    }
+    let addr = kept.device_ptr();
+    s.free_async(kept).unwrap();
+    g2.launch().unwrap();
+    s.synchronize().unwrap();
+    assert!(matches!(ctx.trim_graph_memory(), Err(GpuError::IllegalState(_))), "the graphs hold their buffers");
+    drop((g, g2));
+    assert_eq!(ctx.trim_graph_memory(), Ok(()));
+    let again = {
+        let guard = GraphCaptureGuard::begin(&s).unwrap(); // a pool of its own
+        let b = s.alloc_async::<u8>(32).unwrap();
+        s.memset(&b, 1).unwrap();
+        drop(guard.finish().unwrap());
+        b
+    };
+    assert!(matches!(ctx.trim_graph_memory(), Err(GpuError::IllegalState(_))), "a graph buffer is alive");
+    drop(again);
+    ctx.trim_graph_memory().unwrap();
+    assert_ne!(addr, 0);
+
+    // Outside a capture: ordinary memory, freed in stream order.
+    let eager = s.alloc_async::<u16>(100).unwrap();
+    s.memset(&eager, 0x11).unwrap();
+    assert_eq!(eager.to_vec().unwrap(), vec![0x1111; 100]);
+    s.free_async(eager).unwrap(); // the stream's own pending work does not hold it back
+    let used = s.alloc_async::<u8>(16).unwrap();
+    let mut graph = gcap::Graph::new(&ctx).unwrap();
+    graph.add_memset(&[], &used, 1).unwrap();
+    match s.free_async(used) {
+        Err(GpuError::IllegalState(m)) => assert!(m.contains("still used"), "{m}"),
+        other => panic!("a buffer a graph uses: {other:?}"),
+    }
+    graph.instantiate().unwrap().launch(&s).unwrap(); // still allocated: the graph kept it
+    s.synchronize().unwrap();
+    assert!(matches!(s.alloc_async::<u8>(0), Err(GpuError::InvalidValue(_))));
 }

@@ -565,7 +565,9 @@ fn kernel_and_host_node_setters() {
     let mut g = Graph::new(&ctx).unwrap();
     let k = g.add_kernel(&[], &scale, 1u32, 64u32, 0, &[&y, &2.0f32, &64u32]).unwrap();
     let f = first.clone();
-    let h = g.add_host(&[k], move || drop(f.fetch_add(1, Ordering::SeqCst))).unwrap();
+    let h = g.add_host(&[k], move || {
+        f.fetch_add(1, Ordering::SeqCst);
+    }).unwrap();
     let mut x = g.instantiate().unwrap();
     x.launch(&s).unwrap();
     s.synchronize().unwrap();
@@ -574,7 +576,9 @@ fn kernel_and_host_node_setters() {
     // One executable: z is scaled by 3 and the second counter counts; the graph is unchanged.
     x.set_kernel(k, &scale, 1u32, 64u32, 0, &[&z, &3.0f32, &64u32]).unwrap();
     let c = second.clone();
-    x.set_host(h, move || drop(c.fetch_add(1, Ordering::SeqCst))).unwrap();
+    x.set_host(h, move || {
+        c.fetch_add(1, Ordering::SeqCst);
+    }).unwrap();
     x.launch(&s).unwrap();
     s.synchronize().unwrap();
     assert_eq!((y.to_vec().unwrap()[0], z.to_vec().unwrap()[0]), (2.0, 3.0));
@@ -582,7 +586,7 @@ fn kernel_and_host_node_setters() {
     assert_eq!(Arc::strong_count(&first), 2, "the graph still holds the first function");
     x.set_host(h, || {}).unwrap();
     assert_eq!(Arc::strong_count(&second), 1, "the replaced function is let go");
-    let mut fresh = g.instantiate().unwrap(); // made from the graph: the old parameters
+    let fresh = g.instantiate().unwrap(); // made from the graph: the old parameters
     fresh.launch(&s).unwrap();
     s.synchronize().unwrap();
     assert_eq!((y.to_vec().unwrap()[0], first.load(Ordering::SeqCst)), (4.0, 2));
@@ -590,7 +594,9 @@ fn kernel_and_host_node_setters() {
     // The graph's own nodes.
     g.set_kernel(k, &scale, 1u32, 64u32, 0, &[&z, &0.5f32, &64u32]).unwrap();
     let c = second.clone();
-    g.set_host(h, move || drop(c.fetch_add(10, Ordering::SeqCst))).unwrap();
+    g.set_host(h, move || {
+        c.fetch_add(10, Ordering::SeqCst);
+    }).unwrap();
     g.instantiate().unwrap().launch(&s).unwrap();
     s.synchronize().unwrap();
     assert_eq!((z.to_vec().unwrap()[0], second.load(Ordering::SeqCst)), (1.5, 11));
