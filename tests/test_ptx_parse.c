@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "alloc.h"
@@ -1152,6 +1153,73 @@ static void test_types_and_names(void **state) {
   assert_string_equal(ptx_op_name(PTX_OP_GRIDDEPCONTROL), "griddepcontrol");
 }
 
+/* 65,536 local arrays, each used: every use finds its own (names of a body are hashed, as the
+ * module's are, so this parses in linear time). */
+static void test_many_locals(void **state) {
+  (void)state;
+  enum { N = 65536 };
+  size_t cap = (size_t)N * 64 + 1024, len = 0;
+  char *text = malloc(cap);
+  assert_non_null(text);
+  len += (size_t)snprintf(text + len, cap - len,
+                          ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k(.param .u64 a7)\n{\n"
+                          "  .reg .b64 %%rd<2>;\n");
+  for (int i = 0; i < N; i++) len += (size_t)snprintf(text + len, cap - len, "  .local .b8 a%d[%d];\n", i, 1 + i % 3);
+  for (int i = N; i-- > 0;) len += (size_t)snprintf(text + len, cap - len, "  mov.u64 %%rd1, a%d;\n", i);
+  len += (size_t)snprintf(text + len, cap - len, "  ret;\n}\n");
+  struct ptx_module *m = parse_ok(text, PTX_PARSE_FULL);
+  const struct ptx_func *k = func_of(m, "k");
+  assert_int_equal(k->num_vars, N);
+  assert_int_equal(k->num_instrs, N + 1);
+  for (int i = 0; i < N; i++) {
+    const struct ptx_operand *o = &k->instrs[N - 1 - i].opnd[1];
+    if (o->kind != PTX_OPND_SYM || o->scope != PTX_SCOPE_BODY || o->index != (uint32_t)i)
+      fail_msg("use of a%d: kind %u scope %u index %u", i, o->kind, o->scope, o->index);
+    assert_int_equal(k->vars[i].size, 1 + i % 3);
+  }
+  ptx_module_free(m);
+  free(text);
+}
+
+/* Which declaration a name finds: the innermost block's, the outer one's again after it ends,
+ * a range of an outer block where the inner one is too short, a parameter over a result. */
+static void test_scopes(void **state) {
+  (void)state;
+  static const char text[] = ".version 8.0\n.target sm_80\n.address_size 64\n"
+                             ".func (.param .b32 x) f(.param .b32 x, .param .b32 y)\n"
+                             "{\n"
+                             "  .reg .b32 %r<10>;\n"
+                             "  .reg .b32 %r1<3>;\n"
+                             "  ld.param.b32 %r1, [x];\n"
+                             "  {\n"
+                             "    .reg .b32 %r<2>;\n"
+                             "    .local .b32 y;\n"
+                             "    mov.u32 %r1, %r5;\n"
+                             "    ld.local.b32 %r0, [y];\n"
+                             "    mov.u32 %r12, %r10;\n"
+                             "  }\n"
+                             "  mov.u32 %r1, %r5;\n"
+                             "  ld.param.b32 %r2, [y];\n"
+                             "  ret;\n"
+                             "}\n";
+  struct ptx_module *m = parse_ok(text, PTX_PARSE_FULL);
+  const struct ptx_func *f = func_of(m, "f");
+  /* %r0..%r9 are registers 0..9, %r10..%r12 10..12, the inner %r0..%r1 13..14 */
+  assert_int_equal(f->num_regs, 15);
+  assert_sym(&f->instrs[0].opnd[1], PTX_OPND_ADDR, PTX_SCOPE_PARAM, 0, 0);
+  assert_reg(&f->instrs[0].opnd[0], 1);
+  assert_reg(&f->instrs[1].opnd[0], 14); /* the inner %r1 */
+  assert_reg(&f->instrs[1].opnd[1], 5);  /* the outer range: the inner one stops at %r1 */
+  assert_sym(&f->instrs[2].opnd[1], PTX_OPND_ADDR, PTX_SCOPE_BODY, 0, 0);
+  assert_reg(&f->instrs[2].opnd[0], 13);
+  assert_reg(&f->instrs[3].opnd[0], 12); /* %r1<3>: %r12 is its third */
+  assert_reg(&f->instrs[3].opnd[1], 10);
+  assert_reg(&f->instrs[4].opnd[0], 1); /* the block has ended */
+  assert_reg(&f->instrs[4].opnd[1], 5);
+  assert_sym(&f->instrs[5].opnd[1], PTX_OPND_ADDR, PTX_SCOPE_PARAM, 1, 0);
+  ptx_module_free(m);
+}
+
 /* ---------------------------------------------------------------- errors */
 
 #define HEAD ".version 8.0\n.target sm_80\n.address_size 64\n"
@@ -1310,6 +1378,8 @@ int main(void) {
       cmocka_unit_test(test_errors),
       cmocka_unit_test(test_errors_in_declarations_mode),
       cmocka_unit_test(test_allocation_failure),
+      cmocka_unit_test(test_many_locals),
+      cmocka_unit_test(test_scopes),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -261,8 +261,34 @@ static void name_add(struct ptx_parser *p, const char *s, size_t len, uint32_t t
   p->names_used++;
 }
 
-static bool same_name(const char *a, size_t alen, const char *b) {
-  return strlen(b) == alen && memcmp(a, b, alen) == 0;
+/*
+ * Names declared in the body being parsed (its registers and variables, and the function's
+ * parameters and results) are found through the same table, under two tags of their own: a name
+ * maps to the newest local that declares it, each local to the one it shadows (prev), and a
+ * block's end puts back what its declarations shadowed. `%r<29>` is entered by its prefix.
+ */
+#define TAG_LOCAL (UINT32_MAX - 1) /* above every label's tag (open_block bounds the blocks) */
+#define TAG_RANGE UINT32_MAX
+#define NO_LOCAL UINT32_MAX
+
+static uint32_t local_tag(const struct ptx_local *l) { return l->kind == PTX_LOCAL_REGS ? TAG_RANGE : TAG_LOCAL; }
+
+/* The newest local declaring s under tag, or NO_LOCAL. */
+static uint32_t newest_local(struct ptx_parser *p, const char *s, size_t len, uint32_t tag) {
+  uint32_t v = NO_LOCAL;
+  return name_find(p, s, len, tag, &v) ? v : NO_LOCAL;
+}
+
+/* Makes local i the one its name finds; s must live as long as the parse. */
+static void name_set_local(struct ptx_parser *p, const char *s, size_t len, uint32_t tag, uint32_t i) {
+  if (p->names_cap) {
+    struct ptx_name_slot *e = name_slot(p, s, len, tag);
+    if (e->name) {
+      e->value = i;
+      return;
+    }
+  }
+  name_add(p, s, len, tag, i);
 }
 
 /* `%r12` against the range `%r<count>`: digits after the prefix, no leading zero, below count. */
@@ -281,18 +307,31 @@ static bool in_range(const struct ptx_local *l, const char *s, size_t len, uint3
   return true;
 }
 
+/* The newest local that s names, as the newest-first scan of every local in scope would find it:
+ * a register or variable of that name, or a range whose prefix and number s is. */
 static bool lookup_local(struct ptx_parser *p, const char *s, size_t len, struct ptx_operand *o) {
-  for (size_t i = p->num_locals; i-- > 0;) {
-    const struct ptx_local *l = &p->locals[i];
-    uint32_t n = 0;
-    if (l->kind == PTX_LOCAL_REGS ? in_range(l, s, len, &n) : (l->len == len && memcmp(l->name, s, len) == 0)) {
-      o->kind = l->kind == PTX_LOCAL_VAR ? PTX_OPND_SYM : PTX_OPND_REG;
-      o->scope = PTX_SCOPE_BODY;
-      o->index = l->first + n;
-      return true;
+  uint32_t best = newest_local(p, s, len, TAG_LOCAL), n = 0;
+  for (size_t digits = 1; digits <= 10 && digits < len && s[len - digits] >= '0' && s[len - digits] <= '9'; digits++) {
+    for (uint32_t i = newest_local(p, s, len - digits, TAG_RANGE); i != NO_LOCAL; i = p->locals[i].prev) {
+      uint32_t k = 0;
+      if (best != NO_LOCAL && i < best) break;
+      if (in_range(&p->locals[i], s, len, &k)) {
+        best = i, n = k;
+        break;
+      }
     }
   }
-  return false;
+  if (best == NO_LOCAL) return false;
+  const struct ptx_local *l = &p->locals[best];
+  static const uint8_t scopes[] = {[PTX_LOCAL_REG] = PTX_SCOPE_BODY,
+                                   [PTX_LOCAL_REGS] = PTX_SCOPE_BODY,
+                                   [PTX_LOCAL_VAR] = PTX_SCOPE_BODY,
+                                   [PTX_LOCAL_PARAM] = PTX_SCOPE_PARAM,
+                                   [PTX_LOCAL_RET] = PTX_SCOPE_RET};
+  o->kind = l->kind == PTX_LOCAL_REG || l->kind == PTX_LOCAL_REGS ? PTX_OPND_REG : PTX_OPND_SYM;
+  o->scope = scopes[l->kind];
+  o->index = l->first + (l->kind == PTX_LOCAL_REGS ? n : 0);
+  return true;
 }
 
 static bool lookup_module(struct ptx_parser *p, const char *s, size_t len, struct ptx_operand *o) {
@@ -305,41 +344,54 @@ static bool lookup_module(struct ptx_parser *p, const char *s, size_t len, struc
 }
 
 bool ptx_lookup(struct ptx_parser *p, const char *s, size_t len, struct ptx_operand *o) {
-  if (lookup_local(p, s, len, o)) return true;
-  const struct ptx_func *f = &p->funcs[p->fn];
-  for (size_t i = 0; i < f->num_params; i++)
-    if (same_name(s, len, f->params[i].name)) {
-      o->kind = PTX_OPND_SYM, o->scope = PTX_SCOPE_PARAM, o->index = (uint32_t)i;
-      return true;
-    }
-  for (size_t i = 0; i < f->num_rets; i++)
-    if (same_name(s, len, f->rets[i].name)) {
-      o->kind = PTX_OPND_SYM, o->scope = PTX_SCOPE_RET, o->index = (uint32_t)i;
-      return true;
-    }
-  return lookup_module(p, s, len, o);
+  return lookup_local(p, s, len, o) || lookup_module(p, s, len, o);
 }
 
 /* A second declaration of a name in the same block is an error; inner blocks may shadow. */
 static void check_new_local(struct ptx_parser *p, const struct ptx_tok *t, bool range) {
-  for (size_t i = p->num_locals; i-- > 0 && p->locals[i].block == p->block;) {
-    const struct ptx_local *l = &p->locals[i];
-    if ((l->kind == PTX_LOCAL_REGS) == range && l->len == t->len && memcmp(l->name, t->start, t->len) == 0) {
-      char b[72];
-      ptx_fail(p, t, "\"%s\" is already declared", ptx_show(t->start, t->len, b));
-    }
+  uint32_t i = newest_local(p, t->start, t->len, range ? TAG_RANGE : TAG_LOCAL);
+  if (i != NO_LOCAL && p->locals[i].block == p->block) {
+    char b[72];
+    ptx_fail(p, t, "\"%s\" is already declared", ptx_show(t->start, t->len, b));
   }
 }
 
-static void add_local(struct ptx_parser *p, const struct ptx_tok *t, uint8_t kind, uint32_t first, uint32_t count) {
+static void push_local(struct ptx_parser *p, const char *s, size_t len, uint8_t kind, uint32_t block, uint32_t first,
+                       uint32_t count) {
+  if (p->num_locals >= NO_LOCAL - 1)
+    ptx_fail(p, NULL, "too many declarations in function \"%s\"", p->funcs[p->fn].name);
   GROW(p, p->locals, p->cap_locals, p->num_locals + 1);
-  struct ptx_local *l = &p->locals[p->num_locals++];
-  l->name = t->start;
-  l->len = t->len;
+  struct ptx_local *l = &p->locals[p->num_locals];
+  l->name = s;
+  l->len = len;
   l->kind = kind;
-  l->block = p->block;
+  l->block = block;
   l->first = first;
   l->count = count;
+  l->prev = newest_local(p, s, len, local_tag(l));
+  name_set_local(p, s, len, local_tag(l), (uint32_t)p->num_locals);
+  p->num_locals++;
+}
+
+static void add_local(struct ptx_parser *p, const struct ptx_tok *t, uint8_t kind, uint32_t first, uint32_t count) {
+  push_local(p, t->start, t->len, kind, p->block, first, count);
+}
+
+/* The locals from `keep` on go out of scope: their names find what they shadowed. */
+static void pop_locals(struct ptx_parser *p, size_t keep) {
+  while (p->num_locals > keep) {
+    const struct ptx_local *l = &p->locals[--p->num_locals];
+    name_slot(p, l->name, l->len, local_tag(l))->value = l->prev;
+  }
+}
+
+/* The function's results, then its parameters (a parameter wins over a result of its name),
+ * under every block of the body. */
+static void push_params(struct ptx_parser *p, const struct ptx_func *f) {
+  for (size_t i = 0; i < f->num_rets; i++)
+    push_local(p, f->rets[i].name, strlen(f->rets[i].name), PTX_LOCAL_RET, NO_BLOCK, (uint32_t)i, 1);
+  for (size_t i = 0; i < f->num_params; i++)
+    push_local(p, f->params[i].name, strlen(f->params[i].name), PTX_LOCAL_PARAM, NO_BLOCK, (uint32_t)i, 1);
 }
 
 /* ---------------------------------------------------------------- labels */
@@ -1045,7 +1097,7 @@ static void parse_block(struct ptx_parser *p) {
   open_block(p, &p->tok);
   ptx_next(p);
   while (!ptx_is_punct(&p->tok, '}')) parse_statement(p);
-  p->num_locals = locals;
+  pop_locals(p, locals);
   p->block = outer;
   p->depth--;
   ptx_next(p);
@@ -1058,7 +1110,9 @@ static void parse_body(struct ptx_parser *p, size_t fn) {
   p->loc_file = p->loc_line = 0;
   p->loc_inlined_file = p->loc_inlined_line = 0;
   p->depth = 0;
+  push_params(p, &p->funcs[fn]);
   parse_block(p);
+  pop_locals(p, 0);
   resolve_labels(p);
   struct ptx_func *f = &p->funcs[fn];
   f->instrs = freeze(p, p->instrs, p->num_instrs, sizeof *p->instrs);

@@ -34,13 +34,15 @@ int ptx_type_lookup(const char *name, size_t len); /* enum ptx_type, or -1 */
 int ptx_op_lookup(const char *name, size_t len);   /* enum ptx_op, or -1 */
 
 /* A name declared in the body being parsed; block says which nested block declared it. */
-enum ptx_local_kind { PTX_LOCAL_REG, PTX_LOCAL_REGS, PTX_LOCAL_VAR };
+enum ptx_local_kind { PTX_LOCAL_REG, PTX_LOCAL_REGS, PTX_LOCAL_VAR, PTX_LOCAL_PARAM, PTX_LOCAL_RET };
 struct ptx_local {
   const char *name; /* REGS: the prefix, "%r" of `%r<29>` */
   size_t len;
   uint8_t kind;
-  uint32_t block;
-  uint32_t first, count; /* REG, REGS: registers first.. first+count-1; VAR: index in the body's vars */
+  uint32_t block;        /* PARAM, RET: UINT32_MAX, outside every block */
+  uint32_t first, count; /* REG, REGS: registers first.. first+count-1; VAR: index in the body's vars;
+                            PARAM, RET: index in the function's params or rets */
+  uint32_t prev;         /* the local of the same name (or prefix) this one shadows; UINT32_MAX: none */
 };
 
 /* A branch to a label not resolved yet: labels are resolved when the function ends. */
@@ -72,7 +74,8 @@ struct ptx_parser {
   size_t num_funcs, cap_funcs;
   const char **files;
   size_t num_files, cap_files;
-  /* module names (tag 0) and labels (tag 1 + the block that defines them) */
+  /* module names (tag 0), labels (tag 1 + the block that defines them) and the body's locals
+   * (two tags above those, see lookup_local in parse.c) */
   struct ptx_name_slot *names;
   size_t names_cap, names_used;
   /* a function's declaration and body */
