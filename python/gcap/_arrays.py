@@ -14,7 +14,7 @@ import os
 from ctypes import POINTER, c_char_p, c_int, c_int32, c_int64, c_uint8, c_uint16, c_uint64, c_void_p, py_object
 
 from ._lib import lib
-from ._objects import Buffer, Error, InvalidValue, NotSupported, check
+from ._objects import Buffer, Error, InvalidValue, NotSupported, Stream, check, handle_of
 
 # DLPack device types (dlpack.h, DLDeviceType)
 KDL_CPU, KDL_CUDA, KDL_CUDA_HOST, KDL_CUDA_MANAGED = 1, 2, 3, 13
@@ -429,8 +429,9 @@ class DeviceArray:
         if stream is None:
             check(lib.gcap_memcpy(self.context._handle(), self.ptr, src, nbytes, kind))
             return
+        s = handle_of(stream, Stream, "DeviceArray.set: stream")
         stream._keep.append(keep)
-        check(lib.gcap_memcpy_async(stream._handle(), self.ptr, src, nbytes, kind))
+        check(lib.gcap_memcpy_async(s, self.ptr, src, nbytes, kind))
         self._written_on(stream)
 
     def _written_on(self, stream):

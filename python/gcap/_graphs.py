@@ -6,8 +6,9 @@ from ctypes import byref, c_size_t, c_uint64, c_void_p
 
 from . import _checked, _lib
 from ._lib import lib
-from ._objects import (Buffer, ExecUpdateFailure, Handle, InvalidValue, _pointer_of, check, copy_operands, dim3_of,
-                       error_of, fill_range, host_callback, kind_of)
+from ._kernels import Kernel
+from ._objects import (Buffer, Event, ExecUpdateFailure, Handle, InvalidValue, Stream, UserObject, _pointer_of, check,
+                       copy_operands, dim3_of, error_of, fill_range, handle_of, host_callback, kind_of)
 
 NODE_TYPES = {0: "kernel", 1: "memcpy", 2: "memset", 3: "host", 4: "graph", 5: "empty", 6: "event_wait",
               7: "event_record", 10: "mem_alloc", 11: "mem_free", 13: "conditional"}
@@ -23,7 +24,8 @@ def _free_graph(h):
 
 def _node_array(nodes):
     nodes = list(nodes or ())
-    return (c_void_p * max(1, len(nodes)))(*[n._handle() for n in nodes]), len(nodes)
+    handles = [handle_of(n, Node, "deps[%d]" % i) for i, n in enumerate(nodes)]
+    return (c_void_p * max(1, len(nodes)))(*handles), len(nodes)
 
 
 def _enumerate(fn, *args):
@@ -188,19 +190,22 @@ class Graph(Handle):
         """A node running a copy of `child`."""
         arr, n = _node_array(deps)
         h = c_void_p()
-        return self._added(lib.gcap_graph_add_child_graph_node(self._handle(), arr, n, child._handle(), byref(h)), h)
+        c = handle_of(child, Graph, "Graph.add_child: child")
+        return self._added(lib.gcap_graph_add_child_graph_node(self._handle(), arr, n, c, byref(h)), h)
 
     def add_event_record(self, event, deps=()):
         """Adds a node recording `event` after `deps`: a Node."""
         arr, n = _node_array(deps)
         h = c_void_p()
-        return self._added(lib.gcap_graph_add_event_record_node(self._handle(), arr, n, event._handle(), byref(h)), h)
+        e = handle_of(event, Event, "Graph.add_event_record: event")
+        return self._added(lib.gcap_graph_add_event_record_node(self._handle(), arr, n, e, byref(h)), h)
 
     def add_event_wait(self, event, deps=()):
         """Adds a node that waits for `event` after `deps`: a Node."""
         arr, n = _node_array(deps)
         h = c_void_p()
-        return self._added(lib.gcap_graph_add_event_wait_node(self._handle(), arr, n, event._handle(), byref(h)), h)
+        e = handle_of(event, Event, "Graph.add_event_wait: event")
+        return self._added(lib.gcap_graph_add_event_wait_node(self._handle(), arr, n, e, byref(h)), h)
 
     def conditional_handle(self, default=0, assign_default=False):
         """A conditional handle (an int to pass to kernels as a "handle" parameter)."""
@@ -254,12 +259,14 @@ class Graph(Handle):
         """The graph takes `count` references of obj (your own with move=True)."""
         count = _checked.size(count, "Graph.retain_user_object: count", "unsigned")
         move = _checked.flag(move, "Graph.retain_user_object: move")
-        check(lib.gcap_graph_retain_user_object(self._handle(), obj._handle(), count, 1 if move else 0))
+        o = handle_of(obj, UserObject, "Graph.retain_user_object: obj")
+        check(lib.gcap_graph_retain_user_object(self._handle(), o, count, 1 if move else 0))
 
     def release_user_object(self, obj, count=1):
         """Drops `count` of the graph's references to `obj` (cudaGraphReleaseUserObject); returns None."""
         count = _checked.size(count, "Graph.release_user_object: count", "unsigned")
-        check(lib.gcap_graph_release_user_object(self._handle(), obj._handle(), count))
+        o = handle_of(obj, UserObject, "Graph.release_user_object: obj")
+        check(lib.gcap_graph_release_user_object(self._handle(), o, count))
 
     def add_mem_alloc(self, nbytes, deps=()):
         """An allocation node; returns (node, address): the address is fixed from now on."""
@@ -313,10 +320,11 @@ def _via_file(write):
 
 def _kernel_params(kernel, grid, block, args, shared_mem, what):
     """The C parameters of a kernel node, and the argument values they point at (keep them until the call returns)."""
+    k = handle_of(kernel, Kernel, what + ": kernel")
     grid, block = dim3_of(grid, what + ": grid"), dim3_of(block, what + ": block")
     shared_mem = _checked.size(shared_mem, what + ": shared_mem", "uint32")
     packed = kernel._pack(args)
-    return _lib.kernel_node_params(kernel._handle(), grid, block, shared_mem, packed.pointers), packed
+    return _lib.kernel_node_params(k, grid, block, shared_mem, packed.pointers), packed
 
 
 def _triple(v, what):
@@ -374,7 +382,10 @@ class Node:
     def type(self):
         """The node's type: 'kernel', 'memcpy', 'memset', 'host', 'graph', 'empty', 'event_record', 'event_wait',
         'mem_alloc', 'mem_free' or 'conditional'."""
-        return NODE_TYPES.get(lib.gcap_node_get_type(self._handle()), "unknown")
+        t = lib.gcap_node_get_type(self._handle())
+        if t == -1:  # not a live node: destroyed (Node.destroy), or its graph was
+            raise error_of(4)
+        return NODE_TYPES.get(t, "unknown")
 
     @property
     def index(self):
@@ -486,17 +497,18 @@ class Exec(Handle):
     def launch(self, stream):
         """Launches the executable on `stream` (cudaGraphLaunch); returns None. Raises InvalidValue when graph
         memory it allocates is still allocated (without auto_free), a kernel's sticky fault, or CallbackError."""
-        self._ctx._report_callbacks(lib.gcap_exec_launch(self._handle(), stream._handle()))
+        s = handle_of(stream, Stream, "Exec.launch: stream")
+        self._ctx._report_callbacks(lib.gcap_exec_launch(self._handle(), s))
 
     def upload(self, stream):
         """Uploads the executable ahead of its first launch on `stream` (cudaGraphUpload); returns None."""
-        check(lib.gcap_exec_upload(self._handle(), stream._handle()))
+        check(lib.gcap_exec_upload(self._handle(), handle_of(stream, Stream, "Exec.upload: stream")))
 
     def update(self, graph):
         """Takes the parameters of `graph`, of the same shape; raises ExecUpdateFailure (with `.result` and
         `.error_node`) and leaves the executable as it was otherwise."""
         info = _lib.exec_update_info()
-        st = lib.gcap_exec_update(self._handle(), graph._handle(), byref(info))
+        st = lib.gcap_exec_update(self._handle(), handle_of(graph, Graph, "Exec.update: graph"), byref(info))
         if st != 0:
             err = error_of(st)
             err.result = _UPDATE_RESULTS.get(info.result, str(info.result))
@@ -507,27 +519,32 @@ class Exec(Handle):
         """Changes a fill node of this executable only (cudaGraphExecMemsetNodeSetParams); `node` is the graph's
         Node. Returns None; raises InvalidValue for a change the driver does not take."""
         p = _memset_params(buf, value, offset, nbytes, element_size, "Exec.set_memset")
-        check(lib.gcap_exec_memset_node_set_params(self._handle(), node._handle(), byref(p)))
+        n = handle_of(node, Node, "Exec.set_memset: node")
+        check(lib.gcap_exec_memset_node_set_params(self._handle(), n, byref(p)))
 
     def set_memcpy(self, node, dst, src, nbytes=None, kind="default"):
         """Changes a copy node of this executable only (cudaGraphExecMemcpyNodeSetParams); returns None."""
         p, keep = _memcpy_params(dst, src, nbytes, kind, "Exec.set_memcpy")
         self._ctx._keep_alive(keep)
-        check(lib.gcap_exec_memcpy_node_set_params(self._handle(), node._handle(), byref(p)))
+        n = handle_of(node, Node, "Exec.set_memcpy: node")
+        check(lib.gcap_exec_memcpy_node_set_params(self._handle(), n, byref(p)))
 
     def set_kernel(self, node, kernel, grid, block, args=(), shared_mem=0):
         """Changes a kernel node of this executable only (cudaGraphExecKernelNodeSetParams); returns None."""
         p, _values = _kernel_params(kernel, grid, block, args, shared_mem, "Exec.set_kernel")
-        check(lib.gcap_exec_kernel_node_set_params(self._handle(), node._handle(), byref(p)))
+        n = handle_of(node, Node, "Exec.set_kernel: node")
+        check(lib.gcap_exec_kernel_node_set_params(self._handle(), n, byref(p)))
 
     def set_child(self, node, graph):
         """Gives child-graph node `node` the values of `graph`, of the same shape (cudaGraphExecChildGraphNodeSetParams)."""
-        check(lib.gcap_exec_child_graph_node_set_params(self._handle(), node._handle(), graph._handle()))
+        n, g = handle_of(node, Node, "Exec.set_child: node"), handle_of(graph, Graph, "Exec.set_child: graph")
+        check(lib.gcap_exec_child_graph_node_set_params(self._handle(), n, g))
 
     def set_enabled(self, node, enabled):
         """Disables (runs as empty) or enables a node of this executable (cudaGraphNodeSetEnabled); returns None."""
         enabled = _checked.flag(enabled, "Exec.set_enabled: enabled")
-        check(lib.gcap_exec_node_set_enabled(self._handle(), node._handle(), enabled))
+        check(lib.gcap_exec_node_set_enabled(self._handle(), handle_of(node, Node, "Exec.set_enabled: node"),
+                                             enabled))
 
 
 __all__ = ["Graph", "Node", "Exec", "Race", "ExecUpdateFailure", "Buffer", "ctypes"]

@@ -33,6 +33,8 @@ class Param:
     argument outside device memory of the context (InvalidValue naming the parameter), as C does."""
 
     def __init__(self, spec):
+        if not isinstance(spec, str):
+            raise TypeError("parameter type %r is not a str such as 'float32*' or 'uint32'" % (spec,))
         self.spec = spec
         spec, _, mode = spec.partition(":")
         self.pointer = spec.endswith("*")
@@ -60,6 +62,14 @@ class KernelDef:
     `params` is None for a kernel of a module's PTX whose parameter types Python does not know."""
 
     def __init__(self, name, params, sim=None):
+        if not isinstance(name, str):
+            raise TypeError("gcap.kernel: name must be a str, not %s" % type(name).__name__)
+        if params is not None and (isinstance(params, (str, bytes)) or not hasattr(params, "__iter__")):
+            raise TypeError("gcap.kernel %s: params must be a list of parameter types (['float32*', 'uint32']), "
+                            "not %s %r" % (name, type(params).__name__, params))
+        if sim is not None and not callable(sim):
+            raise TypeError("gcap.kernel %s: sim must be a function of (block, *args), not %s"
+                            % (name, type(sim).__name__))
         self.name = name
         self.params = None if params is None else [Param(p) for p in params]
         self.sim = sim
@@ -165,6 +175,15 @@ class Module(Handle):
     gcap.kernel or an entry of the module's PTX; `module.get_global(name)` is a module variable."""
 
     def __init__(self, ctx, kernels, image=None, source=None, options=None):
+        if isinstance(kernels, KernelDef) or not all(isinstance(k, KernelDef) for k in kernels):
+            raise TypeError("Context.load_module: kernels must be a list of gcap.kernel(...) definitions")
+        kernels = list(kernels)
+        for what, text in (("image", image), ("source", source)):
+            if text is not None and not isinstance(text, (str, bytes, bytearray, memoryview)):
+                raise TypeError("Context.load_module: %s must be str or bytes, not %s" % (what, type(text).__name__))
+        if options is not None and (isinstance(options, (str, bytes)) or
+                                    not all(isinstance(o, (str, bytes)) for o in options)):
+            raise TypeError("Context.load_module: options must be a list of str, such as ['-DN=4']")
         defs = (_lib.kernel_def * max(1, len(kernels)))()
         keep = [defs]
         for i, k in enumerate(kernels):

@@ -148,6 +148,14 @@ class Handle:
             pass
 
 
+def handle_of(obj, cls, what):
+    """The C handle of `obj`, which must be a `cls`: TypeError naming the argument otherwise (and ContextClosed or
+    InvalidHandle once it is closed)."""
+    if not isinstance(obj, cls):
+        raise TypeError("%s must be a gcap.%s, not %s" % (what, cls.__name__, type(obj).__name__))
+    return obj._handle()
+
+
 def _free_stream(h):
     return lib.gcap_stream_destroy(h)
 
@@ -545,8 +553,9 @@ class Buffer(Handle):
         if stream is None:
             check(lib.gcap_memcpy(self._ctx._handle(), self.ptr + offset, src, nbytes, 1))
         else:
+            s = handle_of(stream, Stream, "Buffer.copy_from: stream")
             stream._keep.append(keep)
-            check(lib.gcap_memcpy_async(stream._handle(), self.ptr + offset, src, nbytes, 1))
+            check(lib.gcap_memcpy_async(s, self.ptr + offset, src, nbytes, 1))
 
     def to_numpy(self, dtype="uint8", count=None, offset=0, stream=None):
         """A new numpy array of `count` elements (default: as many as fit) of the buffer's bytes from `offset`
@@ -675,7 +684,7 @@ class Stream(Handle):
 
     def wait(self, event):
         """Makes later work on this stream wait for `event`'s latest record (cudaStreamWaitEvent); returns None."""
-        check(lib.gcap_stream_wait_event(self._handle(), event._handle()))
+        check(lib.gcap_stream_wait_event(self._handle(), handle_of(event, Event, "Stream.wait: event")))
 
     def wait_stream(self, other):
         """Makes later work on this stream wait for all work issued to `other` so far (PyTorch's
@@ -720,11 +729,12 @@ class Stream(Handle):
         """Launches `kernel` (from ctx.load_module) on `grid` x `block` (an int or 1 to 3 ints each) with `args`
         converted to its parameter types; returns None. Raises TypeError, OverflowError or InvalidValue naming
         a dimension or argument that is not an int, does not fit its C type or is negative."""
+        from ._kernels import Kernel
+        k = handle_of(kernel, Kernel, "Stream.launch: kernel")
         grid, block = dim3_of(grid, "Stream.launch: grid"), dim3_of(block, "Stream.launch: block")
         shared_mem = _checked.size(shared_mem, "Stream.launch: shared_mem", "uint32")
         packed = kernel._pack(args)
-        self._ctx._report_callbacks(lib.gcap_launch_kernel(self._handle(), kernel._handle(), grid, block, shared_mem,
-                                                           packed.pointers))
+        self._ctx._report_callbacks(lib.gcap_launch_kernel(self._handle(), k, grid, block, shared_mem, packed.pointers))
 
     def host_func(self, fn):
         """Runs fn() when the stream reaches it (a host node when capturing)."""
@@ -774,7 +784,7 @@ class Event(Handle):
     def record(self, stream):
         """Records the event at this point of `stream` (cudaEventRecord); returns None. During a capture it marks a
         node others may wait for."""
-        check(lib.gcap_event_record(self._handle(), stream._handle()))
+        check(lib.gcap_event_record(self._handle(), handle_of(stream, Stream, "Event.record: stream")))
 
     def synchronize(self):
         """Waits until the work before the latest record is done (cudaEventSynchronize); returns None."""
@@ -790,7 +800,7 @@ class Event(Handle):
         """Milliseconds (a float) from this event's record to `end`'s (cudaEventElapsedTime). Raises NotReady
         while either record is pending, InvalidValue when either was never recorded."""
         ms = c_float()
-        check(lib.gcap_event_elapsed_time(self._handle(), end._handle(), byref(ms)))
+        check(lib.gcap_event_elapsed_time(self._handle(), handle_of(end, Event, "Event.elapsed_ms: end"), byref(ms)))
         return ms.value
 
     def elapsed_time(self, end):

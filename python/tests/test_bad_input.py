@@ -219,3 +219,38 @@ def test_options_counts_and_values(ctx):
         gcap.set_conditional(1, 2 ** 32)
     s.synchronize()
     assert (buf.to_numpy(np.uint8) == 0).all() or True
+
+
+# ------------------------------------------------------------------ wrong objects, gone objects
+
+
+def test_an_object_of_the_wrong_type_is_a_type_error_naming_the_argument(ctx):
+    s, e, g, buf = ctx.stream(), ctx.event(), ctx.graph(), ctx.alloc(16)
+    x = g.instantiate()
+    mod = ctx.load_module([gcap.kernel("k", ["uint8*"], sim=lambda block, p: None)])
+    for call, text in [(lambda: s.wait(5), "Stream.wait: event must be a gcap.Event, not int"),
+                       (lambda: e.record(None), "Event.record: stream must be a gcap.Stream, not NoneType"),
+                       (lambda: e.elapsed_ms(s), "Event.elapsed_ms: end must be a gcap.Event, not Stream"),
+                       (lambda: s.launch("k", 1, 1, (buf,)), "Stream.launch: kernel must be a gcap.Kernel, not str"),
+                       (lambda: g.add_kernel(mod, 1, 1, (buf,)), "Graph.add_kernel: kernel must be a gcap.Kernel"),
+                       (lambda: g.add_empty(deps=[1]), r"deps\[0\] must be a gcap.Node, not int"),
+                       (lambda: g.add_child(x), "Graph.add_child: child must be a gcap.Graph, not Exec"),
+                       (lambda: x.launch(e), "Exec.launch: stream must be a gcap.Stream, not Event"),
+                       (lambda: x.update(x), "Exec.update: graph must be a gcap.Graph, not Exec"),
+                       (lambda: buf.copy_from(b"1234", stream=e), "Buffer.copy_from: stream must be a gcap.Stream"),
+                       (lambda: ctx.load_module(image=5), "Context.load_module: image must be str or bytes, not int"),
+                       (lambda: ctx.load_module(gcap.kernel("k", [])), "kernels must be a list of gcap.kernel"),
+                       (lambda: gcap.kernel("k", "float32*"), "gcap.kernel k: params must be a list"),
+                       (lambda: gcap.kernel("k", [4]), "parameter type 4 is not a str")]:
+        with pytest.raises(TypeError, match=text):
+            call()
+
+
+def test_a_destroyed_node_raises(ctx):
+    g, buf = ctx.graph(), ctx.alloc(16)
+    node = g.add_memset(buf, 1)
+    node.destroy()
+    with pytest.raises(gcap.InvalidHandle, match="gcap_node_get_type: node"):
+        node.type
+    with pytest.raises(gcap.InvalidHandle):
+        node.params
