@@ -201,13 +201,131 @@ static void test_local_and_param_always_checked(void **state) {
       }
 }
 
+/* ------------------------------------------------------------- layouts that cannot wrap */
+
+/* The PTX loads (on a fresh context) with this status, and the message holds `words`. */
+static void expect_load(const char *text, gcap_status want, const char *const *words) {
+  gcap_context *ctx = ctx_with(GCAP_SIM_CHECK_MEMORY, false);
+  gcap_module *m = NULL;
+  gcap_status st = load(ctx, text, &m);
+  if (st != want)
+    fail_msg("load: %s, wanted %s (%s)", gcap_status_name(st), gcap_status_name(want), gcap_last_error_message());
+  for (size_t i = 0; words && words[i]; i++) test_assert_message_contains(words[i]);
+  gcap_context_destroy(ctx);
+}
+
+/* Module .shared variables of 4 GiB and a little: the 32-bit layout wrapped to a few bytes, and the kernel ran. */
+static void test_shared_past_4gib_refused(void **state) {
+  (void)state;
+  static const char text[] =
+      PTX_HEAD ".shared .align 16 .b8 s0[1073741824];\n.shared .align 16 .b8 s1[1073741824];\n"
+               ".shared .align 16 .b8 s2[1073741824];\n.shared .align 16 .b8 s3[1073741824];\n"
+               ".shared .align 16 .b8 s4[16];\n"
+               ".visible .entry big_shared(.param .u32 v)\n{\n  .reg .b32 %r<2>;\n  ld.param.u32 %r1, [v];\n"
+               "  st.shared.u32 [s4], %r1;\n  ret;\n}\n";
+  expect_load(text, GCAP_ERROR_INVALID_PTX, (const char *const[]){"shared", NULL});
+}
+
+/* More static shared memory than a block may have is ptxas' "uses too much shared data": INVALID_PTX at load. */
+static void test_static_shared_over_limit_refused(void **state) {
+  (void)state;
+  static const char module_scope[] = PTX_HEAD ".shared .align 4 .b8 tile[49156];\n"
+                                              ".visible .entry tile_kernel()\n{\n  .reg .b32 %r<2>;\n"
+                                              "  mov.u32 %r1, 1;\n  st.shared.u32 [tile], %r1;\n  ret;\n}\n";
+  expect_load(module_scope, GCAP_ERROR_INVALID_PTX, (const char *const[]){"tile_kernel", "49156", "49152", NULL});
+  static const char entry_scope[] = PTX_HEAD ".visible .entry body_shared()\n{\n"
+                                             "  .shared .align 4 .b8 huge[1073741824];\n  .reg .b32 %r<2>;\n"
+                                             "  mov.u32 %r1, 1;\n  st.shared.u32 [huge], %r1;\n  ret;\n}\n";
+  expect_load(entry_scope, GCAP_ERROR_INVALID_PTX, (const char *const[]){"body_shared", "shared data", NULL});
+  /* 48 KiB exactly loads; with dynamic shared memory on top the launch is INVALID_VALUE, as on CUDA. */
+  static const char full[] = PTX_HEAD ".shared .align 4 .b8 tile[49152];\n"
+                                      ".visible .entry full_kernel()\n{\n  .reg .b32 %r<2>;\n"
+                                      "  mov.u32 %r1, 1;\n  st.shared.u32 [tile+49148], %r1;\n  ret;\n}\n";
+  gcap_context *ctx = ctx_with(GCAP_SIM_CHECK_MEMORY, false);
+  gcap_module *m = load_ok(ctx, full);
+  assert_ok(launch(ctx, m, "full_kernel", DIM1(1), DIM1(32), 0, NULL));
+  assert_int_equal(launch(ctx, m, "full_kernel", DIM1(1), DIM1(32), 16, NULL), GCAP_ERROR_INVALID_VALUE);
+  test_assert_message_contains("full_kernel");
+  gcap_context_destroy(ctx);
+}
+
+/* A thread's .local variables of 4 GiB: refused at load, naming the function. */
+static void test_local_4gib_refused(void **state) {
+  (void)state;
+  static const char text[] = PTX_HEAD ".visible .entry big_local(.param .u64 out)\n{\n"
+                                      "  .local .align 8 .b8 a[1073741824];\n  .local .align 8 .b8 b[1073741824];\n"
+                                      "  .local .align 8 .b8 c[1073741824];\n  .local .align 8 .b8 d[1073741824];\n"
+                                      "  .local .align 8 .b8 e[64];\n  .reg .b32 %r<2>;\n"
+                                      "  mov.u32 %r1, 1;\n  st.local.u32 [e], %r1;\n  ret;\n}\n";
+  expect_load(text, GCAP_ERROR_INVALID_PTX, (const char *const[]){"big_local", NULL});
+}
+
+/* Parameters beyond CUDA's 32,764 bytes: INVALID_PTX, naming the kernel. */
+static void test_params_over_limit_refused(void **state) {
+  (void)state;
+  static const char text[] = PTX_HEAD ".visible .entry fat_params(.param .align 8 .b8 a[32760], .param .u64 b)\n{\n"
+                                      "  ret;\n}\n";
+  expect_load(text, GCAP_ERROR_INVALID_PTX, (const char *const[]){"fat_params", NULL});
+}
+
+/* A callee's parameter or result larger than what the caller passes, or storage that is not the caller's .param. */
+static void test_call_arguments_fit(void **state) {
+  (void)state;
+#define CALLEE                                                                                                         \
+  ".func (.param .align 8 .b8 r[4096]) big_ret(.param .align 8 .b8 p[4096])\n{\n"                                      \
+  "  .reg .b64 %rd<2>;\n  ld.param.u64 %rd1, [p];\n  st.param.u64 [r+4088], %rd1;\n  ret;\n}\n"
+  static const char ret_in_register[] =
+      PTX_HEAD CALLEE ".visible .entry reg_ret()\n{\n  .reg .b64 %rd<3>;\n"
+                      "  mov.u64 %rd1, 5;\n  call (%rd2), big_ret, (%rd1);\n  ret;\n}\n";
+  expect_load(ret_in_register, GCAP_ERROR_INVALID_PTX, (const char *const[]){"big_ret", "4096", NULL});
+  static const char small_param[] = PTX_HEAD CALLEE ".visible .entry small_arg()\n{\n"
+                                                    "  .param .align 8 .b8 a[8];\n  .param .align 8 .b8 r[4096];\n"
+                                                    "  call (r), big_ret, (a);\n  ret;\n}\n";
+  expect_load(small_param, GCAP_ERROR_INVALID_PTX, (const char *const[]){"big_ret", "4096", NULL});
+  static const char global_arg[] = PTX_HEAD ".global .align 8 .b8 g[8192];\n" CALLEE
+                                            ".visible .entry global_arg()\n{\n  .param .align 8 .b8 a[4096];\n"
+                                            "  call (g), big_ret, (a);\n  ret;\n}\n";
+  expect_load(global_arg, GCAP_ERROR_INVALID_PTX, (const char *const[]){"\"g\"", NULL});
+  static const char shared_arg[] = PTX_HEAD CALLEE ".visible .entry shared_arg()\n{\n"
+                                                   "  .shared .align 8 .b8 s[4096];\n  .param .align 8 .b8 r[4096];\n"
+                                                   "  call (r), big_ret, (s);\n  ret;\n}\n";
+  expect_load(shared_arg, GCAP_ERROR_INVALID_PTX, (const char *const[]){"\"s\"", NULL});
+  static const char kernel_param_arg[] = PTX_HEAD CALLEE ".visible .entry kparam_arg(.param .align 8 .b8 k[4096])\n{\n"
+                                                         "  .param .align 8 .b8 r[4096];\n"
+                                                         "  call (r), big_ret, (k);\n  ret;\n}\n";
+  expect_load(kernel_param_arg, GCAP_ERROR_INVALID_PTX, (const char *const[]){"\"k\"", NULL});
+  static const char pred_arg[] = PTX_HEAD ".func small(.param .b32 p)\n{\n  ret;\n}\n"
+                                          ".visible .entry pred_arg()\n{\n  .reg .pred %p<2>;\n"
+                                          "  setp.eq.u32 %p1, 1, 1;\n  call small, (%p1);\n  ret;\n}\n";
+  expect_load(pred_arg, GCAP_ERROR_INVALID_PTX, (const char *const[]){"predicate", NULL});
+  static const char short_assert[] = PTX_HEAD ".extern .func __assertfail(.param .b64 m);\n"
+                                              ".visible .entry short_assert()\n{\n  .reg .b64 %rd<2>;\n"
+                                              "  mov.u64 %rd1, 0;\n  call __assertfail, (%rd1);\n  ret;\n}\n";
+  expect_load(short_assert, GCAP_ERROR_INVALID_PTX, (const char *const[]){"__assertfail", NULL});
+  /* Matching storage runs, and the value goes through. */
+  static const char good[] = PTX_HEAD CALLEE ".visible .entry good_call(.param .u64 out)\n{\n"
+                                             "  .param .align 8 .b8 a[4096];\n  .param .align 8 .b8 r[4096];\n"
+                                             "  .reg .b64 %rd<4>;\n  mov.u64 %rd1, 77;\n  st.param.u64 [a], %rd1;\n"
+                                             "  call (r), big_ret, (a);\n  ld.param.u64 %rd2, [r+4088];\n"
+                                             "  ld.param.u64 %rd3, [out];\n  st.global.u64 [%rd3], %rd2;\n  ret;\n}\n";
+  gcap_context *ctx = ctx_with(CHECKS_ALL, false);
+  gcap_module *m = load_ok(ctx, good);
+  uint64_t *out = dev_zero(ctx, 8), got = 0;
+  assert_ok(launch(ctx, m, "good_call", DIM1(1), DIM1(2), 0, ARGS(&out)));
+  get(ctx, &got, out, 8);
+  assert_int_equal(got, 77);
+  gcap_context_destroy(ctx);
+#undef CALLEE
+}
+
 int main(void) {
   test_require_backend();
   if (!test_on_sim()) return 77;
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_shared_out_of_bounds_always_checked),
-      cmocka_unit_test(test_shared_small_block_in_bounds),
-      cmocka_unit_test(test_local_and_param_always_checked),
+      cmocka_unit_test(test_shared_out_of_bounds_always_checked), cmocka_unit_test(test_shared_small_block_in_bounds),
+      cmocka_unit_test(test_local_and_param_always_checked),      cmocka_unit_test(test_shared_past_4gib_refused),
+      cmocka_unit_test(test_static_shared_over_limit_refused),    cmocka_unit_test(test_local_4gib_refused),
+      cmocka_unit_test(test_params_over_limit_refused),           cmocka_unit_test(test_call_arguments_fit),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -28,6 +28,7 @@
 #define SIM_PX_SHARED_BYTES 49152u /* static and dynamic shared memory of a block, at most */
 #define PX_LOCAL_BYTES 16384u      /* each thread's stack: its frames' .local and .param variables */
 #define PX_MAX_DEPTH 64u           /* calls deep */
+#define PX_PARAM_BYTES 32764u      /* a kernel's parameters, at most (CUDA's limit) */
 
 struct px_warp;
 struct px_ins;
@@ -115,7 +116,7 @@ struct px_program {
   struct px_global *globals; /* one per module variable (addr NULL for shared ones) */
   size_t num_globals;
   uint32_t *shared_offset; /* module .shared variables' offsets in every block's shared memory */
-  uint32_t module_shared;  /* bytes of them */
+  uint64_t module_shared;  /* bytes of them (each kernel's layout refuses more than a block has) */
   struct px_memory_ops mem;
 };
 

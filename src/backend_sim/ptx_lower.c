@@ -238,6 +238,43 @@ static int lower_control(struct px_lower *L, const struct ptx_instr *pi, struct 
   }
 }
 
+/*
+ * Storage of a call's argument or result: a register or an immediate (8 bytes), or a .param or
+ * .local variable of the calling function's frame at least as large as the callee's parameter,
+ * so that the copies between the frames stay inside both.
+ */
+static bool call_storage_fits(struct px_lower *L, const struct ptx_operand *o, size_t need, const char *what,
+                              unsigned i, const char *callee) {
+  if (o->kind == PTX_OPND_REG && L->fn->pred_of_reg[o->index] != UINT32_MAX) {
+    px_refuse(L, "%s %u of \"%s\" is a predicate register", what, i, callee);
+    return false;
+  }
+  if (o->kind == PTX_OPND_REG || o->kind == PTX_OPND_IMM) {
+    if (need <= 8) return true;
+    px_refuse(L, "%s %u of \"%s\" is a .param of %zu bytes, which a register cannot hold", what, i, callee, need);
+    return false;
+  }
+  const struct ptx_var *v = NULL;
+  if (o->kind == PTX_OPND_SYM && o->scope == PTX_SCOPE_BODY) v = &L->pf->vars[o->index];
+  else if (o->kind == PTX_OPND_SYM && o->scope == PTX_SCOPE_PARAM && !L->pf->is_entry) v = &L->pf->params[o->index];
+  else if (o->kind == PTX_OPND_SYM && o->scope == PTX_SCOPE_RET) v = &L->pf->rets[o->index];
+  if (!v || (v->space != PTX_SPACE_PARAM && v->space != PTX_SPACE_LOCAL)) {
+    const char *name = o->kind == PTX_OPND_SYM && o->scope == PTX_SCOPE_MODULE  ? L->prog->module->vars[o->index].name
+                       : o->kind == PTX_OPND_SYM && o->scope == PTX_SCOPE_PARAM ? L->pf->params[o->index].name
+                       : v                                                      ? v->name
+                                                                                : "?";
+    px_refuse(L, "%s %u of \"%s\", \"%s\", is not a .param variable of the calling function's frame", what, i, callee,
+              name);
+    return false;
+  }
+  if (o->imm < 0 || (uint64_t)o->imm > v->size || v->size - (uint64_t)o->imm < need) {
+    px_refuse(L, "%s %u of \"%s\" takes %zu bytes; \"%s\" holds %zu", what, i, callee, need, v->name,
+              o->imm < 0 || (uint64_t)o->imm > v->size ? (size_t)0 : v->size - (size_t)o->imm);
+    return false;
+  }
+  return true;
+}
+
 /* The callee's frame layout must be known: frames are laid out before any body is lowered. */
 static int lower_call(struct px_lower *L, const struct ptx_instr *pi, struct px_ins *in) {
   if (pi->num_operands < 1 || pi->opnd[0].kind != PTX_OPND_FUNC)
@@ -250,10 +287,16 @@ static int lower_call(struct px_lower *L, const struct ptx_instr *pi, struct px_
   if (pi->num_call_args != callee->num_params || pi->num_call_rets != callee->num_rets)
     return px_refuse(L, "\"%s\" takes %zu parameters and %zu results, the call passes %u and %u", callee->name,
                      callee->num_params, callee->num_rets, pi->num_call_args, pi->num_call_rets);
+  static const unsigned builtin_args[] = {0, 2, 4, 2}; /* vprintf, __assertfail (4 read), cudaGraphSetConditional */
+  if (b && callee->num_params < builtin_args[b])
+    return px_refuse(L, "\"%s\" is declared with %zu parameters; the simulator's takes %u", callee->name,
+                     callee->num_params, builtin_args[b]);
   for (unsigned i = 0; i < pi->num_call_args; i++)
-    if (pi->call_args[i].kind != PTX_OPND_SYM && pi->call_args[i].kind != PTX_OPND_REG &&
-        pi->call_args[i].kind != PTX_OPND_IMM)
-      return px_refuse(L, "call argument %u is not a .param variable, register or immediate", i);
+    if (!call_storage_fits(L, &pi->call_args[i], callee->params[i].size, "argument", i, callee->name)) return -1;
+  for (unsigned i = 0; i < pi->num_call_rets; i++)
+    if (pi->call_rets[i].kind == PTX_OPND_IMM)
+      return px_refuse(L, "result %u of \"%s\" goes to an immediate", i, callee->name);
+    else if (!call_storage_fits(L, &pi->call_rets[i], callee->rets[i].size, "result", i, callee->name)) return -1;
   in->ctl = b ? PX_CTL_BUILTIN : PX_CTL_CALL;
   in->aux = b ? (uint32_t)b : pi->opnd[0].index;
   if (b) in->fn = px_run_builtin;
@@ -288,24 +331,26 @@ static int lower_one(struct px_lower *L, const struct ptx_instr *pi) {
 
 /* ---------------------------------------------------------------- layout */
 
-static uint32_t align_to(uint32_t n, unsigned a) { return a > 1 ? (n + a - 1) / a * a : n; }
+/* Layouts are worked out in 64 bits, so that no sum of sizes can wrap, and checked against their limits after. */
+static uint64_t align_to(uint64_t n, unsigned a) { return a > 1 ? (n + a - 1) / a * a : n; }
 
 static unsigned var_align(const struct ptx_var *v) {
   unsigned a = v->align ? v->align : ptx_type_size((enum ptx_type)v->type);
   return a ? a : 1;
 }
 
-/* Places vars of the frame (local and param spaces) from *top on; shared ones from *shared on. */
-static bool place_vars(const struct ptx_var *vars, size_t n, uint32_t *offsets, uint32_t *top, uint32_t *shared) {
+/*
+ * Places vars of the frame (local and param spaces) from *top on; shared ones from *shared on.
+ * Offsets are kept while they fit 32 bits: a layout past its limit is refused before they are used.
+ */
+static void place_vars(const struct ptx_var *vars, size_t n, uint32_t *offsets, uint64_t *top, uint64_t *shared) {
   for (size_t i = 0; i < n; i++) {
     const struct ptx_var *v = &vars[i];
-    uint32_t *at = v->space == PTX_SPACE_SHARED ? shared : top;
-    if (v->size > PX_LOCAL_BYTES * 4u) return false;
+    uint64_t *at = v->space == PTX_SPACE_SHARED ? shared : top;
     *at = align_to(*at, var_align(v));
-    offsets[i] = *at;
-    *at += (uint32_t)v->size;
+    offsets[i] = *at <= UINT32_MAX ? (uint32_t)*at : UINT32_MAX;
+    *at += v->size;
   }
-  return true;
 }
 
 static int lay_out_func(struct px_program *p, size_t fi, struct px_lower *L) {
@@ -326,19 +371,27 @@ static int lay_out_func(struct px_program *p, size_t fi, struct px_lower *L) {
   }
   if (fn->num_regs >= MAX_SLOTS / 2 || fn->num_preds > 0x7fff)
     return px_refuse(L, "function \"%s\" declares too many registers", pf->name);
-  uint32_t top = 0, shared = p->module_shared;
-  bool ok = true;
+  uint64_t top = 0, shared = p->module_shared, params = 0;
   if (pf->is_entry) {
-    uint32_t params = 0;
-    ok = place_vars(pf->params, pf->num_params, fn->param_offset, &params, &shared);
+    place_vars(pf->params, pf->num_params, fn->param_offset, &params, &shared);
   } else {
-    ok = place_vars(pf->params, pf->num_params, fn->param_offset, &top, &shared) &&
-         place_vars(pf->rets, pf->num_rets, fn->ret_offset, &top, &shared);
+    place_vars(pf->params, pf->num_params, fn->param_offset, &top, &shared);
+    place_vars(pf->rets, pf->num_rets, fn->ret_offset, &top, &shared);
   }
-  ok = ok && place_vars(pf->vars, pf->num_vars, fn->var_offset, &top, &shared);
-  if (!ok || top > PX_LOCAL_BYTES)
-    return px_refuse(L, "function \"%s\" needs more than %u bytes of stack per thread", pf->name, PX_LOCAL_BYTES);
-  fn->frame_bytes = align_to(top, 16);
+  place_vars(pf->vars, pf->num_vars, fn->var_offset, &top, &shared);
+  if (params > PX_PARAM_BYTES)
+    return px_refuse(L, "kernel \"%s\" has %llu bytes of parameters, more than the %u a kernel may have", pf->name,
+                     (unsigned long long)params, PX_PARAM_BYTES);
+  if (top > PX_LOCAL_BYTES)
+    return px_refuse(L,
+                     "function \"%s\" needs %llu bytes of stack per thread (its .local and .param variables), more "
+                     "than the %u bytes the simulator gives a thread",
+                     pf->name, (unsigned long long)top, PX_LOCAL_BYTES);
+  if (shared > SIM_PX_SHARED_BYTES) /* ptxas' words */
+    return px_refuse(L, "%s \"%s\" uses too much shared data (%llu bytes of static shared memory, %u max)",
+                     pf->is_entry ? "entry function" : "function", pf->name, (unsigned long long)shared,
+                     SIM_PX_SHARED_BYTES);
+  fn->frame_bytes = (uint32_t)align_to(top, 16);
   return 0;
 }
 
@@ -405,7 +458,7 @@ static gcap_status load_vars(struct px_program *p, char *msg, size_t size) {
   p->shared_offset = gcap__calloc(m->num_vars + 1, sizeof *p->shared_offset);
   if (!p->globals || !p->shared_offset) return GCAP_ERROR_OUT_OF_MEMORY;
   p->num_globals = m->num_vars;
-  uint32_t shared = 0;
+  uint64_t shared = 0;
   for (size_t i = 0; i < m->num_vars; i++) {
     const struct ptx_var *v = &m->vars[i];
     p->globals[i].name = v->name;
@@ -414,8 +467,8 @@ static gcap_status load_vars(struct px_program *p, char *msg, size_t size) {
     if (v->space == PTX_SPACE_SHARED) {
       if (v->is_extern) continue; /* dynamic shared memory: placed per kernel */
       shared = align_to(shared, var_align(v));
-      p->shared_offset[i] = shared;
-      shared += (uint32_t)v->size;
+      p->shared_offset[i] = shared <= UINT32_MAX ? (uint32_t)shared : UINT32_MAX;
+      shared += v->size;
       continue;
     }
     if (v->space != PTX_SPACE_GLOBAL && v->space != PTX_SPACE_CONST) {
@@ -433,7 +486,7 @@ static gcap_status load_vars(struct px_program *p, char *msg, size_t size) {
     p->mem.write(p->mem.ctx, addr, v->init ? v->init : zeros, v->init ? v->size : bytes);
     gcap__free(zeros);
   }
-  p->module_shared = shared;
+  p->module_shared = shared; /* each kernel's layout refuses it when it is past the limit */
   return GCAP_SUCCESS;
 }
 
@@ -454,7 +507,7 @@ static void apply_relocs(struct px_program *p) {
 
 /* ---------------------------------------------------------------- kernels */
 
-static uint32_t dynamic_start(const struct ptx_module *m, uint32_t static_end) {
+static uint64_t dynamic_start(const struct ptx_module *m, uint64_t static_end) {
   unsigned align = 16;
   for (size_t i = 0; i < m->num_vars; i++)
     if (m->vars[i].space == PTX_SPACE_SHARED && m->vars[i].is_extern && var_align(&m->vars[i]) > align)
@@ -472,19 +525,23 @@ static int make_kernel(struct px_program *p, size_t fi, struct px_kernel *k, str
   k->param_sizes = gcap__calloc(pf->num_params + 1, sizeof *k->param_sizes);
   if (!k->param_sizes) return px_refuse(L, "out of memory");
   k->param_offsets = fn->param_offset;
-  uint32_t end = 0, shared = p->module_shared;
+  /* lay_out_func bounded the parameters and the static shared memory: these fit 32 bits. */
+  uint64_t end = 0, shared = p->module_shared;
   for (size_t i = 0; i < pf->num_params; i++) {
     k->param_sizes[i] = pf->params[i].size;
-    if (fn->param_offset[i] + pf->params[i].size > end) end = fn->param_offset[i] + (uint32_t)pf->params[i].size;
+    if (fn->param_offset[i] + (uint64_t)pf->params[i].size > end)
+      end = fn->param_offset[i] + (uint64_t)pf->params[i].size;
   }
-  k->params_bytes = end;
+  k->params_bytes = (uint32_t)end;
   for (size_t i = 0; i < pf->num_vars; i++)
     if (pf->vars[i].space == PTX_SPACE_SHARED) {
-      uint32_t top = fn->var_offset[i] + (uint32_t)pf->vars[i].size;
+      uint64_t top = fn->var_offset[i] + (uint64_t)pf->vars[i].size;
       if (top > shared) shared = top;
     }
-  k->static_shared = shared;
-  k->dynamic_offset = dynamic_start(p->module, shared);
+  uint64_t dynamic = dynamic_start(p->module, shared);
+  if (dynamic > SIM_PX_SHARED_BYTES) dynamic = SIM_PX_SHARED_BYTES + 1u; /* every launch is refused */
+  k->static_shared = (uint32_t)shared;
+  k->dynamic_offset = (uint32_t)dynamic;
   return 0;
 }
 

@@ -150,17 +150,32 @@ enum px_builtin px_builtin_of(const char *name) {
   return PX_BUILTIN_NONE;
 }
 
-/* Argument i of a call to a builtin, as up to 8 bytes, in lane l. */
+/* The builtin a call instruction calls, as the PTX declares it. */
+static const struct ptx_func *builtin_decl(const struct px_warp *w, const struct px_ins *in) {
+  return &w->blk->prog->module->funcs[in->src->opnd[0].index];
+}
+
+/* Where a .param variable of the current frame lies in lane l's stack. */
+static unsigned char *frame_var(struct px_warp *w, const struct ptx_operand *o, unsigned l) {
+  const struct px_func *fn = w->f->fn;
+  uint32_t off = o->scope == PTX_SCOPE_BODY  ? fn->var_offset[o->index]
+                 : o->scope == PTX_SCOPE_RET ? fn->ret_offset[o->index]
+                                             : fn->param_offset[o->index];
+  return px_local(w, l, w->f->local_base + off + (uint32_t)o->imm);
+}
+
+/*
+ * Argument i of a call to a builtin, as up to 8 bytes, in lane l: as many as the builtin's
+ * declaration gives the parameter (lowering checked that the caller's variable holds them).
+ */
 static uint64_t call_arg(struct px_warp *w, const struct px_ins *in, unsigned i, unsigned l) {
   const struct ptx_operand *o = &in->src->call_args[i];
   const struct px_func *fn = w->f->fn;
   if (o->kind == PTX_OPND_REG) return w->f->R[fn->slot_of_reg[o->index]][l];
   if (o->kind == PTX_OPND_IMM) return (uint64_t)o->imm;
-  uint32_t off = o->scope == PTX_SCOPE_BODY  ? fn->var_offset[o->index]
-                 : o->scope == PTX_SCOPE_RET ? fn->ret_offset[o->index]
-                                             : fn->param_offset[o->index];
+  size_t size = builtin_decl(w, in)->params[i].size;
   uint64_t v = 0;
-  memcpy(&v, px_local(w, l, w->f->local_base + off + (uint32_t)o->imm), 8);
+  memcpy(&v, frame_var(w, o, l), size < 8 ? size : 8);
   return v;
 }
 
@@ -173,8 +188,8 @@ static void set_result(struct px_warp *w, const struct px_ins *in, unsigned l, u
     return;
   }
   if (o->kind != PTX_OPND_SYM) return;
-  uint32_t off = o->scope == PTX_SCOPE_BODY ? fn->var_offset[o->index] : fn->param_offset[o->index];
-  memcpy(px_local(w, l, w->f->local_base + off), &value, 4);
+  size_t size = builtin_decl(w, in)->rets[0].size;
+  memcpy(frame_var(w, o, l), &value, size < 4 ? size : 4);
 }
 
 /* A NUL-terminated string of device memory, cut to fit. */
