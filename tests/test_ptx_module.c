@@ -656,6 +656,85 @@ static void test_wide_initialisers(void **state) {
   gcap_context_destroy(ctx);
 }
 
+/* An image that is neither a cubin (ELF) nor a fatbin is PTX to CUDA's driver: one that is not
+ * PTX text fails as bad PTX. A cubin or fatbin the simulator cannot run needs definitions. */
+static void test_image_not_ptx(void **state) {
+  (void)state;
+  gcap_context *ctx = sim_context(GCAP_SIM_KERNELS_AUTO, GCAP_SIM_EXEC_IMMEDIATE);
+  static const unsigned char noise[] = {0x13, 0x9a, 0x00, 0xfe, 0x41, 0x00, 0x77, 0x08, 0xc3, 0x21};
+  static const char text[] = "hello, this is not PTX";
+  static const unsigned char elf[] = {0x7f, 'E', 'L', 'F', 2, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  static const unsigned char fatbin[] = {0x50, 0xed, 0x55, 0xba, 1, 0, 0x10, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  struct {
+    const void *image;
+    size_t size;
+    gcap_status want;
+  } cases[] = {
+      {noise, sizeof noise, GCAP_ERROR_INVALID_PTX},
+      {noise, 1, GCAP_ERROR_INVALID_PTX},
+      {text, 0, GCAP_ERROR_INVALID_PTX},
+      {text, sizeof text, GCAP_ERROR_INVALID_PTX},
+      {"", 0, GCAP_ERROR_INVALID_PTX},
+      {"\0\0\0\0", 4, GCAP_ERROR_INVALID_PTX},
+      {elf, sizeof elf, GCAP_ERROR_INVALID_VALUE},
+      {fatbin, sizeof fatbin, GCAP_ERROR_INVALID_VALUE},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    gcap_module_desc d = {.image = cases[i].image, .image_size = cases[i].size};
+    gcap_module *m = (gcap_module *)&d;
+    gcap_status st = gcap_module_load(ctx, &d, &m);
+    if (st != cases[i].want)
+      fail_msg("case %zu: %s, want %s", i, gcap_status_name(st), gcap_status_name(cases[i].want));
+    assert_null(m);
+    test_assert_message_contains(cases[i].want == GCAP_ERROR_INVALID_PTX ? "desc->image is not PTX text" : "PTX image");
+  }
+  /* With definitions, the simulator runs their CPU versions beside a cubin or fatbin. */
+  gcap_kernel_def def = {.name = "k"};
+  gcap_module_desc d = {.image = elf, .image_size = sizeof elf, .kernels = &def, .num_kernels = 1};
+  gcap_module *m = NULL;
+  assert_ok(gcap_module_load(ctx, &d, &m));
+  assert_ok(gcap_module_unload(m));
+  gcap_context_destroy(ctx);
+}
+
+/* A failed gcap_module_get_global leaves both outputs as they were. */
+static void test_get_global_outputs_on_failure(void **state) {
+  (void)state;
+  gcap_context *ctx = sim_context(GCAP_SIM_KERNELS_AUTO, GCAP_SIM_EXEC_IMMEDIATE);
+  gcap_module *m = load_ptx(ctx), *gone = load_ptx(ctx);
+  assert_ok(gcap_module_unload(gone));
+  void *const sentinel = (void *)(uintptr_t)0x5e17;
+  struct {
+    gcap_module *m;
+    const char *name;
+    bool with_dptr;
+    gcap_status want;
+  } cases[] = {
+      {NULL, "counter", true, GCAP_ERROR_INVALID_HANDLE},
+      {gone, "counter", true, GCAP_ERROR_INVALID_HANDLE},
+      {(gcap_module *)ctx, "counter", true, GCAP_ERROR_INVALID_HANDLE},
+      {m, NULL, true, GCAP_ERROR_INVALID_VALUE},
+      {m, "counter", false, GCAP_ERROR_INVALID_VALUE},
+      {m, "nothing", true, GCAP_ERROR_NOT_FOUND},
+      {m, "scale", true, GCAP_ERROR_NOT_FOUND},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    void *dptr = sentinel;
+    size_t bytes = 12345;
+    gcap_status st = gcap_module_get_global(cases[i].m, cases[i].name, cases[i].with_dptr ? &dptr : NULL, &bytes);
+    if (st != cases[i].want)
+      fail_msg("case %zu: %s, want %s", i, gcap_status_name(st), gcap_status_name(cases[i].want));
+    if (dptr != sentinel || bytes != 12345) fail_msg("case %zu wrote an output (%p, %zu)", i, dptr, bytes);
+    test_assert_message_contains("gcap_module_get_global");
+  }
+  void *dptr = sentinel;
+  size_t bytes = 12345;
+  assert_ok(gcap_module_get_global(m, "counter", &dptr, &bytes));
+  assert_true(dptr != sentinel && dptr != NULL);
+  assert_int_equal(bytes, 4);
+  gcap_context_destroy(ctx);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_kernels_from_entries),
@@ -675,6 +754,8 @@ int main(void) {
       cmocka_unit_test(test_parameter_limits),
       cmocka_unit_test(test_store_to_const_refused),
       cmocka_unit_test(test_wide_initialisers),
+      cmocka_unit_test(test_image_not_ptx),
+      cmocka_unit_test(test_get_global_outputs_on_failure),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -291,7 +291,9 @@ typedef struct gcap_module_desc {
 /**
  * Loads a module; copies @p d, its names and sizes. Potentially unsafe during capture.
  * INVALID_PTX (naming the line, column and instruction) for PTX that does not parse or, on the
- * simulator, uses what it cannot run; INVALID_SOURCE with NVRTC's log for a source NVRTC refuses;
+ * simulator, uses what it cannot run, and, as CUDA's driver reads any image that is not a cubin
+ * (ELF) or a fatbin as PTX, for such an image that is not PTX text when no kernels are defined;
+ * INVALID_SOURCE with NVRTC's log for a source NVRTC refuses;
  * NOT_FOUND for a source when no libnvrtc is found (GCAP_NVRTC names one); INVALID_VALUE for an
  * image and a source both given.
  */
@@ -306,7 +308,8 @@ GCAP_API gcap_status gcap_context_find_kernel(gcap_context *ctx, const char *nam
  * A .global or .const variable of @p m (cuModuleGetGlobal): its device address in @p dptr and
  * its size in @p bytes (may be NULL). It is device memory for copies, fills and kernels, set
  * from the PTX's initialiser at load; each loaded module has its own. INVALID_HANDLE for a bad
- * module, INVALID_VALUE for a NULL name or dptr, NOT_FOUND for an unknown name.
+ * module, INVALID_VALUE for a NULL name or dptr, NOT_FOUND for an unknown name; @p dptr and
+ * @p bytes are written only on success.
  */
 GCAP_API gcap_status gcap_module_get_global(gcap_module *m, const char *name, void **dptr, size_t *bytes);
 /** The kernel's entry name (owned by its module); NULL for an invalid handle. */

@@ -186,6 +186,13 @@ bool gcap__image_is_ptx(const void *image, size_t size) {
   return false;
 }
 
+/* A cubin (ELF) or a fatbin: what CUDA's driver does not take for PTX text. */
+static bool image_is_binary(const void *image, size_t size) {
+  static const unsigned char elf[4] = {0x7f, 'E', 'L', 'F'}, fatbin[4] = {0x50, 0xed, 0x55, 0xba};
+  if (!image || (size ? size : strnlen(image, 4)) < 4) return false;
+  return memcmp(image, elf, 4) == 0 || memcmp(image, fatbin, 4) == 0;
+}
+
 /* The PTX text a desc gives: its image, or NVRTC's output for its source (kept in m). */
 static gcap_status ptx_text(struct gcap_module *m, const gcap_module_desc *d, const char **text, size_t *size) {
   *text = NULL;
@@ -195,6 +202,12 @@ static gcap_status ptx_text(struct gcap_module *m, const gcap_module_desc *d, co
     if (st == GCAP_SUCCESS) *text = m->compiled;
     return st;
   }
+  /* The driver reads any other image as PTX: without kernel definitions to fall back on, one that
+   * is not PTX text is bad PTX on either backend. */
+  if (d->image && d->num_kernels == 0 && !image_is_binary(d->image, d->image_size) &&
+      !gcap__image_is_ptx(d->image, d->image_size))
+    return gcap__fail(GCAP_ERROR_INVALID_PTX,
+                      "desc->image is not PTX text (no .version directive before a NUL), a cubin (ELF) or a fatbin");
   if (!gcap__image_is_ptx(d->image, d->image_size)) return GCAP_SUCCESS;
   *text = d->image;
   *size = d->image_size ? d->image_size : strlen(d->image) + 1;
@@ -273,11 +286,13 @@ static gcap_status prepare_desc(struct gcap_module *m, const gcap_module_desc *d
   size_t size = 0;
   *out = *d;
   gcap_status st = ptx_text(m, d, &text, &size);
-  if (st == GCAP_SUCCESS && text) st = parse_decls(m, text, size);
-  /* PTX whose declarations gcap cannot read is still the driver's to load (it finds kernels by name). */
-  if (st == GCAP_ERROR_INVALID_PTX && !m->ctx->ops->runs_definitions) {
-    gcap__restore_message("");
-    st = GCAP_SUCCESS;
+  if (st == GCAP_SUCCESS && text) {
+    st = parse_decls(m, text, size);
+    /* PTX whose declarations gcap cannot read is still the driver's to load (it finds kernels by name). */
+    if (st == GCAP_ERROR_INVALID_PTX && !m->ctx->ops->runs_definitions) {
+      gcap__restore_message("");
+      st = GCAP_SUCCESS;
+    }
   }
   if (st != GCAP_SUCCESS) return st;
   if (text) {
@@ -426,9 +441,7 @@ gcap_status gcap_context_find_kernel(gcap_context *ctx, const char *name, gcap_k
 }
 
 gcap_status gcap_module_get_global(gcap_module *m, const char *name, void **dptr, size_t *bytes) {
-  GCAP_ENTER();
-  if (dptr) *dptr = NULL;
-  if (bytes) *bytes = 0;
+  GCAP_ENTER(); /* outputs are written only on success */
   if (!m || !gcap__registry_has(m, GCAP__H_MODULE))
     return gcap__fail(GCAP_ERROR_INVALID_HANDLE, "module %p is NULL or unloaded", (void *)m);
   if (!name) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "name is NULL");
