@@ -318,14 +318,102 @@ static void test_call_arguments_fit(void **state) {
 #undef CALLEE
 }
 
+/* ------------------------------------------------------------- module variables cost nothing until written */
+
+/* Resident bytes of this process (/proc/self/statm), or 0 where it cannot be read. */
+static uint64_t resident_bytes(void) {
+  FILE *f = fopen("/proc/self/statm", "r");
+  unsigned long long size = 0, resident = 0;
+  if (!f) return 0;
+  int n = fscanf(f, "%llu %llu", &size, &resident);
+  fclose(f);
+  return n == 2 ? resident * (uint64_t)sysconf(_SC_PAGESIZE) : 0;
+}
+
+#define GIB 1073741824ull
+
+/* Two zero .global variables of 1 GiB each, and a kernel that reads one byte of each and writes one. */
+static const char zero_globals_ptx[] =
+    PTX_HEAD ".visible .global .align 8 .b8 g0[1073741824];\n.visible .global .align 8 .b8 g1[1073741824];\n"
+             ".visible .entry touch(.param .u64 out)\n{\n  .reg .b64 %rd<8>;\n  .reg .b32 %r<4>;\n"
+             "  ld.param.u64 %rd1, [out];\n  mov.u64 %rd2, g0;\n  mov.u64 %rd3, g1;\n"
+             "  ld.global.u32 %r1, [%rd2+536870912];\n  ld.global.u32 %r2, [%rd3+1073741820];\n"
+             "  st.global.u32 [%rd1], %r1;\n  st.global.u32 [%rd1+4], %r2;\n"
+             "  mov.u32 %r3, 99;\n  st.global.u32 [%rd3+1073741820], %r3;\n  ret;\n}\n";
+
+static void check_zero_globals(bool strict) {
+  gcap_context *ctx = ctx_with(GCAP_SIM_CHECK_MEMORY | GCAP_SIM_CHECK_SYNC, strict);
+  uint64_t before = resident_bytes();
+  gcap_module *m = load_ok(ctx, zero_globals_ptx);
+  uint64_t after = resident_bytes();
+  if (before && after > before + (64u << 20))
+    fail_msg("loading 2 GiB of zero variables made %llu bytes resident", (unsigned long long)(after - before));
+  void *g0 = NULL, *g1 = NULL;
+  size_t bytes = 0;
+  assert_ok(gcap_module_get_global(m, "g0", &g0, &bytes));
+  assert_int_equal(bytes, GIB);
+  assert_ok(gcap_module_get_global(m, "g1", &g1, &bytes));
+  assert_int_equal(bytes, GIB);
+  uint32_t *out = dev_zero(ctx, 8), got[2] = {1, 1}, word = 1;
+  memcpy(got, (uint32_t[]){5, 5}, sizeof got);
+  gcap_memcpy_kind to_dev = GCAP_MEMCPY_HOST_TO_DEVICE;
+  assert_ok(gcap_memcpy(ctx, out, got, sizeof got, to_dev));
+  assert_ok(launch(ctx, m, "touch", DIM1(1), DIM1(1), 0, ARGS(&out)));
+  get(ctx, got, out, sizeof got);
+  assert_int_equal(got[0], 0);
+  assert_int_equal(got[1], 0);
+  get(ctx, &word, (char *)g1 + GIB - 4, 4); /* the kernel's store is there */
+  assert_int_equal(word, 99);
+  get(ctx, &word, (char *)g0 + 12345 * 4, 4); /* copies see zeros too */
+  assert_int_equal(word, 0);
+  if (before && resident_bytes() > before + (64u << 20)) fail_msg("running the kernel made the variables resident");
+  assert_ok(gcap_module_unload(m));
+  gcap_context_destroy(ctx);
+}
+
+static void test_zero_globals_lazy(void **state) {
+  (void)state;
+  check_zero_globals(false);
+}
+
+static void test_zero_globals_lazy_strict(void **state) {
+  (void)state;
+  check_zero_globals(true);
+}
+
+/* Variables that the simulated device cannot hold: OUT_OF_MEMORY at load, and nothing reserved. */
+static void test_globals_past_device_memory(void **state) {
+  (void)state;
+  size_t cap = 81 * 64 + 256, n = 0;
+  char *text = malloc(cap);
+  assert_non_null(text);
+  n += (size_t)snprintf(text + n, cap - n, "%s", PTX_HEAD);
+  for (int i = 0; i < 81; i++) n += (size_t)snprintf(text + n, cap - n, ".global .b8 big%d[1073741824];\n", i);
+  assert_true(n < cap);
+  gcap_context *ctx = ctx_with(GCAP_SIM_CHECK_MEMORY, false);
+  gcap_module *m = NULL;
+  assert_int_equal(load(ctx, text, &m), GCAP_ERROR_OUT_OF_MEMORY);
+  assert_null(m);
+  test_assert_message_contains("simulated device");
+  free(text);
+  gcap_context_destroy(ctx);
+}
+
 int main(void) {
   test_require_backend();
   if (!test_on_sim()) return 77;
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_shared_out_of_bounds_always_checked), cmocka_unit_test(test_shared_small_block_in_bounds),
-      cmocka_unit_test(test_local_and_param_always_checked),      cmocka_unit_test(test_shared_past_4gib_refused),
-      cmocka_unit_test(test_static_shared_over_limit_refused),    cmocka_unit_test(test_local_4gib_refused),
-      cmocka_unit_test(test_params_over_limit_refused),           cmocka_unit_test(test_call_arguments_fit),
+      cmocka_unit_test(test_shared_out_of_bounds_always_checked),
+      cmocka_unit_test(test_shared_small_block_in_bounds),
+      cmocka_unit_test(test_local_and_param_always_checked),
+      cmocka_unit_test(test_shared_past_4gib_refused),
+      cmocka_unit_test(test_static_shared_over_limit_refused),
+      cmocka_unit_test(test_local_4gib_refused),
+      cmocka_unit_test(test_params_over_limit_refused),
+      cmocka_unit_test(test_call_arguments_fit),
+      cmocka_unit_test(test_zero_globals_lazy),
+      cmocka_unit_test(test_zero_globals_lazy_strict),
+      cmocka_unit_test(test_globals_past_device_memory),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -27,12 +27,15 @@ struct px_memory_ops {
   gcap_status (*alloc)(void *ctx, size_t bytes, void **out);
   void (*free)(void *ctx, void *p);
   void (*write)(void *ctx, void *dst, const void *src, size_t bytes);
+  /* Zeros [dst, dst + bytes) without committing memory: untouched pages read as zeros (lazily). */
+  void (*zero)(void *ctx, void *dst, size_t bytes);
 };
 
 /*
  * Parses and lowers PTX text. INVALID_PTX (message: line, column, instruction) for text that does
- * not parse or that uses what the executor cannot run; OUT_OF_MEMORY. Module variables get device
- * memory through `mem`, initialised from the PTX.
+ * not parse or that uses what the executor cannot run; OUT_OF_MEMORY, also when the module's
+ * variables need more than the simulated device's memory (PX_DEVICE_MEMORY). Module variables get
+ * device memory through `mem`, initialised from the PTX; zeros cost no memory until written.
  */
 gcap_status px_program_load(const char *text, size_t size, const struct px_memory_ops *mem, struct px_program **out);
 void px_program_free(struct px_program *p);

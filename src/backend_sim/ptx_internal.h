@@ -29,6 +29,8 @@
 #define PX_LOCAL_BYTES 16384u      /* each thread's stack: its frames' .local and .param variables */
 #define PX_MAX_DEPTH 64u           /* calls deep */
 #define PX_PARAM_BYTES 32764u      /* a kernel's parameters, at most (CUDA's limit) */
+/* The simulated device's memory (an H100's 80 GiB): what one module's .global and .const variables may take. */
+#define PX_DEVICE_MEMORY ((uint64_t)80 << 30)
 
 struct px_warp;
 struct px_ins;

@@ -452,8 +452,25 @@ static int lower_body(struct px_program *p, size_t fi, struct px_lower *L) {
 
 /* ---------------------------------------------------------------- module variables */
 
+/* Device memory the module's .global and .const variables take, as the allocator rounds them. */
+static uint64_t vars_bytes(const struct ptx_module *m) {
+  uint64_t total = 0;
+  for (size_t i = 0; i < m->num_vars; i++)
+    if (m->vars[i].space == PTX_SPACE_GLOBAL || m->vars[i].space == PTX_SPACE_CONST)
+      total += align_to(m->vars[i].size ? m->vars[i].size : 1, 256);
+  return total;
+}
+
 static gcap_status load_vars(struct px_program *p, char *msg, size_t size) {
   const struct ptx_module *m = p->module;
+  uint64_t need = vars_bytes(m);
+  if (need > PX_DEVICE_MEMORY) {
+    snprintf(msg, size,
+             "the module's .global and .const variables need %llu bytes, more than the simulated device's %llu bytes "
+             "of memory",
+             (unsigned long long)need, (unsigned long long)PX_DEVICE_MEMORY);
+    return GCAP_ERROR_OUT_OF_MEMORY;
+  }
   p->globals = gcap__calloc(m->num_vars + 1, sizeof *p->globals);
   p->shared_offset = gcap__calloc(m->num_vars + 1, sizeof *p->shared_offset);
   if (!p->globals || !p->shared_offset) return GCAP_ERROR_OUT_OF_MEMORY;
@@ -481,10 +498,9 @@ static gcap_status load_vars(struct px_program *p, char *msg, size_t size) {
     gcap_status st = p->mem.alloc(p->mem.ctx, bytes, &addr);
     if (st != GCAP_SUCCESS) return st;
     p->globals[i].addr = addr;
-    unsigned char *zeros = v->init ? NULL : gcap__calloc(1, bytes);
-    if (!v->init && !zeros) return GCAP_ERROR_OUT_OF_MEMORY;
-    p->mem.write(p->mem.ctx, addr, v->init ? v->init : zeros, v->init ? v->size : bytes);
-    gcap__free(zeros);
+    /* Zeros are not written: a large zero variable costs no memory until a kernel or a copy writes it. */
+    if (v->init) p->mem.write(p->mem.ctx, addr, v->init, v->size);
+    else p->mem.zero(p->mem.ctx, addr, bytes);
   }
   p->module_shared = shared; /* each kernel's layout refuses it when it is past the limit */
   return GCAP_SUCCESS;
@@ -601,8 +617,8 @@ gcap_status px_program_load(const char *text, size_t size, const struct px_memor
   if (st == GCAP_SUCCESS) st = build(p, msg, sizeof msg);
   if (st != GCAP_SUCCESS) {
     px_program_free(p);
-    if (st == GCAP_ERROR_OUT_OF_MEMORY) return gcap__fail(st, "no memory to load the PTX");
     if (msg[0]) return gcap__fail(st, "%s", msg);
+    if (st == GCAP_ERROR_OUT_OF_MEMORY) return gcap__fail(st, "no memory to load the PTX");
     return st; /* the allocator's message stands */
   }
   *out = p;

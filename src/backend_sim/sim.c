@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "alloc.h"
 #include "error.h"
@@ -496,12 +497,13 @@ static gcap_status sim_event_elapsed_time(struct gcap__backend_ctx *b, void *sta
   return st;
 }
 
-/* Module variables start out written: with their initialiser, or zeros. */
+/*
+ * Module variables start out written (their initialiser, or zeros), so the INIT check does not
+ * follow them: a bit per byte of a large zero variable would cost what its lazy zeros save.
+ */
 static gcap_status program_alloc(void *ctx, size_t bytes, void **out) {
   struct sim_context *sc = ctx;
-  gcap_status st = sim_mem_alloc(&sc->base, bytes, out);
-  if (st == GCAP_SUCCESS && sc->init) sim_init_mark(sc, *out, bytes);
-  return st;
+  return sc->options.strict_memory ? sim_device_alloc(sc, bytes, out) : aligned(256, bytes, out);
 }
 
 static void program_free(void *ctx, void *p) { sim_free_now(ctx, p); }
@@ -513,6 +515,22 @@ static void program_write(void *ctx, void *dst, const void *src, size_t bytes) {
   sim_work_begin_for(sc, &c, NULL);
   memcpy(dst, src, bytes);
   sim_work_end(sc);
+}
+
+/* Zeros that cost no memory: whole pages go back to the system (they read as zeros); the ends are written. */
+static void program_zero(void *ctx, void *dst, size_t bytes) {
+  static const unsigned char zeros[4096];
+  uintptr_t from = (uintptr_t)dst, end = from + bytes, page = (uintptr_t)sysconf(_SC_PAGESIZE);
+  uintptr_t lo = (from + page - 1) & ~(page - 1), hi = end & ~(page - 1);
+  if (hi <= lo) lo = hi = end;
+  for (uintptr_t p = from; p < end;) {
+    if (p == lo) p = hi;
+    size_t n = (size_t)((p < lo ? lo : end) - p);
+    if (n > sizeof zeros) n = sizeof zeros;
+    if (n) program_write(ctx, (void *)p, zeros, n);
+    p += n;
+  }
+  sim_discard_pages(dst, bytes);
 }
 
 /* PTX text: what the simulator can run. A cubin or fatbin image is for the CUDA backend only. */
@@ -529,7 +547,7 @@ static gcap_status sim_module_load(struct gcap__backend_ctx *b, const gcap_modul
                         d->image ? "not PTX text" : "NULL");
     return GCAP_SUCCESS;
   }
-  struct px_memory_ops mem = {sc, program_alloc, program_free, program_write};
+  struct px_memory_ops mem = {sc, program_alloc, program_free, program_write, program_zero};
   return px_program_load(d->image, d->image_size, &mem, (struct px_program **)out);
 }
 
