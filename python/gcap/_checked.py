@@ -38,13 +38,15 @@ def _shown(value):
 def integer(value, what, ctype, bool_ok=False):
     """`value` as a Python int in the range of C type `ctype` (a key of RANGES). Raises TypeError for what is not an
     integer (operator.index refuses it; bool too unless `bool_ok`), OverflowError outside the range."""
+    low, high = RANGES[ctype]
+    if type(value) is int and low <= value <= high:  # the common case, checked first
+        return value
     if isinstance(value, bool) and not bool_ok:
         raise TypeError("%s must be an int, not bool %r" % (what, value))
     try:
         v = operator.index(value)
     except TypeError:
         raise TypeError("%s must be an int, not %s %s" % (what, type(value).__name__, _shown(value))) from None
-    low, high = RANGES[ctype]
     if not low <= v <= high:
         raise OverflowError("%s is %d, outside the range of its C type %s (%d to %d)" % (what, v, ctype, low, high))
     return v
@@ -53,6 +55,8 @@ def integer(value, what, ctype, bool_ok=False):
 def size(value, what, ctype="size_t"):
     """A size, count, offset or dimension: an int from 0 (InvalidValue below), in the range of `ctype`
     (OverflowError above); TypeError for what is not an int, a bool among them."""
+    if type(value) is int and 0 <= value <= RANGES[ctype][1]:
+        return value
     if isinstance(value, bool):
         raise TypeError("%s must be an int, not bool %r" % (what, value))
     try:

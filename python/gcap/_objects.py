@@ -468,7 +468,8 @@ class Context:
             what, exc = failures[0]
             raise CallbackError("%s raised %s: %s" % (what, type(exc).__name__, exc), "GCAP_ERROR_BACKEND",
                                 999) from exc
-        check(st)
+        if st != 0:
+            raise error_of(st)
 
     def _keep_alive(self, obj):
         self._keep.append(obj)
@@ -610,6 +611,12 @@ def copy_operands(dst, src, nbytes, what):
 def fill_range(buf, offset, nbytes, what):
     """(address, bytes) of a fill of `nbytes` (default: to the end) of `buf` from `offset`: InvalidValue for a
     negative offset or size, or for bytes past the end of memory whose size is known."""
+    if type(buf) is Buffer and type(offset) is int and (nbytes is None or type(nbytes) is int):
+        known = buf.nbytes  # the common case, checked first: a buffer, ints inside it
+        if 0 <= offset <= known:
+            count = known - offset if nbytes is None else nbytes
+            if 0 <= count <= known - offset:
+                return buf.ptr + offset, count
     ptr, known, _ = _pointer_of(buf, what + ": dst")
     offset = _checked.size(offset, what + ": offset")
     if known is not None and offset > known:
@@ -700,7 +707,8 @@ class Stream(Handle):
         byte `value`; returns None. Raises InvalidValue for a negative offset or size or bytes past the end,
         OverflowError for a value outside 0..255."""
         ptr, nbytes = fill_range(buf, offset, nbytes, "Stream.memset")
-        value = _checked.integer(value, "Stream.memset: value", "byte")
+        if type(value) is not int or not 0 <= value <= 255:
+            value = _checked.integer(value, "Stream.memset: value", "byte")
         check(lib.gcap_memset_async(self._handle(), ptr, value, nbytes))
 
     def memcpy(self, dst, src, nbytes=None, kind="default"):
