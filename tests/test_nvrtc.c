@@ -1,7 +1,8 @@
 /*
  * CUDA C to PTX through NVRTC (src/ptx/nvrtc.c). The tests that compile skip themselves where no
  * libnvrtc is found. Run with the argument "missing" and GCAP_NVRTC naming a file that is not
- * there (Meson does both), it checks what a program without NVRTC is told instead.
+ * there (Meson does both), it checks what a program without NVRTC is told instead; with "pip" and
+ * the path of a fake libnvrtc, that NVRTC installed with pip into a Python environment is found.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,10 +12,14 @@
 
 #include "common.h"
 
+#include <dlfcn.h>
+#include <ftw.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../src/ptx/nvrtc.h"
 #include "alloc.h"
@@ -256,10 +261,140 @@ static void test_missing_library_is_not_found(void **state) {
     test_assert_message_contains("install the CUDA toolkit's NVRTC");
     test_assert_message_contains("cuda-nvrtc");
     test_assert_message_contains("point GCAP_NVRTC at libnvrtc.so");
+    test_assert_message_contains("pip: nvidia-cuda-nvrtc, into the Python environment that runs gcap or $VIRTUAL_ENV");
   }
 }
 
+/* ---------------------------------------------------- NVRTC from pip ("pip") */
+
+/*
+ * A fake tree of Python environments, each with the directories NVRTC's wheels make: the fake
+ * NVRTC (tests/fake_libnvrtc.c, its path the second argument) as a CUDA 13 wheel's in
+ * $VIRTUAL_ENV, empty wheel directories elsewhere, and two "running Python" folders that the
+ * process maps a file from (a package in site-packages, an extension module in lib-dynload).
+ */
+static const char *fake_nvrtc;
+static char tree[64];
+
+static void make_dirs(const char *path) {
+  char buf[PATH_MAX];
+  snprintf(buf, sizeof buf, "%s", path);
+  for (char *p = buf + 1; *p; p++)
+    if (*p == '/') {
+      *p = '\0';
+      mkdir(buf, 0700);
+      *p = '/';
+    }
+  mkdir(buf, 0700);
+}
+
+/* tree/rel, its directories made; a copy of the fake NVRTC when copy is true. */
+static void put(const char *rel, bool copy, char *out, size_t cap) {
+  char path[PATH_MAX];
+  snprintf(path, sizeof path, "%s/%s", tree, rel);
+  if (out) snprintf(out, cap, "%s", path);
+  if (!copy) {
+    make_dirs(path);
+    return;
+  }
+  *strrchr(path, '/') = '\0';
+  make_dirs(path);
+  path[strlen(path)] = '/';
+  FILE *in = fopen(fake_nvrtc, "rb"), *to = fopen(path, "wb");
+  assert_non_null(in);
+  assert_non_null(to);
+  char buf[65536];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, in)) > 0) assert_int_equal(fwrite(buf, 1, n, to), n);
+  fclose(in);
+  assert_int_equal(fclose(to), 0);
+}
+
+static void *mapped[2];
+
+static int make_tree(void **state) {
+  (void)state;
+  snprintf(tree, sizeof tree, "/tmp/gcap-nvrtc-XXXXXX");
+  if (!mkdtemp(tree)) return -1;
+  char path[PATH_MAX];
+  put("venv/lib/python3.11/site-packages/nvidia/cu13/lib/libnvrtc.so.13", true, NULL, 0);
+  put("venv/lib/python3.11/site-packages/nvidia/cuda_nvrtc/lib", false, NULL, 0);
+  put("conda/lib/python3.10/site-packages/nvidia/cuda_nvrtc/lib", false, NULL, 0);
+  put("py/lib/python3.12/site-packages/nvidia/cu14/lib", false, NULL, 0);
+  put("py/lib/python3.12/site-packages/somepkg/_native.so", true, path, sizeof path);
+  mapped[0] = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  put("py2/lib/python3.9/site-packages/nvidia/cu13/lib", false, NULL, 0);
+  put("py2/lib/python3.9/lib-dynload/_ext.so", true, path, sizeof path);
+  mapped[1] = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!mapped[0] || !mapped[1]) return -1;
+  snprintf(path, sizeof path, "%s/venv", tree);
+  setenv("VIRTUAL_ENV", path, 1);
+  snprintf(path, sizeof path, "%s/conda", tree);
+  setenv("CONDA_PREFIX", path, 1);
+  /* Nothing found before the Python environments. */
+  unsetenv("GCAP_NVRTC");
+  unsetenv("CUDA_PATH");
+  unsetenv("CUDA_HOME");
+  return 0;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+  (void)st, (void)flag, (void)ftw;
+  return remove(path);
+}
+
+static int remove_tree(void **state) {
+  (void)state;
+  for (int i = 0; i < 2; i++)
+    if (mapped[i]) dlclose(mapped[i]);
+  return nftw(tree, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static bool listed(char (*dirs)[PATH_MAX], size_t n, const char *rel) {
+  char want[PATH_MAX];
+  snprintf(want, sizeof want, "%s/%s", tree, rel);
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(dirs[i], want) == 0) return true;
+  return false;
+}
+
+/* Each environment's wheel directories, $VIRTUAL_ENV's first, CUDA 13's before CUDA 12's. */
+static void test_pip_wheel_directories(void **state) {
+  (void)state;
+  char dirs[16][PATH_MAX];
+  size_t n = gcap__nvrtc_pip_dirs(dirs, 16);
+  for (size_t i = 0; i < n; i++) print_message("%s\n", dirs[i]);
+  assert_true(n >= 5);
+  char want[PATH_MAX];
+  snprintf(want, sizeof want, "%s/venv/lib/python3.11/site-packages/nvidia/cu13/lib", tree);
+  assert_string_equal(dirs[0], want);
+  snprintf(want, sizeof want, "%s/venv/lib/python3.11/site-packages/nvidia/cuda_nvrtc/lib", tree);
+  assert_string_equal(dirs[1], want);
+  snprintf(want, sizeof want, "%s/conda/lib/python3.10/site-packages/nvidia/cuda_nvrtc/lib", tree);
+  assert_string_equal(dirs[2], want);
+  assert_true(listed(dirs, n, "py/lib/python3.12/site-packages/nvidia/cu14/lib"));
+  assert_true(listed(dirs, n, "py2/lib/python3.9/site-packages/nvidia/cu13/lib"));
+  assert_int_equal(gcap__nvrtc_pip_dirs(dirs, 1), 1);
+}
+
+/* NVRTC installed with pip, as the message advises, is the one used. */
+static void test_pip_wheel_is_loaded(void **state) {
+  (void)state;
+  assert_true(gcap__nvrtc_available());
+  char *ptx = compile_ok(add_one_source, NULL, 0);
+  assert_contains(ptx, "made by the fake NVRTC");
+  gcap__free(ptx);
+}
+
 int main(int argc, char **argv) {
+  if (argc > 2 && strcmp(argv[1], "pip") == 0) {
+    fake_nvrtc = argv[2];
+    const struct CMUnitTest pip[] = {
+        cmocka_unit_test(test_pip_wheel_directories),
+        cmocka_unit_test(test_pip_wheel_is_loaded),
+    };
+    return cmocka_run_group_tests(pip, make_tree, remove_tree);
+  }
   if (argc > 1 && strcmp(argv[1], "missing") == 0) {
     const struct CMUnitTest missing[] = {
         cmocka_unit_test(test_missing_library_is_not_found),

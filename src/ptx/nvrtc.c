@@ -1,9 +1,11 @@
 #include "nvrtc.h"
 
 #include <dlfcn.h>
+#include <glob.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,7 +44,8 @@ struct nvrtc_api {
 
 #define HOW_TO_GET                                                                                                     \
   "install the CUDA toolkit's NVRTC (Debian non-free: libnvrtc12 or libnvrtc11.2; NVIDIA's repository: "               \
-  "cuda-nvrtc-13-0; pip: nvidia-cuda-nvrtc) or point GCAP_NVRTC at libnvrtc.so"
+  "cuda-nvrtc-13-0; pip: nvidia-cuda-nvrtc, into the Python environment that runs gcap or $VIRTUAL_ENV) or point "     \
+  "GCAP_NVRTC at libnvrtc.so"
 
 /* The program name NVRTC puts in front of every line of its log. */
 #define PROGRAM_NAME "source.cu"
@@ -138,6 +141,128 @@ static bool try_env_dir(const char *var, char *broken, size_t cap) {
   return n >= 0 && (size_t)n < sizeof dir && try_dir(dir, broken, cap);
 }
 
+/*
+ * NVRTC installed with pip: the wheels put it in <site-packages>/nvidia/cu13/lib (CUDA 13 on,
+ * nvidia-cuda-nvrtc) or <site-packages>/nvidia/cuda_nvrtc/lib (CUDA 11 and 12, -cu11 and -cu12).
+ * The site-packages searched, in this order: $VIRTUAL_ENV's and $CONDA_PREFIX's
+ * (lib/python3.N/site-packages), the one libgcap itself is installed in (the Python package's
+ * <site-packages>/gcap/libgcap.so), and those of the running Python: every site-packages or
+ * dist-packages a mapped file of the process lies in, and lib/python3.N/site-packages beside the
+ * lib-dynload its extension modules come from.
+ */
+#define MAX_SITES 8
+#define SITE_MAX 1024 /* a longer site-packages path is passed over */
+
+struct sites {
+  char dirs[MAX_SITES][SITE_MAX];
+  size_t count;
+};
+
+static void add_site(struct sites *s, const char *dir, size_t len) {
+  if (s->count == MAX_SITES || len == 0 || len >= SITE_MAX) return;
+  for (size_t i = 0; i < s->count; i++)
+    if (strlen(s->dirs[i]) == len && memcmp(s->dirs[i], dir, len) == 0) return;
+  memcpy(s->dirs[s->count], dir, len);
+  s->dirs[s->count++][len] = '\0';
+}
+
+/* root/lib/python3.N/site-packages, each that exists, the newest Python first. */
+static void add_env_sites(struct sites *s, const char *var) {
+  const char *root = getenv(var);
+  char pattern[SITE_MAX];
+  glob_t g;
+  if (!root || !*root) return;
+  int n = snprintf(pattern, sizeof pattern, "%s/lib/python3*/site-packages", root);
+  if (n < 0 || (size_t)n >= sizeof pattern || glob(pattern, GLOB_ONLYDIR, NULL, &g) != 0) return;
+  for (size_t i = g.gl_pathc; i-- > 0;) add_site(s, g.gl_pathv[i], strlen(g.gl_pathv[i]));
+  globfree(&g);
+}
+
+/* The site-packages (or dist-packages) a file lies in, or the one beside its lib-dynload. */
+static void add_site_of(struct sites *s, const char *path) {
+  static const char *const names[] = {"/site-packages/", "/dist-packages/"};
+  for (size_t i = 0; i < COUNT(names); i++) {
+    const char *at = strstr(path, names[i]);
+    if (at) add_site(s, path, (size_t)(at - path) + strlen(names[i]) - 1);
+  }
+  const char *dynload = strstr(path, "/lib-dynload/");
+  const char *lib = strstr(path, "/lib/python3");
+  if (dynload && lib && lib < dynload) {
+    char dir[SITE_MAX];
+    int n = snprintf(dir, sizeof dir, "%.*s/site-packages", (int)(dynload - path), path);
+    if (n > 0 && (size_t)n < sizeof dir && access(dir, F_OK) == 0) add_site(s, dir, (size_t)n);
+  }
+}
+
+/* The running Python's: what the files mapped into the process say (Linux's /proc/self/maps). */
+static void add_mapped_sites(struct sites *s) {
+  FILE *f = fopen("/proc/self/maps", "r");
+  char line[SITE_MAX + 128];
+  if (!f) return;
+  while (fgets(line, sizeof line, f)) {
+    char *path = strchr(line, '/');
+    if (!path) continue;
+    path[strcspn(path, "\n")] = '\0';
+    add_site_of(s, path);
+  }
+  fclose(f);
+}
+
+/* Calls visit with each directory of an NVRTC wheel, in search order, until it returns true. */
+static bool each_pip_dir(bool (*visit)(const char *dir, void *arg), void *arg) {
+  static const char *const wheel_dirs[] = {"nvidia/cu[0-9]*/lib", "nvidia/cuda_nvrtc/lib"};
+  struct sites s;
+  Dl_info info;
+  s.count = 0;
+  add_env_sites(&s, "VIRTUAL_ENV");
+  add_env_sites(&s, "CONDA_PREFIX");
+  if (dladdr((void *)(uintptr_t)&each_pip_dir, &info) && info.dli_fname) add_site_of(&s, info.dli_fname);
+  add_mapped_sites(&s);
+  bool done = false;
+  for (size_t i = 0; i < s.count && !done; i++)
+    for (size_t w = 0; w < COUNT(wheel_dirs) && !done; w++) {
+      char pattern[SITE_MAX + 32];
+      glob_t g;
+      int len = snprintf(pattern, sizeof pattern, "%s/%s", s.dirs[i], wheel_dirs[w]);
+      if (len < 0 || (size_t)len >= sizeof pattern || glob(pattern, GLOB_ONLYDIR, NULL, &g) != 0) continue;
+      for (size_t k = g.gl_pathc; k-- > 0 && !done;) done = visit(g.gl_pathv[k], arg); /* cu14 before cu13 */
+      globfree(&g);
+    }
+  return done;
+}
+
+struct dir_list {
+  char (*dirs)[PATH_MAX];
+  size_t count, max;
+};
+
+static bool list_dir(const char *dir, void *arg) {
+  struct dir_list *l = arg;
+  if (l->count < l->max && strlen(dir) < PATH_MAX) strcpy(l->dirs[l->count++], dir);
+  return l->count == l->max;
+}
+
+size_t gcap__nvrtc_pip_dirs(char (*dirs)[PATH_MAX], size_t max) {
+  struct dir_list l = {dirs, 0, max};
+  if (max) each_pip_dir(list_dir, &l);
+  return l.count;
+}
+
+struct broken {
+  char *text;
+  size_t cap;
+};
+
+static bool try_pip_dir(const char *dir, void *arg) {
+  struct broken *b = arg;
+  return try_dir(dir, b->text, b->cap);
+}
+
+static bool try_pip(char *broken, size_t cap) {
+  struct broken b = {broken, cap};
+  return each_pip_dir(try_pip_dir, &b);
+}
+
 static bool try_loader_path(void) {
   for (size_t i = 0; i < COUNT(lib_names); i++) {
     char why[400];
@@ -149,12 +274,14 @@ static bool try_loader_path(void) {
 static void search(void) {
   char broken[500] = "";
   if (try_env_dir("CUDA_PATH", broken, sizeof broken) || try_env_dir("CUDA_HOME", broken, sizeof broken)) return;
+  if (try_pip(broken, sizeof broken)) return;
   for (size_t i = 0; i < COUNT(system_dirs); i++)
     if (try_dir(system_dirs[i], broken, sizeof broken)) return;
   if (try_loader_path()) return;
-  refuse("no NVRTC library: looked for libnvrtc.so(.13, .12, .11.2) in $CUDA_PATH/lib64, "
-         "$CUDA_HOME/lib64, /usr/local/cuda/lib64, /opt/cuda/lib64, /usr/lib/<multiarch>, /usr/lib64, /usr/lib "
-         "and the loader's search path; " HOW_TO_GET "%s",
+  refuse("no NVRTC library: looked for libnvrtc.so(.13, .12, .11.2) in $CUDA_PATH/lib64, $CUDA_HOME/lib64, "
+         "pip's nvidia/cu*/lib and nvidia/cuda_nvrtc/lib in the site-packages of $VIRTUAL_ENV, $CONDA_PREFIX, "
+         "libgcap's own and the running Python's, /usr/local/cuda/lib64, /opt/cuda/lib64, /usr/lib/<multiarch>, "
+         "/usr/lib64, /usr/lib and the loader's search path; " HOW_TO_GET "%s",
          broken);
 }
 

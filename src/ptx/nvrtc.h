@@ -5,6 +5,7 @@
 #ifndef GCAP_PTX_NVRTC_H
 #define GCAP_PTX_NVRTC_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -18,10 +19,18 @@
  *
  * Without an -arch / --gpu-architecture option the PTX targets compute_75, the oldest the
  * simulator runs. The library is looked up once per process: $GCAP_NVRTC when set (nothing else
- * then), else the toolkit's usual directories, else the loader's search path.
+ * then), else $CUDA_PATH and $CUDA_HOME, pip's wheels in the Python environments in sight, the
+ * toolkit's usual directories, the loader's search path.
  */
 gcap_status gcap__nvrtc_compile(const char *source, const char *const *options, size_t num_options, char **ptx,
                                 size_t *ptx_size);
+
+/*
+ * The directories of NVRTC wheels installed with pip (nvidia/cu<N>/lib, nvidia/cuda_nvrtc/lib) in
+ * the site-packages of $VIRTUAL_ENV, $CONDA_PREFIX, libgcap's own and the running Python's, in the
+ * order they are searched: up to max into dirs; returns how many.
+ */
+size_t gcap__nvrtc_pip_dirs(char (*dirs)[PATH_MAX], size_t max);
 
 /* True when libnvrtc was found and has every function gcap__nvrtc_compile calls. */
 bool gcap__nvrtc_available(void);
