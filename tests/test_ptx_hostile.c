@@ -399,6 +399,89 @@ static void test_globals_past_device_memory(void **state) {
   gcap_context_destroy(ctx);
 }
 
+/* ------------------------------------------------------------- constant memory is read-only */
+
+#define CONST_KERNEL(name, body)                                                                                       \
+  ".visible .entry " name "(.param .u64 p_ptr)\n{\n  .reg .b64 %rd<6>;\n  .reg .b32 %r<4>;\n"                          \
+  "  mov.u64 %rd1, c;\n  cvta.const.u64 %rd2, %rd1;\n  mov.u32 %r1, 42;\n" body "  ret;\n}\n"
+
+static const char const_ptx[] =
+    PTX_HEAD ".visible .const .align 4 .b32 c = 7;\n.visible .const .align 8 .b32 c2[4] = {1, 2, 3, 4};\n" CONST_KERNEL(
+        "generic_store", "  st.u32 [%rd2], %r1;\n") CONST_KERNEL("global_store", "  st.global.u32 [%rd1], %r1;\n")
+        CONST_KERNEL("vector_store", "  mov.u64 %rd3, c2;\n  st.global.v2.u32 [%rd3+8], {%r1, %r1};\n")
+            CONST_KERNEL("byte_store", "  st.global.u8 [%rd1+3], %r1;\n")
+                CONST_KERNEL("atomic_add", "  atom.global.add.u32 %r2, [%rd1], %r1;\n")
+                    CONST_KERNEL("generic_red", "  red.add.u32 [%rd2], %r1;\n") CONST_KERNEL(
+                        "pointer_store", "  ld.param.u64 %rd3, [p_ptr];\n  st.global.u32 [%rd3], %r1;\n")
+                        CONST_KERNEL(
+                            "reads",
+                            "  ld.param.u64 %rd3, [p_ptr];\n  ld.const.u32 %r2, [c];\n  ld.global.u32 %r3, [%rd2];\n"
+                            "  add.u32 %r2, %r2, %r3;\n  st.global.u32 [%rd3], %r2;\n");
+
+/*
+ * Stores into a __constant__ variable, through cvta.const, a global or generic pointer, vectors,
+ * bytes and atomics: ILLEGAL_ADDRESS whatever the checks, and the value stays.
+ */
+static void test_constant_memory_read_only(void **state) {
+  (void)state;
+  static const char *const kernels[] = {"generic_store", "global_store", "vector_store",
+                                        "byte_store",    "atomic_add",   "generic_red"};
+  static const unsigned checks[] = {0, GCAP_SIM_CHECK_MEMORY, GCAP_SIM_CHECK_INIT, GCAP_SIM_CHECK_SHARED_RACES,
+                                    CHECKS_ALL};
+  for (size_t c = 0; c < sizeof checks / sizeof checks[0]; c++)
+    for (size_t k = 0; k < sizeof kernels / sizeof kernels[0]; k++)
+      for (unsigned threads = 1; threads <= 32; threads += 31) {
+        gcap_context *ctx = ctx_with(checks[c], false);
+        gcap_module *m = load_ok(ctx, const_ptx);
+        uint32_t *cv = NULL, *c2 = NULL;
+        assert_ok(gcap_module_get_global(m, "c", (void **)&cv, NULL));
+        assert_ok(gcap_module_get_global(m, "c2", (void **)&c2, NULL));
+        void *none = NULL;
+        gcap_status st = launch(ctx, m, kernels[k], DIM1(1), DIM1(threads), 0, ARGS(&none));
+        if (st != GCAP_ERROR_ILLEGAL_ADDRESS)
+          fail_msg("kernel %s with checks 0x%x: %s (%s)", kernels[k], checks[c], gcap_status_name(st),
+                   gcap_last_error_message());
+        test_assert_message_contains("constant memory");
+        /* Device memory is host memory on the simulator without strict memory: read it as it is (the context has
+         * failed). */
+        assert_int_equal(*cv, 7);
+        assert_int_equal(c2[2], 3);
+        gcap_context_destroy(ctx);
+      }
+}
+
+/* A kernel of one module storing through a pointer into another module's constants: ILLEGAL_ADDRESS under MEMORY. */
+static void test_other_module_constants_read_only(void **state) {
+  (void)state;
+  gcap_context *ctx = ctx_with(GCAP_SIM_CHECK_MEMORY, false);
+  gcap_module *a = load_ok(ctx, const_ptx), *b = load_ok(ctx, const_ptx);
+  uint32_t *cv = NULL;
+  assert_ok(gcap_module_get_global(b, "c", (void **)&cv, NULL));
+  assert_int_equal(launch(ctx, a, "pointer_store", DIM1(1), DIM1(1), 0, ARGS(&cv)), GCAP_ERROR_ILLEGAL_ADDRESS);
+  test_assert_message_contains("another module");
+  assert_int_equal(*cv, 7);
+  gcap_context_destroy(ctx);
+  /* Reads are fine, and host copies may still set constants (cudaMemcpyToSymbol). */
+  ctx = ctx_with(CHECKS_ALL, false);
+  a = load_ok(ctx, const_ptx);
+  assert_ok(gcap_module_get_global(a, "c", (void **)&cv, NULL));
+  uint32_t v = 11, got = 0, *out = dev_zero(ctx, 4);
+  assert_ok(gcap_memcpy(ctx, cv, &v, 4, GCAP_MEMCPY_HOST_TO_DEVICE));
+  assert_ok(launch(ctx, a, "reads", DIM1(1), DIM1(1), 0, ARGS(&out)));
+  get(ctx, &got, out, 4);
+  assert_int_equal(got, 22);
+  gcap_context_destroy(ctx);
+}
+
+/* st.const and atom.const name constant memory: refused at load. */
+static void test_store_to_const_refused_at_load(void **state) {
+  (void)state;
+  static const char st_const[] = PTX_HEAD ".const .align 4 .b32 c = 7;\n"
+                                          ".visible .entry st_const()\n{\n  .reg .b32 %r<2>;\n  mov.u32 %r1, 1;\n"
+                                          "  st.const.u32 [c], %r1;\n  ret;\n}\n";
+  expect_load(st_const, GCAP_ERROR_INVALID_PTX, (const char *const[]){"st.const", NULL});
+}
+
 int main(void) {
   test_require_backend();
   if (!test_on_sim()) return 77;
@@ -414,6 +497,9 @@ int main(void) {
       cmocka_unit_test(test_zero_globals_lazy),
       cmocka_unit_test(test_zero_globals_lazy_strict),
       cmocka_unit_test(test_globals_past_device_memory),
+      cmocka_unit_test(test_constant_memory_read_only),
+      cmocka_unit_test(test_other_module_constants_read_only),
+      cmocka_unit_test(test_store_to_const_refused_at_load),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

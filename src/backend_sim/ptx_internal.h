@@ -117,10 +117,15 @@ struct px_program {
   size_t num_kernels;
   struct px_global *globals; /* one per module variable (addr NULL for shared ones) */
   size_t num_globals;
-  uint32_t *shared_offset; /* module .shared variables' offsets in every block's shared memory */
-  uint64_t module_shared;  /* bytes of them (each kernel's layout refuses more than a block has) */
+  uint32_t *shared_offset;   /* module .shared variables' offsets in every block's shared memory */
+  uint64_t module_shared;    /* bytes of them (each kernel's layout refuses more than a block has) */
+  unsigned char *const_bank; /* the .const variables, together: read-only to kernels (NULL: none) */
+  size_t const_bytes;
   struct px_memory_ops mem;
 };
+
+/* The loaded program whose constant bank [addr, addr + bytes) overlaps, or NULL (ptx_lower.c). */
+const struct px_program *px_const_owner(uint64_t addr, uint64_t bytes);
 
 /* One call frame of a warp. */
 struct px_frame {

@@ -6,6 +6,7 @@
  * Whatever cannot run is refused here, naming the line, column and instruction, so that a kernel
  * never meets an unknown instruction while it runs.
  */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -461,6 +462,66 @@ static uint64_t vars_bytes(const struct ptx_module *m) {
   return total;
 }
 
+/*
+ * Every loaded program's constant bank, so that a store from any kernel into any module's
+ * constant memory is found (under the memory check; without it, a kernel's own module's only).
+ */
+static pthread_mutex_t banks_lock = PTHREAD_MUTEX_INITIALIZER;
+static const struct px_program **banks;
+static size_t num_banks, cap_banks;
+
+static bool bank_add(const struct px_program *p) {
+  pthread_mutex_lock(&banks_lock);
+  bool ok = gcap__grow((void **)&banks, &cap_banks, num_banks + 1, sizeof *banks) == 0;
+  if (ok) banks[num_banks++] = p;
+  pthread_mutex_unlock(&banks_lock);
+  return ok;
+}
+
+static void bank_remove(const struct px_program *p) {
+  pthread_mutex_lock(&banks_lock);
+  for (size_t i = 0; i < num_banks; i++)
+    if (banks[i] == p) {
+      banks[i] = banks[--num_banks];
+      break;
+    }
+  if (num_banks == 0) {
+    gcap__free(banks);
+    banks = NULL;
+    cap_banks = 0;
+  }
+  pthread_mutex_unlock(&banks_lock);
+}
+
+const struct px_program *px_const_owner(uint64_t addr, uint64_t bytes) {
+  const struct px_program *owner = NULL;
+  pthread_mutex_lock(&banks_lock);
+  for (size_t i = 0; i < num_banks && !owner; i++) {
+    uint64_t base = (uintptr_t)banks[i]->const_bank, end = base + banks[i]->const_bytes;
+    if (addr < end && (addr >= base || base - addr < bytes)) owner = banks[i];
+  }
+  pthread_mutex_unlock(&banks_lock);
+  return owner;
+}
+
+/* The .const variables in one bank (so that a kernel's stores into it cost one compare to refuse), zeroed. */
+static gcap_status load_const_bank(struct px_program *p) {
+  const struct ptx_module *m = p->module;
+  uint64_t bytes = 0;
+  for (size_t i = 0; i < m->num_vars; i++)
+    if (m->vars[i].space == PTX_SPACE_CONST)
+      bytes = align_to(bytes, var_align(&m->vars[i])) + (m->vars[i].size ? m->vars[i].size : 1);
+  if (!bytes) return GCAP_SUCCESS;
+  void *bank = NULL;
+  gcap_status st = p->mem.alloc(p->mem.ctx, bytes, &bank);
+  if (st != GCAP_SUCCESS) return st;
+  p->const_bank = bank;
+  p->const_bytes = bytes;
+  if (!bank_add(p)) return GCAP_ERROR_OUT_OF_MEMORY; /* px_program_free gives the bank back */
+  p->mem.zero(p->mem.ctx, bank, bytes);
+  return GCAP_SUCCESS;
+}
+
 static gcap_status load_vars(struct px_program *p, char *msg, size_t size) {
   const struct ptx_module *m = p->module;
   uint64_t need = vars_bytes(m);
@@ -475,7 +536,9 @@ static gcap_status load_vars(struct px_program *p, char *msg, size_t size) {
   p->shared_offset = gcap__calloc(m->num_vars + 1, sizeof *p->shared_offset);
   if (!p->globals || !p->shared_offset) return GCAP_ERROR_OUT_OF_MEMORY;
   p->num_globals = m->num_vars;
-  uint64_t shared = 0;
+  gcap_status st = load_const_bank(p);
+  if (st != GCAP_SUCCESS) return st;
+  uint64_t shared = 0, consts = 0;
   for (size_t i = 0; i < m->num_vars; i++) {
     const struct ptx_var *v = &m->vars[i];
     p->globals[i].name = v->name;
@@ -495,7 +558,14 @@ static gcap_status load_vars(struct px_program *p, char *msg, size_t size) {
     }
     void *addr = NULL;
     size_t bytes = v->size ? v->size : 1;
-    gcap_status st = p->mem.alloc(p->mem.ctx, bytes, &addr);
+    if (v->space == PTX_SPACE_CONST) { /* its place in the bank, laid out as load_const_bank did */
+      consts = align_to(consts, var_align(v));
+      p->globals[i].addr = p->const_bank + consts;
+      consts += bytes;
+      if (v->init) p->mem.write(p->mem.ctx, p->globals[i].addr, v->init, v->size);
+      continue;
+    }
+    st = p->mem.alloc(p->mem.ctx, bytes, &addr);
     if (st != GCAP_SUCCESS) return st;
     p->globals[i].addr = addr;
     /* Zeros are not written: a large zero variable costs no memory until a kernel or a copy writes it. */
@@ -639,7 +709,11 @@ void px_program_free(struct px_program *p) {
   }
   for (size_t i = 0; i < p->num_kernels; i++) gcap__free(p->kernels[i].param_sizes);
   for (size_t i = 0; p->globals && i < p->num_globals; i++)
-    if (p->globals[i].addr) p->mem.free(p->mem.ctx, p->globals[i].addr);
+    if (p->globals[i].addr && !p->globals[i].is_const) p->mem.free(p->mem.ctx, p->globals[i].addr);
+  if (p->const_bank) {
+    bank_remove(p);
+    p->mem.free(p->mem.ctx, p->const_bank);
+  }
   gcap__free(p->globals);
   gcap__free(p->shared_offset);
   gcap__free(p->funcs);

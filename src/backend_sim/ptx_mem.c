@@ -17,8 +17,47 @@
 static _Thread_local struct {
   uint64_t serial;
   uintptr_t base, end;
-  unsigned char *bits; /* INIT: its written-bits, NULL when not followed */
+  unsigned char *bits;             /* INIT: its written-bits, NULL when not followed */
+  bool consts_known;               /* whether `consts` was looked up (on the first write) */
+  const struct px_program *consts; /* the program whose constant bank it is in, or NULL */
 } memo;
+
+static void memo_fill(uint64_t serial, uintptr_t base, uintptr_t end, unsigned char *bits) {
+  memo.serial = serial;
+  memo.base = base;
+  memo.end = end;
+  memo.bits = bits;
+  memo.consts_known = false;
+}
+
+/* The program whose constant memory the memo's allocation is, or NULL; looked up once per allocation. */
+static const struct px_program *memo_consts(void) {
+  if (!memo.consts_known) {
+    memo.consts = px_const_owner(memo.base, 1);
+    memo.consts_known = true;
+  }
+  return memo.consts;
+}
+
+/* A store into a module's constant memory: ILLEGAL_ADDRESS whatever the checks, naming the variable. */
+static void const_fault(struct px_warp *w, const struct px_ins *in, unsigned l, uint64_t addr, unsigned bytes,
+                        const struct px_program *owner) {
+  const char *name = "?";
+  for (size_t i = 0; i < owner->num_globals; i++) {
+    const struct px_global *g = &owner->globals[i];
+    if (g->is_const && g->addr && addr - (uintptr_t)g->addr < (g->bytes ? g->bytes : 1)) name = g->name;
+  }
+  px_fault(w, in, l, GCAP_ERROR_ILLEGAL_ADDRESS,
+           "write of %u bytes at global address 0x%llx, into constant memory (variable \"%s\" of %s module): "
+           "constant memory is read-only to kernels",
+           bytes, (unsigned long long)addr, name, owner == w->blk->prog ? "the kernel's" : "another");
+}
+
+/* Whether [addr, addr + bytes) touches the constant bank of the kernel's own module. */
+static inline bool in_own_consts(const struct px_block *b, uint64_t addr, unsigned bytes) {
+  uint64_t base = (uintptr_t)b->prog->const_bank, n = b->prog->const_bytes;
+  return n && addr < base + n && (addr >= base || base - addr < bytes);
+}
 
 static const char *space_name(unsigned s) {
   static const char *names[] = {"generic", "global", "shared", "local", "param", "const"};
@@ -44,15 +83,19 @@ static void describe_near(char *buf, size_t size, uintptr_t addr, const struct g
 static bool find_global(struct px_warp *w, const struct px_ins *in, unsigned l, uint64_t addr, unsigned bytes,
                         bool write) {
   const struct px_launch *L = w->blk->l;
-  if (memo.serial == L->serial && addr >= memo.base && addr < memo.end && memo.end - addr >= bytes) return true;
+  if (memo.serial == L->serial && addr >= memo.base && addr < memo.end && memo.end - addr >= bytes) {
+    if (!write || !memo_consts()) return true;
+    const_fault(w, in, l, addr, bytes, memo_consts());
+    return false;
+  }
   struct gcap__mem_view v;
   bool live = gcap__memory_view(L->backend, (uintptr_t)addr, &v);
   if (live && v.base + v.bytes - addr >= bytes) { /* live: addr is inside [base, base + bytes) */
-    memo.serial = L->serial;
-    memo.base = v.base;
-    memo.end = v.base + v.bytes;
-    memo.bits = (L->checks & GCAP_SIM_CHECK_INIT) && L->init_bits ? L->init_bits(L->init_ctx, v.base) : NULL;
-    return true;
+    memo_fill(L->serial, v.base, v.base + v.bytes,
+              (L->checks & GCAP_SIM_CHECK_INIT) && L->init_bits ? L->init_bits(L->init_ctx, v.base) : NULL);
+    if (!write || !memo_consts()) return true;
+    const_fault(w, in, l, addr, bytes, memo_consts());
+    return false;
   }
   if (!(L->checks & GCAP_SIM_CHECK_MEMORY)) return false; /* INIT alone: not its business */
   char near[200];
@@ -149,8 +192,12 @@ static unsigned char *resolve(struct px_warp *w, const struct px_ins *in, unsign
     }
     return b->l->params + addr;
   default:
-    if ((b->checks & (GCAP_SIM_CHECK_MEMORY | GCAP_SIM_CHECK_INIT)) && !check_global(w, in, l, addr, bytes, write))
+    if (b->checks & (GCAP_SIM_CHECK_MEMORY | GCAP_SIM_CHECK_INIT)) {
+      if (!check_global(w, in, l, addr, bytes, write)) return NULL;
+    } else if (write && in_own_consts(b, addr, bytes)) { /* the rest of global memory is not followed */
+      const_fault(w, in, l, addr, bytes, b->prog);
       return NULL;
+    }
     return (unsigned char *)(uintptr_t)addr;
   }
 }
@@ -379,6 +426,17 @@ static void fast_store(struct px_warp *w, const struct px_ins *in, uint32_t m, b
   uintptr_t base = in->e == FAST_SHARED ? (uintptr_t)w->blk->shared : 0;
   const uint64_t *A = px_slot(w, in->a), *D = px_slot(w, in->d);
   uint64_t off = (uint64_t)in->imm;
+  /* Without MEMORY or INIT (which look every store up), stores into the module's constants are still refused. */
+  if (in->e == FAST_GLOBAL && w->blk->prog->const_bytes &&
+      !(w->blk->checks & (GCAP_SIM_CHECK_MEMORY | GCAP_SIM_CHECK_INIT))) {
+    uint32_t bad = 0;
+    PX_LANES(m, bad |= (uint32_t)in_own_consts(w->blk, A[l] + off, in->size) << l);
+    if (bad) {
+      unsigned l = (unsigned)__builtin_ctz(bad);
+      const_fault(w, in, l, A[l] + off, in->size, w->blk->prog);
+      return;
+    }
+  }
   switch (in->size) {
   case 4: FAST_STORE(uint32_t); break;
   case 8: FAST_STORE(uint64_t); break;
@@ -394,7 +452,7 @@ static void fast_store(struct px_warp *w, const struct px_ins *in, uint32_t m, b
  * holds (a warp's accesses are mostly in one allocation), which it then holds with its INIT bits.
  * False: the per-lane form must run (and report what is wrong).
  */
-static bool warp_span_ok(struct px_warp *w, const struct px_ins *in, uint32_t m) {
+static bool warp_span_ok(struct px_warp *w, const struct px_ins *in, uint32_t m, bool write) {
   const struct px_launch *L = w->blk->l;
   unsigned checks = w->blk->checks;
   bool memory = checks & GCAP_SIM_CHECK_MEMORY, init = checks & GCAP_SIM_CHECK_INIT;
@@ -410,15 +468,14 @@ static bool warp_span_ok(struct px_warp *w, const struct px_ins *in, uint32_t m)
   if (memory && (any & (in->size - 1u))) return false;
   /* [lo, hi + size) inside [base, end), written so that nothing wraps (hi may be near 2^64). */
   if (in->e == FAST_SHARED) return hi < w->blk->shared_bytes && w->blk->shared_bytes - hi >= in->size;
-  if (memo.serial == L->serial && lo >= memo.base && hi < memo.end && memo.end - hi >= in->size) return true;
+  /* A store into constant memory takes the per-lane form, which reports it. */
+  if (memo.serial == L->serial && lo >= memo.base && hi < memo.end && memo.end - hi >= in->size)
+    return !write || !memo_consts();
   struct gcap__mem_view v;
   if (!gcap__memory_view(L->backend, (uintptr_t)lo, &v) || hi >= v.base + v.bytes || v.base + v.bytes - hi < in->size)
     return !memory && !init;
-  memo.serial = L->serial;
-  memo.base = v.base;
-  memo.end = v.base + v.bytes;
-  memo.bits = init && L->init_bits ? L->init_bits(L->init_ctx, v.base) : NULL;
-  return true;
+  memo_fill(L->serial, v.base, v.base + v.bytes, init && L->init_bits ? L->init_bits(L->init_ctx, v.base) : NULL);
+  return !write || !memo_consts();
 }
 
 /*
@@ -463,7 +520,7 @@ static bool fast_access(struct px_warp *w, const struct px_ins *in, uint32_t m, 
   if (!in->e) return false;
   bool checked = w->blk->checks & PX_MEMORY_CHECKS;
   if (checked) {
-    if (!warp_span_ok(w, in, m)) return false;
+    if (!warp_span_ok(w, in, m, write)) return false;
     if (!lane_checks(w, in, m, write)) return true; /* reported */
   }
   /* With any memory check on, warp_span_ok has bounded shared accesses already. */
@@ -626,6 +683,7 @@ static int lower_vec_regs(struct px_lower *L, const struct ptx_operand *o, struc
 static int lower_ld_st(struct px_lower *L, const struct ptx_instr *pi, struct px_ins *in, bool store) {
   enum ptx_type t = (enum ptx_type)pi->type;
   if (pi->num_operands != 2) return px_refuse(L, "takes 2 operands");
+  if (store && pi->space == PTX_SPACE_CONST) return px_refuse(L, "constant memory is read-only to kernels");
   const struct ptx_operand *addr = &pi->opnd[store ? 0 : 1], *val = &pi->opnd[store ? 1 : 0];
   if (!px_address(L, addr, in)) return -1;
   in->space = (uint8_t)access_space(pi, in);
@@ -648,6 +706,7 @@ static int lower_atom(struct px_lower *L, const struct ptx_instr *pi, struct px_
   enum ptx_type t = (enum ptx_type)pi->type;
   unsigned n = pi->num_operands, first = red ? 0 : 1;
   if (n < first + 2) return px_refuse(L, "too few operands");
+  if (pi->space == PTX_SPACE_CONST) return px_refuse(L, "constant memory is read-only to kernels");
   if (!px_address(L, &pi->opnd[first], in)) return -1;
   in->space = (uint8_t)access_space(pi, in);
   in->size = (uint8_t)ptx_type_size(t);
