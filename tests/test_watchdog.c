@@ -36,12 +36,28 @@ static const char ptx[] = ".version 7.0\n"
                           "  cvta.to.global.u64 %rd2, %rd1;\n"
                           "  cvta.to.global.u64 %rd4, %rd3;\n"
                           "  mov.u32 %r2, 1;\n"
-                          "  st.volatile.global.u32 [%rd4], %r2;\n"
+                          "  atom.global.exch.b32 %r2, [%rd4], %r2;\n"
                           "$L_wait:\n"
                           "  .loc 1 7 3\n"
                           "  ld.volatile.global.u32 %r1, [%rd2];\n"
                           "  setp.eq.s32 %p1, %r1, 0;\n"
                           "  @%p1 bra $L_wait;\n"
+                          "  ret;\n"
+                          "}\n"
+                          ".visible .entry wait_flag(.param .u64 flag, .param .u64 started)\n"
+                          "{\n"
+                          "  .reg .pred %p<2>;\n"
+                          "  .reg .b32 %r<4>;\n"
+                          "  .reg .b64 %rd<5>;\n"
+                          "  ld.param.u64 %rd1, [flag];\n"
+                          "  ld.param.u64 %rd3, [started];\n"
+                          "  cvta.to.global.u64 %rd2, %rd1;\n"
+                          "  cvta.to.global.u64 %rd4, %rd3;\n"
+                          "  atom.global.exch.b32 %r3, [%rd4], 1;\n"
+                          "$L_poll:\n"
+                          "  atom.global.add.u32 %r1, [%rd2], 0;\n"
+                          "  setp.eq.s32 %p1, %r1, 0;\n"
+                          "  @%p1 bra $L_poll;\n"
                           "  ret;\n"
                           "}\n"
                           ".visible .entry count(.param .u32 n, .param .u64 out)\n"
@@ -280,6 +296,91 @@ static void watchdog_stops_cpu_kernels_between_blocks(void **state) {
   gcap_context_destroy(ctx);
 }
 
+/* ------------------------------------------------------------ other threads while a kernel runs */
+
+/*
+ * Thread B's calls while thread A's kernel runs (wait_flag, which ends when B sets the flag):
+ * each outcome is kept for the main thread to check. B's calls must all return while A is still
+ * inside its call; before the kernel could run with the lock released they waited for it (and,
+ * the kernel waiting for B, for the watchdog).
+ */
+struct other {
+  struct spin *sp;
+  bool deferred;
+  atomic_bool a_returned; /* A's launch (IMMEDIATE) or synchronize (DEFERRED) returned */
+  bool a_returned_early;  /* seen by B before it let the kernel end */
+  gcap_status create, alloc, query_a, query_own, event, stats, memset, record, query_event, sync, free;
+  uint32_t got[4];
+};
+
+static void *other_thread(void *arg) {
+  struct other *o = arg;
+  struct spin *sp = o->sp;
+  while (__atomic_load_n(sp->started, __ATOMIC_RELAXED) == 0 && !atomic_load(&o->a_returned)) {
+    struct timespec t = {0, 1000000};
+    nanosleep(&t, NULL);
+  }
+  gcap_stream *s2 = NULL;
+  gcap_event *e = NULL;
+  uint32_t *p = NULL;
+  gcap_sim_stats stats;
+  o->create = gcap_stream_create(sp->ctx, &s2);
+  o->alloc = gcap_mem_alloc(sp->ctx, 16, (void **)&p);
+  o->query_a = gcap_stream_query(sp->s); /* A's kernel is running: NOT_READY */
+  o->query_own = s2 ? gcap_stream_query(s2) : GCAP_ERROR_INVALID_HANDLE;
+  o->event = gcap_event_create(sp->ctx, &e);
+  o->stats = gcap_sim_get_stats(sp->ctx, &stats);
+  if (o->deferred && s2 && p && e) { /* queued behind nothing, but only a wait runs it */
+    o->memset = gcap_memset_d32_async(s2, p, 7, 4);
+    o->record = gcap_event_record(e, s2);
+    o->query_event = gcap_event_query(e); /* A's drain runs: nothing runs here, NOT_READY */
+  }
+  o->a_returned_early = atomic_load(&o->a_returned);
+  __atomic_store_n(sp->flag, 1, __ATOMIC_RELAXED); /* the kernel ends */
+  if (s2) o->sync = gcap_stream_synchronize(s2);
+  if (p) gcap_memcpy(sp->ctx, o->got, p, sizeof o->got, GCAP_MEMCPY_DEVICE_TO_HOST);
+  if (p) o->free = gcap_mem_free(sp->ctx, p);
+  gcap_event_destroy(e);
+  gcap_stream_destroy(s2);
+  return NULL;
+}
+
+static void others_go_on_while_a_kernel_runs(void **state) {
+  (void)state;
+  for (unsigned run = 0; run < 4; run++) {
+    bool deferred = run & 1;
+    struct spin sp;
+    spin_open(&sp, deferred ? GCAP_SIM_EXEC_DEFERRED : GCAP_SIM_EXEC_IMMEDIATE, 30000, run < 2 ? 1 : 3);
+    struct other o = {.sp = &sp, .deferred = deferred};
+    atomic_init(&o.a_returned, false);
+    pthread_t b;
+    assert_int_equal(pthread_create(&b, NULL, other_thread, &o), 0);
+    gcap_status st = gcap_launch_kernel(sp.s, test_kernel_of(sp.m, "wait_flag"), GCAP_DIM3(1, 1, 1), GCAP_DIM3(1, 1, 1),
+                                        0, ARGS(&sp.flag, &sp.started));
+    if (st == GCAP_SUCCESS && deferred) st = gcap_stream_synchronize(sp.s);
+    atomic_store(&o.a_returned, true);
+    pthread_join(b, NULL);
+    assert_ok(st);
+    assert_false(o.a_returned_early);
+    assert_ok(o.create);
+    assert_ok(o.alloc);
+    assert_status(o.query_a, GCAP_ERROR_NOT_READY);
+    assert_ok(o.query_own);
+    assert_ok(o.event);
+    assert_ok(o.stats);
+    if (deferred) {
+      assert_ok(o.memset);
+      assert_ok(o.record);
+      assert_status(o.query_event, GCAP_ERROR_NOT_READY);
+      for (int i = 0; i < 4; i++) assert_int_equal(o.got[i], 7);
+    }
+    assert_ok(o.sync);
+    assert_ok(o.free);
+    assert_ok(gcap_context_synchronize(sp.ctx));
+    gcap_context_destroy(sp.ctx);
+  }
+}
+
 int main(void) {
   test_require_backend();
   const struct CMUnitTest tests[] = {
@@ -290,6 +391,7 @@ int main(void) {
       cmocka_unit_test(default_and_environment),
       cmocka_unit_test(interrupt_stops_a_running_kernel),
       cmocka_unit_test(watchdog_stops_cpu_kernels_between_blocks),
+      cmocka_unit_test(others_go_on_while_a_kernel_runs),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

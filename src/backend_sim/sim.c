@@ -184,6 +184,7 @@ static gcap_status sim_context_create(const gcap_context_options *o, struct gcap
   sc->rng = so.seed;
   sc->interleave_rng = so.seed ^ 0x243f6a8885a308d3ULL;
   sc->kernels = kernels;
+  sim_wait_init(sc);
   sc->trace = owned ? owned : so.trace;
   sc->trace_owned = owned != NULL;
   if (sc->trace) sim_trace_open(sc);
@@ -201,13 +202,16 @@ static void sim_context_destroy(struct gcap__backend_ctx *b) {
   sim_kernels_destroy(sc->kernels); /* joins the worker threads */
   sim_init_destroy(sc);
   sim_memory_destroy(sc); /* after the held frees above went back to it */
+  sim_wait_destroy(sc);
   gcap__free(sc);
 }
 
-/* IMMEDIATE: every stream's work already ran when it was issued. */
+/* IMMEDIATE: every stream's work already ran when it was issued, but for a kernel running on another thread. */
 static gcap_status sim_context_synchronize(struct gcap__backend_ctx *b) {
   struct sim_context *sc = sim_context_from(b);
-  return sim_deferred(sc) ? sim_drain_all(sc) : GCAP_SUCCESS;
+  if (sim_deferred(sc)) return sim_drain_all(sc);
+  sim_wait_kernels(sc);
+  return GCAP_SUCCESS;
 }
 
 /*
@@ -216,6 +220,8 @@ static gcap_status sim_context_synchronize(struct gcap__backend_ctx *b) {
  * the work (no memory for it) fails the free, which must then free nothing the work still uses.
  */
 static gcap_status wait_before_free(struct sim_context *sc) {
+  sim_wait_idle(sc);                        /* IMMEDIATE: another thread's kernel and the work waiting for it */
+  if (sim_deferred(sc)) sim_wait_drain(sc); /* DEFERRED: another thread's drain, which runs the kernels */
   if (!sim_deferred(sc) || sc->draining || sim_queues_empty(sc)) return GCAP_SUCCESS;
   char saved[1024];
   snprintf(saved, sizeof saved, "%s", gcap_last_error_message());
@@ -276,6 +282,7 @@ static gcap_status sim_mem_free_async(struct gcap__backend_ctx *b, void *stream,
   struct sim_context *sc = sim_context_from(b);
   if (sim_deferred(sc))
     return sim_enqueue(sc, stream, &(struct sim_work){.kind = SIM_WORK_FREE, .ptr = p, .bytes = bytes});
+  sim_wait_idle(sc);
   sim_free_now(sc, p);
   ((struct sim_stream *)stream)->issued++;
   return GCAP_SUCCESS;
@@ -336,14 +343,18 @@ static void sim_stream_destroy(struct gcap__backend_ctx *b, void *stream) {
 
 static gcap_status sim_stream_synchronize(struct gcap__backend_ctx *b, void *stream) {
   struct sim_context *sc = sim_context_from(b);
-  if (!sim_deferred(sc)) return GCAP_SUCCESS;
+  if (!sim_deferred(sc)) {
+    if (sc->kernels_out && sc->eager_stream == stream) sim_wait_kernels(sc);
+    return GCAP_SUCCESS;
+  }
+  sim_wait_drain(sc);
   struct sim_mark end = sim_stream_end(stream);
   return sim_drain(sc, &end, 1);
 }
 
 static gcap_status sim_stream_query(struct gcap__backend_ctx *b, void *stream) {
   struct sim_context *sc = sim_context_from(b);
-  if (!sim_deferred(sc)) return GCAP_SUCCESS;
+  if (!sim_deferred(sc)) return sc->kernels_out && sc->eager_stream == stream ? GCAP_ERROR_NOT_READY : GCAP_SUCCESS;
   struct sim_mark end = sim_stream_end(stream);
   return sim_advance(sc, &end);
 }
@@ -400,9 +411,12 @@ static gcap_status enqueue(struct sim_context *sc, struct sim_stream *s, const s
 static gcap_status issue(struct gcap__backend_ctx *b, struct sim_stream *s, const struct eager_op *op) {
   struct sim_context *sc = sim_context_from(b);
   if (sim_deferred(sc) && s) return enqueue(sc, s, op);
+  sim_wait_to_issue(sc); /* the simulated device runs one operation at a time */
+  sc->eager_stream = s;
   sim_work_begin_for(sc, op->copy, op->fill);
   gcap_status st = sc->trace ? perform_traced(sc, s, op) : perform(sc, op);
   sim_work_end(sc);
+  sc->eager_stream = NULL;
   if (s) s->issued++;
   return st;
 }
@@ -448,6 +462,7 @@ static void trace_instant(struct sim_context *sc, const char *name, const struct
 static gcap_status sim_event_record(struct gcap__backend_ctx *b, void *event, void *stream) {
   struct sim_context *sc = sim_context_from(b);
   if (sim_deferred(sc)) return sim_enqueue(sc, stream, &(struct sim_work){.kind = SIM_WORK_RECORD, .event = event});
+  sim_wait_to_issue(sc); /* after the running kernel, which may be this stream's */
   sim_event_ran(sc, event);
   if (sc->trace) trace_instant(sc, "event record", stream);
   return GCAP_SUCCESS;
@@ -461,31 +476,49 @@ static gcap_status sim_stream_wait_event(struct gcap__backend_ctx *b, void *stre
   return GCAP_SUCCESS;
 }
 
+/*
+ * The record is held while the work runs: with the context lock released for a kernel, another
+ * thread may record the event again, which lets go of the record it had.
+ */
 static gcap_status sim_event_synchronize(struct gcap__backend_ctx *b, void *event) {
   struct sim_context *sc = sim_context_from(b);
-  const struct sim_record *r = ((struct sim_event *)event)->latest;
-  if (!sim_deferred(sc) || !r) return GCAP_SUCCESS;
-  return sim_drain(sc, &r->at, 1);
+  if (!sim_deferred(sc)) return GCAP_SUCCESS;
+  sim_wait_drain(sc);
+  struct sim_record *r = ((struct sim_event *)event)->latest;
+  if (!r) return GCAP_SUCCESS;
+  r->refs++;
+  gcap_status st = sim_drain(sc, &r->at, 1);
+  sim_record_release(r);
+  return st;
+}
+
+static gcap_status advance_to(struct sim_context *sc, struct sim_record *r) {
+  r->refs++;
+  gcap_status st = sim_advance(sc, &r->at);
+  sim_record_release(r);
+  return st;
 }
 
 static gcap_status sim_event_query(struct gcap__backend_ctx *b, void *event) {
   struct sim_context *sc = sim_context_from(b);
-  const struct sim_record *r = ((struct sim_event *)event)->latest;
+  struct sim_record *r = ((struct sim_event *)event)->latest;
   if (!sim_deferred(sc) || !r) return GCAP_SUCCESS;
-  return sim_advance(sc, &r->at);
+  return advance_to(sc, r);
 }
 
 /* When the event's latest record ran (DEFERRED: once it has run; each call runs one step, as a query). */
 static gcap_status record_time(struct sim_context *sc, const struct sim_event *e, const char *what, double *ns) {
   if (e->records == 0) return gcap__fail(GCAP_ERROR_INVALID_HANDLE, "%s was never recorded", what);
-  const struct sim_record *r = e->latest;
+  struct sim_record *r = e->latest;
   if (!sim_deferred(sc) || !r) {
     *ns = e->recorded_ns;
     return GCAP_SUCCESS;
   }
-  gcap_status st = sim_advance(sc, &r->at);
-  if (st == GCAP_SUCCESS) *ns = r->by_launch ? e->recorded_ns : r->ran_at;
-  return st;
+  if (sim_mark_reached(&r->at)) {
+    *ns = r->by_launch ? e->recorded_ns : r->ran_at;
+    return advance_to(sc, r); /* hands over a kept failure, as before */
+  }
+  return advance_to(sc, r);
 }
 
 static gcap_status sim_event_elapsed_time(struct gcap__backend_ctx *b, void *start, void *end, float *ms) {

@@ -161,11 +161,15 @@ static gcap_status run_queued_launches(struct gcap__backend_ctx *b, void *exec) 
 
 /* Before a destroy, which reports nothing: a failure goes to the next wait. */
 gcap_status sim_exec_wait(struct gcap__backend_ctx *b, void *exec) {
+  sim_wait_idle(sim_context_from(b));
   sim_keep_unreported(sim_context_from(b), run_queued_launches(b, exec));
   return GCAP_SUCCESS;
 }
 
-gcap_status sim_exec_before_change(struct gcap__backend_ctx *b, void *exec) { return run_queued_launches(b, exec); }
+gcap_status sim_exec_before_change(struct gcap__backend_ctx *b, void *exec) {
+  sim_wait_idle(sim_context_from(b));
+  return run_queued_launches(b, exec);
+}
 
 static uint64_t next_random(uint64_t *state) { /* splitmix64 */
   uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
@@ -302,6 +306,7 @@ gcap_status sim_exec_launch(struct gcap__backend_ctx *b, void *exec, const struc
   struct sim_stream *s = stream;
   if (sim_deferred(sc))
     return sim_enqueue(sc, s, &(struct sim_work){.kind = SIM_WORK_LAUNCH, .exec = exec, .plan = plan});
+  sim_wait_to_issue(sc); /* another thread's kernel first; this launch's kernels keep the lock */
   const struct sim_launch_ctx lc = {exec, plan, ++sc->launches_begun, s->number};
   gcap_status st = GCAP_SUCCESS;
   s->issued++;

@@ -5,6 +5,7 @@
 #ifndef GCAP_SIM_INTERNAL_H
 #define GCAP_SIM_INTERNAL_H
 
+#include <pthread.h>
 #include <stdio.h>
 
 #include "backend.h"
@@ -56,6 +57,18 @@ struct sim_context {
   struct sim_memory mem;
   struct sim_init_map *init; /* INIT check: what device memory has been written (sim_init.c) */
   bool halted;               /* a kernel was stopped (watchdog, gcap_sim_interrupt): no more kernels run */
+  /*
+   * Other threads (sim_wait.c). A kernel's blocks may run with the context lock released
+   * (gcap__work_release); the rest of the simulator's state stays under that lock. run_mu and
+   * run_cv wake the threads waiting for such a kernel, or for another thread's drain, to end.
+   */
+  unsigned kernels_out;            /* kernels running with the lock released (one at a time) */
+  unsigned issuers_waiting;        /* IMMEDIATE work waiting for such a kernel (sim_wait_to_issue) */
+  struct sim_stream *eager_stream; /* IMMEDIATE: the stream whose operation is running */
+  pthread_t drainer;               /* DEFERRED, while draining: the thread whose drain runs */
+  pthread_mutex_t run_mu;
+  pthread_cond_t run_cv;
+  uint64_t run_gen; /* +1 (under run_mu) whenever such a kernel or drain ends */
 };
 
 /* How far a stream has run. It outlives the stream while waits and events still refer to it. */
@@ -220,6 +233,22 @@ void sim_run_host(struct sim_context *sc, gcap_host_fn fn, void *user_data);
 gcap_status sim_run_checked_copy(struct sim_context *sc, const struct gcap__copy *c);
 gcap_status sim_run_checked_fill(struct sim_context *sc, const struct gcap__fill *f);
 gcap_status sim_run_checked_kernel(struct sim_context *sc, const struct gcap__launch *l);
+
+/* Waiting for other threads' work (sim_wait.c); each gives the context lock up while it waits. */
+void sim_wait_init(struct sim_context *sc);
+void sim_wait_destroy(struct sim_context *sc);
+/* Until no kernel runs with the context lock released (blocking calls). */
+void sim_wait_kernels(struct sim_context *sc);
+/* The same for IMMEDIATE work, which the core checked already: frees wait for it (sim_wait_idle). */
+void sim_wait_to_issue(struct sim_context *sc);
+/* Until no kernel runs and no checked work waits to run (frees, unloads). */
+void sim_wait_idle(struct sim_context *sc);
+/* Until no other thread drains (DEFERRED). */
+void sim_wait_drain(struct sim_context *sc);
+/* True while another thread's drain runs. */
+bool sim_drained_elsewhere(const struct sim_context *sc);
+/* A kernel or a drain ended (context lock held): the waiting threads look again. */
+void sim_wake(struct sim_context *sc);
 
 /* Deferred execution (sim_queue.c). */
 static inline bool sim_deferred(const struct sim_context *sc) { return sc->options.exec == GCAP_SIM_EXEC_DEFERRED; }

@@ -590,18 +590,33 @@ static uint64_t chunk_for(uint64_t blocks, unsigned workers) {
   return chunk ? chunk : 1;
 }
 
-/* The blocks not yet run: with threads >= 2 and several blocks, on the pool. */
-static void run_rest(struct sim_context *sc, struct sim_job *job) {
+/*
+ * The blocks not yet run: with threads >= 2 and several blocks, on the pool. Where the call
+ * allows it, with the context lock released (other threads may allocate, issue and query
+ * meanwhile; what must not overlap waits in sim_wait.c): strict memory keeps it, since its
+ * mappings change with every allocation. The counters are added once the lock is back.
+ */
+static gcap_status run_rest(struct sim_context *sc, struct sim_job *job) {
   struct sim_kernels *ks = sc->kernels;
-  if (!use_pool(sc, job)) {
-    sim_worker_run(ks->caller, job);
-    return;
+  bool released = false;
+  sc->kernels_out++; /* before the lock goes: other threads read it under the lock */
+  gcap_status st = gcap__work_release(&sc->base, !sc->options.strict_memory, &released);
+  if (!released) sc->kernels_out--;
+  if (st != GCAP_SUCCESS) return st;
+  struct sim_counts pool = {0, 0, 0};
+  bool parallel = use_pool(sc, job);
+  if (parallel) job->chunk = chunk_for(job->end, sc->options.threads);
+  if (parallel) pool = sim_pool_run(ks->pool, ks->caller, job);
+  else sim_worker_run(ks->caller, job);
+  if (released) {
+    gcap__work_reacquire(&sc->base, true);
+    sc->kernels_out--;
+    sim_wake(sc);
   }
-  job->chunk = chunk_for(job->end, sc->options.threads);
-  struct sim_counts pool = sim_pool_run(ks->pool, ks->caller, job);
   sc->stats.barriers_passed += pool.barriers_passed;
   sc->stats.ptx_instructions += pool.ptx_instructions;
-  sc->stats.blocks_parallel += pool.blocks + ks->caller->counts.blocks;
+  if (parallel) sc->stats.blocks_parallel += pool.blocks + ks->caller->counts.blocks;
+  return GCAP_SUCCESS;
 }
 
 /*
@@ -651,9 +666,10 @@ static gcap_status run_ptx(struct sim_context *sc, struct sim_job *job) {
   }
   sc->stats.kernels_executed++;
   arm(sc, job);
-  run_rest(sc, job);
+  st = run_rest(sc, job);
   sc->stats.ptx_instructions += sim_worker_take_counts(sc->kernels->caller).ptx_instructions;
   gcap__free(job->ptx.params);
+  if (st != GCAP_SUCCESS) return st;
   return atomic_load(&job->failed) ? gcap__fail(job->status, "%s", job->message) : GCAP_SUCCESS;
 }
 
@@ -686,9 +702,10 @@ static gcap_status run_kernel(struct sim_context *sc, const struct gcap__launch 
   sc->stats.kernels_executed++;
   arm(sc, &job);
   if (probe_first) probe(ks, &job);
-  if (!atomic_load(&job.failed)) run_rest(sc, &job);
+  if (!atomic_load(&job.failed)) st = run_rest(sc, &job);
   if (atomic_load(&job.barrier_in_plain)) remember(ks, l->kernel->sim_fn, true);
   sc->stats.barriers_passed += sim_worker_take_counts(ks->caller).barriers_passed;
+  if (st != GCAP_SUCCESS) return st;
   return atomic_load(&job.failed) ? gcap__fail(job.status, "%s", job.message) : GCAP_SUCCESS;
 }
 

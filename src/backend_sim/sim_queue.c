@@ -6,7 +6,9 @@
  * the waited-for point depends on runs: a stream nobody waited for keeps its work queued.
  *
  * Every backend call reaches here with the core's context lock held (the simulator's waits
- * take it too), so the queues need no lock of their own.
+ * take it too), so the queues need no lock of their own. A kernel's blocks may run with the lock
+ * released (sim_kernel.c): other threads may then queue work and make streams, but not drain:
+ * one drain at a time, and a query during another thread's drain runs nothing (NOT_READY).
  */
 #include <string.h>
 
@@ -559,6 +561,7 @@ static bool runs_alone_next(const struct sim_stream *s) {
 static gcap_status run_until(struct sim_context *sc, const struct sim_mark *marks, size_t count, size_t max_steps) {
   struct first_failure first = {GCAP_SUCCESS, ""};
   sc->draining = true;
+  sc->drainer = pthread_self();
   sim_work_begin(sc);
   for (size_t steps = 0; !all_reached(marks, count) && (max_steps == 0 || steps < max_steps); steps++) {
     for (size_t i = 0; i < count; i++) want(&marks[i]);
@@ -575,11 +578,14 @@ static gcap_status run_until(struct sim_context *sc, const struct sim_mark *mark
   sc->draining = false;
   forget_needs(sc);
   if (sc->freed_count && sim_queues_empty(sc)) release_freed(sc);
+  sim_wake(sc);
   if (first.status != GCAP_SUCCESS) gcap__restore_message(first.message);
   return first.status;
 }
 
+/* Another thread's drain runs first: the marks may be reached when it ends. */
 gcap_status sim_drain(struct sim_context *sc, const struct sim_mark *marks, size_t count) {
+  sim_wait_drain(sc);
   gcap_status st = sc->draining ? GCAP_SUCCESS : run_until(sc, marks, count, 0);
   gcap_status kept = take_unreported(sc);
   return st != GCAP_SUCCESS ? st : kept;
@@ -595,6 +601,7 @@ gcap_status sim_advance(struct sim_context *sc, const struct sim_mark *m) {
 }
 
 gcap_status sim_drain_all(struct sim_context *sc) {
+  sim_wait_drain(sc); /* before the marks are taken: streams may come and go meanwhile */
   size_t count = 0;
   for (struct sim_stream *s = sc->streams; s; s = s->next) count++;
   struct sim_mark *marks = count ? gcap__calloc(count, sizeof *marks) : NULL;

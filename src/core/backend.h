@@ -31,6 +31,22 @@ struct gcap__mem_view {
  */
 bool gcap__memory_view(const struct gcap__backend_ctx *b, uintptr_t p, struct gcap__mem_view *out);
 
+/*
+ * A kernel's blocks are about to run (context lock held). Makes the memory view current
+ * (OUT_OF_MEMORY, message set, when it cannot) and, when `may_release` and the public call may let
+ * other threads in meanwhile (a wait, a query, an eager launch) and the lock is held once, releases
+ * the lock: *released says so. gcap__work_reacquire takes it back. While released, other threads may
+ * allocate and issue (the backend makes whatever else they do wait, as CUDA does); nothing frees.
+ */
+gcap_status gcap__work_release(struct gcap__backend_ctx *b, bool may_release, bool *released);
+void gcap__work_reacquire(struct gcap__backend_ctx *b, bool released);
+/*
+ * Gives the context lock up entirely (however deep this thread holds it) so that other threads
+ * can finish what this one waits for; gcap__lock_resume takes it back to the same depth.
+ */
+unsigned gcap__lock_suspend(struct gcap__backend_ctx *b);
+void gcap__lock_resume(struct gcap__backend_ctx *b, unsigned depth);
+
 /* True when a module image of `size` bytes is PTX text (rather than a cubin or fatbin). */
 bool gcap__image_is_ptx(const void *image, size_t size);
 

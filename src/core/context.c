@@ -38,6 +38,53 @@ void gcap__unlock(struct gcap_context *ctx) {
   pthread_mutex_unlock(&ctx->lock);
 }
 
+/* Set by the calls that may let other threads in while a kernel runs (gcap__release_kernels). */
+static _Thread_local bool release_ok;
+
+bool gcap__release_kernels(bool allow) {
+  bool was = release_ok;
+  release_ok = allow;
+  return was;
+}
+
+unsigned gcap__lock_suspend(struct gcap__backend_ctx *b) {
+  struct gcap_context *ctx = b->core;
+  unsigned depth = ctx->lock_depth;
+  ctx->lock_depth = 0;
+  for (unsigned i = 0; i < depth; i++) pthread_mutex_unlock(&ctx->lock);
+  return depth;
+}
+
+void gcap__lock_resume(struct gcap__backend_ctx *b, unsigned depth) {
+  struct gcap_context *ctx = b->core;
+  for (unsigned i = 0; i < depth; i++) pthread_mutex_lock(&ctx->lock);
+  ctx->lock_depth = depth;
+}
+
+/*
+ * Only where nothing of the call's own state can change under it: the calls that set
+ * release_ok, the lock held once, and no stream race check (its bookkeeping brackets each
+ * operation).
+ */
+gcap_status gcap__work_release(struct gcap__backend_ctx *b, bool may_release, bool *released) {
+  struct gcap_context *ctx = b->core;
+  *released = false;
+  if (!gcap__alloc_snap_refresh(ctx))
+    return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the memory check's view of the allocations");
+  if (!may_release || !release_ok || ctx->lock_depth != 1 || ctx->races) return GCAP_SUCCESS;
+  ctx->kernels_out++;
+  *released = true;
+  gcap__lock_suspend(b);
+  return GCAP_SUCCESS;
+}
+
+void gcap__work_reacquire(struct gcap__backend_ctx *b, bool released) {
+  if (!released) return;
+  struct gcap_context *ctx = b->core;
+  gcap__lock_resume(b, 1);
+  if (--ctx->kernels_out == 0) gcap__alloc_snap_free(ctx, false);
+}
+
 static gcap_status check_handle(const void *h, enum gcap__handle_type type, const char *kind, const char *what) {
   if (h == NULL) return gcap__fail(GCAP_ERROR_INVALID_HANDLE, "%s is NULL", what);
   if (!gcap__registry_has(h, type))
@@ -179,6 +226,7 @@ static struct gcap_context *context_new(void) {
 }
 
 static void context_free(struct gcap_context *ctx) {
+  gcap__alloc_snap_free(ctx, true);
   gcap__context_free_spare_chunks(ctx);
   gcap__sr_context_free(ctx);
   pthread_mutex_destroy(&ctx->lock);

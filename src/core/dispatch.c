@@ -46,11 +46,24 @@ static gcap_status wait_ends(struct gcap_context *ctx, gcap_status st) {
   return st;
 }
 
+/*
+ * Waits, queries and eager launches hold no state of their own across the work they run, so
+ * other threads may use the context while its kernels run (gcap__work_release).
+ */
+#define RELEASING(st, call)                                                                                            \
+  do {                                                                                                                 \
+    bool was_ = gcap__release_kernels(true);                                                                           \
+    (st) = (call);                                                                                                     \
+    gcap__release_kernels(was_);                                                                                       \
+  } while (0)
+
 gcap_status gcap__backend_context_synchronize(struct gcap_context *ctx) {
   assert(ctx && ctx->backend);
   if (injected(ctx->ops->name, "context_synchronize")) return GCAP_ERROR_BACKEND;
   wait_begins(ctx);
-  return wait_ends(ctx, gcap__note_fault(ctx, ctx->ops->context_synchronize(ctx->backend)));
+  gcap_status st;
+  RELEASING(st, ctx->ops->context_synchronize(ctx->backend));
+  return wait_ends(ctx, gcap__note_fault(ctx, st));
 }
 
 gcap_status gcap__backend_mem_alloc(struct gcap_context *ctx, size_t bytes, void **out) {
@@ -109,13 +122,17 @@ gcap_status gcap__backend_stream_synchronize(struct gcap_context *ctx, void *str
   assert(ctx && ctx->backend);
   if (injected(ctx->ops->name, "stream_synchronize")) return GCAP_ERROR_BACKEND;
   wait_begins(ctx);
-  return wait_ends(ctx, gcap__note_fault(ctx, ctx->ops->stream_synchronize(ctx->backend, stream)));
+  gcap_status st;
+  RELEASING(st, ctx->ops->stream_synchronize(ctx->backend, stream));
+  return wait_ends(ctx, gcap__note_fault(ctx, st));
 }
 
 gcap_status gcap__backend_stream_query(struct gcap_context *ctx, void *stream) {
   assert(ctx && ctx->backend);
   if (injected(ctx->ops->name, "stream_query")) return GCAP_ERROR_BACKEND;
-  return gcap__note_fault(ctx, ctx->ops->stream_query(ctx->backend, stream));
+  gcap_status st;
+  RELEASING(st, ctx->ops->stream_query(ctx->backend, stream));
+  return gcap__note_fault(ctx, st);
 }
 
 gcap_status gcap__backend_memcpy(struct gcap_context *ctx, void *stream, const struct gcap__copy *c) {
@@ -136,7 +153,9 @@ gcap_status gcap__backend_launch_kernel(struct gcap_context *ctx, void *stream, 
   assert(ctx && ctx->backend);
   assert(l);
   if (injected(ctx->ops->name, "launch_kernel")) return GCAP_ERROR_BACKEND;
-  return gcap__note_fault(ctx, ctx->ops->launch_kernel(ctx->backend, stream, l));
+  gcap_status st;
+  RELEASING(st, ctx->ops->launch_kernel(ctx->backend, stream, l));
+  return gcap__note_fault(ctx, st);
 }
 
 gcap_status gcap__backend_launch_host_func(struct gcap_context *ctx, void *stream, gcap_host_fn fn, void *user_data) {
@@ -155,7 +174,9 @@ gcap_status gcap__backend_event_create(struct gcap_context *ctx, unsigned flags,
 gcap_status gcap__backend_event_elapsed_time(struct gcap_context *ctx, void *start, void *end, float *ms) {
   assert(ctx && ctx->backend);
   if (injected(ctx->ops->name, "event_elapsed_time")) return GCAP_ERROR_BACKEND;
-  return ctx->ops->event_elapsed_time(ctx->backend, start, end, ms);
+  gcap_status st;
+  RELEASING(st, ctx->ops->event_elapsed_time(ctx->backend, start, end, ms));
+  return st;
 }
 
 void gcap__backend_event_destroy(struct gcap_context *ctx, void *event) {
@@ -179,13 +200,17 @@ gcap_status gcap__backend_event_synchronize(struct gcap_context *ctx, void *even
   assert(ctx && ctx->backend);
   if (injected(ctx->ops->name, "event_synchronize")) return GCAP_ERROR_BACKEND;
   wait_begins(ctx);
-  return wait_ends(ctx, gcap__note_fault(ctx, ctx->ops->event_synchronize(ctx->backend, event)));
+  gcap_status st;
+  RELEASING(st, ctx->ops->event_synchronize(ctx->backend, event));
+  return wait_ends(ctx, gcap__note_fault(ctx, st));
 }
 
 gcap_status gcap__backend_event_query(struct gcap_context *ctx, void *event) {
   assert(ctx && ctx->backend);
   if (injected(ctx->ops->name, "event_query")) return GCAP_ERROR_BACKEND;
-  return gcap__note_fault(ctx, ctx->ops->event_query(ctx->backend, event));
+  gcap_status st;
+  RELEASING(st, ctx->ops->event_query(ctx->backend, event));
+  return gcap__note_fault(ctx, st);
 }
 
 gcap_status gcap__backend_module_load(struct gcap_context *ctx, const gcap_module_desc *d, void **out) {

@@ -83,7 +83,22 @@ struct gcap_context {
   /* A kernel fault (illegal address, assert, trap, a simulator check): sticky, as on CUDA. */
   _Atomic int fault;
   char fault_message[1024];
+  /*
+   * What kernels' memory checks read (gcap__memory_view), kept current while kernels run with the
+   * lock released (gcap__work_release): a copy of allocs and freed, replaced, never changed in place.
+   */
+  struct gcap__alloc_snap *_Atomic snap;
+  struct gcap__alloc_snap *retired; /* replaced while kernels ran: freed once none runs */
+  uint64_t allocs_version;          /* +1 at every change of allocs or freed */
+  unsigned kernels_out;             /* kernels running with the lock released */
 };
+
+/* memory.c: allocs or freed changed (context lock held); the snapshot follows at once while kernels run. */
+void gcap__allocs_changed(struct gcap_context *ctx);
+/* A current snapshot for a kernel about to run; false when out of memory. */
+bool gcap__alloc_snap_refresh(struct gcap_context *ctx);
+/* Frees the replaced snapshots (no kernel runs), and with `all` the current one (context destroy). */
+void gcap__alloc_snap_free(struct gcap_context *ctx, bool all);
 
 /* Records st as the context's sticky fault when it is one (the first one stays); returns st. */
 gcap_status gcap__note_fault(struct gcap_context *ctx, gcap_status st);
@@ -145,8 +160,14 @@ struct gcap_module {
   size_t num_vars;
 };
 
-/* Locking: every public call holds its context's lock for its whole duration. */
+/*
+ * Locking: every public call holds its context's lock for its whole duration, except while a
+ * kernel's blocks run on the simulator for the calls that allow it (gcap__release_kernels), and
+ * while the simulator waits for such a kernel (gcap__lock_suspend).
+ */
 void gcap__lock(struct gcap_context *ctx);
+/* For the calling thread's next backend calls: may a kernel run with the lock released? Returns the old value. */
+bool gcap__release_kernels(bool allow);
 void gcap__unlock(struct gcap_context *ctx);
 
 /* Handle checks; they set the message and return INVALID_HANDLE on failure. */

@@ -87,16 +87,18 @@ static int record_allocation(struct gcap_context *ctx, void *p, size_t bytes, en
   int failed = table_insert(&every_context, ctx, p, bytes, kind);
   pthread_mutex_unlock(&every_context_lock);
   if (failed) table_remove_at(&ctx->allocs, (size_t)(gcap__find_allocation(ctx, p) - ctx->allocs.items));
+  else gcap__allocs_changed(ctx);
   return failed;
 }
 
 static void table_remove(struct gcap__alloc_table *t, const struct gcap__allocation *a) {
   uintptr_t base = a->base;
-  const struct gcap_context *owner = a->owner;
+  struct gcap_context *owner = (struct gcap_context *)a->owner;
   gcap__sr_allocation_gone(owner, base, a->bytes);
   table_remove_at(t, (size_t)(a - t->items));
   forget_everywhere(owner, base);
   atomic_fetch_add(&free_epoch, 1);
+  gcap__allocs_changed(owner);
 }
 
 int gcap__alloc_table_insert(struct gcap_context *ctx, void *p, size_t bytes, struct gcap__galloc *graph) {
@@ -315,39 +317,94 @@ static gcap_status free_locked(gcap_context *ctx, const struct gcap__allocation 
     return GCAP_SUCCESS;
   }
   void *p = (void *)a->base;
+  size_t bytes = a->bytes;
   gcap_status st = a->kind == GCAP__ALLOC_HOST ? gcap__backend_host_free(ctx, p)
                    : stream                    ? gcap__backend_mem_free_async(ctx, stream, p, a->bytes)
                                                : gcap__backend_mem_free(ctx, p);
   if (st == GCAP_SUCCESS) {
-    ctx->freed[ctx->freed_next++ % 16] = (struct gcap__freed_range){a->base, a->bytes};
-    table_remove(&ctx->allocs, a);
+    ctx->freed[ctx->freed_next++ % 16] = (struct gcap__freed_range){(uintptr_t)p, bytes};
+    table_remove(&ctx->allocs, gcap__find_allocation(ctx, p)); /* the table may have moved meanwhile */
   }
   return st;
 }
 
-bool gcap__memory_view(const struct gcap__backend_ctx *b, uintptr_t p, struct gcap__mem_view *out) {
-  const struct gcap_context *ctx = b->core;
+/* -------------------------------------------------- what running kernels see */
+
+struct gcap__alloc_snap {
+  struct gcap__alloc_snap *next; /* in ctx->retired */
+  uint64_t version;
+  struct gcap__freed_range freed[16];
+  unsigned freed_next;
+  size_t count;
+  struct gcap__mem_view items[]; /* sorted by base */
+};
+
+static struct gcap__alloc_snap *snap_of(const struct gcap_context *ctx) {
+  return atomic_load_explicit(&((struct gcap_context *)ctx)->snap, memory_order_acquire);
+}
+
+bool gcap__alloc_snap_refresh(struct gcap_context *ctx) {
+  struct gcap__alloc_snap *old = snap_of(ctx);
+  if (old && old->version == ctx->allocs_version) return true;
   const struct gcap__alloc_table *t = &ctx->allocs;
-  size_t i = upper_bound(t, p);
+  struct gcap__alloc_snap *s = gcap__malloc(sizeof *s + t->count * sizeof s->items[0]);
+  if (!s) return false;
+  s->next = NULL;
+  s->version = ctx->allocs_version;
+  memcpy(s->freed, ctx->freed, sizeof s->freed);
+  s->freed_next = ctx->freed_next;
+  s->count = t->count;
+  for (size_t i = 0; i < t->count; i++)
+    s->items[i] = (struct gcap__mem_view){t->items[i].base, t->items[i].bytes,
+                                          t->items[i].kind == GCAP__ALLOC_HOST ? GCAP__MEM_HOST : GCAP__MEM_DEVICE};
+  atomic_store_explicit(&ctx->snap, s, memory_order_release);
+  if (old && ctx->kernels_out > 0) {
+    old->next = ctx->retired;
+    ctx->retired = old;
+  } else {
+    gcap__free(old);
+  }
+  return true;
+}
+
+/* Without memory for a new snapshot, running kernels keep the old one: it lacks only what came since. */
+void gcap__allocs_changed(struct gcap_context *ctx) {
+  ctx->allocs_version++;
+  if (ctx->kernels_out > 0) (void)gcap__alloc_snap_refresh(ctx);
+}
+
+void gcap__alloc_snap_free(struct gcap_context *ctx, bool all) {
+  while (ctx->retired) {
+    struct gcap__alloc_snap *s = ctx->retired;
+    ctx->retired = s->next;
+    gcap__free(s);
+  }
+  if (!all) return;
+  gcap__free(snap_of(ctx));
+  atomic_store(&ctx->snap, NULL);
+}
+
+/* Reads the snapshot only: other threads may allocate while a kernel runs (gcap__work_release). */
+bool gcap__memory_view(const struct gcap__backend_ctx *b, uintptr_t p, struct gcap__mem_view *out) {
+  const struct gcap__alloc_snap *s = snap_of(b->core);
+  size_t count = s ? s->count : 0;
+  size_t i = s ? gcap__first_above(s->items, count, sizeof s->items[0], p) : 0;
   *out = (struct gcap__mem_view){0, 0, GCAP__MEM_NONE};
-  if (i > 0 && p - t->items[i - 1].base < t->items[i - 1].bytes) {
-    const struct gcap__allocation *a = &t->items[i - 1];
-    *out = (struct gcap__mem_view){a->base, a->bytes, a->kind == GCAP__ALLOC_HOST ? GCAP__MEM_HOST : GCAP__MEM_DEVICE};
+  if (i > 0 && p - s->items[i - 1].base < s->items[i - 1].bytes) {
+    *out = s->items[i - 1];
     return true;
   }
-  for (unsigned k = 0; k < 16; k++) {
-    const struct gcap__freed_range *f = &ctx->freed[(ctx->freed_next - 1 - k) % 16];
+  for (unsigned k = 0; s && k < 16; k++) {
+    const struct gcap__freed_range *f = &s->freed[(s->freed_next - 1 - k) % 16];
     if (f->bytes && p - f->base < f->bytes) {
       *out = (struct gcap__mem_view){f->base, f->bytes, GCAP__MEM_FREED};
       return false;
     }
   }
-  const struct gcap__allocation *below = i > 0 ? &t->items[i - 1] : NULL, *above = i < t->count ? &t->items[i] : NULL;
-  const struct gcap__allocation *near = below;
+  const struct gcap__mem_view *below = i > 0 ? &s->items[i - 1] : NULL, *above = i < count ? &s->items[i] : NULL;
+  const struct gcap__mem_view *near = below;
   if (!below || (above && above->base - p < p - (below->base + below->bytes))) near = above;
-  if (near)
-    *out = (struct gcap__mem_view){near->base, near->bytes,
-                                   near->kind == GCAP__ALLOC_HOST ? GCAP__MEM_HOST : GCAP__MEM_DEVICE};
+  if (near) *out = *near;
   return false;
 }
 
