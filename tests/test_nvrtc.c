@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "../src/ptx/nvrtc.h"
 #include "alloc.h"
@@ -45,7 +46,13 @@ static const char broken_source[] = "extern \"C\" __global__ void broken(int *p)
 /* The compile as a gcap API call does it, so that messages have their prefix. */
 static gcap_status compile(const char *source, const char *const *options, size_t n, char **ptx, size_t *size) {
   gcap__enter("gcap_module_load");
-  return gcap__nvrtc_compile(source, options, n, ptx, size);
+  return gcap__nvrtc_compile(source, NULL, options, n, ptx, size);
+}
+
+static gcap_status compile_named(const char *source, const char *name, const char *const *options, size_t n, char **ptx,
+                                 size_t *size) {
+  gcap__enter("gcap_module_load");
+  return gcap__nvrtc_compile(source, name, options, n, ptx, size);
 }
 
 static void require_nvrtc(void) {
@@ -118,7 +125,7 @@ static void test_syntax_error_gives_the_log(void **state) {
   assert_null(ptx);
   assert_int_equal(size, 0);
   test_assert_message_contains("gcap_module_load: NVRTC could not compile the source: ");
-  test_assert_message_contains("source.cu(3): error: expected a \";\"");
+  test_assert_message_contains("<nvrtc source>(3): error: expected a \";\"");
   const char *msg = gcap_last_error_message();
   size_t n = strlen(msg);
   assert_true(n > 0 && msg[n - 1] != '\n' && msg[n - 1] != ' '); /* trimmed */
@@ -241,6 +248,67 @@ static void test_threads_compile_at_once(void **state) {
   for (int i = 0; i < 4; i++) assert_int_equal(pthread_create(&threads[i], NULL, compile_in_thread, &jobs[i]), 0);
   for (int i = 0; i < 4; i++) assert_int_equal(pthread_join(threads[i], NULL), 0);
   for (int i = 0; i < 4; i++) assert_true(jobs[i].ok);
+}
+
+/*
+ * The kernel `name` of a module compiled from source (desc->name: name), launched on a 4-byte
+ * buffer where it stores past the end: the report's message must hold `shows` and not `hides`.
+ */
+static void fault_names(const char *source, const char *kernel, const char *name, const char *shows,
+                        const char *hides) {
+  gcap_sim_options so;
+  gcap_sim_options_init(&so);
+  so.kernels = GCAP_SIM_KERNELS_PTX;
+  gcap_context *ctx = test_sim_context_create(&so);
+  const char *const options[] = {"-lineinfo"};
+  gcap_module_desc d = {.source = source, .options = options, .num_options = 1, .name = name};
+  gcap_module *m = NULL;
+  assert_ok(gcap_module_load(ctx, &d, &m));
+  gcap_stream *s = test_stream_create(ctx);
+  void *p = test_dev_alloc(ctx, 4);
+  void *args[] = {&p};
+  assert_status(gcap_launch_kernel(s, test_kernel_of(m, kernel), GCAP_DIM3(1, 1, 1), GCAP_DIM3(2, 1, 1), 0, args),
+                GCAP_ERROR_ILLEGAL_ADDRESS);
+  test_assert_message_contains(shows);
+  if (hides && strstr(gcap_last_error_message(), hides)) fail_msg("\"%s\" in: %s", hides, gcap_last_error_message());
+  gcap_context_destroy(ctx);
+}
+
+/* Reports name the source as the caller did (desc->name), "<nvrtc source>" when it gave none. */
+static void test_reports_name_the_source(void **state) {
+  (void)state;
+  require_nvrtc();
+  char cwd[PATH_MAX];
+  assert_non_null(getcwd(cwd, sizeof cwd));
+  fault_names(add_one_source, "add_one", "mykernels.cu", "(mykernels.cu:2)", cwd);
+  fault_names(add_one_source, "add_one", NULL, "(<nvrtc source>:2)", cwd);
+  fault_names(add_one_source, "add_one", "/abs/dir/k.cu", "(/abs/dir/k.cu:2)", NULL);
+  /* NVRTC's log and the PTX say the name too. */
+  char *ptx = NULL;
+  size_t size = 0;
+  assert_status(compile_named(broken_source, "mykernels.cu", NULL, 0, &ptx, &size), GCAP_ERROR_INVALID_SOURCE);
+  test_assert_message_contains("mykernels.cu(3): error");
+  const char *const lineinfo[] = {"-lineinfo"};
+  assert_ok(compile_named(add_one_source, "sub/dir.cu", lineinfo, 1, &ptx, &size));
+  assert_contains(ptx, ".file\t1 \"sub/dir.cu\"");
+  assert_int_equal(size, strlen(ptx) + 1);
+  gcap__free(ptx);
+}
+
+/* desc->name names a source: without one, or empty, it is refused. */
+static void test_name_needs_a_source(void **state) {
+  (void)state;
+  gcap_context *ctx = test_sim_context_create(NULL);
+  static const char ptx[] = ".version 8.0\n.target sm_75\n.address_size 64\n.visible .entry k()\n{\n  ret;\n}\n";
+  gcap_module_desc d = {.image = ptx, .image_size = sizeof ptx, .name = "k.cu"};
+  gcap_module *m = NULL;
+  assert_status(gcap_module_load(ctx, &d, &m), GCAP_ERROR_INVALID_VALUE);
+  test_assert_message_contains("desc->name is given without desc->source");
+  gcap_module_desc empty = {.source = add_one_source, .name = ""};
+  assert_status(gcap_module_load(ctx, &empty, &m), GCAP_ERROR_INVALID_VALUE);
+  test_assert_message_contains("desc->name is empty");
+  assert_null(m);
+  gcap_context_destroy(ctx);
 }
 
 /* ---------------------------------------------------- without NVRTC ("missing") */
@@ -386,12 +454,20 @@ static void test_pip_wheel_is_loaded(void **state) {
   gcap__free(ptx);
 }
 
+/* The fake writes the program's name into .file as it is: reports name it. */
+static void test_pip_reports_name_the_source(void **state) {
+  (void)state;
+  fault_names("any source", "fake_nvrtc_poke", "mykernels.cu", "(mykernels.cu:2)", NULL);
+  fault_names("any source", "fake_nvrtc_poke", NULL, "(<nvrtc source>:2)", NULL);
+}
+
 int main(int argc, char **argv) {
   if (argc > 2 && strcmp(argv[1], "pip") == 0) {
     fake_nvrtc = argv[2];
     const struct CMUnitTest pip[] = {
         cmocka_unit_test(test_pip_wheel_directories),
         cmocka_unit_test(test_pip_wheel_is_loaded),
+        cmocka_unit_test(test_pip_reports_name_the_source),
     };
     return cmocka_run_group_tests(pip, make_tree, remove_tree);
   }
@@ -412,6 +488,8 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_unknown_option_is_invalid_value),
       cmocka_unit_test_teardown(test_allocation_failures, reset_injection),
       cmocka_unit_test(test_threads_compile_at_once),
+      cmocka_unit_test(test_reports_name_the_source),
+      cmocka_unit_test(test_name_needs_a_source),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -286,6 +286,9 @@ typedef struct gcap_module_desc {
   const char *source;         /* CUDA C, compiled to PTX with NVRTC at load (either backend); NULL: none */
   const char *const *options; /* NVRTC options ("-arch=compute_80", "-DN=4"); may be NULL */
   size_t num_options;
+  /* The source's name ("mykernels.cu"), as reports and NVRTC's log show it (NVRTC's program name);
+   * NULL: "<nvrtc source>". Only with a source. */
+  const char *name;
 } gcap_module_desc;
 
 /**
@@ -295,7 +298,7 @@ typedef struct gcap_module_desc {
  * (ELF) or a fatbin as PTX, for such an image that is not PTX text when no kernels are defined;
  * INVALID_SOURCE with NVRTC's log for a source NVRTC refuses;
  * NOT_FOUND for a source when no libnvrtc is found (GCAP_NVRTC names one); INVALID_VALUE for an
- * image and a source both given.
+ * image and a source both given, or a name without a source.
  */
 GCAP_API gcap_status gcap_module_load(gcap_context *ctx, const gcap_module_desc *d, gcap_module **out);
 /** Unloads @p m; its kernel handles become invalid; graphs using them keep working. NULL: INVALID_HANDLE. */

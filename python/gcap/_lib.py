@@ -54,7 +54,7 @@ class kernel_def(Structure):
 class module_desc(Structure):
     _fields_ = [("image", c_void_p), ("image_size", c_size_t), ("kernels", POINTER(kernel_def)),
                 ("num_kernels", c_size_t), ("source", c_char_p), ("options", POINTER(c_char_p)),
-                ("num_options", c_size_t)]
+                ("num_options", c_size_t), ("name", c_char_p)]
 
 
 class sim_options(Structure):
@@ -229,6 +229,7 @@ _PROTOTYPES = {
     "gcap_exec_node_set_enabled": (status, [c_void_p, c_void_p, c_bool]),
     "gcap_sim_set_conditional": (None, [c_uint64, c_uint]),
     "gcap_sim_syncthreads": (None, [c_void_p]),
+    "gcap_sim_interrupt": (None, []),
     "gcap_mem_alloc_pitch": (status, [c_void_p, c_size_t, c_size_t, POINTER(c_void_p), POINTER(c_size_t)]),
     "gcap_memcpy_2d_async": (status, [c_void_p, c_void_p, c_size_t, c_void_p, c_size_t, c_size_t, c_size_t, c_int]),
     "gcap_graph_add_mem_alloc_node": (status, [c_void_p, POINTER(c_void_p), c_size_t, POINTER(mem_alloc_node_params),

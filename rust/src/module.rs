@@ -253,6 +253,7 @@ fn load(ctx: &Context, d: &Desc<'_>) -> GpuResult<*mut sys::gcap_module> {
         source: d.source.map_or(ptr::null(), |s| s.as_ptr()),
         options: if options.is_empty() { ptr::null() } else { options.as_ptr() },
         num_options: options.len(),
+        name: ptr::null(),
     };
     let mut raw = ptr::null_mut();
     check(unsafe { sys::gcap_module_load(ctx.raw(), &desc, &mut raw) })?;

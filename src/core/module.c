@@ -44,6 +44,9 @@ static gcap_status check_desc(const gcap_module_desc *d) {
     if (!d->options[i]) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "desc->options[%zu] is NULL", i);
   if (d->num_options > 0 && !d->source)
     return gcap__fail(GCAP_ERROR_INVALID_VALUE, "desc->options are given without desc->source (they are NVRTC's)");
+  if (d->name && !d->source)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "desc->name is given without desc->source (it names the source)");
+  if (d->name && !*d->name) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "desc->name is empty");
   for (size_t i = 0; i < d->num_kernels; i++) {
     gcap_status st = check_def(d->kernels, i);
     if (st != GCAP_SUCCESS) return st;
@@ -198,7 +201,7 @@ static gcap_status ptx_text(struct gcap_module *m, const gcap_module_desc *d, co
   *text = NULL;
   *size = 0;
   if (d->source) {
-    gcap_status st = gcap__nvrtc_compile(d->source, d->options, d->num_options, &m->compiled, size);
+    gcap_status st = gcap__nvrtc_compile(d->source, d->name, d->options, d->num_options, &m->compiled, size);
     if (st == GCAP_SUCCESS) *text = m->compiled;
     return st;
   }

@@ -47,8 +47,9 @@ struct nvrtc_api {
   "cuda-nvrtc-13-0; pip: nvidia-cuda-nvrtc, into the Python environment that runs gcap or $VIRTUAL_ENV) or point "     \
   "GCAP_NVRTC at libnvrtc.so"
 
-/* The program name NVRTC puts in front of every line of its log. */
-#define PROGRAM_NAME "source.cu"
+/* The program name (NVRTC puts it in front of every line of its log, and in the PTX's .file) when
+ * the caller gives none. */
+#define DEFAULT_NAME "<nvrtc source>"
 /* The messages hold 1 KiB: the first errors of a log are the ones that explain it. */
 #define LOG_SHOWN 700
 
@@ -405,19 +406,37 @@ static gcap_status take_ptx(nvrtc_program prog, char **ptx, size_t *ptx_size) {
   return GCAP_SUCCESS;
 }
 
-static gcap_status run_nvrtc(const char *source, const char *const *options, size_t num_options, char **ptx,
-                             size_t *ptx_size) {
+/*
+ * NVRTC writes a relative program name into the PTX's `.file` as <cwd>/name, a file that does not
+ * exist: the PTX says name again, as the caller gave it, so that reports show that.
+ */
+static void unprefix_file_name(char *ptx, size_t *ptx_size, const char *name) {
+  char cwd[PATH_MAX], quoted[2 * PATH_MAX + 4];
+  if (name[0] == '/' || !getcwd(cwd, sizeof cwd)) return;
+  int n = snprintf(quoted, sizeof quoted, "\"%s/%s\"", strcmp(cwd, "/") == 0 ? "" : cwd, name);
+  if (n < 0 || (size_t)n >= sizeof quoted) return;
+  size_t cut = strlen(cwd) + (strcmp(cwd, "/") == 0 ? 0 : 1), len = strlen(ptx);
+  for (char *at = strstr(ptx, quoted); at; at = strstr(at + 1, quoted)) {
+    memmove(at + 1, at + 1 + cut, len + 1 - (size_t)(at + 1 + cut - ptx));
+    len -= cut;
+  }
+  *ptx_size = len + 1;
+}
+
+static gcap_status run_nvrtc(const char *source, const char *name, const char *const *options, size_t num_options,
+                             char **ptx, size_t *ptx_size) {
   nvrtc_program prog = NULL;
-  nvrtc_result r = api.nvrtcCreateProgram(&prog, source, PROGRAM_NAME, 0, NULL, NULL);
+  nvrtc_result r = api.nvrtcCreateProgram(&prog, source, name, 0, NULL, NULL);
   if (r != NVRTC_OK) return nvrtc_fail(r, "nvrtcCreateProgram");
   gcap_status st = compile(prog, options, num_options);
   if (st == GCAP_SUCCESS) st = take_ptx(prog, ptx, ptx_size);
+  if (st == GCAP_SUCCESS) unprefix_file_name(*ptx, ptx_size, name);
   api.nvrtcDestroyProgram(&prog);
   return st;
 }
 
-gcap_status gcap__nvrtc_compile(const char *source, const char *const *options, size_t num_options, char **ptx,
-                                size_t *ptx_size) {
+gcap_status gcap__nvrtc_compile(const char *source, const char *name, const char *const *options, size_t num_options,
+                                char **ptx, size_t *ptx_size) {
   if (ptx) *ptx = NULL;
   if (ptx_size) *ptx_size = 0;
   gcap_status st = check_arguments(source, options, num_options, ptx, ptx_size);
@@ -427,7 +446,7 @@ gcap_status gcap__nvrtc_compile(const char *source, const char *const *options, 
   const char **owned = NULL;
   st = with_default_arch(options, num_options, &all, &owned);
   if (st != GCAP_SUCCESS) return st;
-  st = run_nvrtc(source, all, num_options + (owned ? 1 : 0), ptx, ptx_size);
+  st = run_nvrtc(source, name ? name : DEFAULT_NAME, all, num_options + (owned ? 1 : 0), ptx, ptx_size);
   gcap__free(owned);
   return st;
 }

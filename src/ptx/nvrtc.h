@@ -12,7 +12,8 @@
 #include <gcap/gcap.h>
 
 /*
- * Compiles CUDA C `source` to PTX with NVRTC (loaded at run time); *ptx is gcap__malloc'd, NUL-terminated,
+ * Compiles CUDA C `source` to PTX with NVRTC (loaded at run time), `name` (NULL: "<nvrtc source>")
+ * its program name, which NVRTC's log and the PTX's `.file` show as given; *ptx is gcap__malloc'd, NUL-terminated,
  * *ptx_size its length + 1. NOT_FOUND (no libnvrtc: the message says how to get one: install the CUDA toolkit's
  * NVRTC, e.g. Debian's libnvrtc / the cuda-nvrtc package, or point GCAP_NVRTC at libnvrtc.so),
  * INVALID_SOURCE (300) with NVRTC's log in the message, OUT_OF_MEMORY, INVALID_VALUE for a NULL option.
@@ -22,8 +23,8 @@
  * then), else $CUDA_PATH and $CUDA_HOME, pip's wheels in the Python environments in sight, the
  * toolkit's usual directories, the loader's search path.
  */
-gcap_status gcap__nvrtc_compile(const char *source, const char *const *options, size_t num_options, char **ptx,
-                                size_t *ptx_size);
+gcap_status gcap__nvrtc_compile(const char *source, const char *name, const char *const *options, size_t num_options,
+                                char **ptx, size_t *ptx_size);
 
 /*
  * The directories of NVRTC wheels installed with pip (nvidia/cu<N>/lib, nvidia/cuda_nvrtc/lib) in

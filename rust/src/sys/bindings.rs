@@ -417,6 +417,7 @@ pub struct gcap_module_desc {
     pub source: *const ::std::os::raw::c_char,
     pub options: *const *const ::std::os::raw::c_char,
     pub num_options: usize,
+    pub name: *const ::std::os::raw::c_char,
 }
 extern "C" {
     pub fn gcap_module_load(
