@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "common.h"
@@ -482,6 +483,104 @@ static void test_store_to_const_refused_at_load(void **state) {
   expect_load(st_const, GCAP_ERROR_INVALID_PTX, (const char *const[]){"st.const", NULL});
 }
 
+/* ------------------------------------------------------------- device printf stays bounded */
+
+/* A kernel `pr(u64 arg)` calling printf(format, arg), its argument packed as nvcc does. */
+static char *printf_ptx(const char *format) {
+  size_t len = strlen(format) + 1, cap = 2048 + len * 5, n = 0;
+  char *text = malloc(cap);
+  assert_non_null(text);
+  n += (size_t)snprintf(text + n, cap - n,
+                        PTX_HEAD ".extern .func (.param .b32 func_retval0) vprintf(.param .b64 a, .param .b64 b);\n"
+                                 ".global .align 1 .b8 fmt[%zu] = {",
+                        len);
+  for (size_t i = 0; i < len; i++)
+    n += (size_t)snprintf(text + n, cap - n, "%s%u", i ? ", " : "", (unsigned char)format[i]);
+  snprintf(
+      text + n, cap - n,
+      "};\n.visible .entry pr(.param .u64 p_arg)\n{\n  .local .align 8 .b8 depot[8];\n"
+      "  .reg .b64 %%rd<6>;\n  .reg .b32 %%r<2>;\n  ld.param.u64 %%rd1, [p_arg];\n  st.local.u64 [depot], %%rd1;\n"
+      "  mov.u64 %%rd2, depot;\n  cvta.local.u64 %%rd3, %%rd2;\n  mov.u64 %%rd4, fmt;\n  cvta.global.u64 %%rd5, %%rd4;\n"
+      "  {\n  .param .b64 param0;\n  st.param.b64 [param0], %%rd5;\n  .param .b64 param1;\n"
+      "  st.param.b64 [param1], %%rd3;\n  .param .b32 retval0;\n"
+      "  call.uni (retval0), vprintf, (param0, param1);\n  }\n  ret;\n}\n");
+  return text;
+}
+
+/* Runs pr(arg) of printf_ptx(format) with stdout in a file: the launch's status, and *printed (free it). */
+static gcap_status run_printf(gcap_context *ctx, const char *format, uint64_t arg, char **printed) {
+  char *text = printf_ptx(format);
+  gcap_module *m = load_ok(ctx, text);
+  free(text);
+  char path[] = "/tmp/gcap-ptx-hostile-XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  fflush(stdout);
+  int saved = dup(STDOUT_FILENO);
+  assert_true(saved >= 0);
+  assert_true(dup2(fd, STDOUT_FILENO) >= 0);
+  gcap_status st = launch(ctx, m, "pr", DIM1(1), DIM1(1), 0, ARGS(&arg));
+  fflush(stdout);
+  dup2(saved, STDOUT_FILENO);
+  close(saved);
+  off_t size = lseek(fd, 0, SEEK_END);
+  assert_true(size >= 0);
+  *printed = calloc(1, (size_t)size + 1);
+  assert_non_null(*printed);
+  assert_int_equal(pread(fd, *printed, (size_t)size, 0), size);
+  close(fd);
+  unlink(path);
+  return st;
+}
+
+/* Widths and precisions are clamped to the room left on the line (4095 bytes): the text is what the clamp gives. */
+static void test_printf_width_bounded(void **state) {
+  (void)state;
+  gcap_context *ctx = ctx_with(GCAP_SIM_CHECK_MEMORY | GCAP_SIM_CHECK_SYNC, false);
+  char *out = NULL;
+  assert_ok(run_printf(ctx, "%2147483646d|", 7, &out));
+  assert_int_equal(strlen(out), 4095);
+  assert_int_equal(out[4094], '7');
+  assert_int_equal(strspn(out, " "), 4094);
+  free(out);
+  assert_ok(run_printf(ctx, "ab%-99999999999999999999999999u|", 7, &out)); /* a width past size_t too */
+  assert_int_equal(strlen(out), 4095);
+  assert_memory_equal(out, "ab7 ", 4);
+  free(out);
+  assert_ok(run_printf(ctx, "%.2147483646d|", 5, &out));
+  assert_int_equal(strlen(out), 4095);
+  assert_int_equal(out[4094], '5');
+  assert_int_equal(strspn(out, "0"), 4094);
+  free(out);
+  assert_ok(run_printf(ctx, "%*d|", 5, &out)); /* `*` is not supported: the conversion prints as written */
+  assert_string_equal(out, "%*d|");
+  free(out);
+  assert_ok(run_printf(ctx, "[%5.2d]", 3, &out));
+  assert_string_equal(out, "[   03]");
+  free(out);
+  gcap_context_destroy(ctx);
+}
+
+/* %s reads no further than its precision; a pointer outside memory is ILLEGAL_ADDRESS under MEMORY; NULL is "(null)".
+ */
+static void test_printf_string_checked(void **state) {
+  (void)state;
+  gcap_context *ctx = ctx_with(GCAP_SIM_CHECK_MEMORY, false);
+  char *out = NULL, *abc = test_dev_alloc(ctx, 256);
+  assert_ok(gcap_memcpy(ctx, abc + 253, "abc", 3, GCAP_MEMCPY_HOST_TO_DEVICE)); /* no NUL before the end */
+  uint64_t at = (uint64_t)(uintptr_t)(abc + 253);
+  assert_ok(run_printf(ctx, "<%.3s>", at, &out));
+  assert_string_equal(out, "<abc>");
+  free(out);
+  assert_ok(run_printf(ctx, "<%s>", 0, &out));
+  assert_string_equal(out, "<(null)>");
+  free(out);
+  assert_int_equal(run_printf(ctx, "<%s>", at, &out), GCAP_ERROR_ILLEGAL_ADDRESS); /* runs off the end */
+  test_assert_message_contains("pr");
+  free(out);
+  gcap_context_destroy(ctx);
+}
+
 int main(void) {
   test_require_backend();
   if (!test_on_sim()) return 77;
@@ -500,6 +599,8 @@ int main(void) {
       cmocka_unit_test(test_constant_memory_read_only),
       cmocka_unit_test(test_other_module_constants_read_only),
       cmocka_unit_test(test_store_to_const_refused_at_load),
+      cmocka_unit_test(test_printf_width_bounded),
+      cmocka_unit_test(test_printf_string_checked),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

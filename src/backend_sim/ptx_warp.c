@@ -192,7 +192,7 @@ static void set_result(struct px_warp *w, const struct px_ins *in, unsigned l, u
   memcpy(frame_var(w, o, l), &value, size < 4 ? size : 4);
 }
 
-/* A NUL-terminated string of device memory, cut to fit. */
+/* A NUL-terminated string of device memory, cut to fit (reading no byte past the size - 1 it keeps). */
 static bool read_string(struct px_warp *w, const struct px_ins *in, unsigned l, uint64_t addr, char *buf, size_t size) {
   for (size_t i = 0; i + 1 < size; i++) {
     if (!px_read_generic(w, in, l, addr + i, &buf[i], 1)) return false;
@@ -214,12 +214,31 @@ static pthread_mutex_t print_lock = PTHREAD_MUTEX_INITIALIZER;
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"
 #endif
+/* A decimal field of a conversion (width or precision) at *p, clamped to `max`; *p moves past it. */
+static size_t spec_number(const char **p, const char *end, size_t max) {
+  size_t v = 0;
+  for (; *p < end && **p >= '0' && **p <= '9'; (*p)++) v = v > max ? v : v * 10 + (size_t)(**p - '0');
+  return v < max ? v : max;
+}
+
 static bool print_one(struct px_warp *w, const struct px_ins *in, unsigned l, const char *spec, size_t len,
                       uint64_t args, size_t *at, char *out, size_t size) {
-  char conv = spec[len - 1], fmt[40] = "%";
+  char conv = spec[len - 1], fmt[48] = "%";
   size_t n = 1;
-  for (size_t i = 1; i + 1 < len && n < 24; i++)
-    if (strchr("-+ #0123456789.", spec[i])) fmt[n++] = spec[i];
+  /*
+   * Flags, then width and precision: both at most the room left on the line, so that no
+   * padding is produced (at the host's cost) only to be cut off.
+   */
+  const char *p = spec + 1, *end = spec + len - 1;
+  for (; p < end && strchr("-+ #0", *p); p++)
+    if (n < 8) fmt[n++] = *p;
+  size_t room = size ? size - 1 : 0, width = spec_number(&p, end, room), precision = SIZE_MAX;
+  if (p < end && *p == '.') {
+    p++;
+    precision = spec_number(&p, end, room);
+  }
+  if (width) n += (size_t)snprintf(fmt + n, sizeof fmt - n, "%zu", width);
+  if (precision != SIZE_MAX) n += (size_t)snprintf(fmt + n, sizeof fmt - n, ".%zu", precision);
   bool wide = memchr(spec, 'l', len) != NULL || conv == 'p' || conv == 's';
   bool dbl = strchr("fFeEgGaA", conv) != NULL;
   size_t bytes = (wide || dbl) ? 8 : 4;
@@ -228,8 +247,10 @@ static bool print_one(struct px_warp *w, const struct px_ins *in, unsigned l, co
   if (!px_read_generic(w, in, l, args + *at, &v, bytes)) return false;
   *at += bytes;
   if (conv == 's') {
-    char s[256];
-    if (!read_string(w, in, l, v, s, sizeof s)) return false;
+    /* A precision reads no further than it prints; NULL prints as host printf does. */
+    char s[256] = "(null)";
+    size_t keep = precision < sizeof s - 1 ? precision + 1 : sizeof s;
+    if (v && !read_string(w, in, l, v, s, keep)) return false;
     memcpy(fmt + n, "s", 2);
     snprintf(out, size, fmt, s);
   } else if (conv == 'p') {
