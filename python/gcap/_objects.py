@@ -4,7 +4,7 @@ import threading
 import weakref
 from ctypes import byref, c_float, c_int, c_size_t, c_void_p
 
-from . import _checked, _lib
+from . import _checked, _interrupt, _lib
 from ._lib import lib
 
 # ------------------------------------------------------------------ errors
@@ -262,6 +262,7 @@ class Context:
             self._close_trace()
             raise err
         self._h = h.value
+        _interrupt.install()  # Ctrl-C stops a running kernel
         self._buffers = {}  # pointer -> Buffer, for the views Python kernels get
         self._failures = []  # (what, exception) of Python callbacks that raised, for the next call to report
 
