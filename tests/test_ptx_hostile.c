@@ -581,6 +581,23 @@ static void test_printf_string_checked(void **state) {
   gcap_context_destroy(ctx);
 }
 
+/* ------------------------------------------------------------- kernels without registers */
+
+/* A kernel with no registers or predicates runs (its frames point into real arrays: clang's UBSan checks). */
+static void test_kernel_without_registers(void **state) {
+  (void)state;
+  static const char text[] = PTX_HEAD ".visible .entry empty()\n{\n  ret;\n}\n"
+                                      ".func nothing()\n{\n  ret;\n}\n"
+                                      ".visible .entry calls_nothing()\n{\n  call nothing, ();\n  ret;\n}\n";
+  for (unsigned checks = 0; checks <= CHECKS_ALL; checks += CHECKS_ALL) {
+    gcap_context *ctx = ctx_with(checks, false);
+    gcap_module *m = load_ok(ctx, text);
+    assert_ok(launch(ctx, m, "empty", DIM1(2), DIM1(33), 0, NULL));
+    assert_ok(launch(ctx, m, "calls_nothing", DIM1(2), DIM1(33), 0, NULL));
+    gcap_context_destroy(ctx);
+  }
+}
+
 int main(void) {
   test_require_backend();
   if (!test_on_sim()) return 77;
@@ -601,6 +618,7 @@ int main(void) {
       cmocka_unit_test(test_store_to_const_refused_at_load),
       cmocka_unit_test(test_printf_width_bounded),
       cmocka_unit_test(test_printf_string_checked),
+      cmocka_unit_test(test_kernel_without_registers),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -78,9 +78,10 @@ void px_fault(struct px_warp *w, const struct px_ins *in, unsigned lane, gcap_st
 
 /* ---------------------------------------------------------------- frames */
 
+/* Both stacks always exist, so that frames of functions without registers or predicates point into them. */
 static bool grow_regs(struct px_warp *w, size_t slots, size_t preds) {
-  if (w->regs_used + slots > w->regs_cap) {
-    size_t cap = (w->regs_used + slots) * 2;
+  if (w->regs_used + slots > w->regs_cap || !w->regs) {
+    size_t cap = (w->regs_used + slots) * 2 + 1;
     void *r = gcap__realloc(w->regs, cap * sizeof *w->regs);
     if (!r) return false;
     w->regs = r;
@@ -88,7 +89,7 @@ static bool grow_regs(struct px_warp *w, size_t slots, size_t preds) {
     memset(w->regs + w->regs_cap, 0, (cap - w->regs_cap) * sizeof *w->regs);
     w->regs_cap = cap;
   }
-  if (w->preds_used + preds > w->preds_cap) {
+  if (w->preds_used + preds > w->preds_cap || !w->preds) {
     size_t cap = (w->preds_used + preds) * 2 + 4;
     void *p = gcap__realloc(w->preds, cap * sizeof *w->preds);
     if (!p) return false;
