@@ -91,7 +91,7 @@ static void copy_side(CUmemorytype type, const void *ptr, CUmemorytype *type_out
 static CUmemorytype side_type(const struct gcap__backend_ctx *b, const void *ptr, bool device) {
   if (device) return CU_MEMORYTYPE_DEVICE;
   struct gcap__mem_view v;
-  return gcap__memory_view(b, (uintptr_t)ptr, &v) && v.state == GCAP__MEM_HOST ? CU_MEMORYTYPE_HOST
+  return gcap__memory_view_locked(b, (uintptr_t)ptr, &v) && v.state == GCAP__MEM_HOST ? CU_MEMORYTYPE_HOST
                                                                                : CU_MEMORYTYPE_UNIFIED;
 }
 

@@ -26,10 +26,13 @@ struct gcap__mem_view {
 /*
  * The allocation of b's context that holds p (live device or page-locked host memory, or one of
  * the last frees), and else the live allocation nearest to p (state NONE when there is none).
- * Returns true when p lies in live memory. Safe while the context's lock is held by the thread
- * that started the work, which makes no allocation meanwhile.
+ * Returns true when p lies in live memory. For running kernels: it reads the view that
+ * gcap__work_release made current, which other threads' allocations keep current, without a lock.
  */
 bool gcap__memory_view(const struct gcap__backend_ctx *b, uintptr_t p, struct gcap__mem_view *out);
+/* The same for a thread that holds the context's lock outside a kernel: brings the view up to
+   date first (without memory for that, p counts as in no live memory). */
+bool gcap__memory_view_locked(const struct gcap__backend_ctx *b, uintptr_t p, struct gcap__mem_view *out);
 
 /*
  * A kernel's blocks are about to run (context lock held). Makes the memory view current

@@ -408,6 +408,12 @@ bool gcap__memory_view(const struct gcap__backend_ctx *b, uintptr_t p, struct gc
   return false;
 }
 
+bool gcap__memory_view_locked(const struct gcap__backend_ctx *b, uintptr_t p, struct gcap__mem_view *out) {
+  if (gcap__alloc_snap_refresh(b->core)) return gcap__memory_view(b, p, out);
+  *out = (struct gcap__mem_view){0, 0, GCAP__MEM_NONE};
+  return false;
+}
+
 static gcap_status release(gcap_context *ctx, void *p, enum gcap__alloc_kind kind) {
   gcap_status st = gcap__check_context(ctx, "ctx");
   if (st == GCAP_SUCCESS) st = gcap__refuse_in_host_callback();
