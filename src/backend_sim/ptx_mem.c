@@ -507,7 +507,7 @@ static bool lane_checks(struct px_warp *w, const struct px_ins *in, uint32_t m, 
   if (in->e == FAST_SHARED && !write && (checks & GCAP_SIM_CHECK_SHARED_RACES) && in->size >= 4) {
     PX_LANES(m, if (!clean_read(w, in, l, (uint32_t)(A[l] + off))) return false);
   } else if (in->e == FAST_SHARED && (checks & (GCAP_SIM_CHECK_SHARED_RACES | GCAP_SIM_CHECK_INIT))) {
-    PX_LANES(m, if (!shared_checks(w, in, l, w->blk->shared + A[l] + off, in->size, write, false)) return false);
+    PX_LANES(m, if (!shared_checks(w, in, l, w->blk->shared + (A[l] + off), in->size, write, false)) return false);
   } else if (in->e == FAST_GLOBAL && memo.bits && (checks & GCAP_SIM_CHECK_INIT)) {
     PX_LANES(m, if (!init_global(w, in, l, A[l] + off, in->size, write)) return false);
   }
