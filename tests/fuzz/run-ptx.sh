@@ -26,6 +26,8 @@ $CC -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -
   -Isrc/core -Isrc/ptx tests/fuzz/fuzz_ptx.c "$b"/src/libgcap_objects.a -ljansson -lpthread -ldl -lm \
   -o "$b"/fuzz_ptx
 mkdir -p $corpus "$b"/found-ptx "$b"/artifacts-ptx
+# The library's objects are built with recoverable UBSan: undefined behaviour there stops the run too.
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}"
 # New inputs go to $b/found-ptx; the kept corpus is only read, then merged into at the end.
 "$b"/fuzz_ptx -max_total_time="$seconds" -max_len=16384 -timeout=10 -rss_limit_mb=2048 \
   -artifact_prefix="$b"/artifacts-ptx/ -print_final_stats=1 "$b"/found-ptx $corpus
