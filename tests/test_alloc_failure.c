@@ -19,11 +19,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc.h"
-#include "dispatch.h"
-#include "graph.h"
-#include "internal.h"
-#include "registry.h"
+#include "base/alloc.h"
+#include "core/dispatch.h"
+#include "core/graph.h"
+#include "core/internal.h"
+#include "base/registry.h"
 
 /* Every scenario must complete within this many fault points. */
 #define MAX_STEPS 2000

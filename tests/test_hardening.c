@@ -11,9 +11,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "alloc.h"
+#include "base/alloc.h"
 #include "common.h"
-#include "internal.h"
+#include "core/internal.h"
 
 static gcap_context *sim_context(void) { return test_sim_context_create(NULL); }
 

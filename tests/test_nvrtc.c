@@ -22,9 +22,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../src/ptx/nvrtc.h"
-#include "alloc.h"
-#include "error.h"
+#include "ptx/ptx.h"
+#include "base/alloc.h"
+#include "base/error.h"
 
 #define MAX_STEPS 100 /* allocation points one compile may have */
 

@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc.h"
-#include "ptx.h"
+#include "base/alloc.h"
+#include "ptx/ptx.h"
 
 #include "../examples/kernels/capture_guard_ptx.h"
 #include "../examples/kernels/conditional_ptx.h"

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc.h"
-#include "registry.h"
+#include "base/alloc.h"
+#include "base/registry.h"
 
 #define NUM_HANDLES 100000u
 #define NUM_TYPES 10 /* GCAP__H_CONTEXT .. GCAP__H_POOL */

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "common.h"
-#include "race.h" /* gcap__graph_extent_of: the recorded allocations */
+#include "core/race.h" /* gcap__graph_extent_of: the recorded allocations */
 
 struct fx {
   gcap_context *ctx;

@@ -5,9 +5,9 @@
 #include <assert.h>
 #include <string.h>
 
-#include "alloc.h"
+#include "base/alloc.h"
 #include "cuda_internal.h"
-#include "error.h"
+#include "base/error.h"
 
 struct cuda_context *cuda_context_from(struct gcap__backend_ctx *b) {
   assert(b->ops == &gcap__cuda_ops);

@@ -6,9 +6,9 @@
  */
 #include <stdatomic.h>
 
-#include "alloc.h"
+#include "base/alloc.h"
 #include "cuda_internal.h"
-#include "error.h"
+#include "base/error.h"
 
 struct cuda_cond_holder {
   CUgraph graph;

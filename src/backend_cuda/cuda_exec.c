@@ -5,9 +5,9 @@
  */
 #include <string.h>
 
-#include "alloc.h"
+#include "base/alloc.h"
 #include "cuda_internal.h"
-#include "error.h"
+#include "base/error.h"
 
 struct cuda_exec {
   CUgraph graph;
@@ -92,7 +92,7 @@ static CUmemorytype side_type(const struct gcap__backend_ctx *b, const void *ptr
   if (device) return CU_MEMORYTYPE_DEVICE;
   struct gcap__mem_view v;
   return gcap__memory_view_locked(b, (uintptr_t)ptr, &v) && v.state == GCAP__MEM_HOST ? CU_MEMORYTYPE_HOST
-                                                                               : CU_MEMORYTYPE_UNIFIED;
+                                                                                      : CU_MEMORYTYPE_UNIFIED;
 }
 
 static CUDA_MEMCPY3D copy_params(const struct cuda_context *cc, const struct gcap__copy *c) {

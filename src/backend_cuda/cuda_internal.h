@@ -4,7 +4,7 @@
 
 #include <pthread.h>
 
-#include "backend.h"
+#include "core/backend.h"
 #include "driver.h"
 
 /* A host function as the driver calls it: through a trampoline that marks the thread as in a callback. */

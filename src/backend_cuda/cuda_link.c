@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "cuda_internal.h"
-#include "error.h"
+#include "base/error.h"
 
 bool cuda_ptx_needs_devrt(const char *ptx) { return strstr(ptx, ".extern .func") != NULL; }
 

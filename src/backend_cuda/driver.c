@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "driver.h"
-#include "error.h"
+#include "base/error.h"
 
 static struct gcap__cuda_driver driver;
 static gcap_status load_status;

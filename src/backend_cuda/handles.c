@@ -2,7 +2,7 @@
 #include <gcap/cuda.h>
 
 #include "cuda_internal.h"
-#include "error.h"
+#include "base/error.h"
 
 static bool on_cuda(const struct gcap__backend_ctx *b) { return b && b->ops == &gcap__cuda_ops; }
 

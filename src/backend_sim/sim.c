@@ -4,9 +4,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "alloc.h"
-#include "error.h"
-#include "ptx_exec.h"
+#include "base/alloc.h"
+#include "base/error.h"
+#include "backend_sim/ptx/ptx_exec.h"
 #include "sim_internal.h"
 
 struct sim_context *sim_context_from(struct gcap__backend_ctx *b) {

@@ -1,7 +1,7 @@
 #include <string.h>
 
-#include "alloc.h"
-#include "error.h"
+#include "base/alloc.h"
+#include "base/error.h"
 #include "sim_internal.h"
 
 void sim_run_copy(struct sim_context *sc, const struct gcap__copy *c) {

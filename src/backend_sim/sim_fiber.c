@@ -18,7 +18,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#include "alloc.h"
+#include "base/alloc.h"
 #include "sim_internal.h"
 
 #define SIM_ASAN 0

@@ -8,7 +8,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
-#include "alloc.h"
+#include "base/alloc.h"
 #include "sim_internal.h"
 
 struct sim_init_entry {

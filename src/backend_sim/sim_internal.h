@@ -8,7 +8,7 @@
 #include <pthread.h>
 #include <stdio.h>
 
-#include "backend.h"
+#include "core/backend.h"
 
 #define SIM_SHARED_MEM_BYTES 49152u
 #define SIM_MAX_THREADS 256u

@@ -21,9 +21,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "alloc.h"
-#include "error.h"
-#include "ptx_exec.h"
+#include "base/alloc.h"
+#include "base/error.h"
+#include "backend_sim/ptx/ptx_exec.h"
 #include "sim_internal.h"
 
 enum sim_form { FORM_BLOCK, FORM_PLAIN, FORM_FIBERS, FORM_PTX };

@@ -22,8 +22,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "alloc.h"
-#include "error.h"
+#include "base/alloc.h"
+#include "base/error.h"
 #include "sim_internal.h"
 
 #define SIM_ALIGN ((size_t)256) /* as cuMemAlloc */

@@ -6,7 +6,7 @@
  */
 #include <pthread.h>
 
-#include "alloc.h"
+#include "base/alloc.h"
 #include "sim_internal.h"
 
 struct pool_thread {

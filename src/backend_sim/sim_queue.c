@@ -12,8 +12,8 @@
  */
 #include <string.h>
 
-#include "alloc.h"
-#include "error.h"
+#include "base/alloc.h"
+#include "base/error.h"
 #include "sim_internal.h"
 
 /* A queued kernel launch, in one allocation with its argument values. */

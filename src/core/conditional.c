@@ -8,7 +8,7 @@
 #include "dispatch.h"
 #include "exec.h"
 #include "graph.h"
-#include "registry.h"
+#include "base/registry.h"
 
 static const char *const type_names[] = {"IF", "WHILE", "SWITCH"};
 

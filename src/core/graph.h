@@ -4,7 +4,7 @@
 
 #include <stdatomic.h>
 
-#include "arena.h"
+#include "base/arena.h"
 #include "internal.h"
 
 #define GCAP__NODE_LIVE 0x6e6f6465u /* "node" */
@@ -249,10 +249,6 @@ void gcap__nlist_release(struct gcap_graph *g, struct gcap__node_list *l);
 
 /* One edge from -> to of g (both g's nodes): INVALID_VALUE for a self edge, a repeat or a cycle. */
 gcap_status gcap__graph_add_edge(struct gcap_graph *g, struct gcap_node *from, struct gcap_node *to);
-
-/* DOT output (dot.c): a host function by symbol name (else address), and a string escaped for "...". */
-void gcap__dot_put_host_fn(FILE *out, gcap_host_fn fn);
-void gcap__dot_put_escaped(FILE *out, const char *s);
 
 /* Kernel argument copies (node.c): one allocation each, or laid out in memory of the caller's. */
 gcap_status gcap__kernel_args_copy(const struct gcap_kernel *k, void *const *args, void ***out);

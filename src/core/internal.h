@@ -4,10 +4,10 @@
 
 #include <pthread.h>
 
-#include "alloc.h"
+#include "base/alloc.h"
 #include "backend.h"
-#include "error.h"
-#include "registry.h"
+#include "base/error.h"
+#include "base/registry.h"
 
 /* Intrusive doubly linked list (a context's streams, events, ...). */
 struct gcap__link {

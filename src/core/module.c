@@ -1,8 +1,8 @@
 #include <string.h>
 
 #include "dispatch.h"
-#include "nvrtc.h"
-#include "ptx.h"
+#include "ptx/ptx.h"
+#include "ptx/ptx.h"
 #include "capture.h"
 #include "stream_race.h"
 

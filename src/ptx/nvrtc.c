@@ -1,4 +1,4 @@
-#include "nvrtc.h"
+#include "ptx.h"
 
 #include <dlfcn.h>
 #include <glob.h>
@@ -11,8 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "alloc.h"
-#include "error.h"
+#include "base/alloc.h"
+#include "base/error.h"
 
 /*
  * The few NVRTC declarations used, written out so that the library builds without the toolkit's

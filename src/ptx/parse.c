@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc.h"
+#include "base/alloc.h"
 #include "parse_internal.h"
 
 #define FUNC_BIT 0x80000000u /* a module name's value: a function's index, not a variable's */

@@ -1,7 +1,7 @@
 /*
  * The PTX front end: parses PTX text (what nvcc and NVRTC emit, ISA up to 9.0) into a module
  * whose names are resolved and whose instructions are decoded into fixed-size records. It knows
- * the language, not how to run it: the simulator's executor (src/backend_sim/ptx_*.c) lowers the
+ * the language, not how to run it: the simulator's executor (src/backend_sim/ptx/) lowers the
  * records into its own form, and the core reads entries' parameter lists from it on any backend.
  *
  * Everything a module holds lives in its arena and goes with ptx_module_free.
@@ -11,9 +11,12 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <limits.h>
 #include <stdint.h>
 
-#include "arena.h"
+#include <gcap/gcap.h>
+
+#include "base/arena.h"
 
 enum ptx_space {
   PTX_SPACE_GENERIC = 0, /* no state space: an address resolved at run time */
@@ -410,5 +413,34 @@ void ptx_module_free(struct ptx_module *m);
 /* Lookups by name; NULL when absent. */
 const struct ptx_func *ptx_find_func(const struct ptx_module *m, const char *name);
 const struct ptx_var *ptx_find_var(const struct ptx_module *m, const char *name);
+
+/* ---------------------------------------------------------------- CUDA C to PTX (nvrtc.c)
+ * libnvrtc, the toolkit's run-time compiler, is loaded on first use rather than linked: gcap
+ * builds and runs without the toolkit, and only this path needs it.
+ */
+/*
+ * Compiles CUDA C `source` to PTX with NVRTC (loaded at run time), `name` (NULL: "<nvrtc source>")
+ * its program name, which NVRTC's log and the PTX's `.file` show as given; *ptx is gcap__malloc'd, NUL-terminated,
+ * *ptx_size its length + 1. NOT_FOUND (no libnvrtc: the message says how to get one: install the CUDA toolkit's
+ * NVRTC, e.g. Debian's libnvrtc / the cuda-nvrtc package, or point GCAP_NVRTC at libnvrtc.so),
+ * INVALID_SOURCE (300) with NVRTC's log in the message, OUT_OF_MEMORY, INVALID_VALUE for a NULL option.
+ *
+ * Without an -arch / --gpu-architecture option the PTX targets compute_75, the oldest the
+ * simulator runs. The library is looked up once per process: $GCAP_NVRTC when set (nothing else
+ * then), else $CUDA_PATH and $CUDA_HOME, pip's wheels in the Python environments in sight, the
+ * toolkit's usual directories, the loader's search path.
+ */
+gcap_status gcap__nvrtc_compile(const char *source, const char *name, const char *const *options, size_t num_options,
+                                char **ptx, size_t *ptx_size);
+
+/*
+ * The directories of NVRTC wheels installed with pip (nvidia/cu<N>/lib, nvidia/cuda_nvrtc/lib) in
+ * the site-packages of $VIRTUAL_ENV, $CONDA_PREFIX, libgcap's own and the running Python's, in the
+ * order they are searched: up to max into dirs; returns how many.
+ */
+size_t gcap__nvrtc_pip_dirs(char (*dirs)[PATH_MAX], size_t max);
+
+/* True when libnvrtc was found and has every function gcap__nvrtc_compile calls. */
+bool gcap__nvrtc_available(void);
 
 #endif /* GCAP_PTX_H */

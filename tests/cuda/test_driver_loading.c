@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "../common.h"
-#include "driver.h"
+#include "backend_cuda/driver.h"
 
 static const char *expected_reason[2]; /* substrings the NOT_INITIALIZED message must hold */
 

@@ -19,8 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc.h"
-#include "registry.h"
+#include "base/alloc.h"
+#include "base/registry.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 void fuzz_harness_cleanup(void);

@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ptx.h"
+#include "ptx/ptx.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 void fuzz_harness_cleanup(void);

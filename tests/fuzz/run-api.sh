@@ -20,7 +20,7 @@ if [ ! -d build-fuzz ]; then
 fi
 ninja -C build-fuzz src/libgcap_objects.a
 $CC -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Iinclude -Ibuild-fuzz/include \
-  -Isrc/core tests/fuzz/fuzz_api.c build-fuzz/src/libgcap_objects.a -ljansson -lpthread -ldl -o build-fuzz/fuzz_api
+  -Isrc tests/fuzz/fuzz_api.c build-fuzz/src/libgcap_objects.a -ljansson -lpthread -ldl -o build-fuzz/fuzz_api
 mkdir -p $corpus build-fuzz/found-api build-fuzz/artifacts-api
 # New inputs go to build-fuzz/found-api; the kept corpus is only read, then merged into at the end.
 build-fuzz/fuzz_api -max_total_time="$seconds" -max_len=2048 -timeout=10 -rss_limit_mb=2048 \

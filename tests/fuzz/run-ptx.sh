@@ -23,7 +23,7 @@ if [ ! -d "$b" ]; then
 fi
 ninja -C "$b" src/libgcap_objects.a
 $CC -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Iinclude -I"$b"/include \
-  -Isrc/core -Isrc/ptx tests/fuzz/fuzz_ptx.c "$b"/src/libgcap_objects.a -ljansson -lpthread -ldl -lm \
+  -Isrc tests/fuzz/fuzz_ptx.c "$b"/src/libgcap_objects.a -ljansson -lpthread -ldl -lm \
   -o "$b"/fuzz_ptx
 mkdir -p $corpus "$b"/found-ptx "$b"/artifacts-ptx
 # The library's objects are built with recoverable UBSan: undefined behaviour there stops the run too.

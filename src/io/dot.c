@@ -4,8 +4,7 @@
 #include <dlfcn.h>
 #include <string.h>
 
-#include "graph.h"
-#include "pool.h"
+#include "dot.h"
 
 /* Fill colours by node type; docs/graphs.md shows the legend, so keep the two in step. */
 static const char *fill_colour(gcap_node_type t) {

@@ -9,7 +9,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "alloc.h"
+#include "base/alloc.h"
 #include "ptx_internal.h"
 
 struct px_worker {

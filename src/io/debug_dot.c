@@ -2,8 +2,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "graph.h"
-#include "pool.h"
+#include "dot.h"
 
 #define ALL_FLAGS 0xffffu
 

@@ -11,8 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "alloc.h"
-#include "error.h"
+#include "base/alloc.h"
+#include "base/error.h"
 #include "ptx_internal.h"
 
 #define CONST_TAG 0x8000u

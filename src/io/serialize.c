@@ -1,5 +1,5 @@
 /* Saved graphs: gcap_graph_save and gcap_graph_load, in the JSON format of docs/format.md. */
-#include "graph.h"
+#include "core/core.h"
 
 #if GCAP_HAVE_JSON
 
@@ -9,9 +9,6 @@
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "pool.h"
-#include "race.h"
 
 #define FORMAT_NAME "gcap-graph"
 /*

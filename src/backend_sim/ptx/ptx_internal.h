@@ -13,7 +13,7 @@
 
 #include <string.h>
 
-#include "ptx.h"
+#include "ptx/ptx.h"
 #include "ptx_exec.h"
 
 #define PX_FULL 0xffffffffu
