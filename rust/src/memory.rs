@@ -343,8 +343,7 @@ mod tests {
     use super::*;
     use crate::{Backend, CaptureMode, CaptureStatus, GraphCaptureGuard, HostBuffer, Stream};
 
-    /// The tests below capture in GLOBAL mode and count deferred frees: one at a time.
-    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    use crate::release::SERIAL;
 
     /// True while `addr` is the start of a live device allocation of `ctx` (a one-byte copy from it
     /// works).

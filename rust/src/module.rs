@@ -153,15 +153,18 @@ unsafe impl Sync for ModuleInner {}
 
 impl Drop for ModuleInner {
     fn drop(&mut self) {
-        // Graphs and executables using its kernels keep working (the library counts them); during
-        // a capture that forbids it the unload is refused and the module stays loaded (a leak).
-        unsafe { sys::gcap_module_unload(self.raw) };
+        // Graphs and executables using its kernels keep working (the library counts them). Where a
+        // capture forbids the unload, it waits for the end of the capture (crate::release).
+        crate::release::release(&self.ctx, crate::release::Release::Module(self.raw));
     }
 }
 
 /// A loaded module (`CUmodule`): kernels from PTX, from CUDA C, or CPU implementations for the
 /// simulator. Cloning shares it; every [`Kernel`] taken from it, and every graph, executable and
-/// pending launch using one, keeps it loaded.
+/// pending launch using one, keeps it loaded. A module whose last handle is dropped while a capture
+/// forbids unloading it (on the capturing thread, or on any thread during a GLOBAL capture) is
+/// unloaded when that capture ends or is dropped: the drop neither invalidates the capture nor
+/// leaks the module.
 ///
 /// # CPU closures
 ///
@@ -1618,6 +1621,57 @@ pub(crate) mod ptx_decl {
                     ("arr".to_string(), vec![12, 2]),
                 ]
             );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::release::SERIAL;
+    use crate::{CaptureMode, CaptureStatus, GraphCaptureGuard, Stream};
+
+    /// True while a loaded module of `ctx` has a kernel `name` (`gcap_context_find_kernel`).
+    fn loaded(ctx: &Context, name: &str) -> bool {
+        let name = CString::new(name).unwrap();
+        let mut k = ptr::null_mut();
+        match unsafe { sys::gcap_context_find_kernel(ctx.raw(), name.as_ptr(), &mut k) } {
+            sys::GCAP_SUCCESS => true,
+            sys::GCAP_ERROR_NOT_FOUND => false,
+            st => panic!("gcap_context_find_kernel: status {st}"),
+        }
+    }
+
+    /// A module dropped while a capture refuses its unload (on the capturing thread, or on another
+    /// thread during a GLOBAL capture) is unloaded when the capture ends: not leaked, and the
+    /// capture goes on.
+    #[test]
+    fn a_module_dropped_during_a_capture_is_unloaded_when_it_ends() {
+        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let ptx = ".version 7.0\n.target sm_70\n.address_size 64\n.visible .entry dropped_in_capture() { ret; }\n";
+        for (mode, other_thread) in [(CaptureMode::Global, false), (CaptureMode::ThreadLocal, false), (CaptureMode::Global, true)] {
+            let what = format!("{mode:?}, dropped on another thread: {other_thread}");
+            let ctx = Context::new(Backend::Sim).unwrap();
+            let s = Stream::new(&ctx).unwrap();
+            let buf = DeviceBuffer::<u8>::new(&ctx, 16).unwrap();
+            let module = Module::from_ptx(&ctx, ptx).unwrap();
+            assert!(loaded(&ctx, "dropped_in_capture"));
+            let guard = GraphCaptureGuard::begin_with_mode(&s, mode).unwrap();
+            s.memset(&buf, 3).unwrap();
+            if other_thread {
+                std::thread::spawn(move || drop(module)).join().unwrap();
+            } else {
+                drop(module);
+            }
+            assert_eq!(guard.status(), CaptureStatus::Active, "{what}: the drop invalidated the capture");
+            assert!(loaded(&ctx, "dropped_in_capture"), "{what}: unloaded during the capture");
+            assert_eq!(crate::release::waiting(), 1, "{what}");
+            let g = guard.finish().unwrap();
+            assert_eq!(crate::release::waiting(), 0, "{what}");
+            assert!(!loaded(&ctx, "dropped_in_capture"), "{what}: the module was not unloaded when the capture ended");
+            g.launch().unwrap();
+            s.synchronize().unwrap();
+            assert_eq!(buf.to_vec().unwrap(), vec![3; 16]);
         }
     }
 }

@@ -1,7 +1,8 @@
-//! Frees that a capture would refuse, done once the capture has ended.
+//! Frees and unloads that a capture would refuse, done once the capture has ended.
 //!
-//! Dropping the last handle of a buffer frees its memory (`gcap_mem_free`, `gcap_host_free`). While
-//! a stream captures, CUDA's rules forbid such a free: on the capturing thread (GLOBAL and
+//! Dropping the last handle of a buffer frees its memory (`gcap_mem_free`, `gcap_host_free`), and
+//! dropping the last handle of a module unloads it (`gcap_module_unload`). While a stream captures,
+//! CUDA's rules forbid such a free or unload: on the capturing thread (GLOBAL and
 //! ThreadLocal captures), and on every thread in GLOBAL mode during a GLOBAL capture; the C library
 //! refuses it and invalidates the capture. A Rust drop cannot report that, so the crate keeps
 //! track of the captures it began and defers the frees they would refuse: the memory goes back when
@@ -25,6 +26,8 @@ pub(crate) enum Release {
     Device(*mut c_void),
     /// Page-locked host memory of `gcap_host_alloc`.
     Host(*mut c_void),
+    /// A module of `gcap_module_load`.
+    Module(*mut sys::gcap_module),
 }
 
 struct Live {
@@ -42,7 +45,8 @@ struct Deferred {
     what: Release,
 }
 
-// SAFETY: a deferred release is a context (Send + Sync) and an address gcap frees from any thread.
+// SAFETY: a deferred release is a context (Send + Sync) and an address or module handle gcap frees
+// from any thread.
 unsafe impl Send for Deferred {}
 
 static DEFERRED: Mutex<Vec<Deferred>> = Mutex::new(Vec::new());
@@ -106,6 +110,7 @@ pub(crate) fn release(ctx: &Context, what: Release) {
             match what {
                 Release::Device(p) => sys::gcap_mem_free(ctx.raw(), p),
                 Release::Host(p) => sys::gcap_host_free(ctx.raw(), p),
+                Release::Module(m) => sys::gcap_module_unload(m),
             }
         };
         if st != sys::GCAP_ERROR_STREAM_CAPTURE_UNSUPPORTED && st != sys::GCAP_ERROR_ILLEGAL_STATE {
@@ -137,3 +142,7 @@ pub(crate) fn retry() {
 pub(crate) fn waiting() -> usize {
     WAITING.load(Ordering::Relaxed)
 }
+
+/// Held by the tests that capture in GLOBAL mode or count deferred releases: one at a time.
+#[cfg(test)]
+pub(crate) static SERIAL: Mutex<()> = Mutex::new(());
