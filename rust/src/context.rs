@@ -82,7 +82,18 @@ pub enum Exec {
     Deferred,
 }
 
-/// Simulator options ([`Context::sim`]); `SimOptions::default()` is what `Backend::Sim` uses.
+/// Simulator options ([`Context::sim`]). `SimOptions::default()` is what `Backend::Sim` uses
+/// where no `GCAP_SIM_*` environment variable is set: [`Context::new`] reads them (e.g.
+/// `GCAP_SIM_KERNEL_TIMEOUT`), [`Context::sim`] takes these options as they are.
+///
+/// ```
+/// use gcap::{Context, SimOptions};
+/// # fn main() -> gcap::GpuResult<()> {
+/// // A runaway kernel fails its launch after 5 s instead of the default minute.
+/// let ctx = Context::sim(&SimOptions { kernel_timeout_ms: 5_000, ..Default::default() })?;
+/// # drop(ctx);
+/// # Ok(()) }
+/// ```
 #[derive(Clone, Debug)]
 pub struct SimOptions {
     /// Node order within a launch.
@@ -97,11 +108,29 @@ pub struct SimOptions {
     pub strict_memory: bool,
     /// Threads running a kernel's blocks (0 or 1: the calling thread).
     pub threads: u32,
+    /// The watchdog: a kernel running longer than this many milliseconds (counted from its first
+    /// block) is stopped, and its launch — or, under [`Exec::Deferred`], the wait that ran it —
+    /// fails with [`GpuError::LaunchTimeout`](crate::GpuError), whose message names the kernel, the
+    /// block and the PTX lines its warps were at. The fault is sticky: the context then fails every
+    /// call but those that release. 0: no watchdog. Default
+    /// [`GCAP_SIM_KERNEL_TIMEOUT_DEFAULT_MS`](crate::sys::GCAP_SIM_KERNEL_TIMEOUT_DEFAULT_MS) (one
+    /// minute); `GCAP_SIM_KERNEL_TIMEOUT` sets it for [`Context::new`]. A PTX kernel is stopped
+    /// within about a millisecond; a CPU kernel only between blocks. [`crate::sim::interrupt`]
+    /// stops running kernels at once.
+    pub kernel_timeout_ms: u32,
 }
 
 impl Default for SimOptions {
     fn default() -> Self {
-        SimOptions { order: Order::Capture, seed: 0, check_races: false, exec: Exec::Immediate, strict_memory: false, threads: 0 }
+        SimOptions {
+            order: Order::Capture,
+            seed: 0,
+            check_races: false,
+            exec: Exec::Immediate,
+            strict_memory: false,
+            threads: 0,
+            kernel_timeout_ms: sys::GCAP_SIM_KERNEL_TIMEOUT_DEFAULT_MS,
+        }
     }
 }
 
@@ -115,6 +144,7 @@ impl SimOptions {
         o.check_races = self.check_races;
         o.strict_memory = self.strict_memory;
         o.threads = self.threads;
+        o.kernel_timeout_ms = self.kernel_timeout_ms;
         o
     }
 }

@@ -45,6 +45,7 @@ mod host;
 mod memory;
 mod module;
 mod release;
+pub mod sim;
 mod stream;
 pub mod sys;
 
