@@ -174,7 +174,7 @@ class Module(Handle):
     """Kernels loaded together: `module["name"]` (or `module.name`) is a Kernel, whether defined with
     gcap.kernel or an entry of the module's PTX; `module.get_global(name)` is a module variable."""
 
-    def __init__(self, ctx, kernels, image=None, source=None, options=None):
+    def __init__(self, ctx, kernels, image=None, source=None, options=None, name=None):
         if isinstance(kernels, KernelDef) or not all(isinstance(k, KernelDef) for k in kernels):
             raise TypeError("Context.load_module: kernels must be a list of gcap.kernel(...) definitions")
         kernels = list(kernels)
@@ -184,6 +184,12 @@ class Module(Handle):
         if options is not None and (isinstance(options, (str, bytes)) or
                                     not all(isinstance(o, (str, bytes)) for o in options)):
             raise TypeError("Context.load_module: options must be a list of str, such as ['-DN=4']")
+        if name is not None and not isinstance(name, str):
+            raise TypeError("Context.load_module: name must be a str, such as 'kernels.cu', not %s"
+                            % type(name).__name__)
+        if name is not None and "\0" in name:
+            raise InvalidValue("Context.load_module: name %r contains a NUL character" % name,
+                               "GCAP_ERROR_INVALID_VALUE", 1)
         defs = (_lib.kernel_def * max(1, len(kernels)))()
         keep = [defs]
         for i, k in enumerate(kernels):
@@ -211,6 +217,10 @@ class Module(Handle):
             text = source.encode() if isinstance(source, str) else bytes(source)
             keep.append(text)
             desc.source = text
+        if name is not None:
+            encoded = name.encode()
+            keep.append(encoded)
+            desc.name = encoded  # the library refuses it without a source, or empty
         if options is not None:
             options = [o.encode() if isinstance(o, str) else bytes(o) for o in options]
             array = (c_char_p * max(1, len(options)))(*options)

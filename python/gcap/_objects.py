@@ -412,16 +412,17 @@ class Context:
         from ._graphs import Graph
         return Graph._load(self, path)
 
-    def load_module(self, kernels=None, image=None, source=None, options=None):
+    def load_module(self, kernels=None, image=None, source=None, options=None, name=None):
         """A module: `kernels` (gcap.kernel(...) definitions), and `image` (PTX text, or cubin bytes for CUDA)
-        or `source` (CUDA C compiled by NVRTC at load, with `options` such as ["-DN=4"]).
+        or `source` (CUDA C compiled by NVRTC at load, with `options` such as ["-DN=4"]). `name` ("kernels.cu")
+        names a source in fault reports and NVRTC's log ("<nvrtc source>" without one); only with a source.
 
         Without definitions the kernels are the PTX's entries. On the simulator a kernel without a Python
         body runs from its PTX. InvalidPtx names the line of PTX that is wrong, InvalidSource gives NVRTC's
         log, NotFound means no NVRTC library was found; an image and a source together are InvalidValue.
         """
         from ._kernels import Module
-        return Module(self, kernels or [], image, source, options)
+        return Module(self, kernels or [], image, source, options, name)
 
     def trace(self):
         """The timeline written so far to the `trace` file, as a picture in notebooks."""

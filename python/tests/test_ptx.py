@@ -2,6 +2,7 @@
 their PTX and compared with numpy; module variables; kernel faults (sticky, as on a GPU); the kernels
 and checks options; PTX that does not parse."""
 import ctypes
+import os
 
 import numpy as np
 import pytest
@@ -375,6 +376,43 @@ def test_a_cuda_c_source_through_nvrtc(ctx):
     with pytest.raises(gcap.InvalidSource) as info:
         ctx.load_module(source='extern "C" __global__ void k() { undeclared = 1; }')
     assert info.value.code == 300 and "undeclared" in str(info.value)
+
+
+# Stores through a null pointer: a fault whose report names the source's line (with -lineinfo).
+NULL_STORE = '''extern "C" __global__ void null_store(int v) {
+  *(volatile int *)0 = v;
+}
+'''
+
+
+def test_a_cuda_c_source_is_named_in_reports(ctx):
+    """load_module(source=..., name=...) names the source in fault reports and NVRTC's log, as the user gave it;
+    without a name, "<nvrtc source>" (not a file in the working directory)."""
+    for name, shown in (("faulty.cu", "(faulty.cu:2)"), (None, "(<nvrtc source>:2)")):
+        with gcap.Context(backend="sim", kernels="ptx", checks=["memory"]) as c:
+            m = from_source(c, source=NULL_STORE, options=["-lineinfo"], name=name)
+            s = c.stream()
+            with pytest.raises(gcap.IllegalAddress) as info:
+                s.launch(m.null_store, grid=1, block=1, args=(np.int32(5),))
+                s.synchronize()
+            assert 'kernel "null_store"' in str(info.value) and shown in str(info.value), str(info.value)
+            assert os.getcwd() not in str(info.value)
+    with pytest.raises(gcap.InvalidSource) as info:
+        ctx.load_module(source='extern "C" __global__ void k() { undeclared = 1; }', name="broken.cu")
+    assert "broken.cu(1): error" in str(info.value)
+    # A name names a source: with an image, empty, or not text, it is refused.
+    with pytest.raises(gcap.InvalidValue) as info:
+        ctx.load_module(image=PTX, name="k.cu")
+    assert "name" in str(info.value)
+    with pytest.raises(gcap.InvalidValue) as info:
+        ctx.load_module(source=NULL_STORE, name="")
+    assert "name" in str(info.value)
+    with pytest.raises(gcap.InvalidValue) as info:
+        ctx.load_module(source=NULL_STORE, name="a\0b.cu")
+    assert "Context.load_module: name" in str(info.value)
+    with pytest.raises(TypeError) as info:
+        ctx.load_module(source=NULL_STORE, name=7)
+    assert "Context.load_module: name" in str(info.value)
 
 
 def test_module_arguments(ctx):
