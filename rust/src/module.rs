@@ -221,6 +221,7 @@ impl std::fmt::Debug for Module {
 struct Desc<'a> {
     image: Option<&'a CStr>,
     source: Option<&'a CStr>,
+    name: Option<&'a CStr>,
     options: &'a [CString],
     defs: &'a [DefSpec],
 }
@@ -256,7 +257,7 @@ fn load(ctx: &Context, d: &Desc<'_>) -> GpuResult<*mut sys::gcap_module> {
         source: d.source.map_or(ptr::null(), |s| s.as_ptr()),
         options: if options.is_empty() { ptr::null() } else { options.as_ptr() },
         num_options: options.len(),
-        name: ptr::null(),
+        name: d.name.map_or(ptr::null(), |n| n.as_ptr()),
     };
     let mut raw = ptr::null_mut();
     check(unsafe { sys::gcap_module_load(ctx.raw(), &desc, &mut raw) })?;
@@ -295,7 +296,7 @@ impl Module {
                 .collect::<GpuResult<_>>()?,
             None => Vec::new(),
         };
-        let raw = load(ctx, &Desc { image: Some(&image), source: None, options: &[], defs: &defs })?;
+        let raw = load(ctx, &Desc { image: Some(&image), source: None, name: None, options: &[], defs: &defs })?;
         let (sizes, names) = match declared {
             Some(list) => (list.iter().cloned().collect(), list.iter().map(|(n, _)| n.clone()).collect()),
             None => (HashMap::new(), entries.map(|e| e.into_iter().map(|(n, _)| n).collect()).unwrap_or_default()),
@@ -312,10 +313,39 @@ impl Module {
     ///
     /// The compiled PTX stays inside the library, so this crate learns each kernel's parameter
     /// *count* but not the sizes: launches check the number of arguments only.
+    ///
+    /// Fault reports and NVRTC's log call the source `<nvrtc source>`;
+    /// [`from_cuda_source_named`](Self::from_cuda_source_named) gives it a name.
     pub fn from_cuda_source(ctx: &Context, source: &str, options: &[&str]) -> GpuResult<Module> {
+        Self::cuda_source(ctx, None, source, options)
+    }
+
+    /// [`from_cuda_source`](Self::from_cuda_source) with the source's `name` (`"kernels.cu"`,
+    /// `gcap_module_desc.name`), as fault reports and NVRTC's log show it: compiled with
+    /// `-lineinfo`, a kernel's fault names the line, `(kernels.cu:7)`.
+    /// [`GpuError::InvalidValue`] for an empty name or one with a NUL byte.
+    ///
+    /// ```
+    /// use gcap::{Backend, Context, GpuError, Module};
+    /// # fn main() -> gcap::GpuResult<()> {
+    /// let ctx = Context::new(Backend::Sim)?;
+    /// match Module::from_cuda_source_named(&ctx, "broken.cu", "extern \"C\" __global__ void k() { x = 1; }", &[]) {
+    ///     Err(GpuError::InvalidSource(log)) => assert!(log.contains("broken.cu(1): error")),
+    ///     Err(GpuError::NotFound(_)) => {} // no NVRTC on this machine
+    ///     other => panic!("{other:?}"),
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn from_cuda_source_named(ctx: &Context, name: &str, source: &str, options: &[&str]) -> GpuResult<Module> {
+        Self::cuda_source(ctx, Some(name), source, options)
+    }
+
+    fn cuda_source(ctx: &Context, name: Option<&str>, source: &str, options: &[&str]) -> GpuResult<Module> {
         let src = c_string("the source", source)?;
+        let name = name.map(|n| c_string("Module::from_cuda_source_named: the source name", n)).transpose()?;
         let options: Vec<CString> = options.iter().map(|o| c_string("an NVRTC option", o)).collect::<GpuResult<_>>()?;
-        let raw = load(ctx, &Desc { image: None, source: Some(&src), options: &options, defs: &[] })?;
+        let desc = Desc { image: None, source: Some(&src), name: name.as_deref(), options: &options, defs: &[] };
+        let raw = load(ctx, &desc)?;
         let inner = ModuleInner { ctx: ctx.clone(), raw, sizes: HashMap::new(), cpu: HashMap::new(), names: Vec::new() };
         Ok(Module { inner: Arc::new(inner) })
     }
@@ -509,7 +539,7 @@ impl ModuleBuilder {
                 }
             });
         }
-        let raw = load(&self.ctx, &Desc { image: None, source: None, options: &[], defs: &specs })?;
+        let raw = load(&self.ctx, &Desc { image: None, source: None, name: None, options: &[], defs: &specs })?;
         let mut sizes = HashMap::new();
         let mut cpu = HashMap::new();
         let mut names = Vec::new();

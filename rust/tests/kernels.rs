@@ -497,6 +497,51 @@ fn cuda_source_modules_compile_with_nvrtc() {
     }
 }
 
+/// A kernel that stores through a null pointer, line 2 of its source.
+const NULL_STORE_CU: &str = "extern \"C\" __global__ void null_store(int v) {\n  *(volatile int *)0 = v;\n}\n";
+
+#[test]
+fn a_cuda_source_is_named_in_reports() {
+    let _mode = together();
+    for (name, shown) in [(Some("faulty.cu"), "(faulty.cu:2)"), (None, "(<nvrtc source>:2)")] {
+        let ctx = immediate();
+        let loaded = match name {
+            Some(name) => Module::from_cuda_source_named(&ctx, name, NULL_STORE_CU, &["-lineinfo"]),
+            None => Module::from_cuda_source(&ctx, NULL_STORE_CU, &["-lineinfo"]),
+        };
+        let m = match loaded {
+            Err(GpuError::NotFound(msg)) => {
+                eprintln!("no NVRTC here, skipping the source name checks: {msg}");
+                return;
+            }
+            other => other.unwrap(),
+        };
+        let k = m.kernel("null_store").unwrap();
+        let s = Stream::new(&ctx).unwrap();
+        match s.launch(&k, 1, 1, 0, &[&5i32]) {
+            Err(GpuError::IllegalAddress(msg)) => {
+                assert!(msg.contains("kernel \"null_store\"") && msg.contains(shown), "{name:?}: {msg}");
+                let cwd = std::env::current_dir().unwrap();
+                assert!(!msg.contains(cwd.to_str().unwrap()), "{name:?}: {msg}");
+            }
+            other => panic!("a store through a null pointer gave {other:?}"),
+        }
+    }
+    let ctx = immediate();
+    match Module::from_cuda_source_named(&ctx, "broken.cu", "extern \"C\" __global__ void k() { undeclared = 1; }", &[]) {
+        Err(GpuError::InvalidSource(log)) => assert!(log.contains("broken.cu(1): error"), "{log}"),
+        other => panic!("a bad source gave {other:?}"),
+    }
+    match Module::from_cuda_source_named(&ctx, "", NULL_STORE_CU, &[]) {
+        Err(GpuError::InvalidValue(msg)) => assert!(msg.contains("name"), "{msg}"),
+        other => panic!("an empty name gave {other:?}"),
+    }
+    match Module::from_cuda_source_named(&ctx, "a\0b.cu", NULL_STORE_CU, &[]) {
+        Err(GpuError::InvalidValue(msg)) => assert!(msg.contains("Module::from_cuda_source_named: the source name contains a NUL byte"), "{msg}"),
+        other => panic!("a name with a NUL gave {other:?}"),
+    }
+}
+
 #[test]
 fn nvrtc_missing_is_not_found() {
     const ME: &str = "nvrtc_missing_is_not_found";
