@@ -222,6 +222,7 @@ static void default_and_environment(void **state) {
   assert_ok(gcap_module_load(ctx, &d, &m));
   uint32_t *flag = test_dev_alloc(ctx, 4), *started = test_dev_alloc(ctx, 4);
   assert_ok(gcap_memset_d32_async(s, flag, 0, 1));
+  assert_ok(gcap_memset_d32_async(s, started, 0, 1));
   assert_ok(gcap_stream_synchronize(s));
   gcap_status st = gcap_launch_kernel(s, test_kernel_of(m, "spin"), GCAP_DIM3(1, 1, 1), GCAP_DIM3(1, 1, 1), 0,
                                       ARGS(&flag, &started));
