@@ -382,6 +382,244 @@ static void others_go_on_while_a_kernel_runs(void **state) {
   }
 }
 
+/* -------------------------------------------------- other threads while a graph's kernel runs */
+
+/*
+ * A graph of four entries, launched in IMMEDIATE mode: a fill of `before`, wait_flag, a host node
+ * (counts the launches that got past the kernel) and a fill of `after`. Its kernel waits for a
+ * flag that another thread sets.
+ */
+struct graph_run {
+  struct spin sp;
+  uint32_t *before, *after;
+  gcap_graph *g;
+  gcap_node *fill_after;
+  gcap_exec *x;
+  atomic_int launches_done; /* the host node: one more launch got past its kernel */
+};
+
+static void count_launch_done(void *user_data) { atomic_fetch_add((atomic_int *)user_data, 1); }
+
+static void graph_run_open(struct graph_run *r, unsigned threads, gcap_sim_order order) {
+  gcap_sim_options so;
+  gcap_sim_options_init(&so);
+  so.kernels = GCAP_SIM_KERNELS_PTX;
+  so.exec = GCAP_SIM_EXEC_IMMEDIATE;
+  so.kernel_timeout_ms = 30000;
+  so.threads = threads;
+  so.order = order;
+  struct spin *sp = &r->sp;
+  sp->ctx = test_sim_context_create(&so);
+  assert_ok(gcap_stream_create(sp->ctx, &sp->s));
+  gcap_module_desc d = {.image = ptx, .image_size = sizeof ptx - 1};
+  assert_ok(gcap_module_load(sp->ctx, &d, &sp->m));
+  sp->flag = test_dev_alloc(sp->ctx, 4);
+  sp->started = test_dev_alloc(sp->ctx, 4);
+  r->before = test_dev_alloc(sp->ctx, 16);
+  r->after = test_dev_alloc(sp->ctx, 16);
+  assert_ok(gcap_memset_d32_async(sp->s, sp->flag, 0, 1));
+  assert_ok(gcap_memset_d32_async(sp->s, sp->started, 0, 1));
+  assert_ok(gcap_memset_d32_async(sp->s, r->before, 0, 4));
+  assert_ok(gcap_memset_d32_async(sp->s, r->after, 0, 4));
+  assert_ok(gcap_stream_synchronize(sp->s));
+  atomic_init(&r->launches_done, 0);
+  r->g = test_graph_create(sp->ctx);
+  gcap_node *fill = NULL, *kernel = NULL, *host = NULL;
+  gcap_memset_node_params f = {.dst = r->before, .value = 3, .element_size = 4, .width = 4, .height = 1};
+  assert_ok(gcap_graph_add_memset_node(r->g, NULL, 0, &f, &fill));
+  gcap_kernel_node_params k = {test_kernel_of(sp->m, "wait_flag"), GCAP_DIM3(1, 1, 1), GCAP_DIM3(1, 1, 1), 0,
+                               ARGS(&sp->flag, &sp->started)};
+  assert_ok(gcap_graph_add_kernel_node(r->g, &fill, 1, &k, &kernel));
+  gcap_host_node_params h = {count_launch_done, &r->launches_done};
+  assert_ok(gcap_graph_add_host_node(r->g, &kernel, 1, &h, &host));
+  f = (gcap_memset_node_params){.dst = r->after, .value = 4, .element_size = 4, .width = 4, .height = 1};
+  assert_ok(gcap_graph_add_memset_node(r->g, &host, 1, &f, &r->fill_after));
+  assert_ok(gcap_graph_instantiate(r->g, 0, &r->x));
+}
+
+static void graph_run_close(struct graph_run *r) {
+  gcap_exec_destroy(r->x);
+  gcap_graph_destroy(r->g);
+  gcap_context_destroy(r->sp.ctx);
+}
+
+static void wait_until_started(struct spin *sp, const atomic_bool *give_up) {
+  while (__atomic_load_n(sp->started, __ATOMIC_RELAXED) == 0 && !atomic_load(give_up)) {
+    struct timespec t = {0, 1000000};
+    nanosleep(&t, NULL);
+  }
+}
+
+struct graph_other {
+  struct graph_run *r;
+  atomic_bool a_returned;
+  bool a_returned_early;
+  int done_before_flag; /* launches past their kernel when B set the flag: 0 */
+  gcap_status create, alloc, query_a, query_own, event, instantiate, launch, sync, free;
+  uint32_t got[4];
+};
+
+/* B: the calls of others_go_on_while_a_kernel_runs, and a second graph instantiated, all before the kernel may end. */
+static void *graph_other_thread(void *arg) {
+  struct graph_other *o = arg;
+  struct spin *sp = &o->r->sp;
+  wait_until_started(sp, &o->a_returned);
+  gcap_stream *s2 = NULL;
+  gcap_event *e = NULL;
+  uint32_t *p = NULL;
+  gcap_graph *g2 = NULL;
+  gcap_exec *x2 = NULL;
+  o->create = gcap_stream_create(sp->ctx, &s2);
+  o->alloc = gcap_mem_alloc(sp->ctx, 16, (void **)&p);
+  o->query_a = gcap_stream_query(sp->s); /* A's graph is running its kernel: NOT_READY */
+  o->query_own = s2 ? gcap_stream_query(s2) : GCAP_ERROR_INVALID_HANDLE;
+  o->event = gcap_event_create(sp->ctx, &e);
+  o->instantiate = gcap_graph_create(sp->ctx, &g2);
+  gcap_memset_node_params f = {.dst = p, .value = 7, .element_size = 4, .width = 4, .height = 1};
+  gcap_node *fill = NULL;
+  if (o->instantiate == GCAP_SUCCESS && p) o->instantiate = gcap_graph_add_memset_node(g2, NULL, 0, &f, &fill);
+  if (o->instantiate == GCAP_SUCCESS) o->instantiate = gcap_graph_instantiate(g2, 0, &x2);
+  o->a_returned_early = atomic_load(&o->a_returned);
+  o->done_before_flag = atomic_load(&o->r->launches_done);
+  __atomic_store_n(sp->flag, 1, __ATOMIC_RELAXED); /* the kernel ends */
+  if (x2 && s2) o->launch = gcap_exec_launch(x2, s2);
+  if (s2) o->sync = gcap_stream_synchronize(s2);
+  if (p) gcap_memcpy(sp->ctx, o->got, p, sizeof o->got, GCAP_MEMCPY_DEVICE_TO_HOST);
+  if (p) o->free = gcap_mem_free(sp->ctx, p);
+  gcap_exec_destroy(x2);
+  gcap_graph_destroy(g2);
+  gcap_event_destroy(e);
+  gcap_stream_destroy(s2);
+  return NULL;
+}
+
+static void assert_graph_ran(struct graph_run *r, int launches) {
+  uint32_t got[8];
+  assert_ok(gcap_memcpy(r->sp.ctx, got, r->before, 16, GCAP_MEMCPY_DEVICE_TO_HOST));
+  assert_ok(gcap_memcpy(r->sp.ctx, got + 4, r->after, 16, GCAP_MEMCPY_DEVICE_TO_HOST));
+  for (int i = 0; i < 4; i++) assert_int_equal(got[i], 3);
+  for (int i = 4; i < 8; i++) assert_int_equal(got[i], 4);
+  assert_int_equal(atomic_load(&r->launches_done), launches);
+}
+
+/*
+ * As others_go_on_while_a_kernel_runs, for a kernel inside a graph launched in IMMEDIATE mode:
+ * the launch's kernel runs with the context lock released, its other entries with it held.
+ */
+static void others_go_on_while_a_graph_kernel_runs(void **state) {
+  (void)state;
+  for (unsigned run = 0; run < 4; run++) {
+    struct graph_run r;
+    graph_run_open(&r, run & 1 ? 3 : 1, run & 2 ? GCAP_SIM_ORDER_SHUFFLE : GCAP_SIM_ORDER_CAPTURE);
+    struct graph_other o = {.r = &r};
+    atomic_init(&o.a_returned, false);
+    pthread_t b;
+    assert_int_equal(pthread_create(&b, NULL, graph_other_thread, &o), 0);
+    gcap_status st = gcap_exec_launch(r.x, r.sp.s);
+    atomic_store(&o.a_returned, true);
+    pthread_join(b, NULL);
+    assert_ok(st);
+    assert_false(o.a_returned_early);
+    assert_int_equal(o.done_before_flag, 0);
+    assert_ok(o.create);
+    assert_ok(o.alloc);
+    assert_status(o.query_a, GCAP_ERROR_NOT_READY);
+    assert_ok(o.query_own);
+    assert_ok(o.event);
+    assert_ok(o.instantiate);
+    assert_ok(o.launch);
+    assert_ok(o.sync);
+    for (int i = 0; i < 4; i++) assert_int_equal(o.got[i], 7);
+    assert_ok(o.free);
+    assert_graph_ran(&r, 1);
+    graph_run_close(&r);
+  }
+}
+
+/* What thread B does to A's running executable; each must wait for A's launch to end, then work. */
+enum exec_change { CHANGE_SET, CHANGE_UPDATE, CHANGE_LAUNCH, CHANGE_DESTROY };
+
+struct changer {
+  struct graph_run *r;
+  enum exec_change change;
+  atomic_bool a_returned, calling;
+  gcap_status st;
+  int done_at_return; /* launches past their kernel when B's call returned */
+};
+
+static void *change_running_exec(void *arg) {
+  struct changer *c = arg;
+  struct graph_run *r = c->r;
+  wait_until_started(&r->sp, &c->a_returned);
+  atomic_store(&c->calling, true);
+  gcap_memset_node_params f = {.dst = r->after, .value = 9, .element_size = 4, .width = 4, .height = 1};
+  gcap_exec_update_info info;
+  switch (c->change) {
+  case CHANGE_SET: c->st = gcap_exec_memset_node_set_params(r->x, r->fill_after, &f); break;
+  case CHANGE_UPDATE: c->st = gcap_exec_update(r->x, r->g, &info); break;
+  case CHANGE_LAUNCH: c->st = gcap_exec_launch(r->x, r->sp.s); break; /* the flag is set by then */
+  case CHANGE_DESTROY:
+    gcap_exec_destroy(r->x);
+    c->st = GCAP_SUCCESS;
+    break;
+  }
+  c->done_at_return = atomic_load(&r->launches_done);
+  return NULL;
+}
+
+/* The kernel ends once B is about to call (a short pause lets B's call reach its wait first). */
+static void *end_kernel_after_call(void *arg) {
+  struct changer *c = arg;
+  while (!atomic_load(&c->calling) && !atomic_load(&c->a_returned)) {
+    struct timespec t = {0, 1000000};
+    nanosleep(&t, NULL);
+  }
+  struct timespec t = {0, 50000000};
+  nanosleep(&t, NULL);
+  __atomic_store_n(c->r->sp.flag, 1, __ATOMIC_RELAXED);
+  return NULL;
+}
+
+/*
+ * While A's IMMEDIATE launch runs its kernel (lock released), B sets a node of the same
+ * executable, updates it, launches it again or destroys it: each waits until A's launch has run
+ * every entry (the host node counted it), then works.
+ */
+static void changes_of_a_running_exec_wait_for_its_launch(void **state) {
+  (void)state;
+  for (unsigned run = 0; run < 8; run++) {
+    struct graph_run r;
+    graph_run_open(&r, run & 1 ? 3 : 1, GCAP_SIM_ORDER_CAPTURE);
+    struct changer c = {.r = &r, .change = (enum exec_change)(run / 2)};
+    atomic_init(&c.a_returned, false);
+    atomic_init(&c.calling, false);
+    pthread_t b, ender;
+    assert_int_equal(pthread_create(&b, NULL, change_running_exec, &c), 0);
+    assert_int_equal(pthread_create(&ender, NULL, end_kernel_after_call, &c), 0);
+    gcap_status st = gcap_exec_launch(r.x, r.sp.s);
+    atomic_store(&c.a_returned, true);
+    pthread_join(b, NULL);
+    pthread_join(ender, NULL);
+    assert_ok(st);
+    assert_ok(c.st);
+    assert_true(c.done_at_return >= 1); /* A's launch got past its kernel before B's call returned */
+    if (c.change == CHANGE_DESTROY) {
+      r.x = NULL;
+      assert_graph_ran(&r, 1);
+    } else if (c.change == CHANGE_LAUNCH) {
+      assert_ok(gcap_stream_synchronize(r.sp.s));
+      assert_graph_ran(&r, 2);
+    } else {
+      assert_graph_ran(&r, 1); /* the change came after the launch */
+      assert_ok(gcap_exec_launch(r.x, r.sp.s));
+      uint32_t got[4];
+      assert_ok(gcap_memcpy(r.sp.ctx, got, r.after, 16, GCAP_MEMCPY_DEVICE_TO_HOST));
+      for (int i = 0; i < 4; i++) assert_int_equal(got[i], c.change == CHANGE_SET ? 9 : 4);
+    }
+    graph_run_close(&r);
+  }
+}
+
 int main(void) {
   test_require_backend();
   const struct CMUnitTest tests[] = {
@@ -393,6 +631,8 @@ int main(void) {
       cmocka_unit_test(interrupt_stops_a_running_kernel),
       cmocka_unit_test(watchdog_stops_cpu_kernels_between_blocks),
       cmocka_unit_test(others_go_on_while_a_kernel_runs),
+      cmocka_unit_test(others_go_on_while_a_graph_kernel_runs),
+      cmocka_unit_test(changes_of_a_running_exec_wait_for_its_launch),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

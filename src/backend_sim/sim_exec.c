@@ -301,15 +301,26 @@ void sim_launch_abandon(struct sim_context *sc, const struct sim_launch_ctx *lc)
   count_launch(sc, lc->plan);
 }
 
+/*
+ * IMMEDIATE: the plan runs here. A kernel entry's blocks run with the context lock released where
+ * the call allows it (sim_kernel.c); every other entry (copies, fills, host nodes, event records,
+ * conditionals) runs with the lock held, taken back after each kernel: they change the simulator's
+ * state (the INIT map, events, counters) and a host node may call back into gcap. While the launch
+ * runs, another thread holds the lock only while one of its kernels is out (kernels_out), so
+ * another thread's work, a free and a change or destroy of the executable all wait for the whole
+ * launch (sim_wait.c, gcap__exec_wait_other_launch): none comes between its entries.
+ */
 gcap_status sim_exec_launch(struct gcap__backend_ctx *b, void *exec, const struct gcap__plan *plan, void *stream) {
   struct sim_context *sc = sim_context_from(b);
   struct sim_stream *s = stream;
   if (sim_deferred(sc))
     return sim_enqueue(sc, s, &(struct sim_work){.kind = SIM_WORK_LAUNCH, .exec = exec, .plan = plan});
-  sim_wait_to_issue(sc); /* another thread's kernel first; this launch's kernels keep the lock */
+  sim_wait_to_issue(sc); /* another thread's kernel first */
   const struct sim_launch_ctx lc = {exec, plan, ++sc->launches_begun, s->number};
   gcap_status st = GCAP_SUCCESS;
   s->issued++;
+  struct sim_stream *outer = sc->eager_stream;
+  sc->eager_stream = s; /* while its kernels run, a query of s says NOT_READY and a synchronize waits */
   gcap__plan_reset_conds(plan);
   sim_work_begin(sc);
   if (!sc->trace && (!exec || sc->options.order != GCAP_SIM_ORDER_SHUFFLE)) {
@@ -329,5 +340,6 @@ gcap_status sim_exec_launch(struct gcap__backend_ctx *b, void *exec, const struc
     if (st != GCAP_SUCCESS) sim_launch_abandon(sc, &lc);
   }
   sim_work_end(sc);
+  sc->eager_stream = outer;
   return st;
 }

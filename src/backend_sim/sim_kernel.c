@@ -593,8 +593,9 @@ static uint64_t chunk_for(uint64_t blocks, unsigned workers) {
 /*
  * The blocks not yet run: with threads >= 2 and several blocks, on the pool. Where the call
  * allows it, with the context lock released (other threads may allocate, issue and query
- * meanwhile; what must not overlap waits in sim_wait.c): strict memory keeps it, since its
- * mappings change with every allocation. The counters are added once the lock is back.
+ * meanwhile; what must not overlap waits in sim_wait.c): strict memory keeps it, since every
+ * region is open to the process while work runs and its allocator assumes none is
+ * (docs/simulator.md, the watchdog). The counters are added once the lock is back.
  */
 static gcap_status run_rest(struct sim_context *sc, struct sim_job *job) {
   struct sim_kernels *ks = sc->kernels;

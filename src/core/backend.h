@@ -312,7 +312,9 @@ struct gcap_backend_ops {
   gcap_status (*exec_launch)(struct gcap__backend_ctx *b, void *exec, const struct gcap__plan *plan, void *stream);
   /*
    * Optional (NULL: nothing to do): the plan of `exec` is about to change (a per-node setter or
-   * gcap_exec_update). A backend whose queued launches still read the plan runs them first.
+   * gcap_exec_update). A backend whose queued launches still read the plan runs them first. A
+   * backend that runs kernels with the context lock released (gcap__work_release) returns only
+   * once none runs: the core calls it to wait for another thread's launch of `exec`.
    */
   gcap_status (*exec_before_change)(struct gcap__backend_ctx *b, void *exec);
   /*

@@ -47,8 +47,10 @@ static gcap_status wait_ends(struct gcap_context *ctx, gcap_status st) {
 }
 
 /*
- * Waits, queries and eager launches hold no state of their own across the work they run, so
- * other threads may use the context while its kernels run (gcap__work_release).
+ * Waits, queries and eager launches (of a kernel or an executable) hold no state of their own
+ * across the work they run, so other threads may use the context while its kernels run
+ * (gcap__work_release). A launched executable stays as it is meanwhile: whoever would change or
+ * destroy it waits for the launch (gcap__exec_wait_other_launch).
  */
 #define RELEASING(st, call)                                                                                            \
   do {                                                                                                                 \
@@ -273,7 +275,9 @@ gcap_status gcap__backend_exec_launch(struct gcap_context *ctx, void *exec, cons
   assert(ctx && ctx->backend);
   assert(plan);
   if (injected(ctx->ops->name, "exec_launch")) return GCAP_ERROR_BACKEND;
-  return gcap__note_fault(ctx, ctx->ops->exec_launch(ctx->backend, exec, plan, stream));
+  gcap_status st;
+  RELEASING(st, ctx->ops->exec_launch(ctx->backend, exec, plan, stream));
+  return gcap__note_fault(ctx, st);
 }
 
 gcap_status gcap__backend_exec_before_change(struct gcap_context *ctx, void *exec) {

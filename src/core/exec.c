@@ -357,12 +357,33 @@ static int hold_user_objects(struct gcap__uo_refs *refs, const struct gcap_graph
   return 0;
 }
 
-/* Called without the lock: x is out of the registry and of ctx's list, so nobody else reaches it. */
+/* The executable whose launch this thread is inside (its CPU kernels may call back into gcap). */
+static _Thread_local const struct gcap_exec *launching;
+
+/*
+ * The simulator runs the kernels of an IMMEDIATE launch with the context lock released
+ * (gcap__work_release), so another thread may find x running: it waits until that launch has
+ * ended, as CUDA orders its call after the launch. exec_before_change returns only once no kernel
+ * runs with the lock released, which is never the case between a launch's entries (the launching
+ * thread holds the lock there). The launching thread itself cannot wait for its own launch: it
+ * still finds x running.
+ */
+gcap_status gcap__exec_wait_other_launch(struct gcap_exec *x) {
+  if (!x->running || launching == x) return GCAP_SUCCESS;
+  return gcap__backend_exec_before_change(x->ctx, x->impl);
+}
+
+/*
+ * Called without the lock: x is out of the registry and of ctx's list, so nobody else reaches it
+ * but a launch of it still running, which ends first (or, from that launch's own thread, frees it).
+ */
 static void exec_wait_and_free(struct gcap_exec *x) {
   struct gcap_context *ctx = x->ctx;
   if (x->impl) gcap__backend_exec_wait(ctx, x->impl);
   gcap__lock(ctx);
-  exec_free(x);
+  (void)gcap__exec_wait_other_launch(x); /* a destroy goes ahead whatever the wait reports */
+  if (x->running) atomic_store(&x->destroy_pending, true);
+  else exec_free(x);
   gcap__unlock(ctx);
 }
 
@@ -550,7 +571,8 @@ gcap_status gcap_exec_launch(gcap_exec *x, gcap_stream *s) {
   if (st != GCAP_SUCCESS) return st;
   struct gcap_context *ctx = x->ctx;
   gcap__lock(ctx);
-  if (x->running)
+  st = gcap__exec_wait_other_launch(x);
+  if (st == GCAP_SUCCESS && x->running)
     st = gcap__fail(GCAP_ERROR_ILLEGAL_STATE,
                     "executable %p is running (launched from one of its own host nodes); launches never overlap",
                     (void *)x);
@@ -561,7 +583,10 @@ gcap_status gcap_exec_launch(gcap_exec *x, gcap_stream *s) {
   if (st == GCAP_SUCCESS) {
     run_graph_memory(x);
     x->running = true;
+    const struct gcap_exec *outer = launching;
+    launching = x;
     st = gcap__backend_exec_launch(ctx, x->impl, &x->plan, s->impl);
+    launching = outer;
     x->running = false;
     gcap__sr_done(ctx, st);
     if (atomic_load(&x->destroy_pending)) exec_free(x);

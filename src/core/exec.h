@@ -11,7 +11,8 @@ struct gcap_exec {
   struct gcap__plan plan;
   unsigned flags;
   uint64_t checked_epoch;       /* allocation-table epoch the plan's ranges were last checked against */
-  bool running;                 /* a launch is executing it (a host node may call back into gcap) */
+  bool running;                 /* a launch is executing it (a host node may call back into gcap; other
+                                   threads wait for it: gcap__exec_wait_other_launch) */
   atomic_bool destroy_pending;  /* destroyed from a host callback: freed later, outside callbacks */
   size_t mem_entries;           /* MEM_ALLOC and MEM_FREE entries: the launch marks their allocations */
   struct gcap_graph *mem_graph; /* with mem_entries: the graph it holds the one executable of
@@ -23,6 +24,12 @@ struct gcap_exec {
 };
 
 gcap_status gcap__check_exec(const gcap_exec *x, const char *what);
+/*
+ * Context lock held: waits until a launch of x on another thread has ended (the simulator runs an
+ * IMMEDIATE launch's kernels with the lock released). x->running stays true only for a launch on
+ * the calling thread.
+ */
+gcap_status gcap__exec_wait_other_launch(struct gcap_exec *x);
 /*
  * Frees the executables host callbacks destroyed, once their launches are done. Called without
  * the context lock, outside callbacks, by the calls that wait for work.

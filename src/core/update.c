@@ -57,7 +57,8 @@ static gcap_status begin_set(gcap_exec *x, gcap_node *n, const void *p, gcap_nod
   if (st != GCAP_SUCCESS) return st;
   if (!p) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "params is NULL");
   gcap__lock(x->ctx);
-  st = find_entry(x, n, pn);
+  st = gcap__exec_wait_other_launch(x); /* before the entry is found: the plan may change meanwhile */
+  if (st == GCAP_SUCCESS) st = find_entry(x, n, pn);
   if (st == GCAP_SUCCESS && (*pn)->type != want)
     st = gcap__fail(GCAP_ERROR_INVALID_VALUE, "node %p is %s %s node, not %s %s node", (void *)n,
                     gcap__article((*pn)->type), gcap__node_type_name((*pn)->type), gcap__article(want),
@@ -305,7 +306,8 @@ gcap_status gcap_exec_node_set_enabled(gcap_exec *x, gcap_node *n, bool enabled)
   if (st == GCAP_SUCCESS) st = gcap__refuse_in_host_callback();
   if (st != GCAP_SUCCESS) return st;
   gcap__lock(x->ctx);
-  st = find_entry(x, n, &pn);
+  st = gcap__exec_wait_other_launch(x);
+  if (st == GCAP_SUCCESS) st = find_entry(x, n, &pn);
   if (st == GCAP_SUCCESS && x->running)
     st = gcap__fail(GCAP_ERROR_ILLEGAL_STATE, "executable %p is running; change it between launches", (void *)x);
   if (st == GCAP_SUCCESS && !can_be_disabled(pn->type)) st = refuse_disabling(n, pn->type);
@@ -550,8 +552,10 @@ gcap_status gcap_exec_update(gcap_exec *x, const gcap_graph *g, gcap_exec_update
   if (!info) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "info is NULL");
   *info = (gcap_exec_update_info){GCAP_EXEC_UPDATE_ERROR, NULL, NULL};
   gcap__lock(x->ctx);
-  st = x->running ? gcap__fail(GCAP_ERROR_ILLEGAL_STATE, "executable %p is running", (void *)x)
-                  : gcap__capture_check_graph_edit(g, "updating from it");
+  st = gcap__exec_wait_other_launch(x);
+  if (st == GCAP_SUCCESS)
+    st = x->running ? gcap__fail(GCAP_ERROR_ILLEGAL_STATE, "executable %p is running", (void *)x)
+                    : gcap__capture_check_graph_edit(g, "updating from it");
   if (st == GCAP_SUCCESS) gcap__sr_exec_changed(x);
   if (st == GCAP_SUCCESS) st = check_no_destroyed_nodes(x, g, info);
   if (st == GCAP_SUCCESS) st = gcap__backend_exec_before_change(x->ctx, x->impl);
