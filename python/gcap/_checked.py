@@ -120,3 +120,17 @@ def within(offset, nbytes, limit, what):
     """Refuses (InvalidValue) `nbytes` at `offset` that do not fit `limit` bytes (offset and nbytes checked sizes)."""
     if offset + nbytes > limit:
         raise _invalid("%s: %d bytes at offset %d do not fit its %d bytes" % (what, nbytes, offset, limit))
+
+
+def text(value, what):
+    """A string C reads up to its NUL: `value` (str, or bytes) as bytes. TypeError for other types, InvalidValue for
+    one holding a NUL, which C would cut it at."""
+    if isinstance(value, str):
+        data = value.encode()
+    elif isinstance(value, (bytes, bytearray, memoryview)):
+        data = bytes(value)
+    else:
+        raise TypeError("%s must be a str, not %s %s" % (what, type(value).__name__, _shown(value)))
+    if b"\0" in data:
+        raise _invalid("%s %s contains a NUL character, where C would cut it" % (what, _shown(value)))
+    return data

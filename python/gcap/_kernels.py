@@ -64,6 +64,7 @@ class KernelDef:
     def __init__(self, name, params, sim=None):
         if not isinstance(name, str):
             raise TypeError("gcap.kernel: name must be a str, not %s" % type(name).__name__)
+        _checked.text(name, "gcap.kernel: name")
         if params is not None and (isinstance(params, (str, bytes)) or not hasattr(params, "__iter__")):
             raise TypeError("gcap.kernel %s: params must be a list of parameter types (['float32*', 'uint32']), "
                             "not %s %r" % (name, type(params).__name__, params))
@@ -187,16 +188,13 @@ class Module(Handle):
         if name is not None and not isinstance(name, str):
             raise TypeError("Context.load_module: name must be a str, such as 'kernels.cu', not %s"
                             % type(name).__name__)
-        if name is not None and "\0" in name:
-            raise InvalidValue("Context.load_module: name %r contains a NUL character" % name,
-                               "GCAP_ERROR_INVALID_VALUE", 1)
         defs = (_lib.kernel_def * max(1, len(kernels)))()
         keep = [defs]
         for i, k in enumerate(kernels):
             sizes = (c_size_t * max(1, len(k.params)))(*[p.size for p in k.params])
             access = (ctypes.c_int * max(1, len(k.params)))(*[p.access for p in k.params])
             keep.extend((sizes, access))
-            defs[i].name = k.name.encode()
+            defs[i].name = _checked.text(k.name, "Context.load_module: kernel name")
             defs[i].num_params = len(k.params)
             defs[i].param_sizes, defs[i].param_access = sizes, access
             if k.sim is not None:
@@ -214,15 +212,15 @@ class Module(Handle):
         if kernels:
             desc.kernels, desc.num_kernels = defs, len(kernels)
         if source is not None:
-            text = source.encode() if isinstance(source, str) else bytes(source)
+            text = _checked.text(source, "Context.load_module: source")
             keep.append(text)
             desc.source = text
         if name is not None:
-            encoded = name.encode()
+            encoded = _checked.text(name, "Context.load_module: name")
             keep.append(encoded)
             desc.name = encoded  # the library refuses it without a source, or empty
         if options is not None:
-            options = [o.encode() if isinstance(o, str) else bytes(o) for o in options]
+            options = [_checked.text(o, "Context.load_module: option") for o in options]
             array = (c_char_p * max(1, len(options)))(*options)
             keep.append((options, array))
             desc.options, desc.num_options = array, len(options)
@@ -234,7 +232,7 @@ class Module(Handle):
         self._kernels, self._globals = {}, {}
         for k in kernels:
             kh = c_void_p()
-            check(lib.gcap_module_get_kernel(self._h, k.name.encode(), byref(kh)))
+            check(lib.gcap_module_get_kernel(self._h, _checked.text(k.name, "Module: kernel name"), byref(kh)))
             self._kernels[k.name] = Kernel(self, kh.value, k, checked=True)
 
     def close(self):
@@ -254,7 +252,7 @@ class Module(Handle):
         k = self._kernels.get(name)
         if k is None:
             kh = c_void_p()
-            st = lib.gcap_module_get_kernel(self._handle(), name.encode(), byref(kh))
+            st = lib.gcap_module_get_kernel(self._handle(), _checked.text(name, "Module: kernel name"), byref(kh))
             if st == 6:  # GCAP_ERROR_NOT_FOUND
                 return None
             check(st)
@@ -281,7 +279,8 @@ class Module(Handle):
         buf = self._globals.get(name)
         if buf is None or buf._h is None:
             ptr, nbytes = c_void_p(), c_size_t()
-            check(lib.gcap_module_get_global(self._handle(), name.encode(), byref(ptr), byref(nbytes)))
+            check(lib.gcap_module_get_global(self._handle(), _checked.text(name, "Module.get_global: name"), byref(ptr),
+                                             byref(nbytes)))
             buf = self._globals[name] = Buffer._of_module(self, ptr.value, nbytes.value)
         return buf
 

@@ -254,3 +254,28 @@ def test_a_destroyed_node_raises(ctx):
         node.type
     with pytest.raises(gcap.InvalidHandle):
         node.params
+
+
+# ------------------------------------------------------------------ strings C reads up to their NUL
+
+
+def test_strings_with_a_nul_are_refused_not_cut():
+    """C would read "put\\0x" as "put" and "-DN=4\\0 -G" as "-DN=4": each string with a NUL is InvalidValue naming the
+    argument, and a non-string is TypeError, before anything reaches C."""
+    with gcap.Context(backend="sim") as ctx:
+        m = ctx.load_module(image=PUT_U32)
+        with pytest.raises(gcap.InvalidValue, match=r"Module: kernel name 'put\\x00x' contains a NUL character"):
+            m["put\0x"]
+        with pytest.raises(gcap.InvalidValue, match="Module.get_global: name .* contains a NUL character"):
+            m.get_global("g\0")
+        with pytest.raises(TypeError, match="Module.get_global: name must be a str, not int 5"):
+            m.get_global(5)
+        with pytest.raises(gcap.InvalidValue, match="Context.load_module: source .* contains a NUL character"):
+            ctx.load_module(source="__global__ void k() {}\0 garbage")
+        with pytest.raises(gcap.InvalidValue, match="Context.load_module: option .* contains a NUL character"):
+            ctx.load_module(source="__global__ void k() {}", options=["-DN=4\0 -G"])
+        with pytest.raises(gcap.InvalidValue, match="gcap.kernel: name .* contains a NUL character"):
+            gcap.kernel("put\0", ["uint32*", "uint32"])
+        with pytest.raises(gcap.InvalidValue, match="Context.load_module: name .* contains a NUL character"):
+            ctx.load_module(source="__global__ void k() {}", name="a.cu\0b")
+        assert m["put"].name == "put"  # the module is untouched
