@@ -68,7 +68,8 @@ struct sim_context {
   pthread_t drainer;               /* DEFERRED, while draining: the thread whose drain runs */
   pthread_mutex_t run_mu;
   pthread_cond_t run_cv;
-  uint64_t run_gen; /* +1 (under run_mu) whenever such a kernel or drain ends */
+  uint64_t run_gen;     /* +1 (under run_mu) whenever such a kernel or drain ends */
+  unsigned run_waiters; /* threads in sim_wait.c's waits (under the context lock) */
 };
 
 /* How far a stream has run. It outlives the stream while waits and events still refer to it. */

@@ -19,16 +19,21 @@ void sim_wait_destroy(struct sim_context *sc) {
 
 /*
  * The generation is read under run_mu before the context lock goes, and bumped under run_mu by a
- * thread that changed the state under the context lock: no wake-up is lost in between.
+ * thread that changed the state under the context lock: no wake-up is lost in between. A waiter
+ * is counted under the context lock from before it gives the lock up until it has it back, so
+ * sim_wake, called under that lock, skips run_mu when no one waits (every kernel of a graph
+ * launch ends with a wake).
  */
 static void wait_while(struct sim_context *sc, bool (*busy)(const struct sim_context *)) {
   while (busy(sc)) {
+    sc->run_waiters++;
     pthread_mutex_lock(&sc->run_mu);
     uint64_t gen = sc->run_gen;
     unsigned depth = gcap__lock_suspend(&sc->base);
     while (sc->run_gen == gen) pthread_cond_wait(&sc->run_cv, &sc->run_mu);
     pthread_mutex_unlock(&sc->run_mu);
     gcap__lock_resume(&sc->base, depth);
+    sc->run_waiters--;
   }
 }
 
@@ -59,6 +64,7 @@ bool sim_drained_elsewhere(const struct sim_context *sc) {
 void sim_wait_drain(struct sim_context *sc) { wait_while(sc, sim_drained_elsewhere); }
 
 void sim_wake(struct sim_context *sc) {
+  if (sc->run_waiters == 0) return;
   pthread_mutex_lock(&sc->run_mu);
   sc->run_gen++;
   pthread_cond_broadcast(&sc->run_cv);
