@@ -392,19 +392,20 @@ static void others_go_on_while_a_kernel_runs(void **state) {
 struct graph_run {
   struct spin sp;
   uint32_t *before, *after;
+  uint32_t *started2; /* the kernel's `started` after CHANGE_SET_KERNEL */
   gcap_graph *g;
-  gcap_node *fill_after;
+  gcap_node *kernel, *fill_after;
   gcap_exec *x;
   atomic_int launches_done; /* the host node: one more launch got past its kernel */
 };
 
 static void count_launch_done(void *user_data) { atomic_fetch_add((atomic_int *)user_data, 1); }
 
-static void graph_run_open(struct graph_run *r, unsigned threads, gcap_sim_order order) {
+static void graph_run_open(struct graph_run *r, gcap_sim_exec exec, unsigned threads, gcap_sim_order order) {
   gcap_sim_options so;
   gcap_sim_options_init(&so);
   so.kernels = GCAP_SIM_KERNELS_PTX;
-  so.exec = GCAP_SIM_EXEC_IMMEDIATE;
+  so.exec = exec;
   so.kernel_timeout_ms = 30000;
   so.threads = threads;
   so.order = order;
@@ -417,6 +418,8 @@ static void graph_run_open(struct graph_run *r, unsigned threads, gcap_sim_order
   sp->started = test_dev_alloc(sp->ctx, 4);
   r->before = test_dev_alloc(sp->ctx, 16);
   r->after = test_dev_alloc(sp->ctx, 16);
+  r->started2 = test_dev_alloc(sp->ctx, 4);
+  assert_ok(gcap_memset_d32_async(sp->s, r->started2, 0, 1));
   assert_ok(gcap_memset_d32_async(sp->s, sp->flag, 0, 1));
   assert_ok(gcap_memset_d32_async(sp->s, sp->started, 0, 1));
   assert_ok(gcap_memset_d32_async(sp->s, r->before, 0, 4));
@@ -424,14 +427,14 @@ static void graph_run_open(struct graph_run *r, unsigned threads, gcap_sim_order
   assert_ok(gcap_stream_synchronize(sp->s));
   atomic_init(&r->launches_done, 0);
   r->g = test_graph_create(sp->ctx);
-  gcap_node *fill = NULL, *kernel = NULL, *host = NULL;
+  gcap_node *fill = NULL, *host = NULL;
   gcap_memset_node_params f = {.dst = r->before, .value = 3, .element_size = 4, .width = 4, .height = 1};
   assert_ok(gcap_graph_add_memset_node(r->g, NULL, 0, &f, &fill));
   gcap_kernel_node_params k = {test_kernel_of(sp->m, "wait_flag"), GCAP_DIM3(1, 1, 1), GCAP_DIM3(1, 1, 1), 0,
                                ARGS(&sp->flag, &sp->started)};
-  assert_ok(gcap_graph_add_kernel_node(r->g, &fill, 1, &k, &kernel));
+  assert_ok(gcap_graph_add_kernel_node(r->g, &fill, 1, &k, &r->kernel));
   gcap_host_node_params h = {count_launch_done, &r->launches_done};
-  assert_ok(gcap_graph_add_host_node(r->g, &kernel, 1, &h, &host));
+  assert_ok(gcap_graph_add_host_node(r->g, &r->kernel, 1, &h, &host));
   f = (gcap_memset_node_params){.dst = r->after, .value = 4, .element_size = 4, .width = 4, .height = 1};
   assert_ok(gcap_graph_add_memset_node(r->g, &host, 1, &f, &r->fill_after));
   assert_ok(gcap_graph_instantiate(r->g, 0, &r->x));
@@ -510,7 +513,8 @@ static void others_go_on_while_a_graph_kernel_runs(void **state) {
   (void)state;
   for (unsigned run = 0; run < 4; run++) {
     struct graph_run r;
-    graph_run_open(&r, run & 1 ? 3 : 1, run & 2 ? GCAP_SIM_ORDER_SHUFFLE : GCAP_SIM_ORDER_CAPTURE);
+    graph_run_open(&r, GCAP_SIM_EXEC_IMMEDIATE, run & 1 ? 3 : 1,
+                   run & 2 ? GCAP_SIM_ORDER_SHUFFLE : GCAP_SIM_ORDER_CAPTURE);
     struct graph_other o = {.r = &r};
     atomic_init(&o.a_returned, false);
     pthread_t b;
@@ -536,8 +540,20 @@ static void others_go_on_while_a_graph_kernel_runs(void **state) {
   }
 }
 
-/* What thread B does to A's running executable; each must wait for A's launch to end, then work. */
-enum exec_change { CHANGE_SET, CHANGE_UPDATE, CHANGE_LAUNCH, CHANGE_DESTROY };
+/*
+ * What thread B does to A's running executable; each must wait for A's launch to end, then work
+ * (but for a DEFERRED launch, which is queued and returns).
+ */
+enum exec_change {
+  CHANGE_SET,        /* fill_after's value 4 -> 9 */
+  CHANGE_UPDATE,     /* from the graph unchanged */
+  CHANGE_LAUNCH,     /* once more */
+  CHANGE_DESTROY,    /* the executable */
+  CHANGE_SET_KERNEL, /* the kernel's `started` -> started2, two blocks */
+  CHANGE_DISABLE,    /* fill_after */
+  CHANGE_UPDATE_NEW, /* from the graph with fill_after's value 9 */
+  CHANGE_KINDS
+};
 
 struct changer {
   struct graph_run *r;
@@ -562,6 +578,18 @@ static void *change_running_exec(void *arg) {
     gcap_exec_destroy(r->x);
     c->st = GCAP_SUCCESS;
     break;
+  case CHANGE_SET_KERNEL: {
+    gcap_kernel_node_params k = {test_kernel_of(r->sp.m, "wait_flag"), GCAP_DIM3(2, 1, 1), GCAP_DIM3(1, 1, 1), 0,
+                                 ARGS(&r->sp.flag, &r->started2)};
+    c->st = gcap_exec_kernel_node_set_params(r->x, r->kernel, &k);
+    break;
+  }
+  case CHANGE_DISABLE: c->st = gcap_exec_node_set_enabled(r->x, r->fill_after, false); break;
+  case CHANGE_UPDATE_NEW:
+    c->st = gcap_node_set_memset_params(r->fill_after, &f); /* the graph's node: x keeps 4 until updated */
+    if (c->st == GCAP_SUCCESS) c->st = gcap_exec_update(r->x, r->g, &info);
+    break;
+  default: break;
   }
   c->done_at_return = atomic_load(&r->launches_done);
   return NULL;
@@ -580,16 +608,35 @@ static void *end_kernel_after_call(void *arg) {
   return NULL;
 }
 
+/* What `after` holds once an executable changed by `change` has launched again (it was 0 before). */
+static uint32_t after_next_launch(enum exec_change change) {
+  if (change == CHANGE_SET || change == CHANGE_UPDATE_NEW) return 9;
+  return change == CHANGE_DISABLE ? 0 : 4;
+}
+
+static uint32_t read_u32(struct graph_run *r, const uint32_t *p) {
+  uint32_t v = 0xdeadbeef;
+  assert_ok(gcap_memcpy(r->sp.ctx, &v, p, sizeof v, GCAP_MEMCPY_DEVICE_TO_HOST));
+  return v;
+}
+
+/* Sets `after` to 0, launches x once more and waits for it. */
+static void relaunch(struct graph_run *r) {
+  assert_ok(gcap_memset_d32_async(r->sp.s, r->after, 0, 4));
+  assert_ok(gcap_exec_launch(r->x, r->sp.s));
+  assert_ok(gcap_stream_synchronize(r->sp.s));
+}
+
 /*
  * While A's IMMEDIATE launch runs its kernel (lock released), B sets a node of the same
- * executable, updates it, launches it again or destroys it: each waits until A's launch has run
- * every entry (the host node counted it), then works.
+ * executable, disables one, updates it, launches it again or destroys it: each waits until A's
+ * launch has run every entry (the host node counted it), then works; the next launch has B's change.
  */
 static void changes_of_a_running_exec_wait_for_its_launch(void **state) {
   (void)state;
-  for (unsigned run = 0; run < 8; run++) {
+  for (unsigned run = 0; run < 2 * CHANGE_KINDS; run++) {
     struct graph_run r;
-    graph_run_open(&r, run & 1 ? 3 : 1, GCAP_SIM_ORDER_CAPTURE);
+    graph_run_open(&r, GCAP_SIM_EXEC_IMMEDIATE, run & 1 ? 3 : 1, GCAP_SIM_ORDER_CAPTURE);
     struct changer c = {.r = &r, .change = (enum exec_change)(run / 2)};
     atomic_init(&c.a_returned, false);
     atomic_init(&c.calling, false);
@@ -611,11 +658,97 @@ static void changes_of_a_running_exec_wait_for_its_launch(void **state) {
       assert_graph_ran(&r, 2);
     } else {
       assert_graph_ran(&r, 1); /* the change came after the launch */
-      assert_ok(gcap_exec_launch(r.x, r.sp.s));
-      uint32_t got[4];
-      assert_ok(gcap_memcpy(r.sp.ctx, got, r.after, 16, GCAP_MEMCPY_DEVICE_TO_HOST));
-      for (int i = 0; i < 4; i++) assert_int_equal(got[i], c.change == CHANGE_SET ? 9 : 4);
+      assert_int_equal(read_u32(&r, r.started2), 0);
+      relaunch(&r);
+      assert_int_equal(read_u32(&r, r.after), after_next_launch(c.change));
+      assert_int_equal(read_u32(&r, r.started2), c.change == CHANGE_SET_KERNEL ? 1 : 0);
     }
+    graph_run_close(&r);
+  }
+}
+
+/*
+ * DEFERRED: A's launch is queued and A's wait runs it, its kernel with the context lock released.
+ * B sets a node of the same executable, disables one, updates it, launches it again or destroys
+ * it meanwhile: each but the launch (which only queues) waits until the wait has run A's launch
+ * to its end with the values it was issued with; the next launch has B's change.
+ */
+static void changes_wait_for_the_wait_that_runs_their_exec(void **state) {
+  (void)state;
+  for (unsigned run = 0; run < 2 * CHANGE_KINDS; run++) {
+    struct graph_run r;
+    graph_run_open(&r, GCAP_SIM_EXEC_DEFERRED, run & 1 ? 3 : 1, GCAP_SIM_ORDER_CAPTURE);
+    struct changer c = {.r = &r, .change = (enum exec_change)(run / 2)};
+    atomic_init(&c.a_returned, false);
+    atomic_init(&c.calling, false);
+    pthread_t b, ender;
+    assert_int_equal(pthread_create(&b, NULL, change_running_exec, &c), 0);
+    assert_int_equal(pthread_create(&ender, NULL, end_kernel_after_call, &c), 0);
+    gcap_status launched = gcap_exec_launch(r.x, r.sp.s); /* queued: the wait runs it */
+    gcap_status st = gcap_stream_synchronize(r.sp.s);
+    atomic_store(&c.a_returned, true);
+    pthread_join(b, NULL);
+    pthread_join(ender, NULL);
+    assert_ok(launched);
+    assert_ok(st);
+    assert_ok(c.st);
+    if (c.change != CHANGE_LAUNCH) assert_true(c.done_at_return >= 1);
+    if (c.change == CHANGE_DESTROY) r.x = NULL;
+    if (c.change == CHANGE_LAUNCH) assert_ok(gcap_stream_synchronize(r.sp.s));
+    assert_graph_ran(&r, c.change == CHANGE_LAUNCH ? 2 : 1); /* `after` is 4: A's launch kept its values */
+    assert_int_equal(read_u32(&r, r.started2), 0);
+    if (c.change != CHANGE_DESTROY && c.change != CHANGE_LAUNCH) {
+      relaunch(&r);
+      assert_int_equal(read_u32(&r, r.after), after_next_launch(c.change));
+      assert_int_equal(read_u32(&r, r.started2), c.change == CHANGE_SET_KERNEL ? 1 : 0);
+    }
+    graph_run_close(&r);
+  }
+}
+
+/*
+ * As above with two changers waiting for the same wait: B sets a node while C updates the whole
+ * executable from its graph, whose fill_after now stores 11. Either may go first once A's launch
+ * has ended; each finds its entry as the other left it (a disabled node stays disabled through
+ * an update), and A's launch keeps its values.
+ */
+static void a_setter_and_an_update_wait_for_one_wait(void **state) {
+  (void)state;
+  static const enum exec_change setters[] = {CHANGE_SET, CHANGE_SET_KERNEL, CHANGE_DISABLE};
+  for (unsigned run = 0; run < 2 * 3; run++) {
+    struct graph_run r;
+    graph_run_open(&r, GCAP_SIM_EXEC_DEFERRED, run & 1 ? 3 : 1, GCAP_SIM_ORDER_CAPTURE);
+    gcap_memset_node_params f = {.dst = r.after, .value = 11, .element_size = 4, .width = 4, .height = 1};
+    assert_ok(gcap_node_set_memset_params(r.fill_after, &f)); /* the graph's: x stores 4 until updated */
+    struct changer c = {.r = &r, .change = setters[run / 2]}, u = {.r = &r, .change = CHANGE_UPDATE};
+    atomic_init(&c.a_returned, false);
+    atomic_init(&c.calling, false);
+    atomic_init(&u.a_returned, false);
+    atomic_init(&u.calling, false);
+    pthread_t b, updater, ender;
+    assert_int_equal(pthread_create(&b, NULL, change_running_exec, &c), 0);
+    assert_int_equal(pthread_create(&updater, NULL, change_running_exec, &u), 0);
+    assert_int_equal(pthread_create(&ender, NULL, end_kernel_after_call, &c), 0);
+    gcap_status launched = gcap_exec_launch(r.x, r.sp.s);
+    gcap_status st = gcap_stream_synchronize(r.sp.s);
+    atomic_store(&c.a_returned, true);
+    atomic_store(&u.a_returned, true);
+    pthread_join(b, NULL);
+    pthread_join(updater, NULL);
+    pthread_join(ender, NULL);
+    assert_ok(launched);
+    assert_ok(st);
+    assert_ok(c.st);
+    assert_ok(u.st);
+    assert_true(c.done_at_return >= 1);
+    assert_true(u.done_at_return >= 1);
+    assert_graph_ran(&r, 1);
+    relaunch(&r);
+    uint32_t after = read_u32(&r, r.after), started2 = read_u32(&r, r.started2);
+    if (c.change == CHANGE_SET) assert_true(after == 9 || after == 11);
+    else assert_int_equal(after, c.change == CHANGE_DISABLE ? 0 : 11);
+    /* The update takes the graph's kernel arguments (`started`) if it came after the setter. */
+    assert_true(started2 == 0 || (c.change == CHANGE_SET_KERNEL && started2 == 1));
     graph_run_close(&r);
   }
 }
@@ -633,6 +766,8 @@ int main(void) {
       cmocka_unit_test(others_go_on_while_a_kernel_runs),
       cmocka_unit_test(others_go_on_while_a_graph_kernel_runs),
       cmocka_unit_test(changes_of_a_running_exec_wait_for_its_launch),
+      cmocka_unit_test(changes_wait_for_the_wait_that_runs_their_exec),
+      cmocka_unit_test(a_setter_and_an_update_wait_for_one_wait),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
