@@ -366,7 +366,9 @@ static _Thread_local const struct gcap_exec *launching;
  * ended, as CUDA orders its call after the launch. exec_before_change returns only once no kernel
  * runs with the lock released, which is never the case between a launch's entries (the launching
  * thread holds the lock there). The launching thread itself cannot wait for its own launch: it
- * still finds x running.
+ * still finds x running. A DEFERRED launch runs inside another thread's wait with x->running
+ * false: exec_before_change, which every change calls before it writes the plan (update.c), and
+ * exec_wait before a destroy wait for that thread's drain to end, then run x's queued launches.
  */
 gcap_status gcap__exec_wait_other_launch(struct gcap_exec *x) {
   if (!x->running || launching == x) return GCAP_SUCCESS;
