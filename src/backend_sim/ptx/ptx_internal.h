@@ -185,6 +185,7 @@ struct px_shadow {
   uint16_t reader; /* thread + 1 of a read this epoch, 0: none */
   uint32_t write_line, read_line;
   uint32_t wsync, rsync; /* the accessor's __syncwarp count then (intra-warp ordering) */
+  uint32_t wseq, rseq;   /* the access's instruction run (px_block.access_seq): lanes of one never race */
   uint8_t flags;         /* 1: the write was atomic; 2: the read was */
 };
 
@@ -196,6 +197,7 @@ struct px_block {
   size_t num_files;
   unsigned exited;      /* threads that exited */
   uint32_t wsync_count; /* __syncwarp completions */
+  uint32_t access_seq;  /* SHARED_RACES: shared-memory instructions run, numbering each run */
   gcap_dim3 idx;
   unsigned threads, num_warps;
   struct px_warp *warps;

@@ -218,12 +218,18 @@ static void thread_name(const struct px_block *b, unsigned t, char *buf, size_t 
   snprintf(buf, size, "thread (%u,%u,%u)", t % bd.x, t / bd.x % bd.y, t / bd.x / bd.y);
 }
 
-/* SHARED_RACES: two threads' accesses to a byte with no barrier between, one a write, not both atomic. */
+/*
+ * SHARED_RACES: two threads' accesses to a byte with no barrier between, one a write, not both
+ * atomic, from two instruction runs: the lanes of one instruction (one run, b->access_seq) never
+ * race with each other, as no barrier can stand between them. Lanes of one store that write one
+ * byte leave one lane's value, as on a GPU, and are not reported either (compute-sanitizer's
+ * racecheck does not report them as a hazard).
+ */
 static void race_check(struct px_warp *w, const struct px_ins *in, unsigned l, uint32_t off, unsigned bytes, bool write,
                        bool atomic) {
   struct px_block *b = w->blk;
   unsigned t = px_thread(w, l);
-  uint32_t line = in->src ? in->src->line : 0, epoch = b->epoch + 1, ws = b->wsync_epoch[t];
+  uint32_t line = in->src ? in->src->line : 0, epoch = b->epoch + 1, ws = b->wsync_epoch[t], seq = b->access_seq;
   uint16_t self = (uint16_t)(t + 1);
   for (unsigned i = 0; i < bytes; i++) {
     struct px_shadow *s = &b->shadow[off + i];
@@ -236,12 +242,13 @@ static void race_check(struct px_warp *w, const struct px_ins *in, unsigned l, u
     unsigned other = 0;
     uint32_t other_line = 0;
     bool other_write = false;
-    if (s->writer && s->writer - 1u != t && !(atomic && s->flags & 1)) {
+    if (s->writer && s->writer - 1u != t && s->wseq != seq && !(atomic && s->flags & 1)) {
       unsigned wt = s->writer - 1u;
       bool same_warp = wt / 32 == t / 32;
       if (!same_warp || s->wsync >= ws || ws == 0) other = s->writer, other_line = s->write_line, other_write = true;
     }
-    if (!other && write && s->reader && s->reader != 0xffff && s->reader - 1u != t && !(atomic && s->flags & 2)) {
+    if (!other && write && s->reader && s->reader != 0xffff && s->reader - 1u != t && s->rseq != seq &&
+        !(atomic && s->flags & 2)) {
       unsigned rt = s->reader - 1u;
       bool same_warp = rt / 32 == t / 32;
       if (!same_warp || s->rsync >= ws || ws == 0) other = s->reader, other_line = s->read_line;
@@ -261,11 +268,13 @@ static void race_check(struct px_warp *w, const struct px_ins *in, unsigned l, u
       s->writer = (uint16_t)(t + 1);
       s->write_line = line;
       s->wsync = ws;
+      s->wseq = seq;
       s->flags = (uint8_t)((s->flags & ~1u) | (atomic ? 1u : 0u));
     } else if (!s->reader || s->reader - 1u == t) {
       s->reader = (uint16_t)(t + 1);
       s->read_line = line;
       s->rsync = ws;
+      s->rseq = seq;
       s->flags = (uint8_t)((s->flags & ~2u) | (atomic ? 2u : 0u));
     }
   }
@@ -504,6 +513,7 @@ static bool lane_checks(struct px_warp *w, const struct px_ins *in, uint32_t m, 
   unsigned checks = w->blk->checks;
   const uint64_t *A = px_slot(w, in->a);
   uint64_t off = (uint64_t)in->imm;
+  w->blk->access_seq++; /* a new instruction run: its lanes never race with each other */
   if (in->e == FAST_SHARED && !write && (checks & GCAP_SIM_CHECK_SHARED_RACES) && in->size >= 4) {
     PX_LANES(m, if (!clean_read(w, in, l, (uint32_t)(A[l] + off))) return false);
   } else if (in->e == FAST_SHARED && (checks & (GCAP_SIM_CHECK_SHARED_RACES | GCAP_SIM_CHECK_INIT))) {
@@ -533,6 +543,7 @@ HANDLER(mem_ld) {
   if (fast_access(w, in, m, false)) return;
   unsigned size = in->size, n = in->vec, total = size * n;
   bool sgn = in->kind & 1, sh = needs_shared_checks(w);
+  w->blk->access_seq += sh;
   PX_LANES(m, {
     unsigned char *p = resolve(w, in, l, address_of(w, in, l), in->space, total, false);
     if (!p) return;
@@ -550,6 +561,7 @@ HANDLER(mem_st) {
   if (fast_access(w, in, m, true)) return;
   unsigned size = in->size, n = in->vec, total = size * n;
   bool sh = needs_shared_checks(w);
+  w->blk->access_seq += sh;
   PX_LANES(m, {
     unsigned char *p = resolve(w, in, l, address_of(w, in, l), in->space, total, true);
     if (!p) return;
@@ -599,6 +611,7 @@ static uint64_t atomic_rmw(unsigned char *p, unsigned op, unsigned size, enum pt
 HANDLER(mem_atom) {
   unsigned size = in->size, op = in->kind;
   bool sh = needs_shared_checks(w);
+  w->blk->access_seq += sh;
   const uint64_t *B = px_slot(w, in->b), *C = in->c != PX_NONE ? px_slot(w, in->c) : B;
   PX_LANES(m, {
     unsigned char *p = resolve(w, in, l, address_of(w, in, l), in->space, size, true);

@@ -311,10 +311,10 @@ static void bar_arrive(struct px_warp *w, const struct px_ins *in, uint32_t m, b
              id, m, missing);
     return;
   }
-  if (count && (count % 32 != 0 || count > b->threads)) {
+  if (count && (count % 32 != 0 || count > b->num_warps * 32u)) { /* a partial last warp counts whole */
     px_fault(w, in, (unsigned)__builtin_ctz(w->group), GCAP_ERROR_LAUNCH_FAILURE,
-             "barrier %u with a thread count of %u (must be a multiple of 32, at most the block's %u threads)", id,
-             count, b->threads);
+             "barrier %u with a thread count of %u (must be a multiple of 32, at most the %u of the block's warps)", id,
+             count, b->num_warps * 32u);
     return;
   }
   struct px_barrier *bar = &b->bars[id];
@@ -331,7 +331,8 @@ static void bar_arrive(struct px_warp *w, const struct px_ins *in, uint32_t m, b
              id, bar->fn->code[bar->pc].src ? bar->fn->code[bar->pc].src->line : 0);
     return;
   }
-  bar->arrived += (unsigned)__builtin_popcount(w->live);
+  /* With a thread count a warp arrives whole, as the PTX ISA counts it (a partial warp too). */
+  bar->arrived += bar->expected ? 32u : (unsigned)__builtin_popcount(w->live);
   if (in->kind) { /* bar.red: the lanes' predicate */
     uint32_t p = w->f->P[in->c] ^ (in->neg_c ? PX_FULL : 0);
     p &= w->live;
@@ -381,23 +382,14 @@ static void bar_release_ready(struct px_block *b) {
 /* __syncwarp: the named lanes wait for each other (they may come from different paths). */
 static void warp_sync(struct px_warp *w, const struct px_ins *in, uint32_t m) {
   struct px_frame *f = w->f;
+  /* Named lanes that exited or never existed (a partial last warp) take no part, as on a GPU. */
   uint32_t mask = (uint32_t)px_slot(w, in->a)[__builtin_ctz(w->group)];
-  if ((w->blk->l->checks & GCAP_SIM_CHECK_SYNC) && (mask & ~w->exists)) {
-    px_fault(w, in, (unsigned)__builtin_ctz(w->group), GCAP_ERROR_LAUNCH_FAILURE,
-             "bar.warp.sync names lanes 0x%08x, which have no thread", mask & ~w->exists);
-    return;
-  }
   uint32_t here = w->group;
   for (uint32_t p = f->waiting; p; p &= p - 1) {
     unsigned l = (unsigned)__builtin_ctz(p);
     if (f->pcs[l] == w->pc) here |= 1u << l;
   }
   uint32_t need = mask & w->live & f->lanes;
-  if ((w->blk->l->checks & GCAP_SIM_CHECK_SYNC) && (mask & ~w->live & w->exists)) {
-    px_fault(w, in, (unsigned)__builtin_ctz(w->group), GCAP_ERROR_LAUNCH_FAILURE,
-             "bar.warp.sync names lanes 0x%08x, which have exited", mask & ~w->live & w->exists);
-    return;
-  }
   (void)m;
   if ((need & ~here) == 0) { /* everyone named is here: all go on together */
     f->waiting &= ~here;

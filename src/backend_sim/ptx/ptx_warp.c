@@ -11,14 +11,18 @@
 
 #define HANDLER(name) static void name(struct px_warp *w, const struct px_ins *in, uint32_t m)
 
-/* SYNC: every lane running the instruction is in its member mask, and every member runs it. */
+/*
+ * SYNC: every lane running the instruction is in its member mask, and every member that has not
+ * exited runs it (lanes that never existed, in a partial last warp, count as exited, as
+ * compute-sanitizer's synccheck counts them).
+ */
 static bool members_ok(struct px_warp *w, const struct px_ins *in, uint32_t m, uint32_t members) {
   if (!(w->blk->checks & GCAP_SIM_CHECK_SYNC)) return true;
-  if ((m & ~members) == 0 && (members & ~m) == 0) return true;
-  uint32_t missing = members & ~m, extra = m & ~members;
+  if ((m & ~members) == 0 && (members & w->live & ~m) == 0) return true;
+  uint32_t missing = members & w->live & ~m, extra = m & ~members;
   px_fault(w, in, (unsigned)__builtin_ctz(m), GCAP_ERROR_LAUNCH_FAILURE,
-           missing ? "member mask 0x%08x names lanes 0x%08x that are not executing this instruction (inactive, "
-                     "exited or elsewhere in divergent code)"
+           missing ? "member mask 0x%08x names lanes 0x%08x that are not executing this instruction (inactive "
+                     "or elsewhere in divergent code)"
                    : "lanes 0x%08x execute it but member mask 0x%08x does not name them",
            missing ? members : extra, missing ? missing : members);
   return false;
