@@ -515,6 +515,11 @@ static const struct sreg_name sregs[] = {
     {"cluster_ctarank", PTX_SREG_CLUSTER_CTARANK, false},
     {"cluster_nctarank", PTX_SREG_CLUSTER_NCTARANK, false},
     {"is_explicit_cluster", PTX_SREG_IS_EXPLICIT_CLUSTER, false},
+    {"reserved_smem_offset_begin", PTX_SREG_RESERVED_SMEM_BEGIN, false},
+    {"reserved_smem_offset_end", PTX_SREG_RESERVED_SMEM_END, false},
+    {"reserved_smem_offset_cap", PTX_SREG_RESERVED_SMEM_CAP, false},
+    {"reserved_smem_offset_0", PTX_SREG_RESERVED_SMEM_0, false},
+    {"reserved_smem_offset_1", PTX_SREG_RESERVED_SMEM_1, false},
 };
 
 /* `%tid.x` and friends; false if t names no special register the simulator knows. */

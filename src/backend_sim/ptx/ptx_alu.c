@@ -796,6 +796,12 @@ uint64_t px_sreg_value(const struct px_warp *w, unsigned sreg, unsigned comp, un
   case PTX_SREG_GLOBALTIMER_HI: return (uint32_t)(globaltimer() >> 32);
   case PTX_SREG_DYNAMIC_SMEM_SIZE: return b->l->dynamic_shared;
   case PTX_SREG_TOTAL_SMEM_SIZE: return b->shared_bytes;
+  /* The reserved region follows the kernel's own shared memory (ptx_run.c); cooperative groups reads _1. */
+  case PTX_SREG_RESERVED_SMEM_BEGIN:
+  case PTX_SREG_RESERVED_SMEM_0: return b->shared_bytes - b->k->reserved_bytes;
+  case PTX_SREG_RESERVED_SMEM_END: return b->shared_bytes;
+  case PTX_SREG_RESERVED_SMEM_CAP: return b->k->reserved_bytes;
+  case PTX_SREG_RESERVED_SMEM_1: return b->shared_bytes - b->k->reserved_bytes / 2;
   case PTX_SREG_CLUSTER_NCTAID: return dim_of(b->l->grid, comp);
   case PTX_SREG_CLUSTER_CTAID: return dim_of(b->idx, comp);
   case PTX_SREG_NCLUSTERID: return comp < 3 ? 1 : 0;

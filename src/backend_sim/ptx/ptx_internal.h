@@ -26,6 +26,7 @@
 #define PX_WINDOW_BYTES 0x0100000000000000ull
 
 #define SIM_PX_SHARED_BYTES 49152u /* static and dynamic shared memory of a block, at most */
+#define PX_RESERVED_SMEM 1024u     /* the shared memory a block reserves for the system (sm_80 and later) */
 #define PX_LOCAL_BYTES 16384u      /* each thread's stack: its frames' .local and .param variables */
 #define PX_MAX_DEPTH 64u           /* calls deep */
 #define PX_PARAM_BYTES 32764u      /* a kernel's parameters, at most (CUDA's limit) */
@@ -81,12 +82,14 @@ struct px_func {
   unsigned num_slots; /* registers then constants */
   unsigned num_regs;  /* value registers (slots 0 .. num_regs - 1) */
   unsigned num_preds;
-  uint64_t *consts;       /* num_slots - num_regs values */
-  uint32_t *var_offset;   /* of each ptx_func.vars entry: in the frame (local/param) or shared layout */
-  uint32_t *param_offset; /* of each param: in the frame (.func) or the kernel's parameter buffer (entry) */
-  uint32_t *ret_offset;   /* of each return parameter, in the frame */
-  uint32_t frame_bytes;   /* this function's part of the thread's stack */
-  uint32_t *pred_of_reg;  /* register index -> predicate index, or slot index */
+  uint64_t *consts;        /* num_slots - num_regs values */
+  uint32_t *var_offset;    /* of each ptx_func.vars entry: in the frame (local/param) or shared layout */
+  uint32_t *param_offset;  /* of each param: in the frame (.func) or the kernel's parameter buffer (entry) */
+  uint32_t *ret_offset;    /* of each return parameter, in the frame */
+  uint32_t frame_bytes;    /* this function's part of the thread's stack */
+  uint32_t static_shared;  /* an entry's: where its static shared variables end */
+  uint32_t dynamic_offset; /* an entry's: where `.extern .shared` arrays start in its blocks */
+  uint32_t *pred_of_reg;   /* register index -> predicate index, or slot index */
   uint32_t *slot_of_reg;
 };
 
@@ -100,6 +103,7 @@ struct px_kernel {
   uint32_t params_bytes;
   uint32_t static_shared;  /* bytes of static shared variables (module and entry scope) */
   uint32_t dynamic_offset; /* where `.extern .shared` arrays start */
+  uint32_t reserved_bytes; /* the region after them that %reserved_smem_offset_* name (0: none) */
 };
 
 struct px_global {
@@ -119,6 +123,10 @@ struct px_program {
   size_t num_globals;
   uint32_t *shared_offset;   /* module .shared variables' offsets in every block's shared memory */
   uint64_t module_shared;    /* bytes of them (each kernel's layout refuses more than a block has) */
+  uint64_t funcs_shared;     /* where the .func bodies' .shared variables end (they follow the module's) */
+  uint64_t dynamic_offset;   /* where .func bodies see `.extern .shared` arrays: the latest start of all kernels */
+  bool funcs_use_dynamic;    /* a .func names an `.extern .shared` array: every kernel starts it there */
+  uint32_t reserved_bytes;   /* PX_RESERVED_SMEM when the module reads %reserved_smem_offset_*, else 0 */
   unsigned char *const_bank; /* the .const variables, together: read-only to kernels (NULL: none) */
   size_t const_bytes;
   struct px_memory_ops mem;

@@ -132,13 +132,18 @@ static uint16_t materialise(struct px_lower *L, px_fn fn, uint8_t kind, int64_t 
   return t;
 }
 
+/* Where the function being lowered sees dynamic shared memory (its `.extern .shared` arrays). */
+static uint64_t dynamic_place(const struct px_lower *L) {
+  return L->pf->is_entry ? L->fn->dynamic_offset : L->prog->dynamic_offset;
+}
+
 /* A variable's address as a value: device address, shared offset, parameter offset or stack offset. */
 static bool var_place(struct px_lower *L, const struct ptx_operand *o, uint64_t *value, bool *frame) {
   *frame = false;
   switch (o->scope) {
   case PTX_SCOPE_MODULE: {
     const struct ptx_var *v = &L->prog->module->vars[o->index];
-    if (v->space == PTX_SPACE_SHARED) *value = L->prog->shared_offset[o->index];
+    if (v->space == PTX_SPACE_SHARED) *value = v->is_extern ? dynamic_place(L) : L->prog->shared_offset[o->index];
     else *value = (uint64_t)(uintptr_t)L->prog->globals[o->index].addr;
     return true;
   }
@@ -152,7 +157,7 @@ static bool var_place(struct px_lower *L, const struct ptx_operand *o, uint64_t 
     return true;
   case PTX_SCOPE_BODY: {
     const struct ptx_var *v = &L->pf->vars[o->index];
-    *value = L->fn->var_offset[o->index];
+    *value = v->space == PTX_SPACE_SHARED && v->is_extern ? dynamic_place(L) : L->fn->var_offset[o->index];
     *frame = v->space != PTX_SPACE_SHARED;
     return true;
   }
@@ -347,6 +352,7 @@ static unsigned var_align(const struct ptx_var *v) {
 static void place_vars(const struct ptx_var *vars, size_t n, uint32_t *offsets, uint64_t *top, uint64_t *shared) {
   for (size_t i = 0; i < n; i++) {
     const struct ptx_var *v = &vars[i];
+    if (v->space == PTX_SPACE_SHARED && v->is_extern) continue; /* dynamic shared memory: dynamic_place */
     uint64_t *at = v->space == PTX_SPACE_SHARED ? shared : top;
     *at = align_to(*at, var_align(v));
     offsets[i] = *at <= UINT32_MAX ? (uint32_t)*at : UINT32_MAX;
@@ -372,7 +378,8 @@ static int lay_out_func(struct px_program *p, size_t fi, struct px_lower *L) {
   }
   if (fn->num_regs >= MAX_SLOTS / 2 || fn->num_preds > 0x7fff)
     return px_refuse(L, "function \"%s\" declares too many registers", pf->name);
-  uint64_t top = 0, shared = p->module_shared, params = 0;
+  /* Shared: the module's variables, then every .func's (a kernel may call any), then the entry's own. */
+  uint64_t top = 0, shared = p->funcs_shared, params = 0;
   if (pf->is_entry) {
     place_vars(pf->params, pf->num_params, fn->param_offset, &params, &shared);
   } else {
@@ -393,6 +400,8 @@ static int lay_out_func(struct px_program *p, size_t fi, struct px_lower *L) {
                      pf->is_entry ? "entry function" : "function", pf->name, (unsigned long long)shared,
                      SIM_PX_SHARED_BYTES);
   fn->frame_bytes = (uint32_t)align_to(top, 16);
+  if (pf->is_entry) fn->static_shared = (uint32_t)shared;
+  else p->funcs_shared = shared;
   return 0;
 }
 
@@ -593,12 +602,62 @@ static void apply_relocs(struct px_program *p) {
 
 /* ---------------------------------------------------------------- kernels */
 
-static uint64_t dynamic_start(const struct ptx_module *m, uint64_t static_end) {
+static bool is_dynamic(const struct ptx_var *v) { return v->space == PTX_SPACE_SHARED && v->is_extern; }
+
+/* The alignment of dynamic shared memory: 16 bytes, or the largest .align of an `.extern .shared` array. */
+static unsigned dynamic_align(const struct ptx_module *m) {
   unsigned align = 16;
   for (size_t i = 0; i < m->num_vars; i++)
-    if (m->vars[i].space == PTX_SPACE_SHARED && m->vars[i].is_extern && var_align(&m->vars[i]) > align)
-      align = var_align(&m->vars[i]);
-  return align_to(static_end, align);
+    if (is_dynamic(&m->vars[i]) && var_align(&m->vars[i]) > align) align = var_align(&m->vars[i]);
+  for (size_t f = 0; f < m->num_funcs; f++)
+    for (size_t i = 0; i < m->funcs[f].num_vars; i++)
+      if (is_dynamic(&m->funcs[f].vars[i]) && var_align(&m->funcs[f].vars[i]) > align)
+        align = var_align(&m->funcs[f].vars[i]);
+  return align;
+}
+
+/* True when an operand names an `.extern .shared` array (or, with sreg, reads %reserved_smem_offset_*). */
+static bool names_dynamic(const struct ptx_module *m, const struct ptx_func *pf, const struct ptx_operand *o) {
+  bool sym = o->kind == PTX_OPND_SYM || (o->kind == PTX_OPND_ADDR && o->base == PTX_ADDR_SYM);
+  if (!sym) return false;
+  if (o->scope == PTX_SCOPE_MODULE) return is_dynamic(&m->vars[o->index]);
+  return o->scope == PTX_SCOPE_BODY && is_dynamic(&pf->vars[o->index]);
+}
+
+static bool is_reserved_sreg(const struct ptx_operand *o) {
+  return o->kind == PTX_OPND_SREG && o->sreg >= PTX_SREG_RESERVED_SMEM_BEGIN && o->sreg <= PTX_SREG_RESERVED_SMEM_1;
+}
+
+/*
+ * Where each kernel's dynamic shared memory starts: after its static variables, aligned as the
+ * driver aligns it. A .func that names an `.extern .shared` array is lowered once for every
+ * kernel, so then every kernel of the module starts it at the same place, the latest.
+ */
+static void place_dynamic(struct px_program *p) {
+  const struct ptx_module *m = p->module;
+  unsigned align = dynamic_align(m);
+  uint64_t latest = align_to(p->funcs_shared, align);
+  for (size_t f = 0; f < m->num_funcs; f++) {
+    const struct ptx_func *pf = &m->funcs[f];
+    if (!pf->has_body) continue;
+    if (pf->is_entry) {
+      uint64_t at = align_to(p->funcs[f].static_shared, align);
+      if (at > SIM_PX_SHARED_BYTES) at = SIM_PX_SHARED_BYTES + 1u; /* every launch is refused */
+      p->funcs[f].dynamic_offset = (uint32_t)at;
+      if (at > latest) latest = at;
+    }
+    for (size_t i = 0; i < pf->num_instrs; i++)
+      for (size_t o = 0; o < pf->instrs[i].num_operands; o++) {
+        const struct ptx_operand *op = &pf->instrs[i].opnd[o];
+        if (!pf->is_entry && names_dynamic(m, pf, op)) p->funcs_use_dynamic = true;
+        if (is_reserved_sreg(op)) p->reserved_bytes = PX_RESERVED_SMEM;
+      }
+  }
+  p->dynamic_offset = latest > SIM_PX_SHARED_BYTES ? SIM_PX_SHARED_BYTES + 1u : latest;
+  for (size_t f = 0; f < m->num_funcs && p->funcs_use_dynamic; f++)
+    if (m->funcs[f].is_entry && m->funcs[f].has_body) p->funcs[f].dynamic_offset = (uint32_t)p->dynamic_offset;
+  for (size_t i = 0; i < m->num_vars; i++)
+    if (is_dynamic(&m->vars[i])) p->shared_offset[i] = (uint32_t)p->dynamic_offset; /* for initialisers */
 }
 
 static int make_kernel(struct px_program *p, size_t fi, struct px_kernel *k, struct px_lower *L) {
@@ -612,22 +671,16 @@ static int make_kernel(struct px_program *p, size_t fi, struct px_kernel *k, str
   if (!k->param_sizes) return px_refuse(L, "out of memory");
   k->param_offsets = fn->param_offset;
   /* lay_out_func bounded the parameters and the static shared memory: these fit 32 bits. */
-  uint64_t end = 0, shared = p->module_shared;
+  uint64_t end = 0;
   for (size_t i = 0; i < pf->num_params; i++) {
     k->param_sizes[i] = pf->params[i].size;
     if (fn->param_offset[i] + (uint64_t)pf->params[i].size > end)
       end = fn->param_offset[i] + (uint64_t)pf->params[i].size;
   }
   k->params_bytes = (uint32_t)end;
-  for (size_t i = 0; i < pf->num_vars; i++)
-    if (pf->vars[i].space == PTX_SPACE_SHARED) {
-      uint64_t top = fn->var_offset[i] + (uint64_t)pf->vars[i].size;
-      if (top > shared) shared = top;
-    }
-  uint64_t dynamic = dynamic_start(p->module, shared);
-  if (dynamic > SIM_PX_SHARED_BYTES) dynamic = SIM_PX_SHARED_BYTES + 1u; /* every launch is refused */
-  k->static_shared = (uint32_t)shared;
-  k->dynamic_offset = (uint32_t)dynamic;
+  k->static_shared = fn->static_shared;
+  k->dynamic_offset = fn->dynamic_offset;
+  k->reserved_bytes = p->reserved_bytes;
   return 0;
 }
 
@@ -644,10 +697,13 @@ static gcap_status lower_all(struct px_program *p, char *msg, size_t size) {
   struct px_lower L;
   memset(&L, 0, sizeof L);
   L.prog = p;
-  for (size_t i = 0; i < m->num_funcs && !L.failed; i++) {
-    L.pf = &m->funcs[i];
-    if (m->funcs[i].has_body) lay_out_func(p, i, &L);
-  }
+  p->funcs_shared = p->module_shared;
+  for (int entries = 0; entries < 2; entries++) /* the .func bodies first: the entries' shared follows theirs */
+    for (size_t i = 0; i < m->num_funcs && !L.failed; i++) {
+      L.pf = &m->funcs[i];
+      if (m->funcs[i].has_body && m->funcs[i].is_entry == (entries == 1)) lay_out_func(p, i, &L);
+    }
+  if (!L.failed) place_dynamic(p);
   for (size_t i = 0; i < m->num_funcs && !L.failed; i++)
     if (m->funcs[i].has_body) lower_body(p, i, &L);
   for (size_t i = 0; i < m->num_funcs && !L.failed; i++)
@@ -670,8 +726,9 @@ static gcap_status build(struct px_program *p, char *msg, size_t size) {
   p->num_funcs = m->num_funcs; /* px_program_free walks them from here on */
   gcap_status st = load_vars(p, msg, size);
   if (st != GCAP_SUCCESS) return st;
-  apply_relocs(p);
-  return lower_all(p, msg, size);
+  st = lower_all(p, msg, size); /* places dynamic shared memory, which initialisers may name */
+  if (st == GCAP_SUCCESS) apply_relocs(p);
+  return st;
 }
 
 gcap_status px_program_load(const char *text, size_t size, const struct px_memory_ops *mem, struct px_program **out) {

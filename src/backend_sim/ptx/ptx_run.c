@@ -546,8 +546,8 @@ uint64_t px_next_serial(void) {
 struct px_worker *px_worker_create(void) {
   struct px_worker *w = gcap__calloc(1, sizeof *w);
   if (!w) return NULL;
-  w->shared = gcap__aligned_alloc(64, SIM_PX_SHARED_BYTES);
-  w->shared_init = gcap__malloc(SIM_PX_SHARED_BYTES);
+  w->shared = gcap__aligned_alloc(64, SIM_PX_SHARED_BYTES + PX_RESERVED_SMEM);
+  w->shared_init = gcap__malloc(SIM_PX_SHARED_BYTES + PX_RESERVED_SMEM);
   if (!w->shared || !w->shared_init) {
     px_worker_destroy(w);
     return NULL;
@@ -601,8 +601,8 @@ static bool prepare(struct px_worker *wk, const struct px_launch *l, unsigned th
     wk->local_threads = threads;
   }
   if ((l->checks & GCAP_SIM_CHECK_SHARED_RACES) && !wk->shadow) {
-    wk->shadow = gcap__calloc(SIM_PX_SHARED_BYTES, sizeof *wk->shadow);
-    wk->clean = gcap__calloc(SIM_PX_SHARED_BYTES / 128, sizeof *wk->clean);
+    wk->shadow = gcap__calloc(SIM_PX_SHARED_BYTES + PX_RESERVED_SMEM, sizeof *wk->shadow);
+    wk->clean = gcap__calloc((SIM_PX_SHARED_BYTES + PX_RESERVED_SMEM) / 128, sizeof *wk->clean);
     if (!wk->shadow || !wk->clean) {
       gcap__free(wk->shadow);
       gcap__free(wk->clean);
@@ -667,7 +667,9 @@ static void start_block(struct px_worker *wk, struct px_block *b, const struct p
   b->num_warps = (b->threads + 31) / 32;
   b->warps = wk->warps;
   b->shared = wk->shared;
-  b->shared_bytes = l->kernel->dynamic_offset + l->dynamic_shared;
+  b->shared_bytes = l->kernel->dynamic_offset + l->dynamic_shared; /* static, then dynamic */
+  if (l->kernel->reserved_bytes) /* then the system's region, 16-aligned, past the 48 KiB a kernel may use */
+    b->shared_bytes = (b->shared_bytes + 15u) / 16u * 16u + l->kernel->reserved_bytes;
   b->shared_init = wk->shared_init;
   b->shadow = wk->shadow;
   b->clean = (l->checks & GCAP_SIM_CHECK_SHARED_RACES) ? wk->clean : NULL;
