@@ -948,7 +948,9 @@ HANDLER(v_cvt) {
   PX_LANES(m, {
     uint64_t v = A[l], out;
     if (!sflt && !dflt) {
-      out = (flags & F_SAT) ? sat_int(v, sb, ssg, db, dsg) : (uint64_t)(ssg ? (uint64_t)sext(v, sb) : zext(v, sb));
+      /* The destination type's bits, extended as it says (a narrow register holds only those). */
+      out = (flags & F_SAT) ? sat_int(v, sb, ssg, db, dsg) : (ssg ? (uint64_t)sext(v, sb) : zext(v, sb));
+      out = dsg ? (uint64_t)sext(out, db) : zext(out, db);
     } else if (sflt && !dflt) {
       double x = st == PTX_T_F64 ? px_f64(v) : st == PTX_T_F16 ? half_to_float((uint16_t)v) : px_f32(v);
       if ((flags & F_FTZ) && st == PTX_T_F32) x = ftz32((float)x);

@@ -4,7 +4,9 @@
  * operations (ptx_warp.c).
  *
  * Registers: every value register of a frame is a slot of 32 lanes of 64 bits (R[slot][lane]);
- * narrower values are read by truncation, so what lies above them does not matter. Immediates
+ * narrower values are read by truncation, so what lies above them does not matter, except in a
+ * narrow register that is the base of an address, which the lowering zero-extends after each
+ * write (addresses read the whole slot). Immediates
  * become constant slots after the registers, filled once per frame. Predicates are one 32-bit
  * mask per register (a bit per lane), so guards, votes and branches cost a load.
  */

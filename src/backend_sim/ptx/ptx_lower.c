@@ -27,6 +27,7 @@ struct px_lower {
   uint64_t *consts;
   size_t num_consts, consts_cap;
   unsigned temps;
+  uint8_t *addr_bytes;        /* per register: its bytes when it is a narrow (< 8 bytes) address base, else 0 */
   const struct ptx_instr *at; /* the instruction being lowered */
   char message[400];
   bool failed;
@@ -309,6 +310,61 @@ static int lower_call(struct px_lower *L, const struct ptx_instr *pi, struct px_
   return 1;
 }
 
+/*
+ * A register narrower than 64 bits that is the base of an address: an address reads its whole
+ * slot, so such a register holds its declared bits zero-extended. Handlers leave what lies above
+ * a narrow result as it falls (reads of the value truncate), so each write of one is followed by
+ * a zero extension. Bases are written far less often than read (an address is computed once and
+ * used with many offsets), so this costs less than widening at each access.
+ */
+static int find_narrow_bases(struct px_lower *L) {
+  const struct ptx_func *pf = L->pf;
+  L->addr_bytes = NULL;
+  for (size_t i = 0; i < pf->num_instrs; i++)
+    for (unsigned k = 0; k < pf->instrs[i].num_operands && k < PTX_MAX_OPERANDS; k++) {
+      const struct ptx_operand *o = &pf->instrs[i].opnd[k];
+      if (o->kind != PTX_OPND_ADDR || o->base != PTX_ADDR_REG || o->index >= pf->num_regs) continue;
+      unsigned bytes = ptx_type_size((enum ptx_type)pf->regs[o->index].type);
+      if (!bytes || bytes >= 8) continue;
+      if (!L->addr_bytes && !(L->addr_bytes = gcap__calloc(pf->num_regs, 1))) return px_refuse(L, "out of memory");
+      L->addr_bytes[o->index] = (uint8_t)bytes;
+    }
+  return 0;
+}
+
+/* The low in->size bytes of slot d, zero-extended in place. */
+static void zero_extend(struct px_warp *w, const struct px_ins *in, uint32_t m) {
+  uint64_t *d = px_slot(w, in->d);
+  unsigned shift = 64u - in->size * 8u;
+  PX_LANES(m, d[l] = d[l] << shift >> shift);
+}
+
+static int narrow_write(struct px_lower *L, uint32_t reg) {
+  if (reg >= L->pf->num_regs || !L->addr_bytes[reg]) return 0;
+  struct px_ins *z = emit(L);
+  if (!z) return -1;
+  z->fn = zero_extend;
+  z->d = (uint16_t)L->fn->slot_of_reg[reg];
+  z->size = L->addr_bytes[reg];
+  return 0;
+}
+
+/* After an instruction that may write narrow address bases (its first operand, call results): their zero extension. */
+static int narrow_writes(struct px_lower *L, const struct ptx_instr *pi) {
+  if (!L->addr_bytes) return 0;
+  int r = 0;
+  if (pi->num_operands > 0) {
+    const struct ptx_operand *o = &pi->opnd[0];
+    if (o->kind == PTX_OPND_REG) r |= narrow_write(L, o->index);
+    else if (o->kind == PTX_OPND_VEC)
+      for (unsigned i = 0; i < o->count && i < 4; i++)
+        if (o->elems[i].kind == PTX_OPND_REG) r |= narrow_write(L, o->elems[i].reg);
+  }
+  for (unsigned i = 0; i < pi->num_call_rets; i++)
+    if (pi->call_rets[i].kind == PTX_OPND_REG) r |= narrow_write(L, pi->call_rets[i].index);
+  return r ? -1 : 0;
+}
+
 static int lower_one(struct px_lower *L, const struct ptx_instr *pi) {
   L->at = pi;
   struct px_ins tmp;
@@ -332,7 +388,7 @@ static int lower_one(struct px_lower *L, const struct ptx_instr *pi) {
   struct px_ins *in = emit(L); /* after any temps the operands needed */
   if (!in) return -1;
   *in = tmp;
-  return 0;
+  return narrow_writes(L, pi);
 }
 
 /* ---------------------------------------------------------------- layout */
@@ -436,6 +492,10 @@ static int lower_body(struct px_program *p, size_t fi, struct px_lower *L) {
   L->temps = 0;
   uint32_t *first_of = gcap__calloc(pf->num_instrs + 1, sizeof *first_of);
   if (!first_of) return px_refuse(L, "out of memory");
+  if (find_narrow_bases(L) != 0) {
+    gcap__free(first_of);
+    return -1;
+  }
   for (size_t i = 0; i < pf->num_instrs && !L->failed; i++) {
     first_of[i] = (uint32_t)L->n;
     lower_one(L, &pf->instrs[i]);
@@ -446,6 +506,8 @@ static int lower_body(struct px_program *p, size_t fi, struct px_lower *L) {
   if (end) end->ctl = pf->is_entry ? PX_CTL_EXIT : PX_CTL_RET;
   if (!L->failed) fix_targets(L, first_of);
   gcap__free(first_of);
+  gcap__free(L->addr_bytes);
+  L->addr_bytes = NULL;
   if (L->failed) {
     gcap__free(L->code);
     gcap__free(L->consts);
