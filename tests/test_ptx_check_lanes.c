@@ -69,35 +69,36 @@ static void get(gcap_context *ctx, void *host, const void *dev_ptr, size_t bytes
   "  shfl.sync.bfly.b32 %r6|%p1, %r3, " #n ", %r5, -1;\n"                                                              \
   "  @%p1 add.u32 %r3, %r3, %r6;\n"
 
-static const char warp_ptx[] = ".version 7.0\n.target sm_80\n.address_size 64\n"
-                               ".visible .entry bfly(.param .u64 p_in, .param .u64 p_out)\n{\n"
-                               "  .reg .b32 %r<20>;\n  .reg .b64 %rd<10>;\n  .reg .pred %p<4>;\n"
-                               "  ld.param.u64 %rd1, [p_in];\n  ld.param.u64 %rd2, [p_out];\n"
-                               "  mov.u32 %r1, %tid.x;\n  mov.u32 %r2, %ntid.x;\n"
-                               "  mul.wide.u32 %rd3, %r1, 4;\n  add.u64 %rd4, %rd1, %rd3;\n"
-                               "  ld.global.u32 %r3, [%rd4];\n"
-                               "  and.b32 %r4, %r1, -32;\n  sub.u32 %r5, %r2, %r4;\n  sub.u32 %r5, %r5, 1;\n"
-                               "  min.u32 %r5, %r5, 31;\n" BFLY_STEP(16) BFLY_STEP(8) BFLY_STEP(4) BFLY_STEP(2)
-                                   BFLY_STEP(1) "  setp.eq.u32 %p2, %r4, %r1;\n"
-                               "  shr.u32 %r7, %r1, 5;\n  mul.wide.u32 %rd5, %r7, 4;\n  add.u64 %rd6, %rd2, %rd5;\n"
-                               "  @%p2 st.global.u32 [%rd6], %r3;\n"
-                               "  setp.eq.u32 %p3, %r1, %r1;\n"
-                               "  vote.sync.ballot.b32 %r8, %p3, -1;\n"
-                               "  redux.sync.add.u32 %r9, 1, -1;\n"
-                               "  mov.u32 %r10, 7;\n"
-                               "  match.any.sync.b32 %r11, %r10, -1;\n"
-                               "  activemask.b32 %r12;\n"
-                               "  bar.sync 1, 128;\n"
-                               "  bar.warp.sync -1;\n"
-                               "  activemask.b32 %r13;\n"
-                               "  setp.lt.u32 %p3, %r1, 64;\n"
-                               "  @%p3 bra SKIP;\n"
-                               "  bar.sync 2, 64;\n"
-                               "SKIP:\n"
-                               "  mul.lo.u32 %r14, %r7, 32;\n  cvt.u64.u32 %rd7, %r14;\n  add.u64 %rd8, %rd2, %rd7;\n"
-                               "  @%p2 st.global.v4.u32 [%rd8+16], {%r8, %r9, %r11, %r12};\n"
-                               "  @%p2 st.global.u32 [%rd8+32], %r13;\n"
-                               "  ret;\n}\n";
+static const char warp_ptx[] =
+    ".version 7.0\n.target sm_80\n.address_size 64\n"
+    ".visible .entry bfly(.param .u64 p_in, .param .u64 p_out)\n{\n"
+    "  .reg .b32 %r<20>;\n  .reg .b64 %rd<10>;\n  .reg .pred %p<4>;\n"
+    "  ld.param.u64 %rd1, [p_in];\n  ld.param.u64 %rd2, [p_out];\n"
+    "  mov.u32 %r1, %tid.x;\n  mov.u32 %r2, %ntid.x;\n"
+    "  mul.wide.u32 %rd3, %r1, 4;\n  add.u64 %rd4, %rd1, %rd3;\n"
+    "  ld.global.u32 %r3, [%rd4];\n"
+    "  and.b32 %r4, %r1, -32;\n  sub.u32 %r5, %r2, %r4;\n  sub.u32 %r5, %r5, 1;\n"
+    "  min.u32 %r5, %r5, 31;\n" BFLY_STEP(16) BFLY_STEP(8) BFLY_STEP(4) BFLY_STEP(2)
+        BFLY_STEP(1) "  setp.eq.u32 %p2, %r4, %r1;\n"
+                     "  shr.u32 %r7, %r1, 5;\n  mul.wide.u32 %rd5, %r7, 4;\n  add.u64 %rd6, %rd2, %rd5;\n"
+                     "  @%p2 st.global.u32 [%rd6], %r3;\n"
+                     "  setp.eq.u32 %p3, %r1, %r1;\n"
+                     "  vote.sync.ballot.b32 %r8, %p3, -1;\n"
+                     "  redux.sync.add.u32 %r9, 1, -1;\n"
+                     "  mov.u32 %r10, 7;\n"
+                     "  match.any.sync.b32 %r11, %r10, -1;\n"
+                     "  activemask.b32 %r12;\n"
+                     "  bar.sync 1, 128;\n"
+                     "  bar.warp.sync -1;\n"
+                     "  activemask.b32 %r13;\n"
+                     "  setp.lt.u32 %p3, %r1, 64;\n"
+                     "  @%p3 bra SKIP;\n"
+                     "  bar.sync 2, 64;\n"
+                     "SKIP:\n"
+                     "  mul.lo.u32 %r14, %r7, 32;\n  cvt.u64.u32 %rd7, %r14;\n  add.u64 %rd8, %rd2, %rd7;\n"
+                     "  @%p2 st.global.v4.u32 [%rd8+16], {%r8, %r9, %r11, %r12};\n"
+                     "  @%p2 st.global.u32 [%rd8+32], %r13;\n"
+                     "  ret;\n}\n";
 
 /* 120 threads: the last warp has lanes 0..23; full masks are legal with every check, and the sums are right. */
 static void test_partial_warp_full_masks(void **state) {
@@ -118,11 +119,11 @@ static void test_partial_warp_full_masks(void **state) {
       uint32_t sum = 0, mask = lanes == 32 ? 0xffffffffu : (1u << lanes) - 1;
       for (unsigned l = 0; l < lanes; l++) sum += in[w * 32 + l];
       assert_int_equal(out[w], sum);
-      assert_int_equal(out[4 + 8 * w], mask);     /* vote.ballot */
+      assert_int_equal(out[4 + 8 * w], mask);      /* vote.ballot */
       assert_int_equal(out[4 + 8 * w + 1], lanes); /* redux.add */
-      assert_int_equal(out[4 + 8 * w + 2], mask); /* match.any */
-      assert_int_equal(out[4 + 8 * w + 3], mask); /* activemask */
-      assert_int_equal(out[4 + 8 * w + 4], mask); /* after bar.warp.sync */
+      assert_int_equal(out[4 + 8 * w + 2], mask);  /* match.any */
+      assert_int_equal(out[4 + 8 * w + 3], mask);  /* activemask */
+      assert_int_equal(out[4 + 8 * w + 4], mask);  /* after bar.warp.sync */
     }
     gcap_context_destroy(ctx);
   }
