@@ -51,6 +51,8 @@ enum px_ctl {
   PX_CTL_WSYNC,  /* bar.warp.sync */
   PX_CTL_TRAP,
   PX_CTL_BUILTIN, /* a call of vprintf, __assertfail, cudaGraphSetConditional: fn does it */
+  PX_CTL_WARP,    /* shfl/vote/match/redux.sync: fn does it, after lanes it names catch up (e: member masks) */
+  PX_CTL_YIELD,   /* nanosleep: the warp lets the others run */
 };
 
 #define PX_NONE 0xffffu
@@ -161,13 +163,19 @@ struct px_warp {
   struct px_frame frames[PX_MAX_DEPTH];
   unsigned depth;
   const struct px_ins *code;
-  uint32_t pc;         /* the running group's pc */
-  uint32_t group;      /* lanes running now: those at the lowest pc */
-  uint32_t others_min; /* the lowest pc of the frame's other runnable lanes */
-  uint32_t live;       /* lanes that exist and have not exited */
-  uint32_t exists;     /* lanes with a thread (the last warp of a block may be partial) */
-  uint32_t cc;         /* carry flags (add.cc and friends), a bit per lane */
-  unsigned index;      /* warp number in the block */
+  uint32_t pc;          /* the running group's pc */
+  uint32_t group;       /* lanes running now: those at the lowest pc */
+  uint32_t others_min;  /* the lowest pc of the frame's other runnable lanes (above pc when ahead) */
+  bool ahead;           /* the group was let run ahead of lanes behind it (a spinning group yielded) */
+  bool yield;           /* leave run_warp: the warp used its turn */
+  uint32_t spin;        /* backward branches left in this turn */
+  unsigned same;        /* turns in a row that ended in the same state (fingerprint) */
+  uint64_t fingerprint; /* of the state the last turn ended in */
+  bool outside;         /* that turn's loop reads memory others may write (global, generic) */
+  uint32_t live;        /* lanes that exist and have not exited */
+  uint32_t exists;      /* lanes with a thread (the last warp of a block may be partial) */
+  uint32_t cc;          /* carry flags (add.cc and friends), a bit per lane */
+  unsigned index;       /* warp number in the block */
   enum px_state state;
   unsigned bar_id; /* PX_AT_BARRIER: which barrier */
   uint32_t bar_pc;
@@ -225,6 +233,8 @@ struct px_block {
   char *msg;
   size_t msg_size;
   unsigned checks;          /* l->checks, at hand */
+  unsigned idle_rounds;     /* rounds in a row in which every running warp spun without changing anything */
+  uint64_t shared_print;    /* a fingerprint of shared memory at the last such round */
   const uint16_t (*tid)[3]; /* each thread's %tid, worked out once per launch */
 };
 
@@ -309,6 +319,8 @@ uint64_t px_sreg_value(const struct px_warp *w, unsigned sreg, unsigned comp, un
 enum px_builtin { PX_BUILTIN_NONE = 0, PX_BUILTIN_VPRINTF, PX_BUILTIN_ASSERTFAIL, PX_BUILTIN_SET_CONDITIONAL };
 enum px_builtin px_builtin_of(const char *name);
 void px_run_builtin(struct px_warp *w, const struct px_ins *in, uint32_t m);
+/* The lanes named by the member masks that lanes m pass to a warp operation (PX_CTL_WARP). */
+uint32_t px_members(const struct px_warp *w, const struct px_ins *in, uint32_t m);
 
 /* Memory access for builtins and calls: a generic address read of `bytes` in lane l; false on a fault. */
 bool px_read_generic(struct px_warp *w, const struct px_ins *in, unsigned lane, uint64_t addr, void *out, size_t bytes);

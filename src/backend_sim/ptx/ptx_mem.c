@@ -763,8 +763,8 @@ int px_lower_mem(struct px_lower *L, const struct ptx_instr *pi, struct px_ins *
   case PTX_OP_PREFETCHU:
   case PTX_OP_MEMBAR:
   case PTX_OP_FENCE:
-  case PTX_OP_NANOSLEEP:
   case PTX_OP_PMEVENT: in->fn = mem_nop; return 1;
+  case PTX_OP_NANOSLEEP: in->ctl = PX_CTL_YIELD; return 1; /* a sleeping warp lets the others run */
   default: return 0;
   }
 }

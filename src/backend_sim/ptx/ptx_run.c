@@ -3,8 +3,12 @@
  * pc of the frame form the running group (min-pc reconvergence: after a divergent branch the
  * lanes behind run until they catch up, and lanes at the same pc run together again), so that
  * warp-synchronous code and shuffles see what a GPU gives. A warp runs until it waits at a
- * barrier or finishes; the block's warps take turns in an order drawn from the launch's seed.
- * Calls push a frame: only the calling lanes run in it, the others wait until it returns.
+ * barrier, finishes, sleeps (nanosleep) or has taken TURN backward branches; the block's warps
+ * take turns in an order drawn from the launch's seed, so a warp spinning on a flag another warp
+ * sets lets that warp run. Within a warp, a group that spins a turn lets the lanes ahead of it
+ * run first (rotate), as Volta's independent thread scheduling does; they come back to the lanes
+ * behind before a barrier or a warp operation that names them. Calls push a frame: only the
+ * calling lanes run in it, the others wait until it returns.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -144,6 +148,52 @@ static void resched(struct px_warp *w) {
   w->group = group;
   w->pc = lo;
   w->others_min = next;
+  w->ahead = false;
+}
+
+/*
+ * A spinning group lets others of its frame run: the lanes at the lowest pc above it run next,
+ * ahead of the lanes behind them (which wait until the next rescheduling), so a lane that waits
+ * for another lane of its warp (a lock, a flag) lets that lane get there, as on Volta and later.
+ */
+static void rotate(struct px_warp *w) {
+  struct px_frame *f = w->f;
+  uint32_t from = w->pc;
+  for (uint32_t g = w->group; g; g &= g - 1) f->pcs[__builtin_ctz(g)] = from;
+  uint32_t runnable = f->lanes & w->live & ~f->done & ~f->waiting;
+  uint32_t lo = PX_NO_PC, next = PX_NO_PC, group = 0;
+  for (uint32_t r = runnable; r; r &= r - 1) {
+    unsigned l = (unsigned)__builtin_ctz(r);
+    uint32_t pc = f->pcs[l];
+    if (pc <= from) continue;
+    if (pc < lo) {
+      next = lo;
+      lo = pc;
+      group = 1u << l;
+    } else if (pc == lo) {
+      group |= 1u << l;
+    } else if (pc < next) {
+      next = pc;
+    }
+  }
+  if (!group) { /* nobody above: the lowest lanes run, as usual */
+    w->group = 0;
+    resched(w);
+    return;
+  }
+  w->group = group;
+  w->pc = lo;
+  w->others_min = next;
+  w->ahead = true;
+}
+
+/* Whether runnable lanes of the frame outside the group, among `lanes`, are behind it (only after a rotate). */
+static bool lanes_behind(const struct px_warp *w, uint32_t lanes) {
+  const struct px_frame *f = w->f;
+  uint32_t r = lanes & f->lanes & w->live & ~f->done & ~f->waiting & ~w->group;
+  for (; r; r &= r - 1)
+    if (f->pcs[__builtin_ctz(r)] < w->pc) return true;
+  return false;
 }
 
 static void pop_frame(struct px_warp *w);
@@ -167,7 +217,12 @@ static void lanes_leave(struct px_warp *w) {
   }
 }
 
+static void end_turn(struct px_warp *w, uint32_t loop, uint32_t back);
+static void yield_turn(struct px_warp *w);
+
 static void branch(struct px_warp *w, const struct px_ins *in, uint32_t m) {
+  uint32_t at = w->pc;
+  bool turn_over = m && in->target <= at && --w->spin == 0; /* a loop ran a turn's worth */
   if (m == w->group) {
     w->pc = in->target;
   } else if (m == 0) {
@@ -180,9 +235,11 @@ static void branch(struct px_warp *w, const struct px_ins *in, uint32_t m) {
     }
     w->group = 0;
     resched(w);
+    if (turn_over) end_turn(w, in->target, at);
     return;
   }
-  if (w->pc >= w->others_min) resched(w);
+  if (turn_over) end_turn(w, in->target, at);
+  else if (w->pc >= w->others_min) resched(w);
 }
 
 /* Lanes m of the group are done here (exited or returned); the rest (guarded off) go on. */
@@ -260,6 +317,7 @@ static void call(struct px_warp *w, const struct px_ins *in, uint32_t m) {
   w->group = m;
   w->pc = 0;
   w->others_min = PX_NO_PC;
+  w->ahead = false;
 }
 
 static void pop_frame(struct px_warp *w) {
@@ -424,8 +482,24 @@ static void control(struct px_warp *w, const struct px_ins *in, uint32_t m) {
     if (m) call(w, in, m);
     else if (++w->pc >= w->others_min) resched(w);
     return;
-  case PX_CTL_BAR: bar_arrive(w, in, m, true); return;
-  case PX_CTL_ARRIVE: bar_arrive(w, in, m, false); return;
+  case PX_CTL_BAR:
+  case PX_CTL_ARRIVE:
+    if (w->ahead && lanes_behind(w, PX_FULL)) resched(w); /* lanes behind come first, as the warp converges */
+    else bar_arrive(w, in, m, in->ctl == PX_CTL_BAR);
+    return;
+  case PX_CTL_WARP:
+    if (m && w->ahead && lanes_behind(w, px_members(w, in, m))) { /* the lanes it names come first */
+      resched(w);
+      return;
+    }
+    if (m) in->fn(w, in, m);
+    if (++w->pc >= w->others_min) resched(w);
+    return;
+  case PX_CTL_YIELD:
+    w->pc++;
+    if (m) yield_turn(w);
+    else if (w->pc >= w->others_min) resched(w);
+    return;
   case PX_CTL_WSYNC:
     if (m) warp_sync(w, in, m);
     else if (++w->pc >= w->others_min) resched(w);
@@ -511,6 +585,105 @@ static bool poll_stop(struct px_block *b) {
   return true;
 }
 
+/* ---------------------------------------------------------------- independent progress */
+
+/* Backward branches a warp takes in one turn: a loop that runs longer lets the block's other warps run. */
+#define TURN 1024u
+/* Rounds in a row in which every running warp spins in an unchanged state before the block is reported. */
+#define IDLE_ROUNDS 3u
+
+static uint64_t mix(uint64_t h, uint64_t v) { return (h ^ v) * 0x100000001b3ull; }
+
+/* The warp's state: where its lanes are and what its registers hold. */
+static uint64_t fingerprint(const struct px_warp *w) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  h = mix(mix(mix(mix(h, w->pc), w->group), w->live), w->depth);
+  for (unsigned i = 0; i <= w->depth; i++) {
+    const struct px_frame *f = &w->frames[i];
+    h = mix(mix(h, f->done), f->waiting);
+    for (unsigned l = 0; l < 32; l++) h = mix(h, f->pcs[l]);
+  }
+  const uint64_t *r = w->regs[0];
+  for (size_t i = 0; i < w->regs_used * 32; i++) h = mix(h, r[i]);
+  for (size_t i = 0; i < w->preds_used; i++) h = mix(h, w->preds[i]);
+  return h;
+}
+
+/* The warp used its turn: the block's other warps get theirs, and the lanes above it in its frame run first. */
+static void yield_turn(struct px_warp *w) {
+  w->spin = TURN;
+  w->yield = true;
+  rotate(w);
+}
+
+/*
+ * Whether the loop [loop, back] reads memory that something outside the block may write while
+ * it spins (global or generic memory: other blocks, the host), or calls out.
+ */
+static bool loop_reads_outside(const struct px_warp *w, uint32_t loop, uint32_t back) {
+  for (uint32_t pc = loop; pc <= back; pc++) {
+    const struct px_ins *in = &w->code[pc];
+    if (in->ctl == PX_CTL_CALL || in->ctl == PX_CTL_BUILTIN) return true;
+    const struct ptx_instr *pi = in->src;
+    bool reads = pi && (pi->op == PTX_OP_LD || pi->op == PTX_OP_LDU || pi->op == PTX_OP_ATOM);
+    if (reads && (pi->space == PTX_SPACE_GLOBAL || pi->space == PTX_SPACE_GENERIC)) return true;
+  }
+  return false;
+}
+
+/*
+ * A loop [loop, back] ran a turn's worth. The warp's state is remembered first, so that a block
+ * whose warps spin without anything changing is found (spinning_idle).
+ */
+static void end_turn(struct px_warp *w, uint32_t loop, uint32_t back) {
+  for (uint32_t g = w->group; g; g &= g - 1) w->f->pcs[__builtin_ctz(g)] = w->pc;
+  uint64_t h = fingerprint(w);
+  w->same = h == w->fingerprint ? w->same + 1 : 0;
+  w->fingerprint = h;
+  w->outside = loop_reads_outside(w, loop, back);
+  yield_turn(w);
+}
+
+/*
+ * Whether the block can never finish although warps still run: each running warp ended its last
+ * turns in the same state, in a loop that reads only what the block alone can change (shared
+ * and local memory: a spin on global memory may wait for another block or the host, and is left
+ * to the watchdog), and shared memory stayed the same for IDLE_ROUNDS rounds.
+ */
+static bool spinning_idle(struct px_block *b) {
+  for (unsigned i = 0; i < b->num_warps; i++)
+    if (b->warps[i].state == PX_RUNNING && (b->warps[i].same < 2 || b->warps[i].outside)) {
+      b->idle_rounds = 0;
+      return false;
+    }
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (uint32_t i = 0; i + 8 <= b->shared_bytes; i += 8) {
+    uint64_t v;
+    memcpy(&v, b->shared + i, 8);
+    h = mix(h, v);
+  }
+  if (b->idle_rounds == 0 || h != b->shared_print) {
+    b->shared_print = h;
+    b->idle_rounds = 1;
+    return false;
+  }
+  return ++b->idle_rounds >= IDLE_ROUNDS;
+}
+
+static void describe_warps(const struct px_block *b, char *buf, size_t size, size_t *n);
+
+static void report_spinning(struct px_block *b) {
+  struct px_warp *w = b->warps;
+  while (w->state != PX_RUNNING) w++;
+  px_fault(w, &w->code[w->pc], (unsigned)__builtin_ctz(w->group ? w->group : w->live), GCAP_ERROR_LAUNCH_FAILURE,
+           "the block can never finish: its running warps spin without changing anything (their registers and the "
+           "block's shared memory stayed the same for %u turns of %u backward branches), and they read only memory "
+           "of the block; its warps are at: ",
+           IDLE_ROUNDS, TURN);
+  size_t n = strlen(b->msg);
+  describe_warps(b, b->msg, b->msg_size, &n);
+}
+
 /* ---------------------------------------------------------------- the warp loop */
 
 static void run_warp(struct px_warp *w) {
@@ -532,6 +705,10 @@ static void run_warp(struct px_warp *w) {
     if (--poll_countdown == 0 && poll_stop(b)) break; /* before it runs: the report shows the warp here */
     executed += m == PX_FULL ? 32u : (unsigned)__builtin_popcount(m);
     control(w, in, m);
+    if (w->yield) {
+      w->yield = false;
+      break;
+    }
   }
   w->executed += executed;
 }
@@ -652,6 +829,11 @@ static void start_warp(struct px_block *b, struct px_warp *w, unsigned index) {
   w->code = fn->code;
   w->state = PX_RUNNING;
   w->executed = 0;
+  w->ahead = w->yield = false;
+  w->spin = TURN;
+  w->same = 0;
+  w->fingerprint = 0;
+  w->outside = false;
 }
 
 static void start_block(struct px_worker *wk, struct px_block *b, const struct px_launch *l, gcap_dim3 idx) {
@@ -711,13 +893,13 @@ static void report_stuck(struct px_block *b) {
 /* Warps take turns from a seeded starting point; each runs until it waits or finishes. */
 static void run_block(struct px_block *b) {
   for (;;) {
-    bool ran = false, left = false;
+    bool left = false;
     unsigned start = b->num_warps > 1 ? (unsigned)(next_random(&b->rng) % b->num_warps) : 0;
     for (unsigned k = 0; k < b->num_warps && b->status == GCAP_SUCCESS; k++) {
       struct px_warp *w = &b->warps[(start + k) % b->num_warps];
       if (w->state == PX_RUNNING) {
         run_warp(w);
-        ran = true;
+        if (w->state != PX_RUNNING) w->same = 0; /* it did not spin: it waits, or finished */
       }
       if (w->state != PX_FINISHED) left = true;
     }
@@ -729,7 +911,10 @@ static void run_block(struct px_block *b) {
       report_stuck(b);
       return;
     }
-    (void)ran;
+    if (spinning_idle(b)) {
+      report_spinning(b);
+      return;
+    }
   }
 }
 

@@ -14,28 +14,56 @@
 /*
  * SYNC: every lane running the instruction is in its member mask, and every member that has not
  * exited runs it (lanes that never existed, in a partial last warp, count as exited, as
- * compute-sanitizer's synccheck counts them).
+ * compute-sanitizer's synccheck counts them). g: the lanes that passed `members`.
  */
-static bool members_ok(struct px_warp *w, const struct px_ins *in, uint32_t m, uint32_t members) {
-  if (!(w->blk->checks & GCAP_SIM_CHECK_SYNC)) return true;
-  if ((m & ~members) == 0 && (members & w->live & ~m) == 0) return true;
-  uint32_t missing = members & w->live & ~m, extra = m & ~members;
-  px_fault(w, in, (unsigned)__builtin_ctz(m), GCAP_ERROR_LAUNCH_FAILURE,
-           missing ? "member mask 0x%08x names lanes 0x%08x that are not executing this instruction (inactive "
-                     "or elsewhere in divergent code)"
+static bool members_ok(struct px_warp *w, const struct px_ins *in, uint32_t g, uint32_t members) {
+  if ((g & ~members) == 0 && (members & w->live & ~g) == 0) return true;
+  uint32_t missing = members & w->live & ~g, extra = g & ~members;
+  px_fault(w, in, (unsigned)__builtin_ctz(g), GCAP_ERROR_LAUNCH_FAILURE,
+           missing ? "member mask 0x%08x names lanes 0x%08x that are not executing this instruction with it "
+                     "(inactive, elsewhere in divergent code, or passing another mask)"
                    : "lanes 0x%08x execute it but member mask 0x%08x does not name them",
            missing ? members : extra, missing ? missing : members);
   return false;
 }
 
-static uint32_t member_mask(const struct px_warp *w, const struct px_ins *in, uint32_t m) {
-  return (uint32_t)px_slot(w, in->e)[__builtin_ctz(m)];
+/* A warp operation on the lanes g that passed the member mask `members`. */
+typedef void (*warp_op)(struct px_warp *w, const struct px_ins *in, uint32_t g, uint32_t members);
+
+/*
+ * Runs op once for each set of lanes of m that pass the same member mask: the PTX ISA defines
+ * the mask per thread, and converged lanes of different groups (cooperative groups' labeled
+ * partitions) execute one instruction with different masks, each group on its own.
+ */
+static void per_mask(struct px_warp *w, const struct px_ins *in, uint32_t m, warp_op op) {
+  const uint64_t *E = px_slot(w, in->e);
+  bool check = w->blk->checks & GCAP_SIM_CHECK_SYNC;
+  uint32_t first = (uint32_t)E[__builtin_ctz(m)];
+  if (in->e >= w->f->fn->num_regs) { /* an immediate: one mask for all */
+    if (!check || members_ok(w, in, m, first)) op(w, in, m, first);
+    return;
+  }
+  if (check) /* a lane outside its own mask first: the most precise report */
+    PX_LANES(
+        m, if (!((uint32_t)E[l] >> l & 1)) {
+          px_fault(w, in, l, GCAP_ERROR_LAUNCH_FAILURE,
+                   "lanes 0x%08x execute it but member mask 0x%08x does not name them", 1u << l, (uint32_t)E[l]);
+          return;
+        });
+  for (uint32_t rest = m; rest && w->blk->status == GCAP_SUCCESS;) {
+    uint32_t members = (uint32_t)E[__builtin_ctz(rest)], g = 0;
+    PX_LANES(rest, g |= (uint32_t)((uint32_t)E[l] == members) << l);
+    rest &= ~g;
+    if (!check || members_ok(w, in, g, members)) op(w, in, g, members);
+  }
 }
 
+/* What a shuffle reads from a lane that is not executing it, with the SYNC check off (documented). */
+#define PX_SHFL_INACTIVE 0xffffffffu
+
 /* shfl.sync.{up,down,bfly,idx}.b32 d|p, a, b, c, membermask; in->kind the mode. */
-HANDLER(w_shfl) {
-  uint32_t members = member_mask(w, in, m);
-  if (!members_ok(w, in, m, members)) return;
+static void shfl(struct px_warp *w, const struct px_ins *in, uint32_t m, uint32_t members) {
+  (void)members;
   const uint64_t *A = px_slot(w, in->a), *B = px_slot(w, in->b), *C = px_slot(w, in->c);
   uint64_t src[32];
   memcpy(src, A, sizeof src);
@@ -67,8 +95,12 @@ HANDLER(w_shfl) {
       break;
     }
     if (!in_range) j = (int)l;
-    if (!(m >> j & 1)) bad |= 1u << l;
-    d[l] = src[j];
+    if (m >> j & 1) {
+      d[l] = src[j];
+    } else {
+      bad |= 1u << l;
+      d[l] = PX_SHFL_INACTIVE;
+    }
     if (in_range) ok |= 1u << l;
   });
   if (bad && (w->blk->checks & GCAP_SIM_CHECK_SYNC)) {
@@ -80,9 +112,8 @@ HANDLER(w_shfl) {
 }
 
 /* vote.sync: kind the mode; a the predicate (negated by neg_a). */
-HANDLER(w_vote) {
-  uint32_t members = member_mask(w, in, m);
-  if (!members_ok(w, in, m, members)) return;
+static void vote(struct px_warp *w, const struct px_ins *in, uint32_t m, uint32_t members) {
+  (void)members;
   uint32_t p = (w->f->P[in->a] ^ (in->neg_a ? PX_FULL : 0)) & m;
   if (in->kind == PTX_VOTE_BALLOT) {
     uint64_t *d = px_slot(w, in->d);
@@ -94,9 +125,8 @@ HANDLER(w_vote) {
 }
 
 /* match.any / match.all: in->size the value's bytes. */
-HANDLER(w_match) {
-  uint32_t members = member_mask(w, in, m);
-  if (!members_ok(w, in, m, members)) return;
+static void match(struct px_warp *w, const struct px_ins *in, uint32_t m, uint32_t members) {
+  (void)members;
   const uint64_t *A = px_slot(w, in->a);
   uint64_t mask = in->size == 8 ? ~0ull : 0xffffffffull, v[32];
   for (unsigned l = 0; l < 32; l++) v[l] = A[l] & mask;
@@ -118,9 +148,8 @@ HANDLER(w_match) {
 }
 
 /* redux.sync: in->kind the reduction (enum ptx_boolop), in->vec 1 for signed. */
-HANDLER(w_redux) {
-  uint32_t members = member_mask(w, in, m);
-  if (!members_ok(w, in, m, members)) return;
+static void redux(struct px_warp *w, const struct px_ins *in, uint32_t m, uint32_t members) {
+  (void)members;
   const uint64_t *A = px_slot(w, in->a);
   bool sgn = in->vec;
   unsigned op = in->kind, first = (unsigned)__builtin_ctz(m);
@@ -138,6 +167,18 @@ HANDLER(w_redux) {
   }
   uint64_t *d = px_slot(w, in->d);
   PX_LANES(m, d[l] = r);
+}
+
+HANDLER(w_shfl) { per_mask(w, in, m, shfl); }
+HANDLER(w_vote) { per_mask(w, in, m, vote); }
+HANDLER(w_match) { per_mask(w, in, m, match); }
+HANDLER(w_redux) { per_mask(w, in, m, redux); }
+
+uint32_t px_members(const struct px_warp *w, const struct px_ins *in, uint32_t m) {
+  const uint64_t *E = px_slot(w, in->e);
+  uint32_t all = 0;
+  PX_LANES(m, all |= (uint32_t)E[l]);
+  return all;
 }
 
 HANDLER(w_activemask) {
@@ -378,6 +419,7 @@ static int lower_warp_op(struct px_lower *L, const struct ptx_instr *pi, struct 
   in->e = px_value(L, &pi->opnd[n - 1], PTX_T_U32);
   in->kind = pi->mode;
   in->fn = fn;
+  in->ctl = PX_CTL_WARP;
   return 1;
 }
 
