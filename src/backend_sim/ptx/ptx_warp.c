@@ -27,6 +27,24 @@ static bool members_ok(struct px_warp *w, const struct px_ins *in, uint32_t g, u
   return false;
 }
 
+/* Whether the 32 lanes of E hold the same low 32 bits as `first`: 8 vector steps where the compiler has vectors. */
+static bool same_in_all_lanes(const uint64_t *E, uint64_t first) {
+#if defined(__GNUC__)
+  typedef uint64_t lanes4 __attribute__((vector_size(32)));
+  lanes4 acc = {0, 0, 0, 0}, f = {first, first, first, first};
+  for (unsigned l = 0; l < 32; l += 4) {
+    lanes4 v;
+    memcpy(&v, E + l, sizeof v);
+    acc |= v ^ f;
+  }
+  return (uint32_t)(acc[0] | acc[1] | acc[2] | acc[3]) == 0;
+#else
+  uint64_t diff = 0;
+  for (unsigned l = 0; l < 32; l++) diff |= E[l] ^ first;
+  return (uint32_t)diff == 0;
+#endif
+}
+
 /* A warp operation on the lanes g that passed the member mask `members`. */
 typedef void (*warp_op)(struct px_warp *w, const struct px_ins *in, uint32_t g, uint32_t members);
 
@@ -38,9 +56,10 @@ typedef void (*warp_op)(struct px_warp *w, const struct px_ins *in, uint32_t g, 
 static void per_mask(struct px_warp *w, const struct px_ins *in, uint32_t m, warp_op op) {
   const uint64_t *E = px_slot(w, in->e);
   bool check = w->blk->checks & GCAP_SIM_CHECK_SYNC;
-  uint32_t first = (uint32_t)E[__builtin_ctz(m)];
-  if (in->e >= w->f->fn->num_regs) { /* an immediate: one mask for all */
-    if (!check || members_ok(w, in, m, first)) op(w, in, m, first);
+  uint64_t first = E[__builtin_ctz(m)], diff = 0;
+  if (m != PX_FULL) PX_LANES(m, diff |= E[l] ^ first);
+  if (m == PX_FULL ? same_in_all_lanes(E, first) : !(uint32_t)diff) { /* one mask for all: warp-uniform code */
+    if (!check || members_ok(w, in, m, (uint32_t)first)) op(w, in, m, (uint32_t)first);
     return;
   }
   if (check) /* a lane outside its own mask first: the most precise report */
@@ -95,12 +114,9 @@ static void shfl(struct px_warp *w, const struct px_ins *in, uint32_t m, uint32_
       break;
     }
     if (!in_range) j = (int)l;
-    if (m >> j & 1) {
-      d[l] = src[j];
-    } else {
-      bad |= 1u << l;
-      d[l] = PX_SHFL_INACTIVE;
-    }
+    uint32_t gone = ~m >> j & 1;
+    bad |= gone << l;
+    d[l] = gone ? PX_SHFL_INACTIVE : src[j];
     if (in_range) ok |= 1u << l;
   });
   if (bad && (w->blk->checks & GCAP_SIM_CHECK_SYNC)) {
