@@ -1,9 +1,9 @@
 /*
  * How fast the simulator runs kernels, each figure against a baseline measured in the same run
  * (these machines are shared and noisy): per-block functions against a plain C loop, worker
- * threads against one thread, barriers, per-thread dispatch, and kernels run from their PTX. Every figure is the median of
- * REPS repetitions of a region of at least 20 ms, subject and baseline alternating. JSON lines
- * on stdout, a table on stderr.
+ * threads against one thread, barriers, per-thread dispatch, and kernels run from their PTX. Every figure is the median
+ * of REPS repetitions of a region of at least 20 ms, subject and baseline alternating. JSON lines on stdout, a table on
+ * stderr.
  *
  * usage: bench_sim [--quick] [benchmark ...]
  *   benchmarks: the names in `benchmarks` below (default: all)
@@ -26,18 +26,18 @@
 
 static int reps = 7;
 
-#define CHECK(call)                                                                                        \
-  do {                                                                                                     \
-    gcap_status st_ = (call);                                                                              \
-    if (st_ != GCAP_SUCCESS) {                                                                             \
-      fprintf(stderr, "bench_sim: %s: %s: %s\n", #call, gcap_status_name(st_), gcap_last_error_message()); \
-      exit(1);                                                                                             \
-    }                                                                                                      \
+#define CHECK(call)                                                                                                    \
+  do {                                                                                                                 \
+    gcap_status st_ = (call);                                                                                          \
+    if (st_ != GCAP_SUCCESS) {                                                                                         \
+      fprintf(stderr, "bench_sim: %s: %s: %s\n", #call, gcap_status_name(st_), gcap_last_error_message());             \
+      exit(1);                                                                                                         \
+    }                                                                                                                  \
   } while (0)
 
 /* The same pair of medians, over this program's repetitions. */
-static void median_pair_ns(work_fn subject, void *subject_arg, work_fn baseline, void *baseline_arg,
-                           double *subject_ns, double *baseline_ns) {
+static void median_pair_ns(work_fn subject, void *subject_arg, work_fn baseline, void *baseline_arg, double *subject_ns,
+                           double *baseline_ns) {
   median_pair_of(subject, subject_arg, baseline, baseline_arg, reps, NULL, subject_ns, baseline_ns);
 }
 
@@ -59,8 +59,8 @@ static void report(const char *metric, size_t n, const char *unit, double value,
   }
   printf("}\n");
   fflush(stdout);
-  fprintf(stderr, "%-18s %9zu %10.3f %-12s %-14s %10.3f %7.3f %6s\n", metric, n, value, unit, baseline,
-          baseline_value, ratio, verdict);
+  fprintf(stderr, "%-18s %9zu %10.3f %-12s %-14s %10.3f %7.3f %6s\n", metric, n, value, unit, baseline, baseline_value,
+          ratio, verdict);
 }
 
 /* ------------------------------------------------------------- kernels */
@@ -90,8 +90,7 @@ static void saxpy_block(const gcap_sim_block *b, void *const *args) {
   size_t begin = (size_t)b->block_idx.x * per_block, end = begin + per_block < n ? begin + per_block : n;
   saxpy_range(a, arg_ptr(args, 1), arg_ptr(args, 2), begin, end);
 }
-static const size_t saxpy_sizes[] = {sizeof(float), sizeof(void *), sizeof(void *), sizeof(uint32_t),
-                                     sizeof(uint32_t)};
+static const size_t saxpy_sizes[] = {sizeof(float), sizeof(void *), sizeof(void *), sizeof(uint32_t), sizeof(uint32_t)};
 
 /* y[i] = p(x[i]), p of degree POLY_DEGREE by Horner's rule: arithmetic, where saxpy moves memory. */
 #define POLY_DEGREE 32
@@ -285,8 +284,8 @@ static void bench_barrier(void) {
   double barriers = 0, index = 0;
   median_pair_ns(do_barriers, &r, do_index, &r, &barriers, &index);
   double threads = 64.0 * 256;
-  report("barrier", BARRIERS, "ns/barrier/thread", barriers / (threads * BARRIERS), "dispatch/thread",
-         index / threads, 0, true);
+  report("barrier", BARRIERS, "ns/barrier/thread", barriers / (threads * BARRIERS), "dispatch/thread", index / threads,
+         0, true);
   sim_close(&sm);
 }
 
@@ -358,7 +357,9 @@ static void ptx_open(struct sim *sm, unsigned threads, gcap_sim_kernels kernels,
   so.threads = threads;
   so.kernels = kernels;
   so.checks = checks;
-  gcap_module_desc d = {.image = ptx_bench_ptx, .image_size = sizeof ptx_bench_ptx, .kernels = ptx_defs,
+  gcap_module_desc d = {.image = ptx_bench_ptx,
+                        .image_size = sizeof ptx_bench_ptx,
+                        .kernels = ptx_defs,
                         .num_kernels = sizeof ptx_defs / sizeof ptx_defs[0]};
   context_open(sm, &so, &d);
 }
@@ -436,7 +437,9 @@ static void check_twin(const char *kernel) {
   do_ptx(&p);
   do_ptx(&c);
   void *out_p = strcmp(kernel, "matmul") == 0 ? p.p2 : p.p1, *out_c = strcmp(kernel, "matmul") == 0 ? c.p2 : c.p1;
-  size_t bytes = strcmp(kernel, "matmul") == 0 ? (size_t)p.n * p.n * 4 : strcmp(kernel, "saxpy") == 0 ? p.n * 4u : p.n / 64u;
+  size_t bytes = strcmp(kernel, "matmul") == 0  ? (size_t)p.n * p.n * 4
+                 : strcmp(kernel, "saxpy") == 0 ? p.n * 4u
+                                                : p.n / 64u;
   if (memcmp(out_p, out_c, bytes) != 0) {
     fprintf(stderr, "bench_sim: kernel %s: the PTX and the CPU twin disagree\n", kernel);
     exit(1);
@@ -467,7 +470,11 @@ static void ptx_speed(const char *kernel) {
 
 /* The checks' cost: the default ones (MEMORY | SYNC) and all four, against none. */
 static void ptx_checks(const char *kernel) {
-  static const struct { const char *name; unsigned checks; double target; } sets[] = {
+  static const struct {
+    const char *name;
+    unsigned checks;
+    double target;
+  } sets[] = {
       {"default", GCAP_SIM_CHECK_MEMORY | GCAP_SIM_CHECK_SYNC, 2.0},
       {"all", GCAP_SIM_CHECK_MEMORY | GCAP_SIM_CHECK_SYNC | GCAP_SIM_CHECK_SHARED_RACES | GCAP_SIM_CHECK_INIT, 4.0}};
   struct ptx_run none;
@@ -498,10 +505,29 @@ static void ptx_threads(const char *kernel) {
   sim_close(&two.sm);
 }
 
+/*
+ * The per-launch floor: saxpy on 128 elements, one block of 4 warps, checks off, against the
+ * same launch of its CPU twin (the launch path without the PTX engine).
+ */
+static void ptx_floor(void) {
+  struct ptx_run p, c;
+  ptx_setup(&p, "saxpy", 1, GCAP_SIM_KERNELS_PTX, 0);
+  ptx_setup(&c, "saxpy", 1, GCAP_SIM_KERNELS_CPU, 0);
+  p.n = c.n = 128;
+  p.grid = c.grid = GCAP_DIM3(1, 1, 1);
+  p.block = c.block = GCAP_DIM3(128, 1, 1);
+  double tp = 0, tc = 0;
+  median_pair_ns(do_ptx, &p, do_ptx, &c, &tp, &tc);
+  report("ptx_launch_floor_4_warps", 128, "us/launch", tp / 1e3, "CPU twin us", tc / 1e3, 0, true);
+  sim_close(&p.sm);
+  sim_close(&c.sm);
+}
+
 static const char *const ptx_kernels[] = {"saxpy", "reduce_shared", "matmul", "reduce_shuffle"};
 
 static void bench_ptx(void) {
   for (size_t i = 0; i < 4; i++) ptx_speed(ptx_kernels[i]);
+  ptx_floor();
 }
 
 static void bench_ptx_checks(void) {
@@ -518,12 +544,8 @@ static const struct benchmark {
   const char *name;
   void (*run)(void);
 } benchmarks[] = {
-    {"block_form", bench_block_form},
-    {"threads", bench_threads},
-    {"barrier", bench_barrier},
-    {"dispatch", bench_dispatch},
-    {"ptx", bench_ptx},
-    {"ptx_checks", bench_ptx_checks},
+    {"block_form", bench_block_form},   {"threads", bench_threads}, {"barrier", bench_barrier},
+    {"dispatch", bench_dispatch},       {"ptx", bench_ptx},         {"ptx_checks", bench_ptx_checks},
     {"ptx_threads", bench_ptx_threads},
 };
 
@@ -544,12 +566,13 @@ int main(int argc, char **argv) {
     bool known = strcmp(argv[i], "all") == 0;
     for (size_t b = 0; b < count; b++) known = known || strcmp(argv[i], benchmarks[b].name) == 0;
     if (!known) {
-      fprintf(stderr, "usage: %s [--quick] [block_form threads barrier dispatch ptx ptx_checks ptx_threads | all]\n", argv[0]);
+      fprintf(stderr, "usage: %s [--quick] [block_form threads barrier dispatch ptx ptx_checks ptx_threads | all]\n",
+              argv[0]);
       return 2;
     }
   }
-  fprintf(stderr, "%-18s %9s %10s %-12s %-14s %10s %7s %6s\n", "metric", "n", "value", "unit", "baseline",
-          "base value", "ratio", "target");
+  fprintf(stderr, "%-18s %9s %10s %-12s %-14s %10s %7s %6s\n", "metric", "n", "value", "unit", "baseline", "base value",
+          "ratio", "target");
   for (size_t b = 0; b < count; b++)
     if (wanted(argc, argv, first, benchmarks[b].name)) benchmarks[b].run();
   return 0;
