@@ -1,7 +1,9 @@
 #!/bin/sh
 # Regenerates the PTX corpus of the simulator's tests: every tests/ptx/**/NAME.cu gives
 # NAME.ptx next to it, and a file whose first lines hold a "// nvcc-G" line also gives
-# NAME.G.ptx, built with -G (debug PTX is shaped very differently from optimised PTX).
+# NAME.G.ptx, built with -G (debug PTX is shaped very differently from optimised PTX). A file
+# whose first lines hold a "// nvcc-archs: 75 80 90" line gives NAME.sm_75.ptx, NAME.sm_80.ptx and
+# NAME.sm_90.ptx instead of NAME.ptx, each built with -arch=compute_XX.
 #
 #   tools/gen-test-ptx.sh           rewrite the .ptx files
 #   tools/gen-test-ptx.sh --check   rewrite nothing; exit 1 when a committed .ptx differs from
@@ -50,6 +52,12 @@ file_flags() {
   head -n 3 "$1" | sed -n 's|^// nvcc: *||p' | head -n 1
 }
 
+# The architectures a .cu asks for in a "// nvcc-archs: ..." line among its first three lines
+# (empty: one NAME.ptx at the default architecture).
+file_archs() {
+  head -n 3 "$1" | sed -n 's|^// nvcc-archs: *||p' | head -n 1
+}
+
 # Whether a .cu asks for a -G variant too, with a "// nvcc-G" line among its first three lines.
 wants_debug_variant() {
   head -n 3 "$1" | grep -q '^// nvcc-G'
@@ -63,12 +71,14 @@ stabilise() {
     "$1"
 }
 
-# Compiles $1 (a path relative to tests/ptx) into $2 with the extra flags $3 ("-G" or "").
+# Compiles $1 (a path relative to tests/ptx) into $2 with the extra flags $3 ("-G" or ""), for
+# the architecture $4 (75, 80, ...; empty: the default, or the file's own -arch).
 compile() {
-  src=$1 out=$2 mode=$3
+  src=$1 out=$2 mode=$3 sm=${4:-}
   flags=$(file_flags "$corpus/$src")
   arch=-arch=compute_75
   case " $flags " in *" -arch="*) arch= ;; esac
+  [ -n "$sm" ] && arch=-arch=compute_$sm
   if [ "$mode" = "-G" ]; then opt=-G; else opt="-O3 -lineinfo"; fi
   # shellcheck disable=SC2086 # word splitting of the flag lists is wanted
   (cd "$work" && "$NVCC" -ptx $arch $opt $flags -o "$out" "$src")
@@ -94,6 +104,14 @@ deliver() {
 
 for src in $(cd "$corpus" && find . -name '*.cu' | sed 's|^\./||' | LC_ALL=C sort); do
   base=${src%.cu}
+  archs=$(file_archs "$corpus/$src")
+  if [ -n "$archs" ]; then
+    for sm in $archs; do
+      compile "$src" "$work/$base.sm_$sm.ptx" "" "$sm"
+      deliver "$work/$base.sm_$sm.ptx" "$base.sm_$sm.ptx"
+    done
+    continue
+  fi
   compile "$src" "$work/$base.ptx" ""
   deliver "$work/$base.ptx" "$base.ptx"
   if wants_debug_variant "$corpus/$src"; then
@@ -107,6 +125,7 @@ if [ "$check" -eq 1 ]; then
   for ptx in $(cd "$corpus" && find . -name '*.ptx' | sed 's|^\./||' | LC_ALL=C sort); do
     base=${ptx%.ptx}
     base=${base%.G}
+    case "$base" in *.sm_[0-9]*) base=${base%.sm_*} ;; esac
     if [ ! -f "$corpus/$base.cu" ]; then
       echo "gen-test-ptx: tests/ptx/$ptx has no $base.cu" >&2
       status=1
