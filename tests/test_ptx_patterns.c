@@ -36,10 +36,10 @@ static const char *const pending[] = {
     "labeled_max",    /* labeled_partition: redux.sync.max with each group's mask */
     "cg_tile16_sum",  /* tiles of 16: shfl.sync with masks 0x0000ffff and 0xffff0000 (SYNC check) */
     /* independent progress: warps, and diverged lanes of one warp, that wait on each other */
-    "ping_pong",       /* two warps hand over through global flags */
-    "handoff_acquire", /* warp 1 spins on ld.acquire of a flag warp 0 releases */
-    "locked_insert",   /* lanes of one warp contend for one atomicCAS spin lock */
-    "radix_pass",      /* lane 0 reaches a bar.sync after lanes 1-31 (sm_70+ counts threads) */
+    "ping_pong",        /* two warps hand over through global flags */
+    "handoff_acquire",  /* warp 1 spins on ld.acquire of a flag warp 0 releases */
+    "locked_insert",    /* lanes of one warp contend for one atomicCAS spin lock */
+    "radix_pass",       /* lane 0 reaches a bar.sync after lanes 1-31 (sm_70+ counts threads) */
     "cg_multiwarp_sum", /* tiles of 128: warps wait on each other in cooperative groups' own barrier
                            (atom.or.acq_rel / ld.acquire.cta), which the race check reports today */
     /* shared memory starts as poison, and atomics count as reads for the INIT check */
@@ -344,7 +344,7 @@ static void run_redux_ops(struct run *r) {
       or |= u;
       xor ^= u;
     }
-    int want[7] = {(int)add, smin, smax, (int)umin, (int)and, (int)or, (int)xor};
+    int want[7] = {(int)add, smin, smax, (int)umin, (int)and, (int) or, (int)xor};
     for (int k = 0; k < 7; k++) expect_int(r, names[k], (size_t)w, out[7 * w + k], want[k]);
   }
   free(in);
@@ -374,7 +374,8 @@ static void run_ping_pong(struct run *r) {
   run_ok(r, DIM1(G), DIM1(64), 0, ARGS(&din, &dout, &dscratch, &dflags, &rounds));
   get(r, out, dout, sizeof out);
   get(r, flags, dflags, sizeof flags);
-  for (int i = 0; i < N; i++) expect_int(r, "consumed value", (size_t)i, out[i], 3 * in[i] + (i / 32) % ROUNDS + i % 32);
+  for (int i = 0; i < N; i++)
+    expect_int(r, "consumed value", (size_t)i, out[i], 3 * in[i] + (i / 32) % ROUNDS + i % 32);
   for (int k = 0; k < 2 * G; k++) expect_int(r, "final flag", (size_t)k, flags[k], ROUNDS);
   free(in);
 }
@@ -407,7 +408,8 @@ static void run_locked_insert(struct run *r) {
       if (keys[i] % NB == b) want[k++] = keys[i];
     expect_int(r, "bucket fill", (size_t)b, fill[b], (long long)k);
     expect_int(r, "lock released", (size_t)b, locks[b], 0);
-    ptx_expect(same_multiset(slots + b * CAP, want, k), r->label, "bucket keys", (size_t)b, "not the keys of the bucket");
+    ptx_expect(same_multiset(slots + b * CAP, want, k), r->label, "bucket keys", (size_t)b,
+               "not the keys of the bucket");
   }
   free(keys);
   free(slots);
@@ -596,7 +598,8 @@ static void run_layernorm_rows(struct run *r) {
 static void run_gemv_warp(struct run *r) {
   enum { ROWS = 13, COLS = 70 };
   float *a = rand_floats(ROWS * COLS, -1.0f, 1.0f, 22), *x = rand_floats(COLS, -1.0f, 1.0f, 23), y[ROWS];
-  void *da = dev(r, a, sizeof(float) * ROWS * COLS), *dx = dev(r, x, sizeof(float) * COLS), *dy = dev(r, NULL, sizeof y);
+  void *da = dev(r, a, sizeof(float) * ROWS * COLS), *dx = dev(r, x, sizeof(float) * COLS),
+       *dy = dev(r, NULL, sizeof y);
   int rows = ROWS, cols = COLS;
   run_ok(r, DIM1(5), DIM1(96), 0, ARGS(&da, &dx, &dy, &rows, &cols));
   get(r, y, dy, sizeof y);
@@ -757,7 +760,8 @@ static void run_float_max(struct run *r) {
 
 static void run_axpby_grid_stride(struct run *r) {
   enum { N = 1000 };
-  float *x = rand_floats(N, -10.0f, 10.0f, 33), *y = rand_floats(N, -10.0f, 10.0f, 34), *got = xcalloc(N, sizeof(float));
+  float *x = rand_floats(N, -10.0f, 10.0f, 33), *y = rand_floats(N, -10.0f, 10.0f, 34),
+        *got = xcalloc(N, sizeof(float));
   float a = 1.5f, b = -0.25f;
   void *dx = dev(r, x, sizeof(float) * N), *dy = dev(r, y, sizeof(float) * N);
   int n = N;
