@@ -31,17 +31,12 @@
  * the features land (GCAP_TEST_PENDING=1 in the environment runs them anyway).
  */
 static const char *const pending[] = {
-    /* per-lane member masks of .sync warp operations (lanes of one instruction in different groups) */
-    "labeled_filter", /* labeled_partition: shfl.sync with each group's mask */
-    "labeled_max",    /* labeled_partition: redux.sync.max with each group's mask */
-    "cg_tile16_sum",  /* tiles of 16: shfl.sync with masks 0x0000ffff and 0xffff0000 (SYNC check) */
-    /* independent progress: warps, and diverged lanes of one warp, that wait on each other */
-    "ping_pong",        /* two warps hand over through global flags */
-    "handoff_acquire",  /* warp 1 spins on ld.acquire of a flag warp 0 releases */
-    "locked_insert",    /* lanes of one warp contend for one atomicCAS spin lock */
-    "radix_pass",       /* lane 0 reaches a bar.sync after lanes 1-31 (sm_70+ counts threads) */
-    "cg_multiwarp_sum", /* tiles of 128: warps wait on each other in cooperative groups' own barrier
-                           (atom.or.acq_rel / ld.acquire.cta), which the race check reports today */
+    /* independent progress of diverged lanes: lane 0 reaches a bar.sync after lanes 1-31 of its
+       warp (nvcc put the `if (t == 0)` body at the end of the function; sm_70+ counts threads) */
+    "radix_pass",
+    /* tiles of 128 threads: warps wait on each other in cooperative groups' own barrier
+       (atom.or.acq_rel.cta, then a spin on ld.acquire.cta), which the race check reports */
+    "cg_multiwarp_sum",
     /* shared memory starts as poison, and atomics count as reads for the INIT check */
     "hist_unzeroed",
 };
