@@ -138,15 +138,21 @@ static void test_shared_small_block_in_bounds(void **state) {
   (void)state;
   static const unsigned checks_of[] = {0, GCAP_SIM_CHECK_MEMORY | GCAP_SIM_CHECK_SYNC};
   for (size_t c = 0; c < 2; c++) {
-    unsigned checks = checks_of[c];
-    gcap_context *ctx = ctx_with(checks, false);
+    gcap_sim_options so;
+    gcap_sim_options_init(&so);
+    so.kernels = GCAP_SIM_KERNELS_PTX;
+    so.checks = checks_of[c];
+    so.exec = GCAP_SIM_EXEC_IMMEDIATE;
+    so.threads = 1;
+    so.zero_block_memory = true; /* the zeros read below are the option's */
+    gcap_context *ctx = test_sim_context_create(&so);
     gcap_module *m = load_ok(ctx, shared_ptx);
     uint32_t *out = dev_zero(ctx, 16), got[4];
     for (uint64_t off = 0; off < 3; off++) assert_ok(launch(ctx, m, "st8", DIM1(1), DIM1(1), 3, ARGS(&off, &out)));
     uint64_t zero = 0;
     assert_ok(launch(ctx, m, "ld32", DIM1(1), DIM1(1), 4, ARGS(&zero, &out)));
     get(ctx, got, out, 4);
-    assert_int_equal(got[0], 0); /* each block's shared memory starts zeroed */
+    assert_int_equal(got[0], 0); /* each block's shared memory starts zeroed, as asked */
     assert_ok(launch(ctx, m, "st32", DIM1(1), DIM1(1), 4, ARGS(&zero, &out)));
     gcap_context_destroy(ctx);
   }

@@ -44,6 +44,13 @@ typedef struct gcap_sim_options {
   unsigned checks;          /* GCAP_SIM_CHECK_* bits, for PTX kernels */
   /* The watchdog: a kernel running longer fails with GCAP_ERROR_LAUNCH_TIMEOUT (sticky); 0: none. */
   uint32_t kernel_timeout_ms;
+  /* PTX kernels: shared memory and each thread's local memory start every block as zeros, not as the
+     poison pattern a GPU's leftovers stand for (a 64-bit word drawn from the launch's seed). */
+  bool zero_block_memory;
+  /* Fresh device allocations (gcap_mem_alloc, graph and stream-ordered allocations) start as a poison
+     pattern drawn from seed, as a caching allocator's reused memory does, not as whatever the host
+     gave; this writes every byte, so it costs the allocation's pages at once. */
+  bool poison_allocations;
 } gcap_sim_options;
 
 /** The watchdog's default (gcap_sim_options.kernel_timeout_ms): one minute. */
@@ -51,7 +58,8 @@ typedef struct gcap_sim_options {
 
 /**
  * CAPTURE order, seed 0, no race check, no trace, IMMEDIATE, no strict memory, one thread, AUTO
- * kernels, MEMORY | SYNC checks, a watchdog of GCAP_SIM_KERNEL_TIMEOUT_DEFAULT_MS.
+ * kernels, MEMORY | SYNC checks, a watchdog of GCAP_SIM_KERNEL_TIMEOUT_DEFAULT_MS, poisoned block
+ * memory, unpoisoned allocations.
  */
 GCAP_API void gcap_sim_options_init(gcap_sim_options *o);
 

@@ -60,7 +60,7 @@ class module_desc(Structure):
 class sim_options(Structure):
     _fields_ = [("order", c_int), ("seed", c_uint64), ("check_races", c_bool), ("trace", c_void_p), ("exec", c_int),
                 ("strict_memory", c_bool), ("threads", c_uint), ("kernels", c_int), ("checks", c_uint),
-                ("kernel_timeout_ms", c_uint32)]
+                ("kernel_timeout_ms", c_uint32), ("zero_block_memory", c_bool), ("poison_allocations", c_bool)]
 
 
 class context_options(Structure):

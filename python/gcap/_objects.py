@@ -208,7 +208,7 @@ _EXECS = {"immediate": 0, "deferred": 1}
 _SIM_KERNELS = {"auto": 0, "cpu": 1, "ptx": 2}
 _CHECKS = {"memory": 1, "sync": 2, "shared": 4, "init": 8}
 _SIM_OPTIONS = {"order", "seed", "check_races", "trace", "exec", "strict_memory", "threads", "kernels", "checks",
-                "kernel_timeout_ms"}
+                "kernel_timeout_ms", "zero_block_memory", "poison_allocations"}
 
 
 def checks_of(checks):
@@ -234,7 +234,10 @@ class Context:
     kernels (what runs a kernel: "auto", its Python or C body where it has one and else its PTX; "cpu";
     "ptx"), checks (made while PTX kernels run: "all", "none", or some of "memory", "sync", "shared",
     "init"; by default memory and sync), kernel_timeout_ms (the watchdog: a kernel running longer raises
-    LaunchTimeout, and so does Ctrl-C, as KeyboardInterrupt; 60000 by default, 0 for none).
+    LaunchTimeout, and so does Ctrl-C, as KeyboardInterrupt; 60000 by default, 0 for none),
+    zero_block_memory (PTX kernels' shared and local memory start each block as zeros, not as the
+    seeded poison pattern a GPU's leftovers stand for), poison_allocations (fresh device allocations
+    hold the seeded poison pattern, as a caching allocator's reused memory does; off by default).
     Use it as a `with` block, or call close(); every object made from it is unusable afterwards.
     """
 
@@ -290,6 +293,8 @@ class Context:
         so.seed = _checked.integer(sim.get("seed", 0), "Context: seed", "uint64")
         so.check_races = _checked.flag(sim.get("check_races", False), "Context: check_races")
         so.strict_memory = _checked.flag(sim.get("strict_memory", False), "Context: strict_memory")
+        so.zero_block_memory = _checked.flag(sim.get("zero_block_memory", False), "Context: zero_block_memory")
+        so.poison_allocations = _checked.flag(sim.get("poison_allocations", False), "Context: poison_allocations")
         so.threads = _checked.integer(sim.get("threads", 0), "Context: threads", "unsigned")
         if "kernel_timeout_ms" in sim:
             so.kernel_timeout_ms = _checked.integer(sim["kernel_timeout_ms"], "Context: kernel_timeout_ms", "uint32")

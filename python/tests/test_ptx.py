@@ -557,3 +557,49 @@ def test_untyped_arguments_are_packed_by_their_own_type(ctx):
     assert np.array_equal(y.to_numpy(np.float32), 2 * np.arange(4, dtype=np.float32))
     packed = k._pack((y, x, np.float32(1.0), np.int8(4)))
     assert [ctypes.sizeof(v) for v in packed.values] == [8, 8, 8, 8]  # each at least 8 bytes: never read past
+
+
+PEEK_SHARED = r"""
+.version 7.0
+.target sm_70
+.address_size 64
+.visible .entry peek_shared(.param .u64 out)
+{
+  .shared .align 8 .b8 sbuf[128];
+  .reg .b32 %r<3>;
+  .reg .b64 %rd<5>;
+  ld.param.u64 %rd1, [out];
+  cvta.to.global.u64 %rd1, %rd1;
+  mov.u32 %r1, %tid.x;
+  mul.wide.u32 %rd2, %r1, 4;
+  mov.u64 %rd3, sbuf;
+  add.u64 %rd3, %rd3, %rd2;
+  ld.shared.u32 %r2, [%rd3];
+  add.u64 %rd4, %rd1, %rd2;
+  st.global.u32 [%rd4], %r2;
+  ret;
+}
+"""
+
+
+def test_unwritten_memory_options():
+    def peek_shared(**options):
+        with sim(seed=4, **options) as c:
+            out = c.alloc(4 * 32)
+            out.copy_from(np.zeros(32, np.uint32))
+            s = c.stream()
+            s.launch(c.load_module(image=PEEK_SHARED).peek_shared, grid=1, block=32, args=(out,))
+            s.synchronize()
+            return out.to_numpy(np.uint32)
+
+    poisoned = peek_shared()                           # shared memory starts as the seeded pattern
+    assert (poisoned != 0).all() and (poisoned == np.resize(poisoned[:2], 32)).all()
+    assert (peek_shared() == poisoned).all()           # the same seed, the same pattern
+    assert (peek_shared(zero_block_memory=True) == 0).all()
+    for poison in (False, True):                       # strict memory: fresh mappings read as zeros
+        with sim(strict_memory=True, poison_allocations=poison) as c:
+            got = c.alloc(1000).to_numpy(np.uint8)
+            assert (got != 0).all() if poison else (got == 0).all()
+            assert (got == np.resize(got[:8], 1000)).all()
+    with pytest.raises(TypeError):
+        sim(zero_block_memory="yes")

@@ -118,6 +118,14 @@ pub struct SimOptions {
     /// within about a millisecond; a CPU kernel only between blocks. [`crate::sim::interrupt`]
     /// stops running kernels at once.
     pub kernel_timeout_ms: u32,
+    /// PTX kernels: shared memory and each thread's local memory start every block as zeros,
+    /// instead of the poison pattern (a 64-bit word drawn from the launch's seed) that stands for
+    /// what a GPU leaves there. `GCAP_SIM_ZERO_BLOCK_MEMORY=1` sets it for [`Context::new`].
+    pub zero_block_memory: bool,
+    /// Fresh device allocations hold the seeded poison pattern, as a caching allocator's reused
+    /// memory holds old data; off by default. `GCAP_SIM_POISON_ALLOCATIONS=1` sets it for
+    /// [`Context::new`].
+    pub poison_allocations: bool,
 }
 
 impl Default for SimOptions {
@@ -130,6 +138,8 @@ impl Default for SimOptions {
             strict_memory: false,
             threads: 0,
             kernel_timeout_ms: sys::GCAP_SIM_KERNEL_TIMEOUT_DEFAULT_MS,
+            zero_block_memory: false,
+            poison_allocations: false,
         }
     }
 }
@@ -145,6 +155,8 @@ impl SimOptions {
         o.strict_memory = self.strict_memory;
         o.threads = self.threads;
         o.kernel_timeout_ms = self.kernel_timeout_ms;
+        o.zero_block_memory = self.zero_block_memory;
+        o.poison_allocations = self.poison_allocations;
         o
     }
 }

@@ -137,11 +137,14 @@ static gcap_status kernels_from_environment(gcap_sim_options *o) {
  */
 static gcap_status options_from_environment(gcap_sim_options *o, const char **trace_path) {
   const char *races = env("GCAP_SIM_CHECK_RACES"), *strict = env("GCAP_SIM_STRICT_MEMORY");
+  const char *zero = env("GCAP_SIM_ZERO_BLOCK_MEMORY"), *poison = env("GCAP_SIM_POISON_ALLOCATIONS");
   gcap_status st = order_from_environment(o);
   if (st == GCAP_SUCCESS) st = execution_from_environment(o);
   if (st == GCAP_SUCCESS) st = kernels_from_environment(o);
   if (st == GCAP_SUCCESS && races) st = parse_flag("GCAP_SIM_CHECK_RACES", races, &o->check_races);
   if (st == GCAP_SUCCESS && strict) st = parse_flag("GCAP_SIM_STRICT_MEMORY", strict, &o->strict_memory);
+  if (st == GCAP_SUCCESS && zero) st = parse_flag("GCAP_SIM_ZERO_BLOCK_MEMORY", zero, &o->zero_block_memory);
+  if (st == GCAP_SUCCESS && poison) st = parse_flag("GCAP_SIM_POISON_ALLOCATIONS", poison, &o->poison_allocations);
   *trace_path = env("GCAP_SIM_TRACE");
   return st;
 }
@@ -248,6 +251,18 @@ static void release_device(struct sim_context *sc, void *p) {
   else free(p);
 }
 
+/*
+ * poison_allocations: fresh device memory holds the poison pattern of the context's seed (as a
+ * caching allocator's reused blocks hold old data), written as a fill would be, so that strict
+ * memory opens just these bytes. The INIT check still counts them as never written.
+ */
+static void poison(struct sim_context *sc, void *p, size_t bytes) {
+  struct gcap__fill f = {p, 0, 1, bytes, 1, bytes};
+  sim_work_begin_for(sc, NULL, &f);
+  px_poison_fill(p, bytes, 0, px_poison_word(sc->options.seed ^ 0xa110ca7e0000a110ull));
+  sim_work_end(sc);
+}
+
 static gcap_status sim_mem_alloc(struct gcap__backend_ctx *b, size_t bytes, void **out) {
   struct sim_context *sc = sim_context_from(b);
   gcap_status st = sc->options.strict_memory ? sim_device_alloc(sc, bytes, out) : aligned(256, bytes, out);
@@ -256,6 +271,7 @@ static gcap_status sim_mem_alloc(struct gcap__backend_ctx *b, size_t bytes, void
     *out = NULL;
     st = gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the INIT check's record of %zu bytes", bytes);
   }
+  if (st == GCAP_SUCCESS && sc->options.poison_allocations) poison(sc, *out, bytes);
   return st;
 }
 

@@ -656,6 +656,7 @@ static gcap_status run_ptx(struct sim_context *sc, struct sim_job *job) {
                                 px_next_serial(),
                                 sc,
                                 sim_init_bits};
+  job->ptx.zero_memory = sc->options.zero_block_memory;
   gcap_status st = px_launch_check(&job->ptx);
   if (st != GCAP_SUCCESS) return st;
   if (!(job->ptx.params = px_launch_params(k, l->args)))

@@ -1293,6 +1293,8 @@ pub struct gcap_sim_options {
     pub kernels: gcap_sim_kernels,
     pub checks: ::std::os::raw::c_uint,
     pub kernel_timeout_ms: u32,
+    pub zero_block_memory: bool,
+    pub poison_allocations: bool,
 }
 extern "C" {
     pub fn gcap_sim_options_init(o: *mut gcap_sim_options);

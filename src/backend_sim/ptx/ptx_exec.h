@@ -79,7 +79,17 @@ struct px_launch {
    */
   enum px_stop (*poll)(const struct px_launch *l);
   uint32_t timeout_ms; /* for the report of PX_STOP_TIMEOUT */
+  bool zero_memory;    /* shared and local memory start each block as zeros, not poison (px_poison_word) */
 };
+
+/*
+ * The poison pattern of memory nothing wrote yet: a 64-bit word drawn from a seed, repeated from
+ * every 8-byte boundary (little-endian). No byte of it is zero, so poison never reads as cleared
+ * memory, and a 32- or 64-bit integer of it is negative, a float of it a large negative or a NaN.
+ */
+uint64_t px_poison_word(uint64_t seed);
+/* Fills [p, p + bytes), p at `offset` in its memory: the byte at offset o holds byte o % 8 of word. */
+void px_poison_fill(void *p, size_t bytes, size_t offset, uint64_t word);
 
 /* A launch's serial number (px_launch.serial). */
 uint64_t px_next_serial(void);

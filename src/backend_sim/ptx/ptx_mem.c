@@ -211,6 +211,25 @@ bool px_read_generic(struct px_warp *w, const struct px_ins *in, unsigned lane, 
   return true;
 }
 
+/* ---------------------------------------------------------------- poison */
+
+uint64_t px_poison_word(uint64_t seed) {
+  uint64_t z = seed + 0x9e3779b97f4a7c15ull; /* splitmix64 */
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return (z ^ (z >> 31)) | 0x8080808080808080ull; /* no zero byte, no small number */
+}
+
+/* Word by word for the first 128 bytes, then in doubling copies of what is filled, at memcpy's speed. */
+void px_poison_fill(void *p, size_t bytes, size_t offset, uint64_t word) {
+  unsigned char *q = p, w8[8];
+  for (unsigned i = 0; i < 8; i++) w8[i] = (unsigned char)(word >> (8 * ((offset + i) % 8)));
+  size_t head = bytes < 128 ? bytes : 128, i = 0;
+  for (; i + 8 <= head; i += 8) memcpy(q + i, w8, 8);
+  for (; i < head; i++) q[i] = w8[i % 8];
+  for (size_t done = head; done < bytes; done *= 2) memcpy(q + done, q, done < bytes - done ? done : bytes - done);
+}
+
 /* ---------------------------------------------------------------- shared-memory checks */
 
 static void thread_name(const struct px_block *b, unsigned t, char *buf, size_t size) {
@@ -607,14 +626,39 @@ static uint64_t atomic_rmw(unsigned char *p, unsigned op, unsigned size, enum pt
   return atomic_rmw_uint64_t((uint64_t *)(void *)p, op, t, b, c);
 }
 
+/*
+ * INIT: an atomic reads its old value before it writes, so bytes nothing wrote fault as ld's read of
+ * them does. Every operation counts, exch and cas too (both return the old value) and red (whose
+ * result is the old value combined). Bad addresses are left to resolve, which reports them as writes.
+ */
+static bool atom_reads_written(struct px_warp *w, const struct px_ins *in, unsigned l, uint64_t addr, unsigned size) {
+  struct px_block *b = w->blk;
+  unsigned space = in->space;
+  if (space == PTX_SPACE_GENERIC) {
+    uint64_t window = addr & ~(PX_WINDOW_BYTES - 1);
+    if (window == PX_LOCAL_WINDOW || window == PX_PARAM_WINDOW) return true;
+    if (window == PX_SHARED_WINDOW) {
+      space = PTX_SPACE_SHARED;
+      addr -= window;
+    }
+  }
+  if (addr & (size - 1)) return true;
+  if (space == PTX_SPACE_SHARED)
+    return addr + size > b->shared_bytes || addr + size < addr || init_check(w, in, l, (uint32_t)addr, size);
+  if (!find_global(w, in, l, addr, size, true)) return b->status == GCAP_SUCCESS;
+  return !memo.bits || init_global(w, in, l, addr, size, false);
+}
+
 /* atom/red: in->kind the operation, in->e the type, d (PX_NONE for red), b and c the operands. */
 HANDLER(mem_atom) {
   unsigned size = in->size, op = in->kind;
-  bool sh = needs_shared_checks(w);
+  bool sh = needs_shared_checks(w), init = w->blk->checks & GCAP_SIM_CHECK_INIT;
   w->blk->access_seq += sh;
   const uint64_t *B = px_slot(w, in->b), *C = in->c != PX_NONE ? px_slot(w, in->c) : B;
   PX_LANES(m, {
-    unsigned char *p = resolve(w, in, l, address_of(w, in, l), in->space, size, true);
+    uint64_t a = address_of(w, in, l);
+    if (init && !atom_reads_written(w, in, l, a, size)) return;
+    unsigned char *p = resolve(w, in, l, a, in->space, size, true);
     if (!p) return;
     if (sh && !shared_checks(w, in, l, p, size, true, true)) return;
     uint64_t old = atomic_rmw(p, op, size, (enum ptx_type)in->e, B[l], C[l]);

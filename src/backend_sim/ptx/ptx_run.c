@@ -300,6 +300,15 @@ static void call(struct px_warp *w, const struct px_ins *in, uint32_t m) {
   c->lanes = m;
   c->call = in;
   c->local_base = f->local_base + f->fn->frame_bytes;
+  if (callee->frame_bytes) { /* the callee's frame holds poison (or zeros), never the last call's bytes */
+    const struct px_launch *L = w->blk->l;
+    uint64_t word = px_poison_word(L->seed);
+    PX_LANES(m, {
+      unsigned char *p = px_local(w, l, c->local_base);
+      if (L->zero_memory) memset(p, 0, callee->frame_bytes);
+      else px_poison_fill(p, callee->frame_bytes, c->local_base, word);
+    });
+  }
   point_frames(w);
   f = &w->frames[w->depth - 1];
   fill_consts(c);
@@ -859,7 +868,18 @@ static void start_block(struct px_worker *wk, struct px_block *b, const struct p
   b->tid = (const uint16_t(*)[3])wk->tid;
   b->local = wk->local;
   b->rng = l->seed ^ (0x9e3779b97f4a7c15ull * (1 + idx.x + 65536ull * idx.y + 4294967296ull * idx.z));
-  memset(b->shared, 0, b->shared_bytes);
+  /* Shared memory and the entry frames' local bytes hold what a GPU leaves: poison, or zeros on request. */
+  uint32_t frame = l->kernel->fn->frame_bytes;
+  if (l->zero_memory) {
+    memset(b->shared, 0, b->shared_bytes);
+    if (frame)
+      for (unsigned t = 0; t < b->threads; t++) memset(b->local + (size_t)t * PX_LOCAL_BYTES, 0, frame);
+  } else {
+    uint64_t word = px_poison_word(l->seed);
+    px_poison_fill(b->shared, b->shared_bytes, 0, word);
+    if (frame)
+      for (unsigned t = 0; t < b->threads; t++) px_poison_fill(b->local + (size_t)t * PX_LOCAL_BYTES, frame, 0, word);
+  }
   if (l->checks & GCAP_SIM_CHECK_INIT) memset(b->shared_init, 0, b->shared_bytes);
   if (l->checks & GCAP_SIM_CHECK_SHARED_RACES) {
     memset(b->shadow, 0, b->shared_bytes * sizeof *b->shadow);
