@@ -54,7 +54,7 @@ typedef struct gcap_user_object gcap_user_object;
   X(GCAP_ERROR_NOT_FOUND, 6, "no loaded module has a kernel of that name")                                             \
   X(GCAP_ERROR_NOT_READY, 7, "work is still pending")                                                                  \
   X(GCAP_ERROR_ILLEGAL_STATE, 8, "the object is in the wrong state for the operation")                                 \
-  X(GCAP_ERROR_INVALID_PTX, 218, "the PTX does not parse, or uses what the simulator does not run")                    \
+  X(GCAP_ERROR_INVALID_PTX, 218, "the PTX does not parse or is not valid")                                             \
   X(GCAP_ERROR_INVALID_SOURCE, 300, "NVRTC could not compile the CUDA C source")                                       \
   X(GCAP_ERROR_ILLEGAL_ADDRESS, 700, "a kernel accessed memory outside what it may touch")                             \
   X(GCAP_ERROR_LAUNCH_TIMEOUT, 702, "a kernel ran past the simulator's watchdog")                                      \

@@ -54,7 +54,7 @@ errors! {
     NotFound = GCAP_ERROR_NOT_FOUND, "No loaded module has a kernel of that name.";
     NotReady = GCAP_ERROR_NOT_READY, "Work is still pending.";
     IllegalState = GCAP_ERROR_ILLEGAL_STATE, "The object is in the wrong state for the operation.";
-    InvalidPtx = GCAP_ERROR_INVALID_PTX, "The PTX does not parse, or uses what the simulator does not run.";
+    InvalidPtx = GCAP_ERROR_INVALID_PTX, "The PTX does not parse or is not valid.";
     InvalidSource = GCAP_ERROR_INVALID_SOURCE, "NVRTC could not compile the CUDA C source.";
     IllegalAddress = GCAP_ERROR_ILLEGAL_ADDRESS, "A kernel accessed memory outside what it may touch (sticky).";
     LaunchTimeout = GCAP_ERROR_LAUNCH_TIMEOUT, "A kernel ran past the simulator's watchdog, or was interrupted (sticky).";

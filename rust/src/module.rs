@@ -272,8 +272,9 @@ impl Module {
     /// Loads PTX text: its kernels are the PTX's `.visible .entry` functions, with parameter sizes
     /// from their `.param` lists. It runs on the simulator (which interprets the PTX, checking every
     /// memory access) and on CUDA (the driver JIT-compiles it).
-    /// [`GpuError::InvalidPtx`] naming the line for PTX that does not parse or that the simulator
-    /// cannot run.
+    /// [`GpuError::InvalidPtx`] naming the line for PTX that does not parse or is not valid; a
+    /// kernel whose PTX the simulator cannot run loads, and its launches fail with
+    /// [`GpuError::NotSupported`] naming the instruction.
     pub fn from_ptx(ctx: &Context, ptx: &str) -> GpuResult<Module> {
         let image = c_string("the PTX", ptx)?;
         let entries = ptx_decl::entries(ptx);

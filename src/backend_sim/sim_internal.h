@@ -176,6 +176,11 @@ void sim_run_copy(struct sim_context *sc, const struct gcap__copy *c);
 void sim_run_fill(struct sim_context *sc, const struct gcap__fill *f);
 /* A kernel's blocks; fails (message set) when a block misuses gcap_sim_syncthreads. */
 gcap_status sim_run_kernel(struct sim_context *sc, const struct gcap__launch *l);
+/*
+ * NOT_SUPPORTED (message: the kernel, the instruction and its PTX line) when the kernel would run
+ * from PTX the executor cannot run (backend op kernel_check); SUCCESS otherwise.
+ */
+gcap_status sim_kernel_check(const struct gcap__backend_ctx *b, const struct gcap__kernel_info *k);
 /* What runs kernels (sim_kernel.c), made with the context; NULL when out of memory. */
 struct sim_kernels *sim_kernels_create(void);
 void sim_kernels_destroy(struct sim_kernels *k);

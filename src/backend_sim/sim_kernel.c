@@ -637,10 +637,19 @@ static enum sim_form form_of(const struct sim_context *sc, const struct gcap__ke
   return FORM_PLAIN;
 }
 
+gcap_status sim_kernel_check(const struct gcap__backend_ctx *b, const struct gcap__kernel_info *k) {
+  bool stub = false;
+  const char *why = form_of((const struct sim_context *)b, k, &stub) == FORM_PTX ? px_kernel_unrunnable(k->impl) : NULL;
+  if (!why) return GCAP_SUCCESS;
+  return gcap__fail(GCAP_ERROR_NOT_SUPPORTED, "%s", why);
+}
+
 /* The blocks of a PTX kernel: their parameters in the PTX's layout, the checks the context asks for. */
 static gcap_status run_ptx(struct sim_context *sc, struct sim_job *job) {
   const struct gcap__launch *l = job->l;
   const struct px_kernel *k = l->kernel->impl;
+  if (px_kernel_unrunnable(k)) /* kernel_check refuses it at every launch and node: a guard, it has no code */
+    return gcap__fail(GCAP_ERROR_NOT_SUPPORTED, "%s", px_kernel_unrunnable(k));
   job->form = FORM_PTX;
   job->ptx = (struct px_launch){px_kernel_program(k),
                                 k,

@@ -297,6 +297,12 @@ struct gcap_backend_ops {
    */
   gcap_status (*kernel_find)(struct gcap__backend_ctx *b, void *module, const char *name,
                              struct gcap__kernel_found *out);
+  /*
+   * Optional (NULL: every kernel runs): NOT_SUPPORTED, with a message naming the kernel and what
+   * it uses, when the backend cannot run kernel k (the simulator: valid PTX its executor lacks).
+   * Called for every launch and kernel node the core checks, with or without the context lock.
+   */
+  gcap_status (*kernel_check)(const struct gcap__backend_ctx *b, const struct gcap__kernel_info *k);
   /* A .global or .const variable of a loaded module (cuModuleGetGlobal); NOT_FOUND without a message. */
   gcap_status (*module_global)(struct gcap__backend_ctx *b, void *module, const char *name, void **dptr, size_t *bytes);
 

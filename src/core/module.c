@@ -495,7 +495,8 @@ gcap_status gcap__check_launch(const struct gcap_kernel *k, gcap_dim3 grid, gcap
                       k->info.num_params);
   for (size_t i = 0; i < k->info.num_params; i++)
     if (!args[i]) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "args[%zu] of kernel \"%s\" is NULL", i, k->name);
-  return GCAP_SUCCESS;
+  const struct gcap_context *ctx = k->module->ctx;
+  return ctx->ops->kernel_check ? ctx->ops->kernel_check(ctx->backend, &k->info) : GCAP_SUCCESS;
 }
 
 gcap_status gcap__launch_kernel(struct gcap_stream *s, struct gcap_kernel *k, gcap_dim3 grid, gcap_dim3 block,

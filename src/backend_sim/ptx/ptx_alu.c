@@ -1014,7 +1014,7 @@ static unsigned float_flags(const struct ptx_instr *pi) {
 static int lower_float(struct px_lower *L, const struct ptx_instr *pi, struct px_ins *in, unsigned n, unsigned op) {
   enum ptx_type t = itype(pi);
   if (t != PTX_T_F32 && t != PTX_T_F64)
-    return px_refuse(L, "%s.%s is not supported yet", ptx_op_name((enum ptx_op)pi->op), ptx_type_name(t));
+    return px_unsupported(L, "%s.%s is not supported yet", ptx_op_name((enum ptx_op)pi->op), ptx_type_name(t));
   if (standard(L, pi, in, n, t) < 0) return -1;
   unsigned flags = float_flags(pi), r = pi->round;
   bool plain = !flags && (r == PTX_RND_NONE || r == PTX_RND_RN);
@@ -1043,7 +1043,7 @@ static int lower_float(struct px_lower *L, const struct ptx_instr *pi, struct px
 }
 
 static int lower_int_typed(struct px_lower *L, const struct ptx_instr *pi, struct px_ins *in, px_fn fn) {
-  if (!fn) return px_refuse(L, "type .%s is not supported here", ptx_type_name(itype(pi)));
+  if (!fn) return px_unsupported(L, "type .%s is not supported here", ptx_type_name(itype(pi)));
   if (standard(L, pi, in, 3, itype(pi)) < 0) return -1;
   in->fn = fn;
   return 1;
@@ -1106,7 +1106,7 @@ static int lower_mul_mad(struct px_lower *L, const struct ptx_instr *pi, struct 
   }
   if (pi->mode == PTX_MUL_HI || wide) in->fn = pick_hi(t, mad, wide);
   else in->fn = mad ? i_mad_lo : i_mul_lo;
-  if (!in->fn) return px_refuse(L, "this form is not supported yet");
+  if (!in->fn) return px_unsupported(L, "this form is not supported yet");
   return 1;
 }
 
@@ -1119,7 +1119,7 @@ static int lower_shift(struct px_lower *L, const struct ptx_instr *pi, struct px
     return 1;
   }
   in->fn = PICK_INT(i_shr, t);
-  return in->fn ? 1 : px_refuse(L, "type .%s is not supported here", ptx_type_name(t));
+  return in->fn ? 1 : px_unsupported(L, "type .%s is not supported here", ptx_type_name(t));
 }
 
 /* and/or/xor/not on predicates, or on values. */
@@ -1204,7 +1204,7 @@ static int lower_compare(struct px_lower *L, const struct ptx_instr *pi, struct 
   in->size = (uint8_t)ptx_type_size(st);
   in->space = ptx_type_is_float(st) ? 2 : ptx_type_is_signed(st) ? 1 : 0;
   if (in->space == 2 && st != PTX_T_F32 && st != PTX_T_F64)
-    return px_refuse(L, "type .%s is not supported yet", ptx_type_name(st));
+    return px_unsupported(L, "type .%s is not supported yet", ptx_type_name(st));
   in->ftz = (pi->flags & PTX_F_FTZ) ? 1 : 0;
   if (setp) {
     in->d = px_pred(L, &pi->opnd[0], NULL);
@@ -1242,7 +1242,7 @@ static int lower_cvt(struct px_lower *L, const struct ptx_instr *pi, struct px_i
   enum ptx_type dt = itype(pi), st = (enum ptx_type)pi->type2;
   bool ok = (is_int(dt) || dt == PTX_T_F32 || dt == PTX_T_F64 || dt == PTX_T_F16) &&
             (is_int(st) || st == PTX_T_F32 || st == PTX_T_F64 || st == PTX_T_F16);
-  if (!ok) return px_refuse(L, "cvt.%s.%s is not supported yet", ptx_type_name(dt), ptx_type_name(st));
+  if (!ok) return px_unsupported(L, "cvt.%s.%s is not supported yet", ptx_type_name(dt), ptx_type_name(st));
   if (pi->num_operands != 2) return px_refuse(L, "cvt takes 2 operands");
   in->d = px_value(L, &pi->opnd[0], dt);
   in->a = px_value(L, &pi->opnd[1], st);

@@ -33,9 +33,11 @@ struct px_memory_ops {
 
 /*
  * Parses and lowers PTX text. INVALID_PTX (message: line, column, instruction) for text that does
- * not parse or that uses what the executor cannot run; OUT_OF_MEMORY, also when the module's
- * variables need more than the simulated device's memory (PX_DEVICE_MEMORY). Module variables get
- * device memory through `mem`, initialised from the PTX; zeros cost no memory until written.
+ * not parse or is not valid PTX (bad operands, sizes past CUDA's limits); valid PTX the executor
+ * cannot run only marks the kernels that use it (px_kernel_unrunnable). OUT_OF_MEMORY, also when
+ * the module's variables need more than the simulated device's memory (PX_DEVICE_MEMORY). Module
+ * variables get device memory through `mem`, initialised from the PTX; zeros cost no memory until
+ * written.
  */
 gcap_status px_program_load(const char *text, size_t size, const struct px_memory_ops *mem, struct px_program **out);
 void px_program_free(struct px_program *p);
@@ -43,6 +45,11 @@ void px_program_free(struct px_program *p);
 const struct px_kernel *px_program_kernel(const struct px_program *p, const char *name);
 /* The program an entry belongs to. */
 const struct px_program *px_kernel_program(const struct px_kernel *k);
+/*
+ * NULL when the entry runs; else why it cannot: "kernel \"K\": <what> at PTX line N \"<instruction>\""
+ * (and the .func it is in, when a function it calls holds it). Owned by the program.
+ */
+const char *px_kernel_unrunnable(const struct px_kernel *k);
 /* The entry's parameter count and sizes (owned by the program). */
 size_t px_kernel_params(const struct px_kernel *k, const size_t **sizes);
 /* A module variable's device address and size; NOT_FOUND (no message) when absent. */

@@ -95,6 +95,7 @@ struct px_func {
   uint32_t dynamic_offset; /* an entry's: where `.extern .shared` arrays start in its blocks */
   uint32_t *pred_of_reg;   /* register index -> predicate index, or slot index */
   uint32_t *slot_of_reg;
+  char *unrunnable; /* why it cannot run (px_unsupported: "<what> at PTX line N \"...\""), NULL: it runs */
 };
 
 struct px_kernel {
@@ -108,6 +109,7 @@ struct px_kernel {
   uint32_t static_shared;  /* bytes of static shared variables (module and entry scope) */
   uint32_t dynamic_offset; /* where `.extern .shared` arrays start */
   uint32_t reserved_bytes; /* the region after them that %reserved_smem_offset_* name (0: none) */
+  char *unrunnable;        /* "kernel \"K\": <why>" when it or a .func it calls cannot run, else NULL */
 };
 
 struct px_global {
@@ -289,7 +291,7 @@ static inline unsigned px_thread(const struct px_warp *w, unsigned lane) { retur
 
 /*
  * Lowering (ptx_lower.c). Each family lowers the instructions it owns: it returns 1 when it
- * filled `in` (fn, slots, fields), 0 when the opcode is not its own, -1 after px_refuse.
+ * filled `in` (fn, slots, fields), 0 when the opcode is not its own, -1 after px_refuse or px_unsupported.
  */
 struct px_lower;
 int px_lower_alu(struct px_lower *L, const struct ptx_instr *pi, struct px_ins *in);
@@ -307,6 +309,16 @@ bool px_address(struct px_lower *L, const struct ptx_operand *o, struct px_ins *
 uint16_t px_const(struct px_lower *L, uint64_t v);
 /* Refuses the instruction being lowered: "<what>" goes into the INVALID_PTX message. Returns -1. */
 int px_refuse(struct px_lower *L, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/*
+ * Valid PTX the executor cannot run (an instruction, type or form it lacks): the function being
+ * lowered, and every kernel that calls it, cannot run; launches of those kernels fail with
+ * NOT_SUPPORTED and "<what>" (the first of the function's), while the module loads. Returns -1.
+ */
+int px_unsupported(struct px_lower *L, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif

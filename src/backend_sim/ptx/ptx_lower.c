@@ -3,8 +3,10 @@
  * are already resolved by the front end; here registers become slots, immediates constant slots,
  * variables offsets (in the block's shared memory, the thread's stack or the kernel's parameter
  * buffer) or device addresses, and each instruction gets the handler that runs it for a warp.
- * Whatever cannot run is refused here, naming the line, column and instruction, so that a kernel
- * never meets an unknown instruction while it runs.
+ * PTX that is not valid (bad operands, types, sizes over CUDA's limits) fails the load, naming the
+ * line, column and instruction. Valid PTX the executor cannot run (px_unsupported) marks its
+ * function, and every kernel that calls it, as unable to run: those kernels are refused at launch
+ * and the module's other kernels run. A kernel never meets an unknown instruction while it runs.
  */
 #include <pthread.h>
 #include <stdarg.h>
@@ -31,10 +33,11 @@ struct px_lower {
   const struct ptx_instr *at; /* the instruction being lowered */
   char message[400];
   bool failed;
+  bool skip; /* the instruction being lowered cannot run: nothing more of it is refused */
 };
 
 int px_refuse(struct px_lower *L, const char *fmt, ...) {
-  if (L->failed) return -1;
+  if (L->failed || L->skip) return -1;
   L->failed = true;
   char what[240];
   va_list ap;
@@ -48,11 +51,31 @@ int px_refuse(struct px_lower *L, const char *fmt, ...) {
   return -1;
 }
 
+int px_unsupported(struct px_lower *L, const char *fmt, ...) {
+  if (L->failed || L->skip) return -1;
+  L->skip = true;
+  if (L->fn->unrunnable) return -1; /* the first reason stands */
+  char what[240], why[400];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  if (L->at)
+    snprintf(why, sizeof why, "%s at PTX line %u \"%s\"", what, L->at->line,
+             L->at->text ? L->at->text : ptx_op_name((enum ptx_op)L->at->op));
+  else snprintf(why, sizeof why, "%s", what);
+  if (!(L->fn->unrunnable = gcap__strdup(why))) {
+    L->skip = false;
+    return px_refuse(L, "out of memory");
+  }
+  return -1;
+}
+
 uint16_t px_const(struct px_lower *L, uint64_t v) {
   for (size_t i = 0; i < L->num_consts; i++)
     if (L->consts[i] == v) return (uint16_t)(CONST_TAG | i);
   if (L->num_consts >= MAX_SLOTS / 2) {
-    px_refuse(L, "too many constants in function \"%s\"", L->pf->name);
+    px_unsupported(L, "too many constants in function \"%s\"", L->pf->name);
     return PX_NONE;
   }
   if (gcap__grow((void **)&L->consts, &L->consts_cap, L->num_consts + 1, sizeof *L->consts) != 0) {
@@ -101,7 +124,7 @@ static struct px_ins *emit(struct px_lower *L) {
 
 static uint16_t new_temp(struct px_lower *L) {
   if (L->fn->num_regs + L->temps >= MAX_SLOTS / 2) {
-    px_refuse(L, "too many registers");
+    px_unsupported(L, "too many registers");
     return PX_NONE;
   }
   return (uint16_t)(L->fn->num_regs + L->temps++);
@@ -285,12 +308,12 @@ static bool call_storage_fits(struct px_lower *L, const struct ptx_operand *o, s
 /* The callee's frame layout must be known: frames are laid out before any body is lowered. */
 static int lower_call(struct px_lower *L, const struct ptx_instr *pi, struct px_ins *in) {
   if (pi->num_operands < 1 || pi->opnd[0].kind != PTX_OPND_FUNC)
-    return px_refuse(L, "indirect calls (through a register) are not supported yet");
+    return px_unsupported(L, "indirect calls (through a register) are not supported yet");
   const struct ptx_func *callee = &L->prog->module->funcs[pi->opnd[0].index];
   enum px_builtin b = callee->has_body ? PX_BUILTIN_NONE : px_builtin_of(callee->name);
   if (!callee->has_body && b == PX_BUILTIN_NONE)
-    return px_refuse(L, "function \"%s\" is declared but not defined, and the simulator does not provide it",
-                     callee->name);
+    return px_unsupported(L, "function \"%s\" is declared but not defined, and the simulator does not provide it",
+                          callee->name);
   if (pi->num_call_args != callee->num_params || pi->num_call_rets != callee->num_rets)
     return px_refuse(L, "\"%s\" takes %zu parameters and %zu results, the call passes %u and %u", callee->name,
                      callee->num_params, callee->num_rets, pi->num_call_args, pi->num_call_rets);
@@ -367,6 +390,7 @@ static int narrow_writes(struct px_lower *L, const struct ptx_instr *pi) {
 
 static int lower_one(struct px_lower *L, const struct ptx_instr *pi) {
   L->at = pi;
+  L->skip = false;
   struct px_ins tmp;
   memset(&tmp, 0, sizeof tmp);
   tmp.d = tmp.a = tmp.b = tmp.c = tmp.e = tmp.pd2 = PX_NONE;
@@ -376,15 +400,16 @@ static int lower_one(struct px_lower *L, const struct ptx_instr *pi) {
   if (pi->guard >= 0) {
     tmp.guard = (int16_t)px_pred(L, &(struct ptx_operand){.kind = PTX_OPND_REG, .index = (uint32_t)pi->guard}, NULL);
     tmp.guard_neg = pi->guard_neg;
-    if (L->failed) return -1;
+    if (L->failed || L->skip) return -1;
   }
   int r = lower_control(L, pi, &tmp);
   if (r == -2) r = lower_call(L, pi, &tmp);
   if (r == 0) r = px_lower_alu(L, pi, &tmp);
   if (r == 0) r = px_lower_mem(L, pi, &tmp);
   if (r == 0) r = px_lower_warp(L, pi, &tmp);
-  if (r == 0) return px_refuse(L, "the simulator does not run %s instructions yet", ptx_op_name((enum ptx_op)pi->op));
-  if (r < 0 || L->failed) return -1;
+  if (r == 0)
+    return px_unsupported(L, "the simulator does not run %s instructions yet", ptx_op_name((enum ptx_op)pi->op));
+  if (r < 0 || L->failed || L->skip) return -1;
   struct px_ins *in = emit(L); /* after any temps the operands needed */
   if (!in) return -1;
   *in = tmp;
@@ -419,6 +444,8 @@ static void place_vars(const struct ptx_var *vars, size_t n, uint32_t *offsets, 
 static int lay_out_func(struct px_program *p, size_t fi, struct px_lower *L) {
   const struct ptx_func *pf = &p->module->funcs[fi];
   struct px_func *fn = &p->funcs[fi];
+  L->fn = fn;
+  L->at = NULL;
   fn->src = pf;
   fn->var_offset = gcap__calloc(pf->num_vars + 1, sizeof *fn->var_offset);
   fn->param_offset = gcap__calloc(pf->num_params + 1, sizeof *fn->param_offset);
@@ -432,8 +459,10 @@ static int lay_out_func(struct px_program *p, size_t fi, struct px_lower *L) {
     fn->pred_of_reg[r] = pred ? fn->num_preds++ : UINT32_MAX;
     fn->slot_of_reg[r] = pred ? UINT32_MAX : fn->num_regs++;
   }
-  if (fn->num_regs >= MAX_SLOTS / 2 || fn->num_preds > 0x7fff)
-    return px_refuse(L, "function \"%s\" declares too many registers", pf->name);
+  if (fn->num_regs >= MAX_SLOTS / 2 || fn->num_preds > 0x7fff) { /* its body is still checked, then dropped */
+    px_unsupported(L, "function \"%s\" declares more registers than the simulator holds", pf->name);
+    L->skip = false;
+  }
   /* Shared: the module's variables, then every .func's (a kernel may call any), then the entry's own. */
   uint64_t top = 0, shared = p->funcs_shared, params = 0;
   if (pf->is_entry) {
@@ -446,16 +475,18 @@ static int lay_out_func(struct px_program *p, size_t fi, struct px_lower *L) {
   if (params > PX_PARAM_BYTES)
     return px_refuse(L, "kernel \"%s\" has %llu bytes of parameters, more than the %u a kernel may have", pf->name,
                      (unsigned long long)params, PX_PARAM_BYTES);
-  if (top > PX_LOCAL_BYTES)
-    return px_refuse(L,
-                     "function \"%s\" needs %llu bytes of stack per thread (its .local and .param variables), more "
-                     "than the %u bytes the simulator gives a thread",
-                     pf->name, (unsigned long long)top, PX_LOCAL_BYTES);
+  if (top > PX_LOCAL_BYTES) { /* CUDA gives a thread more: valid PTX the simulator cannot run */
+    px_unsupported(L,
+                   "function \"%s\" needs %llu bytes of stack per thread (its .local and .param variables), more "
+                   "than the %u bytes the simulator gives a thread",
+                   pf->name, (unsigned long long)top, PX_LOCAL_BYTES);
+    L->skip = false;
+  }
   if (shared > SIM_PX_SHARED_BYTES) /* ptxas' words */
     return px_refuse(L, "%s \"%s\" uses too much shared data (%llu bytes of static shared memory, %u max)",
                      pf->is_entry ? "entry function" : "function", pf->name, (unsigned long long)shared,
                      SIM_PX_SHARED_BYTES);
-  fn->frame_bytes = (uint32_t)align_to(top, 16);
+  fn->frame_bytes = top <= PX_LOCAL_BYTES ? (uint32_t)align_to(top, 16) : 0;
   if (pf->is_entry) fn->static_shared = (uint32_t)shared;
   else p->funcs_shared = shared;
   return 0;
@@ -508,12 +539,12 @@ static int lower_body(struct px_program *p, size_t fi, struct px_lower *L) {
   gcap__free(first_of);
   gcap__free(L->addr_bytes);
   L->addr_bytes = NULL;
-  if (L->failed) {
+  if (L->failed || fn->unrunnable) { /* an unrunnable function keeps no code: nothing runs it */
     gcap__free(L->code);
     gcap__free(L->consts);
     L->code = NULL;
     L->consts = NULL;
-    return -1;
+    return L->failed ? -1 : 0;
   }
   finish_slots(L, fn);
   fn->code = L->code;
@@ -722,6 +753,64 @@ static void place_dynamic(struct px_program *p) {
     if (is_dynamic(&m->vars[i])) p->shared_offset[i] = (uint32_t)p->dynamic_offset; /* for initialisers */
 }
 
+/*
+ * The first function, in call order, that cannot run among fi and the .func bodies it calls at
+ * any depth (SIZE_MAX: none). Walked with a stack of its own: a chain of calls may be long.
+ */
+static size_t first_unrunnable(const struct px_program *p, size_t fi, unsigned char *seen, size_t (*stack)[2]) {
+  const struct ptx_module *m = p->module;
+  memset(seen, 0, m->num_funcs);
+  if (p->funcs[fi].unrunnable) return fi;
+  size_t depth = 1;
+  stack[0][0] = fi;
+  stack[0][1] = 0;
+  seen[fi] = 1;
+  while (depth > 0) {
+    size_t *top = stack[depth - 1];
+    const struct ptx_func *pf = &m->funcs[top[0]];
+    if (top[1] >= pf->num_instrs) {
+      depth--;
+      continue;
+    }
+    const struct ptx_instr *pi = &pf->instrs[top[1]++];
+    if (pi->op != PTX_OP_CALL || pi->num_operands < 1 || pi->opnd[0].kind != PTX_OPND_FUNC) continue;
+    size_t callee = pi->opnd[0].index;
+    if (callee >= m->num_funcs || seen[callee] || !m->funcs[callee].has_body) continue;
+    seen[callee] = 1;
+    if (p->funcs[callee].unrunnable) return callee;
+    stack[depth][0] = callee;
+    stack[depth][1] = 0;
+    depth++;
+  }
+  return SIZE_MAX;
+}
+
+/* Marks each kernel that cannot run, with the first reason found in it or in what it calls. */
+static int mark_unrunnable(struct px_program *p, struct px_lower *L) {
+  const struct ptx_module *m = p->module;
+  bool any = false;
+  for (size_t f = 0; f < m->num_funcs; f++) any |= p->funcs[f].unrunnable != NULL;
+  if (!any) return 0;
+  unsigned char *seen = gcap__calloc(m->num_funcs, 1);
+  size_t(*stack)[2] = gcap__calloc(m->num_funcs, sizeof *stack);
+  int r = seen && stack ? 0 : px_refuse(L, "out of memory");
+  for (size_t k = 0; k < p->num_kernels && r == 0; k++) {
+    struct px_kernel *kn = &p->kernels[k];
+    size_t fi = (size_t)(kn->fn - p->funcs);
+    size_t at = first_unrunnable(p, fi, seen, stack);
+    if (at == SIZE_MAX) continue;
+    const char *why = p->funcs[at].unrunnable, *callee = m->funcs[at].name;
+    size_t bytes = strlen(kn->name) + strlen(why) + (at == fi ? 0 : strlen(callee)) + 64;
+    if (!(kn->unrunnable = gcap__malloc(bytes))) r = px_refuse(L, "out of memory");
+    else if (at == fi) snprintf(kn->unrunnable, bytes, "kernel \"%s\": %s", kn->name, why);
+    else
+      snprintf(kn->unrunnable, bytes, "kernel \"%s\": %s (in function \"%s\", which it calls)", kn->name, why, callee);
+  }
+  gcap__free(seen);
+  gcap__free(stack);
+  return r;
+}
+
 static int make_kernel(struct px_program *p, size_t fi, struct px_kernel *k, struct px_lower *L) {
   const struct ptx_func *pf = &p->module->funcs[fi];
   struct px_func *fn = &p->funcs[fi];
@@ -770,6 +859,7 @@ static gcap_status lower_all(struct px_program *p, char *msg, size_t size) {
     if (m->funcs[i].has_body) lower_body(p, i, &L);
   for (size_t i = 0; i < m->num_funcs && !L.failed; i++)
     if (m->funcs[i].is_entry && m->funcs[i].has_body) make_kernel(p, i, &p->kernels[p->num_kernels++], &L);
+  if (!L.failed) mark_unrunnable(p, &L);
   if (!L.failed) return GCAP_SUCCESS;
   if (strcmp(L.message, "out of memory") == 0 || strstr(L.message, ": out of memory")) return GCAP_ERROR_OUT_OF_MEMORY;
   snprintf(msg, size, "%s", L.message);
@@ -825,8 +915,12 @@ void px_program_free(struct px_program *p) {
     gcap__free(fn->ret_offset);
     gcap__free(fn->pred_of_reg);
     gcap__free(fn->slot_of_reg);
+    gcap__free(fn->unrunnable);
   }
-  for (size_t i = 0; i < p->num_kernels; i++) gcap__free(p->kernels[i].param_sizes);
+  for (size_t i = 0; i < p->num_kernels; i++) {
+    gcap__free(p->kernels[i].param_sizes);
+    gcap__free(p->kernels[i].unrunnable);
+  }
   for (size_t i = 0; p->globals && i < p->num_globals; i++)
     if (p->globals[i].addr && !p->globals[i].is_const) p->mem.free(p->mem.ctx, p->globals[i].addr);
   if (p->const_bank) {
@@ -848,6 +942,8 @@ const struct px_kernel *px_program_kernel(const struct px_program *p, const char
 }
 
 const struct px_program *px_kernel_program(const struct px_kernel *k) { return k->program; }
+
+const char *px_kernel_unrunnable(const struct px_kernel *k) { return k->unrunnable; }
 
 size_t px_kernel_params(const struct px_kernel *k, const size_t **sizes) {
   *sizes = k->param_sizes;

@@ -745,7 +745,7 @@ static int lower_ld_st(struct px_lower *L, const struct ptx_instr *pi, struct px
   if (!px_address(L, addr, in)) return -1;
   in->space = (uint8_t)access_space(pi, in);
   in->size = (uint8_t)ptx_type_size(t);
-  if (!in->size || in->size > 8) return px_refuse(L, "type .%s is not supported here", ptx_type_name(t));
+  if (!in->size || in->size > 8) return px_unsupported(L, "type .%s is not supported here", ptx_type_name(t));
   in->kind = ptx_type_is_signed(t) ? 1 : 0;
   in->vec = 1;
   if (val->kind == PTX_OPND_VEC) lower_vec_regs(L, val, in, t);
@@ -767,7 +767,8 @@ static int lower_atom(struct px_lower *L, const struct ptx_instr *pi, struct px_
   if (!px_address(L, &pi->opnd[first], in)) return -1;
   in->space = (uint8_t)access_space(pi, in);
   in->size = (uint8_t)ptx_type_size(t);
-  if (in->size != 4 && in->size != 8) return px_refuse(L, "atomics of .%s are not supported yet", ptx_type_name(t));
+  if (in->size != 4 && in->size != 8)
+    return px_unsupported(L, "atomics of .%s are not supported yet", ptx_type_name(t));
   if (!red) in->d = px_value(L, &pi->opnd[0], t);
   in->b = px_value(L, &pi->opnd[first + 1], t);
   if (pi->mode == PTX_ATOM_CAS) {

@@ -445,7 +445,7 @@ int px_lower_warp(struct px_lower *L, const struct ptx_instr *pi, struct px_ins 
   case PTX_OP_BAR:
   case PTX_OP_BARRIER: return lower_bar(L, pi, in);
   case PTX_OP_SHFL:
-    if (!(pi->flags & PTX_F_SYNC)) return px_refuse(L, "shfl without .sync (removed in PTX 6.4) is not supported");
+    if (!(pi->flags & PTX_F_SYNC)) return px_unsupported(L, "shfl without .sync (removed in PTX 6.4) is not supported");
     if (lower_warp_op(L, pi, in, 5, w_shfl) < 0) return -1;
     in->d = px_value(L, &pi->opnd[0], PTX_T_B32);
     in->a = px_value(L, &pi->opnd[1], PTX_T_B32);
@@ -455,7 +455,7 @@ int px_lower_warp(struct px_lower *L, const struct ptx_instr *pi, struct px_ins 
       in->pd2 = px_pred(L, &(struct ptx_operand){.kind = PTX_OPND_REG, .index = (uint32_t)pi->dest2}, NULL);
     return 1;
   case PTX_OP_VOTE:
-    if (!(pi->flags & PTX_F_SYNC)) return px_refuse(L, "vote without .sync (removed in PTX 6.4) is not supported");
+    if (!(pi->flags & PTX_F_SYNC)) return px_unsupported(L, "vote without .sync (removed in PTX 6.4) is not supported");
     if (lower_warp_op(L, pi, in, 3, w_vote) < 0) return -1;
     in->a = px_pred(L, &pi->opnd[1], &in->neg_a);
     in->d = pi->mode == PTX_VOTE_BALLOT ? px_value(L, &pi->opnd[0], PTX_T_B32) : px_pred(L, &pi->opnd[0], NULL);
