@@ -34,8 +34,10 @@ static const char *const pending[] = {
     /* independent progress of diverged lanes: lane 0 reaches a bar.sync after lanes 1-31 of its
        warp (nvcc put the `if (t == 0)` body at the end of the function; sm_70+ counts threads) */
     "radix_pass",
-    /* tiles of 128 threads: warps wait on each other in cooperative groups' own barrier
-       (atom.or.acq_rel.cta, then a spin on ld.acquire.cta), which the race check reports */
+    /* tiles of 128 threads: the warps meet in cooperative groups' own barrier (atom.or.acq_rel.cta,
+       then a spin on ld.acquire.cta), which the race check reports (sm_75); at sm_80+ that barrier
+       lives in the reserved shared region, which cooperative groups expect to start as zeros (they
+       skip its initialisation there), and the INIT check reports its first use */
     "cg_multiwarp_sum",
 };
 
