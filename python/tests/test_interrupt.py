@@ -7,7 +7,8 @@ import textwrap
 
 import pytest
 
-# A kernel that never ends: it writes 1 to *started, then loops for ever.
+# A kernel that never ends: it writes 1 to started[0], then waits for started[1], which nobody sets
+# (a spin on global memory: only the watchdog or an interrupt ends it).
 PROGRAM = textwrap.dedent('''
     import ctypes, sys, threading, time, gcap
     PTX = """
@@ -24,14 +25,15 @@ PROGRAM = textwrap.dedent('''
       mov.u32 %r1, 1;
       st.global.u32 [%rd2], %r1;
     $L_loop:
-      setp.ne.u32 %p1, %r1, 0;
+      ld.volatile.global.u32 %r2, [%rd2+4];
+      setp.eq.u32 %p1, %r2, 0;
       @%p1 bra $L_loop;
       ret;
     }
     """
     ctx = gcap.Context(backend="sim", kernels="ptx", kernel_timeout_ms=0, exec=sys.argv[1])
     mod = ctx.load_module(image=PTX)
-    started = ctx.alloc(4)
+    started = ctx.alloc(8)
     s = ctx.stream()
     flag = ctypes.c_uint32.from_address(started.ptr)  # device memory is host memory on the simulator
 
