@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -451,6 +452,24 @@ static void run_ticket_lock_sum(struct run *r) {
   free(in);
 }
 
+static void run_mutex_blocks(struct run *r) {
+  enum { N = 300, B = 64, G = 5 };
+  int *in = rand_ints(N, -100000, 200000, 35), log[1 + G], lock = 0, want[G];
+  for (int b = 0; b < G; b++) {
+    want[b] = INT32_MIN;
+    for (int i = b * B; i < (b + 1) * B && i < N; i++) want[b] = in[i] > want[b] ? in[i] : want[b];
+  }
+  void *din = dev(r, in, sizeof(int) * N), *dlog = dev(r, NULL, sizeof log), *dlock = dev(r, NULL, sizeof lock);
+  int n = N;
+  run_ok(r, DIM1(G), DIM1(B), 0, ARGS(&din, &dlog, &dlock, &n));
+  get(r, log, dlog, sizeof log);
+  get(r, &lock, dlock, sizeof lock);
+  expect_int(r, "entries", 0, log[0], G);
+  expect_int(r, "lock released", 0, lock, 0);
+  ptx_expect(same_multiset(log + 1, want, G), r->label, "block maxima", 0, "not the maxima of the blocks");
+  free(in);
+}
+
 static void run_last_block_sum(struct run *r) {
   enum { N = 1000, B = 64, G = 4 };
   int *in = rand_ints(N, -1000, 2000, 16), want = 0, out = 0;
@@ -790,6 +809,7 @@ static const struct pattern patterns[] = {
     {"spin", "locked_insert", ALL_SM, run_locked_insert},
     {"spin", "lockfree_push", ALL_SM, run_lockfree_push},
     {"spin", "ticket_lock_sum", ALL_SM, run_ticket_lock_sum},
+    {"spin", "mutex_blocks", ALL_SM, run_mutex_blocks},
     {"last_block", "last_block_sum", ALL_SM, run_last_block_sum},
     {"histogram", "hist_unzeroed", ALL_SM, run_hist_unzeroed},
     {"histogram", "hist_zeroed", ALL_SM, run_hist_zeroed},

@@ -2,7 +2,7 @@
 // Threads that wait on each other without a barrier, as code written for independent thread
 // scheduling (Volta and later) does: a producer and a consumer warp handing data over through
 // flags, a per-bucket spin lock that lanes of one warp contend for, a lock-free list push, and a
-// ticket lock taken by the blocks of a grid.
+// ticket lock and a mutex taken by the blocks of a grid.
 #include <cuda/atomic>
 
 // Blocks of two warps. For `rounds` rounds, warp 0 writes 32 values to scratch and raises the
@@ -106,5 +106,27 @@ extern "C" __global__ void ticket_lock_sum(const int *in, int *acc, int *tickets
     a[2 + my] = blockIdx.x;
     __threadfence();
     atomicAdd(&tickets[1], 1);
+  }
+}
+
+// A global mutex taken with atomicCAS by thread 0 of each block, released with atomicExch: each
+// block appends its maximum to log[1 + *log] and bumps the count in log[0] inside the lock.
+extern "C" __global__ void mutex_blocks(const int *in, int *log, int *lock, int n) {
+  __shared__ int block_max;
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (threadIdx.x == 0) block_max = -2147483647 - 1;
+  __syncthreads();
+  if (i < n) atomicMax(&block_max, in[i]);
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    while (atomicCAS(lock, 0, 1) != 0) {
+    }
+    __threadfence();
+    volatile int *l = log;
+    int at = l[0];
+    l[1 + at] = block_max;
+    l[0] = at + 1;
+    __threadfence();
+    atomicExch(lock, 0);
   }
 }
