@@ -335,6 +335,106 @@ static const char wait_ptx[] =
     "  bar.sync 0;\n"
     "  ret;\n}\n";
 
+/*
+ * More ways threads wait for each other. late_lane: thread 0's branch body sits after the barrier
+ * (as nvcc places an `if (t == 0)` body at the end of a function) and jumps back to it; lanes
+ * 1-31 reach the barrier first and must wait there for lane 0. flag_wait: warp 1 waits for a
+ * flag warp 0 raises with an atomic, reading it with ld.acquire (a strong load: no race with the
+ * atomic). reserved: reads the block's reserved shared region, which starts as zeros.
+ */
+static const char converge_ptx[] = ".version 7.8\n.target sm_80\n.address_size 64\n"
+                                   ".visible .entry late_lane(.param .u64 p_out)\n{\n"
+                                   "  .shared .align 4 .b32 v[64];\n"
+                                   "  .reg .b32 %r<8>;\n  .reg .b64 %rd<4>;\n  .reg .pred %p<2>;\n"
+                                   "  mov.u32 %r1, %tid.x;\n"
+                                   "  mov.u32 %r2, v;\n"
+                                   "  shl.b32 %r3, %r1, 2;\n  add.u32 %r4, %r2, %r3;\n"
+                                   "  setp.eq.u32 %p1, %r1, 0;\n"
+                                   "  @%p1 bra $L_first;\n"
+                                   "  st.shared.u32 [%r4], %r1;\n"
+                                   "$L_join:\n"
+                                   "  bar.sync 0;\n"
+                                   "  add.u32 %r5, %r1, 1;\n  and.b32 %r5, %r5, 63;\n"
+                                   "  shl.b32 %r5, %r5, 2;\n  add.u32 %r5, %r2, %r5;\n"
+                                   "  ld.shared.u32 %r6, [%r5];\n"
+                                   "  ld.param.u64 %rd1, [p_out];\n  mul.wide.u32 %rd2, %r1, 4;\n"
+                                   "  add.u64 %rd3, %rd1, %rd2;\n  st.global.u32 [%rd3], %r6;\n"
+                                   "  ret;\n"
+                                   "$L_first:\n"
+                                   "  st.shared.u32 [%r4], 1000;\n"
+                                   "  bra.uni $L_join;\n"
+                                   "}\n"
+                                   ".visible .entry flag_wait(.param .u64 p_out)\n{\n"
+                                   "  .shared .align 4 .b32 flag;\n"
+                                   "  .reg .b32 %r<4>;\n  .reg .b64 %rd<2>;\n  .reg .pred %p<4>;\n"
+                                   "  mov.u32 %r1, %tid.x;\n"
+                                   "  setp.ne.u32 %p1, %r1, 0;\n"
+                                   "  @%p1 bra $L_init_done;\n"
+                                   "  st.shared.u32 [flag], 0;\n"
+                                   "$L_init_done:\n"
+                                   "  bar.sync 0;\n"
+                                   "  setp.eq.u32 %p2, %r1, 0;\n"
+                                   "  @!%p2 bra $L_consumer;\n"
+                                   "  atom.shared.exch.b32 %r2, [flag], 7;\n"
+                                   "  bra.uni $L_end;\n"
+                                   "$L_consumer:\n"
+                                   "  setp.ne.u32 %p3, %r1, 32;\n"
+                                   "  @%p3 bra $L_end;\n"
+                                   "$L_wait:\n"
+                                   "  ld.acquire.cta.shared.u32 %r3, [flag];\n"
+                                   "  setp.eq.u32 %p3, %r3, 0;\n"
+                                   "  @%p3 bra $L_wait;\n"
+                                   "  ld.param.u64 %rd1, [p_out];\n  st.global.u32 [%rd1], %r3;\n"
+                                   "$L_end:\n"
+                                   "  ret;\n}\n"
+                                   ".visible .entry reserved(.param .u64 p_out)\n{\n"
+                                   "  .reg .b32 %r<4>;\n  .reg .b64 %rd<4>;\n"
+                                   "  mov.u32 %r1, %reserved_smem_offset_0;\n"
+                                   "  mov.u32 %r2, %tid.x;\n  shl.b32 %r3, %r2, 2;\n  add.u32 %r1, %r1, %r3;\n"
+                                   "  ld.shared.u32 %r3, [%r1];\n"
+                                   "  ld.param.u64 %rd1, [p_out];\n  mul.wide.u32 %rd2, %r2, 4;\n"
+                                   "  add.u64 %rd3, %rd1, %rd2;\n  st.global.u32 [%rd3], %r3;\n"
+                                   "  ret;\n}\n";
+
+static void test_lanes_converge_at_barrier(void **state) {
+  (void)state;
+  for (unsigned checks = 0; checks <= CHECKS_ALL; checks += CHECKS_ALL)
+    for (uint64_t seed = 0; seed < 4; seed++) {
+      gcap_context *ctx = ctx_with(checks, seed);
+      gcap_module *m = load_ok(ctx, converge_ptx);
+      void *dout = dev(ctx, NULL, 64 * 4);
+      assert_ok(launch(ctx, m, "late_lane", 64, ARGS(&dout)));
+      uint32_t got[64];
+      get(ctx, got, dout, sizeof got);
+      for (unsigned t = 0; t < 64; t++) assert_int_equal(got[t], t == 63 ? 1000u : t + 1);
+      gcap_context_destroy(ctx);
+    }
+}
+
+static void test_strong_accesses_do_not_race(void **state) {
+  (void)state;
+  gcap_context *ctx = ctx_with(CHECKS_ALL, 5);
+  gcap_module *m = load_ok(ctx, converge_ptx);
+  void *dout = dev(ctx, NULL, 4);
+  assert_ok(launch(ctx, m, "flag_wait", 64, ARGS(&dout)));
+  uint32_t got = 0;
+  get(ctx, &got, dout, 4);
+  assert_int_equal(got, 7);
+  gcap_context_destroy(ctx);
+}
+
+static void test_reserved_region_starts_zero(void **state) {
+  (void)state;
+  gcap_context *ctx = ctx_with(CHECKS_ALL, 9);
+  gcap_module *m = load_ok(ctx, converge_ptx);
+  void *dout = dev(ctx, NULL, 32 * 4);
+  uint32_t got[32];
+  assert_ok(launch(ctx, m, "reserved", 32, ARGS(&dout)));
+  get(ctx, got, dout, sizeof got);
+  for (unsigned t = 0; t < 32; t++) assert_int_equal(got[t], 0);
+  gcap_context_destroy(ctx);
+}
+
 static void test_warp_waits_for_another(void **state) {
   (void)state;
   for (unsigned sleep = 0; sleep < 2; sleep++)
@@ -380,9 +480,11 @@ static void test_block_that_cannot_finish(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_each_lane_its_own_mask),     cmocka_unit_test(test_sync_check_per_lane),
-      cmocka_unit_test(test_shuffle_from_inactive_lane), cmocka_unit_test(test_warp_waits_for_another),
-      cmocka_unit_test(test_lanes_wait_for_each_other),  cmocka_unit_test(test_block_that_cannot_finish),
+      cmocka_unit_test(test_each_lane_its_own_mask),      cmocka_unit_test(test_sync_check_per_lane),
+      cmocka_unit_test(test_shuffle_from_inactive_lane),  cmocka_unit_test(test_warp_waits_for_another),
+      cmocka_unit_test(test_lanes_wait_for_each_other),   cmocka_unit_test(test_block_that_cannot_finish),
+      cmocka_unit_test(test_lanes_converge_at_barrier),   cmocka_unit_test(test_strong_accesses_do_not_race),
+      cmocka_unit_test(test_reserved_region_starts_zero),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -22,7 +22,7 @@ enum {
   G_SPACE = 1u << 8,  /* state spaces */
   G_VEC = 1u << 9,    /* .v2 .v4 */
   G_HINT = 1u << 10,  /* cache operators and eviction hints: accepted, not recorded */
-  G_SEM = 1u << 11,   /* memory-ordering semantics: accepted, not recorded */
+  G_SEM = 1u << 11,   /* memory-ordering semantics: a strong ld/st (relaxed, acquire, release...) as volatile */
   G_SCOPE = 1u << 12, /* .cta .cluster .gpu .sys */
   G_ATOM = 1u << 13,  /* atom/red operations */
   G_REDUX = 1u << 14, /* redux operations (boolop) */
@@ -137,11 +137,11 @@ static const struct modifier modifiers[] = {
     {"L2", G_HINT, 0},
     {"noftz", G_HINT, 0},
     {"weak", G_SEM, 0},
-    {"relaxed", G_SEM, 0},
-    {"acquire", G_SEM, 0},
-    {"release", G_SEM, 0},
-    {"acq_rel", G_SEM, 0},
-    {"sc", G_SEM, 0},
+    {"relaxed", G_SEM, PTX_F_VOLATILE},
+    {"acquire", G_SEM, PTX_F_VOLATILE},
+    {"release", G_SEM, PTX_F_VOLATILE},
+    {"acq_rel", G_SEM, PTX_F_VOLATILE},
+    {"sc", G_SEM, PTX_F_VOLATILE},
     {"mmio", G_SEM, 0},
     {"cta", G_SCOPE, PTX_LEVEL_CTA},
     {"cluster", G_SCOPE, PTX_LEVEL_CLUSTER},
@@ -362,8 +362,10 @@ static void apply(struct ptx_instr *in, struct decoded *d, const struct modifier
     if (v == SHF_CLAMP) in->flags |= PTX_F_CLAMP;
     else if (v != SHF_WRAP) in->mode = (uint8_t)v;
     break;
+  case G_SEM: /* a strong load or store: never a data race with another strong access (the PTX memory model) */
+    if (in->op == PTX_OP_LD || in->op == PTX_OP_ST) in->flags |= v;
+    break;
   case G_HINT:
-  case G_SEM:
   case G_MASK: break;
   default: in->mode = (uint8_t)v; break; /* MUL ATOM SHFL VOTE MATCH PRMT TO LEVEL TESTP */
   }

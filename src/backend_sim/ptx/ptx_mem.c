@@ -316,6 +316,12 @@ static bool init_check(struct px_warp *w, const struct px_ins *in, unsigned l, u
   return true;
 }
 
+/*
+ * A strong load or store (volatile, relaxed, acquire, release): with another strong access or an
+ * atomic it is synchronisation, not a data race, as the PTX memory model has it.
+ */
+static bool strong(const struct px_ins *in) { return in->src && (in->src->flags & PTX_F_VOLATILE); }
+
 /* The checks on a shared access that the launch asked for; false after a fault. */
 static bool shared_checks(struct px_warp *w, const struct px_ins *in, unsigned l, const unsigned char *p,
                           unsigned bytes, bool write, bool atomic) {
@@ -518,7 +524,7 @@ static bool clean_read(struct px_warp *w, const struct px_ins *in, unsigned l, u
   bool clean = (off & 3) == 0;
   for (uint32_t word = first; clean && word <= last; word++) clean = b->clean[word / 32] >> (word % 32) & 1;
   if (clean) return true;
-  if (!shared_checks(w, in, l, b->shared + off, in->size, false, false)) return false;
+  if (!shared_checks(w, in, l, b->shared + off, in->size, false, strong(in))) return false;
   if (off & 3) return true;
   uint32_t epoch = b->epoch + 1;
   for (uint32_t i = off; i < off + in->size; i++)
@@ -536,7 +542,7 @@ static bool lane_checks(struct px_warp *w, const struct px_ins *in, uint32_t m, 
   if (in->e == FAST_SHARED && !write && (checks & GCAP_SIM_CHECK_SHARED_RACES) && in->size >= 4) {
     PX_LANES(m, if (!clean_read(w, in, l, (uint32_t)(A[l] + off))) return false);
   } else if (in->e == FAST_SHARED && (checks & (GCAP_SIM_CHECK_SHARED_RACES | GCAP_SIM_CHECK_INIT))) {
-    PX_LANES(m, if (!shared_checks(w, in, l, w->blk->shared + (A[l] + off), in->size, write, false)) return false);
+    PX_LANES(m, if (!shared_checks(w, in, l, w->blk->shared + (A[l] + off), in->size, write, strong(in))) return false);
   } else if (in->e == FAST_GLOBAL && memo.bits && (checks & GCAP_SIM_CHECK_INIT)) {
     PX_LANES(m, if (!init_global(w, in, l, A[l] + off, in->size, write)) return false);
   }
@@ -566,7 +572,7 @@ HANDLER(mem_ld) {
   PX_LANES(m, {
     unsigned char *p = resolve(w, in, l, address_of(w, in, l), in->space, total, false);
     if (!p) return;
-    if (sh && !shared_checks(w, in, l, p, total, false, false)) return;
+    if (sh && !shared_checks(w, in, l, p, total, false, strong(in))) return;
     if (n == 1) {
       w->f->R[in->d][l] = load_bits(p, size, sgn);
     } else {
@@ -584,7 +590,7 @@ HANDLER(mem_st) {
   PX_LANES(m, {
     unsigned char *p = resolve(w, in, l, address_of(w, in, l), in->space, total, true);
     if (!p) return;
-    if (sh && !shared_checks(w, in, l, p, total, true, false)) return;
+    if (sh && !shared_checks(w, in, l, p, total, true, strong(in))) return;
     if (n == 1) {
       store_bits(p, size, w->f->R[in->d][l]);
     } else {

@@ -203,7 +203,31 @@ static void lanes_leave(struct px_warp *w) {
   resched(w);
   while (!w->group) {
     struct px_frame *f = w->f;
-    if (f->waiting & w->live) { /* parked at __syncwarp with nobody left to come */
+    uint32_t parked = f->waiting & w->live;
+    if (parked) { /* lanes waiting at a barrier go on without those that left (bar_converge judges) */
+      unsigned first = (unsigned)__builtin_ctz(parked);
+      uint32_t pc = f->pcs[first];
+      uint8_t ctl = w->code[pc].ctl;
+      if (ctl == PX_CTL_BAR || ctl == PX_CTL_ARRIVE) {
+        uint32_t group = 0;
+        for (uint32_t p = parked; p; p &= p - 1)
+          if (f->pcs[__builtin_ctz(p)] == pc) group |= 1u << __builtin_ctz(p);
+        f->waiting &= ~group;
+        w->group = group;
+        w->pc = pc;
+        w->others_min = PX_NO_PC;
+        w->ahead = false;
+        if (w->blk->checks & GCAP_SIM_CHECK_SYNC) { /* the lanes it waited for left without it */
+          px_fault(w, &w->code[pc], first, GCAP_ERROR_LAUNCH_FAILURE,
+                   "barrier %u in divergent code: lanes 0x%08x of the warp reached it, lanes 0x%08x did not "
+                   "(bar.sync must be reached by every thread of a warp together)",
+                   (unsigned)(uint32_t)px_slot(w, w->code[pc].a)[first], group, f->lanes & w->exists & ~group);
+          w->state = PX_FINISHED;
+        }
+        return;
+      }
+    }
+    if (parked) { /* parked at __syncwarp with nobody left to come */
       px_fault(w, NULL, (unsigned)__builtin_ctz(f->waiting & w->live), GCAP_ERROR_LAUNCH_FAILURE,
                "lanes 0x%08x wait at bar.warp.sync for lanes that exited or returned", f->waiting & w->live);
       w->state = PX_FINISHED;
@@ -415,6 +439,34 @@ static void bar_arrive(struct px_warp *w, const struct px_ins *in, uint32_t m, b
   w->bar_id = id;
 }
 
+/*
+ * bar.sync is .aligned: a warp's lanes execute it together. Lanes that reach it while others of
+ * their frame still run elsewhere (a branch body nvcc placed after the barrier, which jumps back
+ * to it) wait there, as the warp converges before a barrier on a GPU; when the others arrive, or
+ * none can (they exited, returned or wait elsewhere: lanes_leave lets the waiting ones go on),
+ * the lanes there go on together and bar_arrive judges them. False: the group waits.
+ */
+static bool bar_converge(struct px_warp *w, const struct px_ins *in, uint32_t *m) {
+  struct px_frame *f = w->f;
+  uint32_t here = w->group;
+  for (uint32_t p = f->waiting & w->live; p; p &= p - 1)
+    if (f->pcs[__builtin_ctz(p)] == w->pc) here |= 1u << __builtin_ctz(p);
+  if (f->lanes & w->live & ~f->done & ~f->waiting & ~w->group) { /* others may still come */
+    for (uint32_t g = w->group; g; g &= g - 1) f->pcs[__builtin_ctz(g)] = w->pc;
+    f->waiting |= w->group;
+    w->group = 0;
+    lanes_leave(w);
+    return false;
+  }
+  if (here != w->group) {
+    f->waiting &= ~here;
+    w->group = here;
+    *m = here;
+    if (in->guard >= 0) *m &= in->guard_neg ? ~f->P[in->guard] : f->P[in->guard];
+  }
+  return true;
+}
+
 /* A barrier whose threads have all arrived releases its warps, which go on after it. */
 static void bar_release_ready(struct px_block *b) {
   unsigned live = b->threads - b->exited;
@@ -494,7 +546,7 @@ static void control(struct px_warp *w, const struct px_ins *in, uint32_t m) {
   case PX_CTL_BAR:
   case PX_CTL_ARRIVE:
     if (w->ahead && lanes_behind(w, PX_FULL)) resched(w); /* lanes behind come first, as the warp converges */
-    else bar_arrive(w, in, m, in->ctl == PX_CTL_BAR);
+    else if (bar_converge(w, in, &m)) bar_arrive(w, in, m, in->ctl == PX_CTL_BAR);
     return;
   case PX_CTL_WARP:
     if (m && w->ahead && lanes_behind(w, px_members(w, in, m))) { /* the lanes it names come first */
@@ -881,6 +933,11 @@ static void start_block(struct px_worker *wk, struct px_block *b, const struct p
       for (unsigned t = 0; t < b->threads; t++) px_poison_fill(b->local + (size_t)t * PX_LOCAL_BYTES, frame, 0, word);
   }
   if (l->checks & GCAP_SIM_CHECK_INIT) memset(b->shared_init, 0, b->shared_bytes);
+  if (l->kernel->reserved_bytes) { /* the system's region starts as zeros, written: cooperative groups rely on it */
+    uint32_t at = b->shared_bytes - l->kernel->reserved_bytes;
+    memset(b->shared + at, 0, l->kernel->reserved_bytes);
+    if (l->checks & GCAP_SIM_CHECK_INIT) memset(b->shared_init + at, 1, l->kernel->reserved_bytes);
+  }
   if (l->checks & GCAP_SIM_CHECK_SHARED_RACES) {
     memset(b->shadow, 0, b->shared_bytes * sizeof *b->shadow);
     memset(b->clean, 0, (b->shared_bytes + 127) / 128 * sizeof *b->clean);
