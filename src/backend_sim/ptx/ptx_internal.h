@@ -305,6 +305,11 @@ uint16_t px_pred(struct px_lower *L, const struct ptx_operand *o, uint8_t *neg);
 uint16_t px_pred_reg(struct px_lower *L, const struct ptx_operand *o);
 /* Fills in->a (base slot or PX_NONE), in->imm, in->sym_local and in->space for an address operand. */
 bool px_address(struct px_lower *L, const struct ptx_operand *o, struct px_ins *in);
+/*
+ * Whether register operand o is only ever written by `mov` of one immediate in the function
+ * (nvcc keeps a full member mask so); *value: that immediate. Its reads can then be that constant.
+ */
+bool px_reg_constant(struct px_lower *L, const struct ptx_operand *o, uint64_t *value);
 /* A constant slot holding v. */
 uint16_t px_const(struct px_lower *L, uint64_t v);
 /* Refuses the instruction being lowered: "<what>" goes into the INVALID_PTX message. Returns -1. */

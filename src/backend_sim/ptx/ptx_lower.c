@@ -71,6 +71,35 @@ int px_unsupported(struct px_lower *L, const char *fmt, ...) {
   return -1;
 }
 
+/* Whether instruction pi may write register reg (its first operand, a vector's element, a second destination, a call's
+ * results). */
+static bool writes_reg(const struct ptx_instr *pi, uint32_t reg) {
+  const struct ptx_operand *d = &pi->opnd[0];
+  if (pi->num_operands && d->kind == PTX_OPND_REG && d->index == reg) return true;
+  if (pi->num_operands && d->kind == PTX_OPND_VEC)
+    for (unsigned e = 0; e < d->count && e < 4; e++)
+      if (d->elems[e].kind == PTX_OPND_REG && d->elems[e].reg == reg) return true;
+  if (pi->dest2 >= 0 && (uint32_t)pi->dest2 == reg) return true;
+  for (unsigned r = 0; r < pi->num_call_rets; r++)
+    if (pi->call_rets[r].kind == PTX_OPND_REG && pi->call_rets[r].index == reg) return true;
+  return false;
+}
+
+bool px_reg_constant(struct px_lower *L, const struct ptx_operand *o, uint64_t *value) {
+  if (o->kind != PTX_OPND_REG) return false;
+  bool found = false;
+  for (size_t i = 0; i < L->pf->num_instrs; i++) {
+    const struct ptx_instr *pi = &L->pf->instrs[i];
+    if (!writes_reg(pi, o->index)) continue;
+    if (pi->op != PTX_OP_MOV || pi->guard >= 0 || pi->num_operands != 2 || pi->opnd[1].kind != PTX_OPND_IMM)
+      return false;
+    if (found && (uint64_t)pi->opnd[1].imm != *value) return false;
+    *value = (uint64_t)pi->opnd[1].imm;
+    found = true;
+  }
+  return found;
+}
+
 uint16_t px_const(struct px_lower *L, uint64_t v) {
   for (size_t i = 0; i < L->num_consts; i++)
     if (L->consts[i] == v) return (uint16_t)(CONST_TAG | i);

@@ -57,8 +57,9 @@ static void per_mask(struct px_warp *w, const struct px_ins *in, uint32_t m, war
   const uint64_t *E = px_slot(w, in->e);
   bool check = w->blk->checks & GCAP_SIM_CHECK_SYNC;
   uint64_t first = E[__builtin_ctz(m)], diff = 0;
-  if (m != PX_FULL) PX_LANES(m, diff |= E[l] ^ first);
-  if (m == PX_FULL ? same_in_all_lanes(E, first) : !(uint32_t)diff) { /* one mask for all: warp-uniform code */
+  bool constant = in->e >= w->f->fn->num_regs; /* an immediate, or a register only ever set to one */
+  if (!constant && m != PX_FULL) PX_LANES(m, diff |= E[l] ^ first);
+  if (constant || (m == PX_FULL ? same_in_all_lanes(E, first) : !(uint32_t)diff)) { /* one mask for all */
     if (!check || members_ok(w, in, m, (uint32_t)first)) op(w, in, m, (uint32_t)first);
     return;
   }
@@ -432,7 +433,9 @@ static int lower_bar(struct px_lower *L, const struct ptx_instr *pi, struct px_i
 
 static int lower_warp_op(struct px_lower *L, const struct ptx_instr *pi, struct px_ins *in, unsigned n, px_fn fn) {
   if (pi->num_operands != n) return px_refuse(L, "takes %u operands", n);
-  in->e = px_value(L, &pi->opnd[n - 1], PTX_T_U32);
+  uint64_t mask;
+  in->e = px_reg_constant(L, &pi->opnd[n - 1], &mask) ? px_const(L, (uint32_t)mask)
+                                                      : px_value(L, &pi->opnd[n - 1], PTX_T_U32);
   in->kind = pi->mode;
   in->fn = fn;
   in->ctl = PX_CTL_WARP;
