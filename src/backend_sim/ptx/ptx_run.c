@@ -16,6 +16,13 @@
 #include "base/alloc.h"
 #include "ptx_internal.h"
 
+/* Paths a warp-uniform kernel never takes: kept out of the interpreter's loop. */
+#if defined(__GNUC__)
+#define PX_COLD __attribute__((cold, noinline))
+#else
+#define PX_COLD
+#endif
+
 struct px_worker {
   struct px_block blk;
   struct px_warp *warps;
@@ -156,7 +163,7 @@ static void resched(struct px_warp *w) {
  * ahead of the lanes behind them (which wait until the next rescheduling), so a lane that waits
  * for another lane of its warp (a lock, a flag) lets that lane get there, as on Volta and later.
  */
-static void rotate(struct px_warp *w) {
+PX_COLD static void rotate(struct px_warp *w) {
   struct px_frame *f = w->f;
   uint32_t from = w->pc;
   for (uint32_t g = w->group; g; g &= g - 1) f->pcs[__builtin_ctz(g)] = from;
@@ -199,7 +206,7 @@ static bool lanes_behind(const struct px_warp *w, uint32_t lanes) {
 static void pop_frame(struct px_warp *w);
 
 /* Lanes m leave the frame (returned or exited); the warp goes on with who is left. */
-static void lanes_leave(struct px_warp *w) {
+PX_COLD static void lanes_leave(struct px_warp *w) {
   resched(w);
   while (!w->group) {
     struct px_frame *f = w->f;
@@ -671,7 +678,7 @@ static uint64_t fingerprint(const struct px_warp *w) {
 }
 
 /* The warp used its turn: the block's other warps get theirs, and the lanes above it in its frame run first. */
-static void yield_turn(struct px_warp *w) {
+PX_COLD static void yield_turn(struct px_warp *w) {
   w->spin = TURN;
   w->yield = true;
   rotate(w);
@@ -696,7 +703,7 @@ static bool loop_reads_outside(const struct px_warp *w, uint32_t loop, uint32_t 
  * A loop [loop, back] ran a turn's worth. The warp's state is remembered first, so that a block
  * whose warps spin without anything changing is found (spinning_idle).
  */
-static void end_turn(struct px_warp *w, uint32_t loop, uint32_t back) {
+PX_COLD static void end_turn(struct px_warp *w, uint32_t loop, uint32_t back) {
   for (uint32_t g = w->group; g; g &= g - 1) w->f->pcs[__builtin_ctz(g)] = w->pc;
   uint64_t h = fingerprint(w);
   w->same = h == w->fingerprint ? w->same + 1 : 0;
@@ -711,7 +718,7 @@ static void end_turn(struct px_warp *w, uint32_t loop, uint32_t back) {
  * and local memory: a spin on global memory may wait for another block or the host, and is left
  * to the watchdog), and shared memory stayed the same for IDLE_ROUNDS rounds.
  */
-static bool spinning_idle(struct px_block *b) {
+PX_COLD static bool spinning_idle(struct px_block *b) {
   for (unsigned i = 0; i < b->num_warps; i++)
     if (b->warps[i].state == PX_RUNNING && (b->warps[i].same < 2 || b->warps[i].outside)) {
       b->idle_rounds = 0;
@@ -733,7 +740,7 @@ static bool spinning_idle(struct px_block *b) {
 
 static void describe_warps(const struct px_block *b, char *buf, size_t size, size_t *n);
 
-static void report_spinning(struct px_block *b) {
+PX_COLD static void report_spinning(struct px_block *b) {
   struct px_warp *w = b->warps;
   while (w->state != PX_RUNNING) w++;
   px_fault(w, &w->code[w->pc], (unsigned)__builtin_ctz(w->group ? w->group : w->live), GCAP_ERROR_LAUNCH_FAILURE,
@@ -757,7 +764,8 @@ static void run_warp(struct px_warp *w) {
       uint32_t p = w->f->P[in->guard];
       m &= in->guard_neg ? ~p : p;
     }
-    if (in->ctl == PX_CTL_NONE) {
+    if (in->ctl == PX_CTL_NONE ||
+        (in->ctl == PX_CTL_WARP && !w->ahead)) {                        /* a warp operation converges only when ahead */
       executed += m == PX_FULL ? 32u : (unsigned)__builtin_popcount(m); /* popcount may be a library call */
       if (m) in->fn(w, in, m);
       if (++w->pc >= w->others_min) resched(w);

@@ -53,7 +53,11 @@ typedef void (*warp_op)(struct px_warp *w, const struct px_ins *in, uint32_t g, 
  * the mask per thread, and converged lanes of different groups (cooperative groups' labeled
  * partitions) execute one instruction with different masks, each group on its own.
  */
-static void per_mask(struct px_warp *w, const struct px_ins *in, uint32_t m, warp_op op) {
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline void
+per_mask(struct px_warp *w, const struct px_ins *in, uint32_t m, warp_op op) {
   const uint64_t *E = px_slot(w, in->e);
   bool check = w->blk->checks & GCAP_SIM_CHECK_SYNC;
   uint64_t first = E[__builtin_ctz(m)], diff = 0;
@@ -115,11 +119,11 @@ static void shfl(struct px_warp *w, const struct px_ins *in, uint32_t m, uint32_
       break;
     }
     if (!in_range) j = (int)l;
-    uint32_t gone = ~m >> j & 1;
-    bad |= gone << l;
-    d[l] = gone ? PX_SHFL_INACTIVE : src[j];
+    if (!(m >> j & 1)) bad |= 1u << l;
+    d[l] = src[j];
     if (in_range) ok |= 1u << l;
   });
+  if (bad) PX_LANES(bad, d[l] = PX_SHFL_INACTIVE); /* not the stale register of a lane that is not here */
   if (bad && (w->blk->checks & GCAP_SIM_CHECK_SYNC)) {
     px_fault(w, in, (unsigned)__builtin_ctz(bad), GCAP_ERROR_LAUNCH_FAILURE,
              "lanes 0x%08x read the value of lanes that are not executing this shfl", bad);
