@@ -204,12 +204,11 @@ static void test_allocations_poisoned_on_request(void **state) {
 #define ATOM_ADD "  atom.shared.add.u32 %r3, [%rd6], 1;\n"
 #define RED_ADD "  red.shared.add.u32 [%rd6], 1;\n"
 
-static const char hist_ptx[] = ".version 7.0\n"
-                               ".target sm_75\n"
-                               ".address_size 64\n" HIST_KERNEL("hist_add", NO_ZERO, ATOM_ADD)
-                                   HIST_KERNEL("hist_red", NO_ZERO, RED_ADD) HIST_KERNEL("hist_zeroed", ZERO_BINS,
-                                                                                         ATOM_ADD)
-                                       HIST_KERNEL("hist_zeroed_red", ZERO_BINS, RED_ADD);
+static const char hist_ptx[] =
+    ".version 7.0\n"
+    ".target sm_75\n"
+    ".address_size 64\n" HIST_KERNEL("hist_add", NO_ZERO, ATOM_ADD) HIST_KERNEL("hist_red", NO_ZERO, RED_ADD)
+        HIST_KERNEL("hist_zeroed", ZERO_BINS, ATOM_ADD) HIST_KERNEL("hist_zeroed_red", ZERO_BINS, RED_ADD);
 
 enum { HIST_N = 256 };
 
