@@ -133,15 +133,18 @@ static void fill_consts(struct px_frame *f) {
 
 /* ---------------------------------------------------------------- scheduling within a warp */
 
-/* The group becomes the runnable lanes at the lowest pc of the frame. */
-static void resched(struct px_warp *w) {
+/*
+ * The group becomes the runnable lanes of the frame at the lowest pc from `floor` on (none: an
+ * empty group at PX_NO_PC); others_min the next pc above it. The group's own pcs must be saved.
+ */
+static inline void pick_group(struct px_warp *w, uint32_t floor) {
   struct px_frame *f = w->f;
-  for (uint32_t g = w->group; g; g &= g - 1) f->pcs[__builtin_ctz(g)] = w->pc;
   uint32_t runnable = f->lanes & w->live & ~f->done & ~f->waiting;
   uint32_t lo = PX_NO_PC, next = PX_NO_PC, group = 0;
   for (uint32_t r = runnable; r; r &= r - 1) {
     unsigned l = (unsigned)__builtin_ctz(r);
     uint32_t pc = f->pcs[l];
+    if (pc < floor) continue;
     if (pc < lo) {
       next = lo;
       lo = pc;
@@ -155,6 +158,12 @@ static void resched(struct px_warp *w) {
   w->group = group;
   w->pc = lo;
   w->others_min = next;
+}
+
+/* The group becomes the runnable lanes at the lowest pc of the frame. */
+static void resched(struct px_warp *w) {
+  for (uint32_t g = w->group; g; g &= g - 1) w->f->pcs[__builtin_ctz(g)] = w->pc;
+  pick_group(w, 0);
   w->ahead = false;
 }
 
@@ -164,34 +173,11 @@ static void resched(struct px_warp *w) {
  * for another lane of its warp (a lock, a flag) lets that lane get there, as on Volta and later.
  */
 PX_COLD static void rotate(struct px_warp *w) {
-  struct px_frame *f = w->f;
   uint32_t from = w->pc;
-  for (uint32_t g = w->group; g; g &= g - 1) f->pcs[__builtin_ctz(g)] = from;
-  uint32_t runnable = f->lanes & w->live & ~f->done & ~f->waiting;
-  uint32_t lo = PX_NO_PC, next = PX_NO_PC, group = 0;
-  for (uint32_t r = runnable; r; r &= r - 1) {
-    unsigned l = (unsigned)__builtin_ctz(r);
-    uint32_t pc = f->pcs[l];
-    if (pc <= from) continue;
-    if (pc < lo) {
-      next = lo;
-      lo = pc;
-      group = 1u << l;
-    } else if (pc == lo) {
-      group |= 1u << l;
-    } else if (pc < next) {
-      next = pc;
-    }
-  }
-  if (!group) { /* nobody above: the lowest lanes run, as usual */
-    w->group = 0;
-    resched(w);
-    return;
-  }
-  w->group = group;
-  w->pc = lo;
-  w->others_min = next;
-  w->ahead = true;
+  for (uint32_t g = w->group; g; g &= g - 1) w->f->pcs[__builtin_ctz(g)] = from;
+  pick_group(w, from + 1);
+  w->ahead = w->group != 0;
+  if (!w->ahead) pick_group(w, 0); /* nobody above: the lowest lanes run, as usual */
 }
 
 /* Whether runnable lanes of the frame outside the group, among `lanes`, are behind it (only after a rotate). */
