@@ -42,15 +42,35 @@ char *ptx_read_text(const char *rel, size_t *len) {
   return text;
 }
 
+void ptx_sim_options(gcap_sim_options *so, unsigned checks) {
+  gcap_sim_options_init(so);
+  so->kernels = GCAP_SIM_KERNELS_PTX;
+  so->checks = checks;
+  so->exec = GCAP_SIM_EXEC_IMMEDIATE;
+  so->threads = 1;
+}
+
+gcap_context *ptx_sim_context(unsigned checks) {
+  gcap_sim_options so;
+  ptx_sim_options(&so, checks);
+  return test_sim_context_create(&so);
+}
+
 gcap_context *ptx_context(unsigned checks) {
   if (!test_on_sim()) return test_context_create(); /* GCAP_BACKEND=cuda: the references checked on a GPU */
-  gcap_sim_options so;
-  gcap_sim_options_init(&so);
-  so.kernels = GCAP_SIM_KERNELS_PTX;
-  so.checks = checks;
-  so.exec = GCAP_SIM_EXEC_IMMEDIATE;
-  so.threads = 1;
-  return test_sim_context_create(&so);
+  return ptx_sim_context(checks);
+}
+
+gcap_module *ptx_load_text(gcap_context *ctx, const char *text) {
+  gcap_module_desc d = {.image = text, .image_size = strlen(text) + 1};
+  gcap_module *m = NULL;
+  assert_ok(gcap_module_load(ctx, &d, &m));
+  return m;
+}
+
+gcap_status ptx_launch_on(gcap_context *ctx, gcap_module *m, const char *name, gcap_dim3 grid, gcap_dim3 block,
+                          uint32_t shared, void **args) {
+  return gcap_launch_kernel(test_stream_create(ctx), test_kernel_of(m, name), grid, block, shared, args);
 }
 
 gcap_module *ptx_load(gcap_context *ctx, const char *rel) {

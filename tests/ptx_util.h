@@ -26,6 +26,21 @@ char *ptx_read_text(const char *rel, size_t *len);
  */
 gcap_context *ptx_context(unsigned checks);
 
+/*
+ * The simulator options ptx_context uses (PTX kernels, `checks`, IMMEDIATE, the calling thread),
+ * for a test that changes some before test_sim_context_create; ptx_sim_context makes that context
+ * (simulator-only tests: it skips on CUDA).
+ */
+void ptx_sim_options(gcap_sim_options *so, unsigned checks);
+gcap_context *ptx_sim_context(unsigned checks);
+
+/* PTX text loaded on ctx without kernel definitions; fails the test when it does not load. */
+gcap_module *ptx_load_text(gcap_context *ctx, const char *text);
+
+/* gcap_launch_kernel of the module's kernel `name` on a new stream of ctx (it goes with the context). */
+gcap_status ptx_launch_on(gcap_context *ctx, gcap_module *m, const char *name, gcap_dim3 grid, gcap_dim3 block,
+                          uint32_t shared, void **args);
+
 /* tests/ptx/<rel> loaded on ctx without kernel definitions: the kernels are the PTX's entries. */
 gcap_module *ptx_load(gcap_context *ctx, const char *rel);
 

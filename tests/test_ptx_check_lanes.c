@@ -16,43 +16,14 @@
 #include <string.h>
 
 #include "common.h"
+#include "ptx_util.h"
 
 #define ARGS(...) ((void *[]){__VA_ARGS__})
 #define DIM1(x) GCAP_DIM3((x), 1, 1)
 #define CHECKS_ALL (GCAP_SIM_CHECK_MEMORY | GCAP_SIM_CHECK_SYNC | GCAP_SIM_CHECK_SHARED_RACES | GCAP_SIM_CHECK_INIT)
 
-static gcap_context *ctx_with(unsigned checks) {
-  gcap_sim_options so;
-  gcap_sim_options_init(&so);
-  so.kernels = GCAP_SIM_KERNELS_PTX;
-  so.checks = checks;
-  so.exec = GCAP_SIM_EXEC_IMMEDIATE;
-  so.threads = 1;
-  return test_sim_context_create(&so);
-}
-
-static gcap_module *load_ok(gcap_context *ctx, const char *text) {
-  gcap_module_desc d = {.image = text, .image_size = strlen(text) + 1};
-  gcap_module *m = NULL;
-  assert_ok(gcap_module_load(ctx, &d, &m));
-  return m;
-}
-
 static gcap_status launch(gcap_context *ctx, gcap_module *m, const char *kernel, unsigned threads, void **args) {
-  gcap_stream *s = test_stream_create(ctx); /* the stream goes with the context */
-  return gcap_launch_kernel(s, test_kernel_of(m, kernel), DIM1(1), DIM1(threads), 0, args);
-}
-
-static void *dev(gcap_context *ctx, const void *host, size_t bytes) {
-  void *d = test_dev_alloc(ctx, bytes), *zero = calloc(1, bytes);
-  assert_non_null(zero);
-  assert_ok(gcap_memcpy(ctx, d, host ? host : zero, bytes, GCAP_MEMCPY_HOST_TO_DEVICE));
-  free(zero);
-  return d;
-}
-
-static void get(gcap_context *ctx, void *host, const void *dev_ptr, size_t bytes) {
-  assert_ok(gcap_memcpy(ctx, host, dev_ptr, bytes, GCAP_MEMCPY_DEVICE_TO_HOST));
+  return ptx_launch_on(ctx, m, kernel, DIM1(1), DIM1(threads), 0, args);
 }
 
 /* ------------------------------------------------------------- a partial last warp */
@@ -107,13 +78,13 @@ static void test_partial_warp_full_masks(void **state) {
   uint32_t in[128];
   for (unsigned i = 0; i < 128; i++) in[i] = i * 7 + 3;
   for (size_t c = 0; c < sizeof checks / sizeof checks[0]; c++) {
-    gcap_context *ctx = ctx_with(checks[c]);
-    gcap_module *m = load_ok(ctx, warp_ptx);
-    void *din = dev(ctx, in, sizeof in), *dout = dev(ctx, NULL, 36 * sizeof(uint32_t));
+    gcap_context *ctx = ptx_sim_context(checks[c]);
+    gcap_module *m = ptx_load_text(ctx, warp_ptx);
+    void *din = ptx_dev(ctx, in, sizeof in), *dout = ptx_dev(ctx, NULL, 36 * sizeof(uint32_t));
     gcap_status st = launch(ctx, m, "bfly", 120, ARGS(&din, &dout));
     if (st != GCAP_SUCCESS) fail_msg("checks 0x%x: %s", checks[c], gcap_last_error_message());
     uint32_t out[36];
-    get(ctx, out, dout, sizeof out);
+    ptx_get(ctx, out, dout, sizeof out);
     for (unsigned w = 0; w < 4; w++) {
       unsigned lanes = w == 3 ? 24 : 32;
       uint32_t sum = 0, mask = lanes == 32 ? 0xffffffffu : (1u << lanes) - 1;
@@ -169,19 +140,19 @@ static void test_one_instruction_no_race(void **state) {
   (void)state;
   static const unsigned checks[] = {GCAP_SIM_CHECK_SHARED_RACES, CHECKS_ALL};
   for (size_t c = 0; c < sizeof checks / sizeof checks[0]; c++) {
-    gcap_context *ctx = ctx_with(checks[c]);
-    gcap_module *m = load_ok(ctx, race_ptx);
-    void *dout = dev(ctx, NULL, 128 * sizeof(uint32_t));
+    gcap_context *ctx = ptx_sim_context(checks[c]);
+    gcap_module *m = ptx_load_text(ctx, race_ptx);
+    void *dout = ptx_dev(ctx, NULL, 128 * sizeof(uint32_t));
     uint32_t out[128];
 
     gcap_status st = launch(ctx, m, "distinct", 120, ARGS(&dout));
     if (st != GCAP_SUCCESS) fail_msg("distinct, checks 0x%x: %s", checks[c], gcap_last_error_message());
-    get(ctx, out, dout, sizeof out);
+    ptx_get(ctx, out, dout, sizeof out);
     for (unsigned i = 0; i < 120; i++) assert_int_equal(out[i], (i + 1) % 120);
 
     st = launch(ctx, m, "bytes", 128, ARGS(&dout));
     if (st != GCAP_SUCCESS) fail_msg("bytes, checks 0x%x: %s", checks[c], gcap_last_error_message());
-    get(ctx, out, dout, sizeof out);
+    ptx_get(ctx, out, dout, sizeof out);
     for (unsigned i = 0; i < 128; i++) {
       uint32_t b = i & ~3u;
       assert_int_equal(out[i], b | (b + 1) << 8 | (b + 2) << 16 | (b + 3) << 24);
@@ -190,13 +161,13 @@ static void test_one_instruction_no_race(void **state) {
     /* One lane's value stands, as on a GPU (which one is unspecified). */
     st = launch(ctx, m, "same", 32, ARGS(&dout));
     if (st != GCAP_SUCCESS) fail_msg("same, checks 0x%x: %s", checks[c], gcap_last_error_message());
-    get(ctx, out, dout, sizeof out);
+    ptx_get(ctx, out, dout, sizeof out);
     assert_true(out[0] < 32);
     for (unsigned i = 1; i < 32; i++) assert_int_equal(out[i], out[0]);
 
     st = launch(ctx, m, "atoms", 96, ARGS(&dout));
     if (st != GCAP_SUCCESS) fail_msg("atoms, checks 0x%x: %s", checks[c], gcap_last_error_message());
-    get(ctx, out, dout, sizeof out);
+    ptx_get(ctx, out, dout, sizeof out);
     for (unsigned i = 0; i < 96; i++) assert_int_equal(out[i], 96);
     gcap_context_destroy(ctx);
   }
@@ -205,9 +176,9 @@ static void test_one_instruction_no_race(void **state) {
 /* Two instructions with no barrier between them still race, across warps and within one. */
 static void test_two_instructions_race(void **state) {
   (void)state;
-  gcap_context *ctx = ctx_with(GCAP_SIM_CHECK_SHARED_RACES);
-  gcap_module *m = load_ok(ctx, race_ptx);
-  void *dout = dev(ctx, NULL, 128 * sizeof(uint32_t));
+  gcap_context *ctx = ptx_sim_context(GCAP_SIM_CHECK_SHARED_RACES);
+  gcap_module *m = ptx_load_text(ctx, race_ptx);
+  void *dout = ptx_dev(ctx, NULL, 128 * sizeof(uint32_t));
   static const uint32_t others[] = {1, 33};
   for (size_t i = 0; i < 2; i++) {
     uint32_t other = others[i];
@@ -215,9 +186,9 @@ static void test_two_instructions_race(void **state) {
     assert_non_null(strstr(gcap_last_error_message(), "shared-memory race on byte 0x0"));
     assert_non_null(strstr(gcap_last_error_message(), "thread (0,0,0)"));
     gcap_context_destroy(ctx);
-    ctx = ctx_with(GCAP_SIM_CHECK_SHARED_RACES);
-    m = load_ok(ctx, race_ptx);
-    dout = dev(ctx, NULL, 128 * sizeof(uint32_t));
+    ctx = ptx_sim_context(GCAP_SIM_CHECK_SHARED_RACES);
+    m = ptx_load_text(ctx, race_ptx);
+    dout = ptx_dev(ctx, NULL, 128 * sizeof(uint32_t));
   }
   assert_status(launch(ctx, m, "twice", 32, ARGS(&dout)), GCAP_ERROR_LAUNCH_FAILURE);
   assert_non_null(strstr(gcap_last_error_message(), "shared-memory race on byte 0x0"));

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "ptx_util.h"
 
 #define ARGS(...) ((void *[]){__VA_ARGS__})
 #define DIM1(x) GCAP_DIM3((x), 1, 1)
@@ -29,11 +30,7 @@
 /* A simulator context that runs PTX with these checks, IMMEDIATE, on the calling thread. */
 static gcap_context *ctx_with(unsigned checks, bool strict) {
   gcap_sim_options so;
-  gcap_sim_options_init(&so);
-  so.kernels = GCAP_SIM_KERNELS_PTX;
-  so.checks = checks;
-  so.exec = GCAP_SIM_EXEC_IMMEDIATE;
-  so.threads = 1;
+  ptx_sim_options(&so, checks);
   so.strict_memory = strict;
   return test_sim_context_create(&so);
 }
@@ -44,30 +41,9 @@ static gcap_status load(gcap_context *ctx, const char *text, gcap_module **m) {
   return gcap_module_load(ctx, &d, m);
 }
 
-static gcap_module *load_ok(gcap_context *ctx, const char *text) {
-  gcap_module *m = NULL;
-  assert_ok(load(ctx, text, &m));
-  return m;
-}
-
 static gcap_status launch(gcap_context *ctx, gcap_module *m, const char *kernel, gcap_dim3 grid, gcap_dim3 block,
                           uint32_t shared, void **args) {
-  gcap_stream *s = test_stream_create(ctx);
-  gcap_status st = gcap_launch_kernel(s, test_kernel_of(m, kernel), grid, block, shared, args);
-  /* The stream goes with the context. */
-  return st;
-}
-
-static void *dev_zero(gcap_context *ctx, size_t bytes) {
-  void *d = test_dev_alloc(ctx, bytes), *zero = calloc(1, bytes);
-  assert_non_null(zero);
-  assert_ok(gcap_memcpy(ctx, d, zero, bytes, GCAP_MEMCPY_HOST_TO_DEVICE));
-  free(zero);
-  return d;
-}
-
-static void get(gcap_context *ctx, void *host, const void *dev, size_t bytes) {
-  assert_ok(gcap_memcpy(ctx, host, dev, bytes, GCAP_MEMCPY_DEVICE_TO_HOST));
+  return ptx_launch_on(ctx, m, kernel, grid, block, shared, args);
 }
 
 /* ------------------------------------------------------------- shared memory, whatever the checks */
@@ -112,8 +88,8 @@ static void test_shared_out_of_bounds_always_checked(void **state) {
                                      (uint64_t)-4096};
   for (size_t c = 0; c < sizeof checks / sizeof checks[0]; c++) {
     gcap_context *ctx = ctx_with(checks[c], false);
-    gcap_module *m = load_ok(ctx, shared_ptx);
-    void *out = dev_zero(ctx, 16);
+    gcap_module *m = ptx_load_text(ctx, shared_ptx);
+    void *out = ptx_dev(ctx, NULL, 16);
     for (size_t k = 0; k < sizeof kernels / sizeof kernels[0]; k++)
       for (size_t o = 0; o < sizeof offsets / sizeof offsets[0]; o++) {
         uint64_t off = offsets[o];
@@ -126,8 +102,8 @@ static void test_shared_out_of_bounds_always_checked(void **state) {
         test_assert_message_contains("address");
         gcap_context_destroy(ctx); /* the fault is sticky: a fresh context for the next case */
         ctx = ctx_with(checks[c], false);
-        m = load_ok(ctx, shared_ptx);
-        out = dev_zero(ctx, 16);
+        m = ptx_load_text(ctx, shared_ptx);
+        out = ptx_dev(ctx, NULL, 16);
       }
     gcap_context_destroy(ctx);
   }
@@ -146,12 +122,12 @@ static void test_shared_small_block_in_bounds(void **state) {
     so.threads = 1;
     so.zero_block_memory = true; /* the zeros read below are the option's */
     gcap_context *ctx = test_sim_context_create(&so);
-    gcap_module *m = load_ok(ctx, shared_ptx);
-    uint32_t *out = dev_zero(ctx, 16), got[4];
+    gcap_module *m = ptx_load_text(ctx, shared_ptx);
+    uint32_t *out = ptx_dev(ctx, NULL, 16), got[4];
     for (uint64_t off = 0; off < 3; off++) assert_ok(launch(ctx, m, "st8", DIM1(1), DIM1(1), 3, ARGS(&off, &out)));
     uint64_t zero = 0;
     assert_ok(launch(ctx, m, "ld32", DIM1(1), DIM1(1), 4, ARGS(&zero, &out)));
-    get(ctx, got, out, 4);
+    ptx_get(ctx, got, out, 4);
     assert_int_equal(got[0], 0); /* each block's shared memory starts zeroed, as asked */
     assert_ok(launch(ctx, m, "st32", DIM1(1), DIM1(1), 4, ARGS(&zero, &out)));
     gcap_context_destroy(ctx);
@@ -191,8 +167,8 @@ static void test_local_and_param_always_checked(void **state) {
     for (size_t k = 0; k < sizeof kernels / sizeof kernels[0]; k++)
       for (size_t o = 0; o < sizeof offsets / sizeof offsets[0]; o++) {
         gcap_context *ctx = ctx_with(checks, false);
-        gcap_module *m = load_ok(ctx, local_ptx);
-        void *out = dev_zero(ctx, 16);
+        gcap_module *m = ptx_load_text(ctx, local_ptx);
+        void *out = ptx_dev(ctx, NULL, 16);
         uint64_t off = offsets[o];
         /* Below the lowest window a generic address is a global one: wild, used as it is without MEMORY. */
         if (checks == 0 && strcmp(kernels[k], "param_generic") == 0 && off > (1ull << 56)) {
@@ -249,7 +225,7 @@ static void test_static_shared_over_limit_refused(void **state) {
                                       ".visible .entry full_kernel()\n{\n  .reg .b32 %r<2>;\n"
                                       "  mov.u32 %r1, 1;\n  st.shared.u32 [tile+49148], %r1;\n  ret;\n}\n";
   gcap_context *ctx = ctx_with(GCAP_SIM_CHECK_MEMORY, false);
-  gcap_module *m = load_ok(ctx, full);
+  gcap_module *m = ptx_load_text(ctx, full);
   assert_ok(launch(ctx, m, "full_kernel", DIM1(1), DIM1(32), 0, NULL));
   assert_int_equal(launch(ctx, m, "full_kernel", DIM1(1), DIM1(32), 16, NULL), GCAP_ERROR_INVALID_VALUE);
   test_assert_message_contains("full_kernel");
@@ -316,10 +292,10 @@ static void test_call_arguments_fit(void **state) {
                                              "  call (r), big_ret, (a);\n  ld.param.u64 %rd2, [r+4088];\n"
                                              "  ld.param.u64 %rd3, [out];\n  st.global.u64 [%rd3], %rd2;\n  ret;\n}\n";
   gcap_context *ctx = ctx_with(CHECKS_ALL, false);
-  gcap_module *m = load_ok(ctx, good);
-  uint64_t *out = dev_zero(ctx, 8), got = 0;
+  gcap_module *m = ptx_load_text(ctx, good);
+  uint64_t *out = ptx_dev(ctx, NULL, 8), got = 0;
   assert_ok(launch(ctx, m, "good_call", DIM1(1), DIM1(2), 0, ARGS(&out)));
-  get(ctx, &got, out, 8);
+  ptx_get(ctx, &got, out, 8);
   assert_int_equal(got, 77);
   gcap_context_destroy(ctx);
 #undef CALLEE
@@ -358,7 +334,7 @@ static void check_zero_globals(bool strict) {
   if (under_valgrind()) skip();
   gcap_context *ctx = ctx_with(GCAP_SIM_CHECK_MEMORY | GCAP_SIM_CHECK_SYNC, strict);
   uint64_t before = resident_bytes();
-  gcap_module *m = load_ok(ctx, zero_globals_ptx);
+  gcap_module *m = ptx_load_text(ctx, zero_globals_ptx);
   uint64_t after = resident_bytes();
   if (before && after > before + (64u << 20))
     fail_msg("loading 2 GiB of zero variables made %llu bytes resident", (unsigned long long)(after - before));
@@ -368,17 +344,17 @@ static void check_zero_globals(bool strict) {
   assert_int_equal(bytes, GIB);
   assert_ok(gcap_module_get_global(m, "g1", &g1, &bytes));
   assert_int_equal(bytes, GIB);
-  uint32_t *out = dev_zero(ctx, 8), got[2] = {1, 1}, word = 1;
+  uint32_t *out = ptx_dev(ctx, NULL, 8), got[2] = {1, 1}, word = 1;
   memcpy(got, (uint32_t[]){5, 5}, sizeof got);
   gcap_memcpy_kind to_dev = GCAP_MEMCPY_HOST_TO_DEVICE;
   assert_ok(gcap_memcpy(ctx, out, got, sizeof got, to_dev));
   assert_ok(launch(ctx, m, "touch", DIM1(1), DIM1(1), 0, ARGS(&out)));
-  get(ctx, got, out, sizeof got);
+  ptx_get(ctx, got, out, sizeof got);
   assert_int_equal(got[0], 0);
   assert_int_equal(got[1], 0);
-  get(ctx, &word, (char *)g1 + GIB - 4, 4); /* the kernel's store is there */
+  ptx_get(ctx, &word, (char *)g1 + GIB - 4, 4); /* the kernel's store is there */
   assert_int_equal(word, 99);
-  get(ctx, &word, (char *)g0 + 12345 * 4, 4); /* copies see zeros too */
+  ptx_get(ctx, &word, (char *)g0 + 12345 * 4, 4); /* copies see zeros too */
   assert_int_equal(word, 0);
   if (before && resident_bytes() > before + (64u << 20)) fail_msg("running the kernel made the variables resident");
   assert_ok(gcap_module_unload(m));
@@ -446,7 +422,7 @@ static void test_constant_memory_read_only(void **state) {
     for (size_t k = 0; k < sizeof kernels / sizeof kernels[0]; k++)
       for (unsigned threads = 1; threads <= 32; threads += 31) {
         gcap_context *ctx = ctx_with(checks[c], false);
-        gcap_module *m = load_ok(ctx, const_ptx);
+        gcap_module *m = ptx_load_text(ctx, const_ptx);
         uint32_t *cv = NULL, *c2 = NULL;
         assert_ok(gcap_module_get_global(m, "c", (void **)&cv, NULL));
         assert_ok(gcap_module_get_global(m, "c2", (void **)&c2, NULL));
@@ -468,7 +444,7 @@ static void test_constant_memory_read_only(void **state) {
 static void test_other_module_constants_read_only(void **state) {
   (void)state;
   gcap_context *ctx = ctx_with(GCAP_SIM_CHECK_MEMORY, false);
-  gcap_module *a = load_ok(ctx, const_ptx), *b = load_ok(ctx, const_ptx);
+  gcap_module *a = ptx_load_text(ctx, const_ptx), *b = ptx_load_text(ctx, const_ptx);
   uint32_t *cv = NULL;
   assert_ok(gcap_module_get_global(b, "c", (void **)&cv, NULL));
   assert_int_equal(launch(ctx, a, "pointer_store", DIM1(1), DIM1(1), 0, ARGS(&cv)), GCAP_ERROR_ILLEGAL_ADDRESS);
@@ -477,12 +453,12 @@ static void test_other_module_constants_read_only(void **state) {
   gcap_context_destroy(ctx);
   /* Reads are fine, and host copies may still set constants (cudaMemcpyToSymbol). */
   ctx = ctx_with(CHECKS_ALL, false);
-  a = load_ok(ctx, const_ptx);
+  a = ptx_load_text(ctx, const_ptx);
   assert_ok(gcap_module_get_global(a, "c", (void **)&cv, NULL));
-  uint32_t v = 11, got = 0, *out = dev_zero(ctx, 4);
+  uint32_t v = 11, got = 0, *out = ptx_dev(ctx, NULL, 4);
   assert_ok(gcap_memcpy(ctx, cv, &v, 4, GCAP_MEMCPY_HOST_TO_DEVICE));
   assert_ok(launch(ctx, a, "reads", DIM1(1), DIM1(1), 0, ARGS(&out)));
-  get(ctx, &got, out, 4);
+  ptx_get(ctx, &got, out, 4);
   assert_int_equal(got, 22);
   gcap_context_destroy(ctx);
 }
@@ -523,7 +499,7 @@ static char *printf_ptx(const char *format) {
 /* Runs pr(arg) of printf_ptx(format) with stdout in a file: the launch's status, and *printed (free it). */
 static gcap_status run_printf(gcap_context *ctx, const char *format, uint64_t arg, char **printed) {
   char *text = printf_ptx(format);
-  gcap_module *m = load_ok(ctx, text);
+  gcap_module *m = ptx_load_text(ctx, text);
   free(text);
   char path[] = "/tmp/gcap-ptx-hostile-XXXXXX";
   int fd = mkstemp(path);
@@ -604,7 +580,7 @@ static void test_kernel_without_registers(void **state) {
                                       ".visible .entry calls_nothing()\n{\n  call nothing, ();\n  ret;\n}\n";
   for (unsigned checks = 0; checks <= CHECKS_ALL; checks += CHECKS_ALL) {
     gcap_context *ctx = ctx_with(checks, false);
-    gcap_module *m = load_ok(ctx, text);
+    gcap_module *m = ptx_load_text(ctx, text);
     assert_ok(launch(ctx, m, "empty", DIM1(2), DIM1(33), 0, NULL));
     assert_ok(launch(ctx, m, "calls_nothing", DIM1(2), DIM1(33), 0, NULL));
     gcap_context_destroy(ctx);

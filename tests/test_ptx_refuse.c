@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "common.h"
+#include "ptx_util.h"
 
 #define ARGS(...) ((void *[]){__VA_ARGS__})
 #define DIM1(x) GCAP_DIM3((x), 1, 1)
@@ -75,11 +76,8 @@ static void line_of(const char *line, char *buf, size_t size) {
 
 static gcap_context *ctx_with(gcap_sim_exec exec, unsigned checks) {
   gcap_sim_options so;
-  gcap_sim_options_init(&so);
-  so.kernels = GCAP_SIM_KERNELS_PTX;
-  so.checks = checks;
+  ptx_sim_options(&so, checks);
   so.exec = exec;
-  so.threads = 1;
   return test_sim_context_create(&so);
 }
 
@@ -92,9 +90,7 @@ struct setup {
 
 static void set_up(struct setup *t, gcap_sim_exec exec, unsigned checks) {
   t->ctx = ctx_with(exec, checks);
-  gcap_module_desc d = {.image = mixed_ptx, .image_size = sizeof mixed_ptx};
-  t->m = NULL;
-  assert_ok(gcap_module_load(t->ctx, &d, &t->m));
+  t->m = ptx_load_text(t->ctx, mixed_ptx);
   t->s = test_stream_create(t->ctx);
   t->dout = test_dev_alloc(t->ctx, N * sizeof(uint32_t));
   uint32_t v[N];
@@ -264,9 +260,7 @@ static void test_big_stack_refused_at_launch(void **state) {
                              ".visible .entry fine()\n{\n  ret;\n}\n"
                              ".visible .entry big_stack()\n{\n  .local .align 8 .b8 frame[32768];\n"
                              "  .reg .b32 %r<2>;\n  mov.u32 %r1, 1;\n  st.local.u32 [frame], %r1;\n  ret;\n}\n";
-  gcap_module_desc d = {.image = text, .image_size = sizeof text};
-  gcap_module *m = NULL;
-  assert_ok(gcap_module_load(ctx, &d, &m));
+  gcap_module *m = ptx_load_text(ctx, text);
   gcap_stream *s = test_stream_create(ctx);
   assert_ok(gcap_launch_kernel(s, test_kernel_of(m, "fine"), DIM1(1), DIM1(32), 0, NULL));
   assert_status(gcap_launch_kernel(s, test_kernel_of(m, "big_stack"), DIM1(1), DIM1(32), 0, NULL),

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "common.h"
+#include "ptx_util.h"
 
 #define ARGS(...) ((void *[]){__VA_ARGS__})
 #define DIM1(x) GCAP_DIM3((x), 1, 1)
@@ -69,20 +70,10 @@ static const char regs_ptx[] =
     "  cvt.u8.u64 %r10, %rd1;\n  cvt.u64.u32 %rd19, %r10;\n  st.global.u64 [%rd9+104], %rd19;\n"
     "  ret;\n}\n";
 
-static gcap_context *ctx_with(unsigned checks) {
-  gcap_sim_options so;
-  gcap_sim_options_init(&so);
-  so.kernels = GCAP_SIM_KERNELS_PTX;
-  so.checks = checks;
-  so.exec = GCAP_SIM_EXEC_IMMEDIATE;
-  so.threads = 1;
-  return test_sim_context_create(&so);
-}
-
 /* Runs `kernel` on v in one thread; out receives the 64-bit words and the 32-bit words after them. */
 static void run_narrow(const char *kernel, unsigned checks, uint64_t v, uint64_t out[OUT_WORDS],
                        uint32_t words[OUT_WORDS * 2]) {
-  gcap_context *ctx = ctx_with(checks);
+  gcap_context *ctx = ptx_sim_context(checks);
   gcap_module_desc d = {.image = regs_ptx, .image_size = sizeof regs_ptx};
   gcap_module *m = NULL;
   assert_ok(gcap_module_load(ctx, &d, &m));

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "common.h"
+#include "ptx_util.h"
 
 #define ARGS(...) ((void *[]){__VA_ARGS__})
 #define DIM1(x) GCAP_DIM3((x), 1, 1)
@@ -31,38 +32,14 @@
 
 static gcap_context *ctx_with(unsigned checks, uint64_t seed) {
   gcap_sim_options so;
-  gcap_sim_options_init(&so);
-  so.kernels = GCAP_SIM_KERNELS_PTX;
-  so.checks = checks;
-  so.exec = GCAP_SIM_EXEC_IMMEDIATE;
-  so.threads = 1;
+  ptx_sim_options(&so, checks);
   so.seed = seed;
   so.kernel_timeout_ms = TIMEOUT_MS;
   return test_sim_context_create(&so);
 }
 
-static gcap_module *load_ok(gcap_context *ctx, const char *text) {
-  gcap_module_desc d = {.image = text, .image_size = strlen(text) + 1};
-  gcap_module *m = NULL;
-  assert_ok(gcap_module_load(ctx, &d, &m));
-  return m;
-}
-
 static gcap_status launch(gcap_context *ctx, gcap_module *m, const char *kernel, unsigned threads, void **args) {
-  gcap_stream *s = test_stream_create(ctx); /* the stream goes with the context */
-  return gcap_launch_kernel(s, test_kernel_of(m, kernel), DIM1(1), DIM1(threads), 0, args);
-}
-
-static void *dev(gcap_context *ctx, const void *host, size_t bytes) {
-  void *d = test_dev_alloc(ctx, bytes), *zero = calloc(1, bytes);
-  assert_non_null(zero);
-  assert_ok(gcap_memcpy(ctx, d, host ? host : zero, bytes, GCAP_MEMCPY_HOST_TO_DEVICE));
-  free(zero);
-  return d;
-}
-
-static void get(gcap_context *ctx, void *host, const void *dev_ptr, size_t bytes) {
-  assert_ok(gcap_memcpy(ctx, host, dev_ptr, bytes, GCAP_MEMCPY_DEVICE_TO_HOST));
+  return ptx_launch_on(ctx, m, kernel, DIM1(1), DIM1(threads), 0, args);
 }
 
 /* ------------------------------------------------------------- per-lane member masks */
@@ -151,12 +128,12 @@ static void bucket_expect(const uint32_t *key, const uint32_t *val, unsigned t, 
 
 static void run_buckets(unsigned checks) {
   gcap_context *ctx = ctx_with(checks, 1);
-  gcap_module *m = load_ok(ctx, masks_ptx);
+  gcap_module *m = ptx_load_text(ctx, masks_ptx);
   uint32_t key[BUCKET_THREADS], val[BUCKET_THREADS], got[BUCKET_THREADS][4];
   bucket_inputs(key, val);
-  void *dk = dev(ctx, key, sizeof key), *dv = dev(ctx, val, sizeof val), *dout = dev(ctx, NULL, sizeof got);
+  void *dk = ptx_dev(ctx, key, sizeof key), *dv = ptx_dev(ctx, val, sizeof val), *dout = ptx_dev(ctx, NULL, sizeof got);
   assert_ok(launch(ctx, m, "buckets", BUCKET_THREADS, ARGS(&dk, &dv, &dout)));
-  get(ctx, got, dout, sizeof got);
+  ptx_get(ctx, got, dout, sizeof got);
   for (unsigned t = 0; t < BUCKET_THREADS; t++) {
     uint32_t want[4];
     bucket_expect(key, val, t, want);
@@ -176,8 +153,8 @@ static void test_each_lane_its_own_mask(void **state) {
 static void test_sync_check_per_lane(void **state) {
   (void)state;
   gcap_context *ctx = ctx_with(GCAP_SIM_CHECK_SYNC, 1);
-  gcap_module *m = load_ok(ctx, masks_ptx);
-  void *dout = dev(ctx, NULL, 32 * 4);
+  gcap_module *m = ptx_load_text(ctx, masks_ptx);
+  void *dout = ptx_dev(ctx, NULL, 32 * 4);
   unsigned which = 0;
   assert_status(launch(ctx, m, "mask_bad", 32, ARGS(&dout, &which)), GCAP_ERROR_LAUNCH_FAILURE);
   test_assert_message_contains("lanes 0x80000000 execute it but member mask 0x7fff0000 does not name them");
@@ -185,8 +162,8 @@ static void test_sync_check_per_lane(void **state) {
   gcap_context_destroy(ctx);
 
   ctx = ctx_with(GCAP_SIM_CHECK_SYNC, 1);
-  m = load_ok(ctx, masks_ptx);
-  dout = dev(ctx, NULL, 32 * 4);
+  m = ptx_load_text(ctx, masks_ptx);
+  dout = ptx_dev(ctx, NULL, 32 * 4);
   which = 1;
   assert_status(launch(ctx, m, "mask_bad", 32, ARGS(&dout, &which)), GCAP_ERROR_LAUNCH_FAILURE);
   test_assert_message_contains("member mask 0x0001ffff names lanes 0x00010000 that are not executing this "
@@ -195,12 +172,12 @@ static void test_sync_check_per_lane(void **state) {
 
   /* With the check off, each group of lanes with one mask reduces on its own. */
   ctx = ctx_with(0, 1);
-  m = load_ok(ctx, masks_ptx);
-  dout = dev(ctx, NULL, 32 * 4);
+  m = ptx_load_text(ctx, masks_ptx);
+  dout = ptx_dev(ctx, NULL, 32 * 4);
   which = 0;
   assert_ok(launch(ctx, m, "mask_bad", 32, ARGS(&dout, &which)));
   uint32_t got[32];
-  get(ctx, got, dout, sizeof got);
+  ptx_get(ctx, got, dout, sizeof got);
   assert_int_equal(got[0], 120);  /* 0 + ... + 15 */
   assert_int_equal(got[16], 345); /* 16 + ... + 30 */
   assert_int_equal(got[31], 31);
@@ -210,19 +187,19 @@ static void test_sync_check_per_lane(void **state) {
 static void test_shuffle_from_inactive_lane(void **state) {
   (void)state;
   gcap_context *ctx = ctx_with(0, 1);
-  gcap_module *m = load_ok(ctx, masks_ptx);
-  void *dout = dev(ctx, NULL, 32 * 4);
+  gcap_module *m = ptx_load_text(ctx, masks_ptx);
+  void *dout = ptx_dev(ctx, NULL, 32 * 4);
   assert_ok(launch(ctx, m, "shfl_gone", 32, ARGS(&dout)));
   uint32_t got[32];
-  get(ctx, got, dout, sizeof got);
+  ptx_get(ctx, got, dout, sizeof got);
   for (unsigned l = 0; l < 8; l++) assert_int_equal(got[l], (l + 8) * 3 + 100);
   for (unsigned l = 8; l < 16; l++) assert_int_equal(got[l], 0xffffffffu); /* not the stale register */
   for (unsigned l = 16; l < 32; l++) assert_int_equal(got[l], 7);
   gcap_context_destroy(ctx);
 
   ctx = ctx_with(GCAP_SIM_CHECK_SYNC, 1);
-  m = load_ok(ctx, masks_ptx);
-  dout = dev(ctx, NULL, 32 * 4);
+  m = ptx_load_text(ctx, masks_ptx);
+  dout = ptx_dev(ctx, NULL, 32 * 4);
   assert_status(launch(ctx, m, "shfl_gone", 32, ARGS(&dout)), GCAP_ERROR_LAUNCH_FAILURE);
   test_assert_message_contains("names lanes 0xffff0000 that are not executing this instruction");
   gcap_context_destroy(ctx);
@@ -401,11 +378,11 @@ static void test_lanes_converge_at_barrier(void **state) {
   for (unsigned checks = 0; checks <= CHECKS_ALL; checks += CHECKS_ALL)
     for (uint64_t seed = 0; seed < 4; seed++) {
       gcap_context *ctx = ctx_with(checks, seed);
-      gcap_module *m = load_ok(ctx, converge_ptx);
-      void *dout = dev(ctx, NULL, 64 * 4);
+      gcap_module *m = ptx_load_text(ctx, converge_ptx);
+      void *dout = ptx_dev(ctx, NULL, 64 * 4);
       assert_ok(launch(ctx, m, "late_lane", 64, ARGS(&dout)));
       uint32_t got[64];
-      get(ctx, got, dout, sizeof got);
+      ptx_get(ctx, got, dout, sizeof got);
       for (unsigned t = 0; t < 64; t++) assert_int_equal(got[t], t == 63 ? 1000u : t + 1);
       gcap_context_destroy(ctx);
     }
@@ -414,11 +391,11 @@ static void test_lanes_converge_at_barrier(void **state) {
 static void test_strong_accesses_do_not_race(void **state) {
   (void)state;
   gcap_context *ctx = ctx_with(CHECKS_ALL, 5);
-  gcap_module *m = load_ok(ctx, converge_ptx);
-  void *dout = dev(ctx, NULL, 4);
+  gcap_module *m = ptx_load_text(ctx, converge_ptx);
+  void *dout = ptx_dev(ctx, NULL, 4);
   assert_ok(launch(ctx, m, "flag_wait", 64, ARGS(&dout)));
   uint32_t got = 0;
-  get(ctx, &got, dout, 4);
+  ptx_get(ctx, &got, dout, 4);
   assert_int_equal(got, 7);
   gcap_context_destroy(ctx);
 }
@@ -426,11 +403,11 @@ static void test_strong_accesses_do_not_race(void **state) {
 static void test_reserved_region_starts_zero(void **state) {
   (void)state;
   gcap_context *ctx = ctx_with(CHECKS_ALL, 9);
-  gcap_module *m = load_ok(ctx, converge_ptx);
-  void *dout = dev(ctx, NULL, 32 * 4);
+  gcap_module *m = ptx_load_text(ctx, converge_ptx);
+  void *dout = ptx_dev(ctx, NULL, 32 * 4);
   uint32_t got[32];
   assert_ok(launch(ctx, m, "reserved", 32, ARGS(&dout)));
-  get(ctx, got, dout, sizeof got);
+  ptx_get(ctx, got, dout, sizeof got);
   for (unsigned t = 0; t < 32; t++) assert_int_equal(got[t], 0);
   gcap_context_destroy(ctx);
 }
@@ -440,11 +417,11 @@ static void test_warp_waits_for_another(void **state) {
   for (unsigned sleep = 0; sleep < 2; sleep++)
     for (uint64_t seed = 0; seed < 8; seed++) {
       gcap_context *ctx = ctx_with(CHECKS_NO_RACES, seed);
-      gcap_module *m = load_ok(ctx, wait_ptx);
-      void *dout = dev(ctx, NULL, 4);
+      gcap_module *m = ptx_load_text(ctx, wait_ptx);
+      void *dout = ptx_dev(ctx, NULL, 4);
       assert_ok(launch(ctx, m, "handoff", 64, ARGS(&dout, &sleep)));
       uint32_t got = 0;
-      get(ctx, &got, dout, 4);
+      ptx_get(ctx, &got, dout, 4);
       assert_int_equal(got, 4501500u); /* 1 + ... + 3000 */
       gcap_context_destroy(ctx);
     }
@@ -454,11 +431,11 @@ static void test_lanes_wait_for_each_other(void **state) {
   (void)state;
   for (uint64_t seed = 0; seed < 4; seed++) {
     gcap_context *ctx = ctx_with(CHECKS_NO_RACES, seed);
-    gcap_module *m = load_ok(ctx, wait_ptx);
-    void *dout = dev(ctx, NULL, 12);
+    gcap_module *m = ptx_load_text(ctx, wait_ptx);
+    void *dout = ptx_dev(ctx, NULL, 12);
     assert_ok(launch(ctx, m, "warp_lock", 64, ARGS(&dout)));
     uint32_t got[3];
-    get(ctx, got, dout, sizeof got);
+    ptx_get(ctx, got, dout, sizeof got);
     assert_int_equal(got[0], 2080u); /* 1 + ... + 64: every thread took the lock once */
     assert_int_equal(got[1], 528u);  /* 1 + ... + 32 */
     assert_int_equal(got[2], 1552u); /* 33 + ... + 64 */
@@ -469,7 +446,7 @@ static void test_lanes_wait_for_each_other(void **state) {
 static void test_block_that_cannot_finish(void **state) {
   (void)state;
   gcap_context *ctx = ctx_with(CHECKS_ALL, 3);
-  gcap_module *m = load_ok(ctx, wait_ptx);
+  gcap_module *m = ptx_load_text(ctx, wait_ptx);
   assert_status(launch(ctx, m, "stuck", 64, NULL), GCAP_ERROR_LAUNCH_FAILURE);
   test_assert_message_contains("kernel \"stuck\" block (0,0,0)");
   test_assert_message_contains("the block can never finish: its running warps spin without changing anything");
