@@ -195,23 +195,33 @@ static void run_vote_partial(struct run *r) {
   free(in);
 }
 
-static void run_ballot_compact(struct run *r) {
-  enum { N = 1000 };
-  int *in = rand_ints(N, 0, 1000, 3), *out = xcalloc(N, sizeof(int)), *want = xcalloc(N, sizeof(int)), count = 0;
+static bool is_odd(int v) { return v & 1; }
+static bool is_positive(int v) { return v > 0; }
+
+/*
+ * A stream compaction: n inputs drawn from [lo, lo + span) with `seed`, the kernel keeps those `keep`
+ * accepts, in any order, and counts them.
+ */
+static void check_filter(struct run *r, int n, int lo, int span, unsigned seed, unsigned block, bool (*keep)(int),
+                         const char *what) {
+  int *in = rand_ints((size_t)n, lo, span, seed), *out = xcalloc((size_t)n, sizeof(int));
+  int *want = xcalloc((size_t)n, sizeof(int)), count = 0;
   size_t k = 0;
-  for (int i = 0; i < N; i++)
-    if (in[i] & 1) want[k++] = in[i];
-  void *din = dev(r, in, sizeof(int) * N), *dout = dev(r, NULL, sizeof(int) * N), *dcount = dev(r, NULL, sizeof(int));
-  int n = N;
-  run_ok(r, DIM1(3), DIM1(64), 0, ARGS(&din, &dout, &dcount, &n));
+  for (int i = 0; i < n; i++)
+    if (keep(in[i])) want[k++] = in[i];
+  void *din = dev(r, in, sizeof(int) * (size_t)n), *dout = dev(r, NULL, sizeof(int) * (size_t)n);
+  void *dcount = dev(r, NULL, sizeof(int));
+  run_ok(r, DIM1(3), DIM1(block), 0, ARGS(&din, &dout, &dcount, &n));
   get(r, &count, dcount, sizeof count);
-  get(r, out, dout, sizeof(int) * N);
+  get(r, out, dout, sizeof(int) * (size_t)n);
   expect_int(r, "count", 0, count, (long long)k);
-  ptx_expect(same_multiset(out, want, k), r->label, "kept values", 0, "not the odd inputs");
+  ptx_expect(same_multiset(out, want, k), r->label, "kept values", 0, "%s", what);
   free(in);
   free(out);
   free(want);
 }
+
+static void run_ballot_compact(struct run *r) { check_filter(r, 1000, 0, 1000, 3, 64, is_odd, "not the odd inputs"); }
 
 static void run_match_count(struct run *r) {
   enum { N = 150, K = 16 };
@@ -226,21 +236,7 @@ static void run_match_count(struct run *r) {
 }
 
 static void run_agg_filter(struct run *r) {
-  enum { N = 200 };
-  int *in = rand_ints(N, -30, 60, 5), *out = xcalloc(N, sizeof(int)), *want = xcalloc(N, sizeof(int)), count = 0;
-  size_t k = 0;
-  for (int i = 0; i < N; i++)
-    if (in[i] > 0) want[k++] = in[i];
-  void *din = dev(r, in, sizeof(int) * N), *dout = dev(r, NULL, sizeof(int) * N), *dcount = dev(r, NULL, sizeof(int));
-  int n = N;
-  run_ok(r, DIM1(3), DIM1(96), 0, ARGS(&din, &dout, &dcount, &n));
-  get(r, &count, dcount, sizeof count);
-  get(r, out, dout, sizeof(int) * N);
-  expect_int(r, "count", 0, count, (long long)k);
-  ptx_expect(same_multiset(out, want, k), r->label, "kept values", 0, "not the positive inputs");
-  free(in);
-  free(out);
-  free(want);
+  check_filter(r, 200, -30, 60, 5, 96, is_positive, "not the positive inputs");
 }
 
 static void run_labeled_filter(struct run *r) {
