@@ -310,6 +310,17 @@ static const char wait_ptx[] =
     "  @%p3 bra $L_spin;\n"
     "$L_bar:\n"
     "  bar.sync 0;\n"
+    "  ret;\n}\n"
+    /* stuck_sleep: one thread sleeps between reads of a flag nobody raises. */
+    ".visible .entry stuck_sleep()\n{\n"
+    "  .shared .align 4 .b32 flag;\n"
+    "  .reg .b32 %r<2>;\n  .reg .pred %p<2>;\n"
+    "  st.shared.u32 [flag], 0;\n"
+    "$L_nap:\n"
+    "  nanosleep.u32 100;\n"
+    "  ld.volatile.shared.u32 %r1, [flag];\n"
+    "  setp.eq.u32 %p1, %r1, 0;\n"
+    "  @%p1 bra $L_nap;\n"
     "  ret;\n}\n";
 
 /*
@@ -452,6 +463,14 @@ static void test_block_that_cannot_finish(void **state) {
   test_assert_message_contains("the block can never finish: its running warps spin without changing anything");
   test_assert_message_contains("warp 0 at PTX line 111 \"ld.volatile.shared.u32 %r3, [flag]\"");
   test_assert_message_contains("warp 1 at PTX line 115 \"bar.sync 0\"");
+  gcap_context_destroy(ctx);
+
+  /* Sleeping between reads changes nothing either. */
+  ctx = ctx_with(CHECKS_ALL, 3);
+  m = ptx_load_text(ctx, wait_ptx);
+  assert_status(launch(ctx, m, "stuck_sleep", 1, NULL), GCAP_ERROR_LAUNCH_FAILURE);
+  test_assert_message_contains("kernel \"stuck_sleep\" block (0,0,0)");
+  test_assert_message_contains("the block can never finish");
   gcap_context_destroy(ctx);
 }
 

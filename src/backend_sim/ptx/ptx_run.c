@@ -663,9 +663,12 @@ static uint64_t fingerprint(const struct px_warp *w) {
   return h;
 }
 
-/* The warp used its turn: the block's other warps get theirs, and the lanes above it in its frame run first. */
+/*
+ * The warp leaves its turn (it slept, or spun): the block's other warps get theirs, and the lanes
+ * above it in its frame run first. Its count of backward branches goes on, so that a loop that
+ * sleeps is still found spinning.
+ */
 PX_COLD static void yield_turn(struct px_warp *w) {
-  w->spin = TURN;
   w->yield = true;
   rotate(w);
 }
@@ -695,6 +698,7 @@ PX_COLD static void end_turn(struct px_warp *w, uint32_t loop, uint32_t back) {
   w->same = h == w->fingerprint ? w->same + 1 : 0;
   w->fingerprint = h;
   w->outside = loop_reads_outside(w, loop, back);
+  w->spin = TURN;
   yield_turn(w);
 }
 
