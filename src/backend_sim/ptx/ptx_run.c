@@ -23,6 +23,11 @@
 #define PX_COLD
 #endif
 
+/* Backward branches a warp takes in one turn: a loop that runs longer lets the block's other warps run. */
+#define TURN 1024u
+/* Backward branches after which a spinning group lets the other lanes of its warp run (TURN is a multiple). */
+#define LANE_TURN 32u
+
 struct px_worker {
   struct px_block blk;
   struct px_warp *warps;
@@ -234,12 +239,11 @@ PX_COLD static void lanes_leave(struct px_warp *w) {
   }
 }
 
-static void end_turn(struct px_warp *w, uint32_t loop, uint32_t back);
+static void spun(struct px_warp *w, uint32_t loop, uint32_t back);
 static void yield_turn(struct px_warp *w);
 
 static void branch(struct px_warp *w, const struct px_ins *in, uint32_t m) {
   uint32_t at = w->pc;
-  bool turn_over = m && in->target <= at && --w->spin == 0; /* a loop ran a turn's worth */
   if (m == w->group) {
     w->pc = in->target;
   } else if (m == 0) {
@@ -252,10 +256,8 @@ static void branch(struct px_warp *w, const struct px_ins *in, uint32_t m) {
     }
     w->group = 0;
     resched(w);
-    if (turn_over) end_turn(w, in->target, at);
-    return;
   }
-  if (turn_over) end_turn(w, in->target, at);
+  if (m && in->target <= at && --w->spin % LANE_TURN == 0) spun(w, in->target, at); /* a loop ran a while */
   else if (w->pc >= w->others_min) resched(w);
 }
 
@@ -641,8 +643,6 @@ static bool poll_stop(struct px_block *b) {
 
 /* ---------------------------------------------------------------- independent progress */
 
-/* Backward branches a warp takes in one turn: a loop that runs longer lets the block's other warps run. */
-#define TURN 1024u
 /* Rounds in a row in which every running warp spins in an unchanged state before the block is reported. */
 #define IDLE_ROUNDS 3u
 
@@ -700,6 +700,15 @@ PX_COLD static void end_turn(struct px_warp *w, uint32_t loop, uint32_t back) {
   w->outside = loop_reads_outside(w, loop, back);
   w->spin = TURN;
   yield_turn(w);
+}
+
+/*
+ * A loop ran LANE_TURN backward branches: the lanes of the warp elsewhere in its frame run first
+ * (rotate); after TURN of them the warp's turn ends.
+ */
+PX_COLD static void spun(struct px_warp *w, uint32_t loop, uint32_t back) {
+  if (w->spin == 0) end_turn(w, loop, back);
+  else if (w->others_min != PX_NO_PC || w->ahead) rotate(w);
 }
 
 /*
