@@ -35,7 +35,8 @@ PROGRAM = textwrap.dedent('''
     mod = ctx.load_module(image=PTX)
     started = ctx.alloc(8)
     s = ctx.stream()
-    flag = ctypes.c_uint32.from_address(started.ptr)  # device memory is host memory on the simulator
+    ctypes.memset(started.ptr, 0, 8)  # device memory is host memory on the simulator; fresh memory need not be zeros
+    flag = ctypes.c_uint32.from_address(started.ptr)
 
     def tell():  # once the kernel runs
         while flag.value == 0:
