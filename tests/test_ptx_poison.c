@@ -118,6 +118,15 @@ static void test_block_memory_poisoned(void **state) {
     assert_int_not_equal((lo >> (8 * i)) & 0xff, 0);
     assert_int_not_equal((hi >> (8 * i)) & 0xff, 0);
   }
+  /* Each 32-bit half is a NaN as a float and far from zero as an integer of any width. */
+  for (unsigned k = 0; k < 2; k++) {
+    uint32_t v = k ? hi : lo;
+    assert_int_equal(v & 0x7f800000u, 0x7f800000u);
+    assert_int_not_equal(v & 0x007fffffu, 0);
+    assert_true((int32_t)v > 2000000000);
+    assert_true((int16_t)(v & 0xffffu) < -16000);
+    assert_true((int8_t)(v & 0xffu) < -64);
+  }
   run_unwritten(&so, b); /* the same seed: the same pattern */
   assert_memory_equal(a, b, sizeof a);
   so = options(43, PTX_CHECKS_DEFAULT);

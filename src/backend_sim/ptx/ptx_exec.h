@@ -92,7 +92,8 @@ struct px_launch {
 /*
  * The poison pattern of memory nothing wrote yet: a 64-bit word drawn from a seed, repeated from
  * every 8-byte boundary (little-endian). No byte of it is zero, so poison never reads as cleared
- * memory, and a 32- or 64-bit integer of it is negative, a float of it a large negative or a NaN.
+ * memory; an integer of it of any width is far from zero, an aligned float of it a NaN and a
+ * double about 1e306, so counts and sums that start from it stay visibly wrong.
  */
 uint64_t px_poison_word(uint64_t seed);
 /* Fills [p, p + bytes), p at `offset` in its memory: the byte at offset o holds byte o % 8 of word. */

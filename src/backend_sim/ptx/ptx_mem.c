@@ -217,7 +217,11 @@ uint64_t px_poison_word(uint64_t seed) {
   uint64_t z = seed + 0x9e3779b97f4a7c15ull; /* splitmix64 */
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return (z ^ (z >> 31)) | 0x8080808080808080ull; /* no zero byte, no small number */
+  /*
+   * Each 32-bit half is 0x7f8?????, its low three bytes 0x80-0xbf: no zero byte, an integer of any
+   * width far from zero, a NaN as a float and about 1e306 as a double.
+   */
+  return ((z ^ (z >> 31)) & 0x003f3f3f003f3f3full) | 0x7f8080807f808080ull;
 }
 
 /* Word by word for the first 128 bytes, then in doubling copies of what is filled, at memcpy's speed. */
