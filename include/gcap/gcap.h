@@ -196,9 +196,34 @@ GCAP_API gcap_status gcap_mem_free_async(gcap_stream *s, void *dptr);
 
 /* ------------------------------------------------------- streams and events */
 
-/** Creates a stream (always non-blocking: gcap has no legacy NULL stream). */
+/** Creates a non-blocking stream of priority 0 (gcap_stream_create_with_flags with GCAP_STREAM_NON_BLOCKING). */
 GCAP_API gcap_status gcap_stream_create(gcap_context *ctx, gcap_stream **out);
-/** Destroys @p s after its work; NULL is a no-op success; ILLEGAL_STATE while capturing. */
+/* Flags of gcap_stream_create_with_flags (cudaStreamCreateWithFlags). */
+#define GCAP_STREAM_DEFAULT 0u      /* blocking: synchronizes with the legacy stream (cudaStreamDefault) */
+#define GCAP_STREAM_NON_BLOCKING 1u /* cudaStreamNonBlocking; what gcap_stream_create makes */
+/**
+ * A stream with @p flags (GCAP_STREAM_DEFAULT or GCAP_STREAM_NON_BLOCKING) and @p priority (lower
+ * is more urgent; a value outside gcap_context_stream_priority_range is clamped, as CUDA does).
+ */
+GCAP_API gcap_status gcap_stream_create_with_flags(gcap_context *ctx, unsigned flags, int priority, gcap_stream **out);
+/** The flags @p s was made with (the legacy and per-thread streams: GCAP_STREAM_DEFAULT). */
+GCAP_API gcap_status gcap_stream_get_flags(gcap_stream *s, unsigned *flags);
+/** The priority of @p s, after clamping. */
+GCAP_API gcap_status gcap_stream_get_priority(gcap_stream *s, int *priority);
+/** CUDA's numbers: @p least 0, @p greatest -5 (lower is more urgent); either pointer may be NULL. */
+GCAP_API gcap_status gcap_context_stream_priority_range(gcap_context *ctx, int *least, int *greatest);
+/**
+ * The context's legacy (NULL) stream: its work waits for all earlier work of the context's
+ * blocking streams, and their later work waits for its work. It cannot be captured or destroyed.
+ */
+GCAP_API gcap_status gcap_context_legacy_stream(gcap_context *ctx, gcap_stream **out);
+/**
+ * The calling thread's per-thread default stream: a blocking stream of its own for each host
+ * thread, made on first use, that lives until the context is destroyed.
+ */
+GCAP_API gcap_status gcap_context_per_thread_stream(gcap_context *ctx, gcap_stream **out);
+/** Destroys @p s after its work; NULL is a no-op success; ILLEGAL_STATE while capturing;
+ * INVALID_HANDLE for the legacy or a per-thread stream. */
 GCAP_API gcap_status gcap_stream_destroy(gcap_stream *s);
 /** Waits for all work issued to @p s. */
 GCAP_API gcap_status gcap_stream_synchronize(gcap_stream *s);

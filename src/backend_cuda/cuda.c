@@ -312,11 +312,12 @@ static void mark_capturing(struct cuda_context *c, CUstream s, bool capturing) {
   pthread_mutex_unlock(&c->lock);
 }
 
-/* Every gcap stream is non-blocking: there is no legacy NULL stream to synchronize with. */
-static gcap_status cuda_stream_create(struct gcap__backend_ctx *b, void **out) {
+/* Every gcap stream is non-blocking: the core orders the legacy stream and blocking streams itself. */
+static gcap_status cuda_stream_create(struct gcap__backend_ctx *b, int priority, void **out) {
   ENTER(b);
   CUstream s = NULL;
-  gcap_status st = gcap__cuda_check(c->d->cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  gcap_status st = gcap__cuda_check(c->d->cuStreamCreateWithPriority(&s, CU_STREAM_NON_BLOCKING, priority),
+                                    "cuStreamCreateWithPriority");
   if (st == GCAP_SUCCESS) st = list_stream(c, s);
   if (st == GCAP_SUCCESS) *out = s;
   else if (s) c->d->cuStreamDestroy(s);

@@ -40,6 +40,7 @@
   X(cuMemsetD2D16Async, 3020)                                                                                          \
   X(cuMemsetD2D32Async, 3020)                                                                                          \
   X(cuStreamCreate, 2000)                                                                                              \
+  X(cuStreamCreateWithPriority, 5050)                                                                                  \
   X(cuStreamDestroy, 4000)                                                                                             \
   X(cuStreamSynchronize, 2000)                                                                                         \
   X(cuStreamQuery, 2000)                                                                                               \

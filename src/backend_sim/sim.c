@@ -337,10 +337,11 @@ static gcap_status sim_host_free(struct gcap__backend_ctx *b, void *p) {
   return st;
 }
 
-static gcap_status sim_stream_create(struct gcap__backend_ctx *b, void **out) {
+static gcap_status sim_stream_create(struct gcap__backend_ctx *b, int priority, void **out) {
   struct sim_context *sc = sim_context_from(b);
   struct sim_stream *s = gcap__calloc(1, sizeof *s);
   if (!s) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the stream");
+  s->priority = priority;
   if (sim_deferred(sc) && join_queue(sc, s) != GCAP_SUCCESS) {
     gcap__free(s);
     return GCAP_ERROR_OUT_OF_MEMORY;

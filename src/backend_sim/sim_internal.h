@@ -93,6 +93,7 @@ struct sim_record;
 struct sim_stream {
   uint64_t issued; /* operations issued on it (IMMEDIATE: they have all run) */
   unsigned number; /* 1, 2, ... in creation order: the trace's thread id */
+  int priority;    /* lower is more urgent: DEFERRED runs the most urgent ready stream's work first */
   /* DEFERRED */
   struct sim_timeline *tl;
   struct sim_op *head, *tail; /* queued operations, oldest first */

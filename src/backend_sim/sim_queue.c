@@ -428,8 +428,9 @@ static size_t gather_ready(struct sim_context *sc) {
     for (struct sim_stream *s = sc->streams; s; s = s->next) {
       if (!wanted(s)) continue;
       const struct sim_mark *b = blocker(s);
-      if (!b) {
-        sc->ready[n++] = s;
+      if (!b) { /* of the streams that may run, only the most urgent are ready */
+        if (n > 0 && s->priority < sc->ready[0]->priority) n = 0;
+        if (n == 0 || s->priority == sc->ready[0]->priority) sc->ready[n++] = s;
       } else if (b->tl->owner->need < b->seq) {
         want(b);
         raised = true;

@@ -266,7 +266,9 @@ struct gcap_backend_ops {
   gcap_status (*host_alloc)(struct gcap__backend_ctx *b, size_t bytes, void **out);
   gcap_status (*host_free)(struct gcap__backend_ctx *b, void *p);
 
-  gcap_status (*stream_create)(struct gcap__backend_ctx *b, void **out);
+  /* Every backend stream is non-blocking: the core orders the legacy stream itself. priority: in
+   * gcap_context_stream_priority_range (lower is more urgent). */
+  gcap_status (*stream_create)(struct gcap__backend_ctx *b, int priority, void **out);
   void (*stream_destroy)(struct gcap__backend_ctx *b, void *stream);
   gcap_status (*stream_synchronize)(struct gcap__backend_ctx *b, void *stream);
   gcap_status (*stream_query)(struct gcap__backend_ctx *b, void *stream);

@@ -71,7 +71,7 @@ static gcap_status report_invalidated(struct gcap__seq *q) {
 
 /* --------------------------------------------------------- stream-ordered calls */
 
-gcap_status gcap__capture_route(struct gcap_stream *s, gcap_status checked, bool *record) {
+static gcap_status route(struct gcap_stream *s, gcap_status checked, bool *record) {
   *record = false;
   struct gcap__seq *q = s->seq;
   if (!q) return checked;
@@ -82,6 +82,38 @@ gcap_status gcap__capture_route(struct gcap_stream *s, gcap_status checked, bool
   if (is_invalidated(q)) return report_invalidated(q);
   *record = true;
   return GCAP_SUCCESS;
+}
+
+/* Then the legacy stream's ordering for work that runs (not recorded). */
+gcap_status gcap__capture_route(struct gcap_stream *s, gcap_status checked, bool *record) {
+  gcap_status st = route(s, checked, record);
+  return st == GCAP_SUCCESS && !*record ? gcap__stream_before_work(s) : st;
+}
+
+gcap_status gcap__capture_check_legacy(struct gcap_stream *s, bool issue) {
+  if (s->role != GCAP__STREAM_LEGACY) return GCAP_SUCCESS;
+  struct gcap_stream *capturing = NULL;
+  uint64_t id = 0;
+  for (struct gcap__link *l = s->ctx->seqs.next; l != &s->ctx->seqs; l = l->next) {
+    struct gcap__seq *q = seq_of_link(l, false);
+    for (size_t i = 0; i < q->member_count; i++) {
+      if (q->members[i]->flags & GCAP_STREAM_NON_BLOCKING) continue;
+      if (!capturing) {
+        capturing = q->members[i];
+        id = q->id;
+      }
+      if (issue)
+        invalidate(q, GCAP_ERROR_STREAM_CAPTURE_IMPLICIT, "stream", s, SIZE_MAX,
+                   "the legacy stream was used while a blocking stream captures");
+      break;
+    }
+  }
+  if (!capturing) return GCAP_SUCCESS;
+  return gcap__fail(GCAP_ERROR_STREAM_CAPTURE_IMPLICIT,
+                    "the legacy stream %p synchronizes implicitly with blocking stream %p, which is capturing "
+                    "(capture %llu)%s",
+                    (void *)s, (void *)capturing, (unsigned long long)id,
+                    issue ? "; the capture is now invalidated" : "");
 }
 
 gcap_status gcap__capture_append(struct gcap_stream *s, struct gcap_node *n) {
@@ -128,6 +160,7 @@ static gcap_status record_made(struct gcap_stream *s, gcap_status st, struct gca
 gcap_status gcap__capture_record_kernel(struct gcap_stream *s, const gcap_kernel_node_params *p) {
   struct gcap_node *n = NULL;
   gcap_status st = gcap__node_make_kernel(s->seq->graph, p, &n);
+  if (st == GCAP_SUCCESS) n->p.kernel.priority = s->priority; /* as CUDA: the capturing stream's priority */
   return record_made(s, st, n, "kernel");
 }
 
@@ -209,7 +242,7 @@ gcap_status gcap__capture_check_context_sync(struct gcap_context *ctx) {
 
 gcap_status gcap__capture_check_launch(struct gcap_stream *s) {
   struct gcap__seq *q = s->seq;
-  if (!q) return GCAP_SUCCESS;
+  if (!q) return gcap__stream_before_work(s);
   if (is_invalidated(q)) return report_invalidated(q);
   invalidate(q, GCAP_ERROR_STREAM_CAPTURE_UNSUPPORTED, "stream", s, SIZE_MAX, "executables cannot be captured");
   return gcap__fail(GCAP_ERROR_STREAM_CAPTURE_UNSUPPORTED,
@@ -358,6 +391,8 @@ struct capture_target {
 static gcap_status begin(struct gcap_stream *s, gcap_capture_mode mode, struct gcap_pool *pool,
                          const struct capture_target *target, uint64_t *id) {
   struct gcap_context *ctx = s->ctx;
+  if (s->role == GCAP__STREAM_LEGACY)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "stream %p is the legacy stream, which cannot be captured", (void *)s);
   if (s->seq)
     return gcap__fail(GCAP_ERROR_ILLEGAL_STATE, "stream %p is already part of capture %llu", (void *)s,
                       (unsigned long long)s->seq->id);
@@ -633,6 +668,11 @@ gcap_status gcap_stream_get_capture_info(gcap_stream *s, gcap_capture_info *info
   if (st != GCAP_SUCCESS) return st;
   if (!info) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "info is NULL");
   gcap__lock(s->ctx);
+  st = gcap__capture_check_legacy(s, false);
+  if (st != GCAP_SUCCESS) {
+    gcap__unlock(s->ctx);
+    return st;
+  }
   struct gcap__seq *q = s->seq;
   memset(info, 0, sizeof *info);
   info->status = status_of(q);
@@ -652,9 +692,10 @@ gcap_status gcap_stream_is_capturing(gcap_stream *s, gcap_capture_status *status
   if (st != GCAP_SUCCESS) return st;
   if (!status) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "status is NULL");
   gcap__lock(s->ctx);
-  *status = status_of(s->seq);
+  st = gcap__capture_check_legacy(s, false);
+  if (st == GCAP_SUCCESS) *status = status_of(s->seq);
   gcap__unlock(s->ctx);
-  return GCAP_SUCCESS;
+  return st;
 }
 
 /* --------------------------------------------------------- capture objects */

@@ -43,6 +43,11 @@ struct gcap__seq {
  * recorded with gcap__capture_append instead of run.
  */
 gcap_status gcap__capture_route(struct gcap_stream *s, gcap_status checked, bool *record);
+/*
+ * The legacy stream s (nothing for other streams) while a blocking stream of its context
+ * captures: STREAM_CAPTURE_IMPLICIT; `issue` (work or a synchronize) invalidates those captures.
+ */
+gcap_status gcap__capture_check_legacy(struct gcap_stream *s, bool issue);
 /* Appends n after the stream's frontier, which becomes {n}. On failure discards n and invalidates. */
 gcap_status gcap__capture_append(struct gcap_stream *s, struct gcap_node *n);
 

@@ -108,11 +108,11 @@ gcap_status gcap__backend_host_free(struct gcap_context *ctx, void *p) {
   return ctx->ops->host_free(ctx->backend, p);
 }
 
-gcap_status gcap__backend_stream_create(struct gcap_context *ctx, void **out) {
+gcap_status gcap__backend_stream_create(struct gcap_context *ctx, int priority, void **out) {
   assert(ctx && ctx->backend);
   assert(out);
   if (injected(ctx->ops->name, "stream_create")) return GCAP_ERROR_BACKEND;
-  return ctx->ops->stream_create(ctx->backend, out);
+  return ctx->ops->stream_create(ctx->backend, priority, out);
 }
 
 void gcap__backend_stream_destroy(struct gcap_context *ctx, void *stream) {

@@ -30,7 +30,7 @@ bool gcap__backend_can_discard(const struct gcap_context *ctx);
 void gcap__backend_mem_discard(struct gcap_context *ctx, void *p, size_t bytes);
 gcap_status gcap__backend_host_alloc(struct gcap_context *ctx, size_t bytes, void **out);
 gcap_status gcap__backend_host_free(struct gcap_context *ctx, void *p);
-gcap_status gcap__backend_stream_create(struct gcap_context *ctx, void **out);
+gcap_status gcap__backend_stream_create(struct gcap_context *ctx, int priority, void **out);
 void gcap__backend_stream_destroy(struct gcap_context *ctx, void *stream);
 gcap_status gcap__backend_stream_synchronize(struct gcap_context *ctx, void *stream);
 gcap_status gcap__backend_stream_query(struct gcap_context *ctx, void *stream);

@@ -61,6 +61,7 @@ struct gcap_context {
   gcap_backend_kind kind;
   pthread_mutex_t lock; /* recursive: host callbacks may call back into gcap */
   struct gcap__link streams, events, modules, graphs, execs, seqs, captures, pools;
+  struct gcap_stream *legacy; /* the legacy stream, made on first use, or NULL */
   struct gcap__alloc_table allocs;
   struct gcap__stream_races *races; /* the stream race check's state (stream_race.c), or NULL without it */
   /* Node chunks of freed graphs, kept (registered, empty) for the next graphs: no allocation and no
@@ -113,6 +114,15 @@ struct gcap_stream {
   struct gcap__node_vec frontier; /* while capturing: the next captured node's dependencies */
   bool native_watch;              /* the backend watches its native stream for foreign work */
   size_t race_slot;               /* stream race check: 1 + its index in the clocks, 0 before its first use */
+  unsigned flags;                 /* GCAP_STREAM_*: DEFAULT streams take part in the legacy stream's ordering */
+  int priority;                   /* clamped to the context's range */
+  enum gcap__stream_role { GCAP__STREAM_USER = 0, GCAP__STREAM_LEGACY, GCAP__STREAM_PER_THREAD } role;
+  pthread_t thread;         /* PER_THREAD: the host thread it belongs to */
+  uint64_t issued;          /* work issued to it outside capture (the legacy stream's ordering) */
+  uint64_t legacy_seen;     /* a blocking stream: the legacy stream's `issued` when it last waited for it;
+                               the legacy stream: unused */
+  uint64_t seen_by_legacy;  /* a blocking stream: its `issued` when the legacy stream last waited for it */
+  struct gcap_event *order; /* the event the implicit waits for its work use, made on first need */
 };
 
 enum gcap__event_state {
@@ -263,6 +273,15 @@ void gcap__module_release(struct gcap_module *m);
 
 /* Destroy everything of one kind a context still owns (context destroy). */
 void gcap__stream_destroy_locked(struct gcap_stream *s);
+/*
+ * Work is about to be issued to s outside capture (context lock held): the legacy stream's
+ * implicit ordering (the legacy stream waits for the blocking streams' earlier work, a blocking
+ * stream for the legacy stream's), as event waits the backends, the stream race check and
+ * DEFERRED mode all see. STREAM_CAPTURE_IMPLICIT (invalidating) for the legacy stream while a
+ * blocking stream captures.
+ */
+gcap_status gcap__stream_before_work(struct gcap_stream *s);
+
 void gcap__event_destroy_locked(struct gcap_event *e);
 void gcap__module_unload_locked(struct gcap_module *m);
 void gcap__graph_destroy_all(struct gcap_context *ctx);

@@ -197,6 +197,7 @@ struct stream {
   bool capturing, invalidated;
   struct graph *capture;
   size_t last; /* the queue number of its last work */
+  int priority;
 };
 
 struct event {
@@ -585,6 +586,17 @@ static CUresult CUDAAPI f_cuStreamCreate(CUstream *s, unsigned flags) {
   NEED(s, "cuStreamCreate: phStream is NULL");
   NEED(flags == CU_STREAM_DEFAULT || flags == CU_STREAM_NON_BLOCKING, "cuStreamCreate: flags %u", flags);
   *s = (CUstream)new_handle(K_STREAM, sizeof(struct stream));
+  END(CUDA_SUCCESS);
+}
+
+static CUresult CUDAAPI f_cuStreamCreateWithPriority(CUstream *s, unsigned flags, int priority) {
+  BEGIN("cuStreamCreateWithPriority(flags=%u, priority=%d)", flags, priority);
+  NEED_CONTEXT("cuStreamCreateWithPriority");
+  NEED(s, "cuStreamCreateWithPriority: phStream is NULL");
+  NEED(flags == CU_STREAM_DEFAULT || flags == CU_STREAM_NON_BLOCKING, "cuStreamCreateWithPriority: flags %u", flags);
+  NEED(priority >= -5 && priority <= 0, "cuStreamCreateWithPriority: priority %d outside [-5, 0]", priority);
+  *s = (CUstream)new_handle(K_STREAM, sizeof(struct stream));
+  if (*s) ((struct stream *)*s)->priority = priority;
   END(CUDA_SUCCESS);
 }
 
@@ -1697,15 +1709,15 @@ struct entry {
       ENTRY(cuMemFreeHost, 2000), ENTRY(cuMemcpy, 4000), ENTRY(cuMemcpyAsync, 4000), ENTRY(cuMemcpy3DAsync, 3020),     \
       ENTRY(cuMemsetD8Async, 3020), ENTRY(cuMemsetD16Async, 3020), ENTRY(cuMemsetD32Async, 3020),                      \
       ENTRY(cuMemsetD2D8Async, 3020), ENTRY(cuMemsetD2D16Async, 3020), ENTRY(cuMemsetD2D32Async, 3020),                \
-      ENTRY(cuStreamCreate, 2000), ENTRY(cuStreamDestroy, 4000), ENTRY(cuStreamSynchronize, 2000),                     \
-      ENTRY(cuStreamQuery, 2000), ENTRY(cuStreamWaitEvent, 3020), ENTRY(cuLaunchHostFunc, 10000),                      \
-      ENTRY(cuLaunchKernel, 4000), ENTRY(cuEventCreate, 2000), ENTRY(cuEventDestroy, 4000),                            \
-      ENTRY(cuEventRecord, 2000), ENTRY(cuEventSynchronize, 2000), ENTRY(cuEventQuery, 2000),                          \
-      ENTRY(cuEventElapsedTime, 2000), ENTRY(cuModuleLoadData, 2000), ENTRY(cuModuleUnload, 2000),                     \
-      ENTRY(cuModuleGetFunction, 2000), ENTRY(cuModuleGetGlobal, 3020), ENTRY(cuFuncGetParamInfo, 12040),              \
-      ENTRY(cuGraphCreate, 10000), ENTRY(cuGraphDestroy, 10000), ENTRY(cuGraphAddKernelNode, 12000),                   \
-      ENTRY(cuGraphConditionalHandleCreate, 12030), ENTRY(cuLinkCreate, 6050), ENTRY(cuLinkAddData, 6050),             \
-      ENTRY(cuLinkAddFile, 6050), ENTRY(cuLinkComplete, 5050), ENTRY(cuLinkDestroy, 5050),                             \
+      ENTRY(cuStreamCreate, 2000), ENTRY(cuStreamCreateWithPriority, 5050), ENTRY(cuStreamDestroy, 4000),              \
+      ENTRY(cuStreamSynchronize, 2000), ENTRY(cuStreamQuery, 2000), ENTRY(cuStreamWaitEvent, 3020),                    \
+      ENTRY(cuLaunchHostFunc, 10000), ENTRY(cuLaunchKernel, 4000), ENTRY(cuEventCreate, 2000),                         \
+      ENTRY(cuEventDestroy, 4000), ENTRY(cuEventRecord, 2000), ENTRY(cuEventSynchronize, 2000),                        \
+      ENTRY(cuEventQuery, 2000), ENTRY(cuEventElapsedTime, 2000), ENTRY(cuModuleLoadData, 2000),                       \
+      ENTRY(cuModuleUnload, 2000), ENTRY(cuModuleGetFunction, 2000), ENTRY(cuModuleGetGlobal, 3020),                   \
+      ENTRY(cuFuncGetParamInfo, 12040), ENTRY(cuGraphCreate, 10000), ENTRY(cuGraphDestroy, 10000),                     \
+      ENTRY(cuGraphAddKernelNode, 12000), ENTRY(cuGraphConditionalHandleCreate, 12030), ENTRY(cuLinkCreate, 6050),     \
+      ENTRY(cuLinkAddData, 6050), ENTRY(cuLinkAddFile, 6050), ENTRY(cuLinkComplete, 5050), ENTRY(cuLinkDestroy, 5050), \
       ENTRY(cuGraphAddNode, 12020), ENTRY(cuGraphDestroyNode, 10000), ENTRY(cuGraphKernelNodeSetAttribute, 11000),     \
       ENTRY(cuGraphAddMemcpyNode, 10000), ENTRY(cuGraphAddMemsetNode, 10000), ENTRY(cuGraphAddHostNode, 10000),        \
       ENTRY(cuGraphAddEmptyNode, 10000), ENTRY(cuGraphAddEventRecordNode, 11010),                                      \

@@ -1025,6 +1025,33 @@ static void test_kernel_priority_reaches_the_driver(void **state) {
   finish(ctx);
 }
 
+/* Stream priorities reach the driver (clamped); the legacy stream's ordering is event waits between native streams. */
+static void test_stream_priority_and_legacy_order_reach_the_driver(void **state) {
+  (void)state;
+  gcap_context *ctx = cuda_context();
+  fake_cuda_log_clear();
+  gcap_stream *b = NULL, *legacy = NULL;
+  assert_ok(gcap_stream_create_with_flags(ctx, GCAP_STREAM_DEFAULT, -9, &b));
+  assert_int_equal(fake_cuda_calls("cuStreamCreateWithPriority(flags=1, priority=-5)"), 1);
+  int priority = 0;
+  assert_ok(gcap_stream_get_priority(b, &priority));
+  assert_int_equal(priority, -5);
+  assert_ok(gcap_context_legacy_stream(ctx, &legacy));
+  struct host_log log = {0};
+  assert_ok(gcap_launch_host_func(b, count_run, &log));
+  fake_cuda_log_clear();
+  assert_ok(gcap_launch_host_func(legacy, count_run, &log)); /* waits for b's work first */
+  assert_int_equal(fake_cuda_calls("cuEventRecord("), 1);
+  assert_int_equal(fake_cuda_calls("cuStreamWaitEvent("), 1);
+  static char wanted[64];
+  snprintf(wanted, sizeof wanted, "stream=%p)", (void *)gcap_cuda_stream(b));
+  assert_int_equal(fake_cuda_calls(wanted), 1);
+  assert_ok(gcap_stream_synchronize(b));
+  assert_ok(gcap_stream_synchronize(legacy));
+  assert_int_equal(log.runs, 2);
+  finish(ctx);
+}
+
 /* Allocation nodes by hand: the memory is the driver's from the node's creation; the nodes order only. */
 static void test_mem_nodes_by_hand_reach_the_driver(void **state) {
   (void)state;
@@ -1304,6 +1331,7 @@ int main(void) {
       cmocka_unit_test_setup(test_event_node_setters_reach_the_driver, count_live_handles),
       cmocka_unit_test_setup(test_child_graph_setter_reaches_the_driver, count_live_handles),
       cmocka_unit_test_setup(test_kernel_priority_reaches_the_driver, count_live_handles),
+      cmocka_unit_test_setup(test_stream_priority_and_legacy_order_reach_the_driver, count_live_handles),
       cmocka_unit_test_setup(test_mem_nodes_by_hand_reach_the_driver, count_live_handles),
       cmocka_unit_test_setup(test_copies_in_rows_reach_the_driver, count_live_handles),
       cmocka_unit_test_setup(test_conditional_nodes_reach_the_driver, count_live_handles),
