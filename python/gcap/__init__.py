@@ -15,7 +15,7 @@ from ._objects import (AssertError, BackendError, Buffer, CallbackError, Capture
                        CaptureUnsupported, CaptureWrongThread, Context, ContextClosed, Error, Event, ExecUpdateFailure,
                        IllegalAddress, IllegalInstruction, IllegalState, InvalidHandle, InvalidPtx, InvalidSource,
                        InvalidValue, LaunchFailure, LaunchTimeout, MisalignedAddress, NotFound, NotInitialized, NotReady,
-                       NotSupported, OutOfMemory, Stream, UserObject)
+                       NotSupported, OutOfMemory, STREAM_DEFAULT, STREAM_NON_BLOCKING, Stream, UserObject)
 from ._graphs import Exec, Graph, Node, Race
 from ._kernels import Kernel, KernelDef, Module, kernel
 from ._arrays import DeviceArray

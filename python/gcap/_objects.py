@@ -2,7 +2,7 @@
 import ctypes
 import threading
 import weakref
-from ctypes import byref, c_float, c_int, c_size_t, c_void_p
+from ctypes import byref, c_float, c_int, c_size_t, c_uint, c_void_p
 
 from . import _checked, _interrupt, _lib
 from ._lib import lib
@@ -366,9 +366,36 @@ class Context:
         check(lib.gcap_sim_get_stats(self._handle(), byref(s)))
         return {name: getattr(s, name) for name, _ in s._fields_}
 
-    def stream(self):
-        """A new Stream of this context (cudaStreamCreate)."""
-        return Stream(self)
+    def stream(self, flags=None, priority=0):
+        """A new Stream of this context: by default non-blocking, of priority 0 (cudaStreamCreate). `flags`
+        gcap.STREAM_DEFAULT makes a blocking stream, which the legacy stream orders (cudaStreamCreateWithFlags);
+        `priority` (lower is more urgent) is clamped to priority_range, as CUDA does
+        (cudaStreamCreateWithPriority). Raises InvalidValue for other flags."""
+        return Stream(self, flags, priority)
+
+    @property
+    def priority_range(self):
+        """(least, greatest) stream priorities: (0, -5), CUDA's numbers; lower is more urgent."""
+        least, greatest = c_int(), c_int()
+        check(lib.gcap_context_stream_priority_range(self._handle(), byref(least), byref(greatest)))
+        return least.value, greatest.value
+
+    @property
+    def legacy_stream(self):
+        """The context's legacy (NULL) stream: its work waits for the earlier work of every blocking stream
+        (`ctx.stream(flags=gcap.STREAM_DEFAULT)`), and their later work waits for its. It cannot be captured;
+        close() forgets the object and leaves the stream, which lives as long as the context."""
+        h = c_void_p()
+        check(lib.gcap_context_legacy_stream(self._handle(), byref(h)))
+        return Stream._default(self, h.value)
+
+    @property
+    def per_thread_stream(self):
+        """The calling thread's per-thread default stream: a blocking stream of its own for each thread, which
+        lives as long as the context (close() forgets the object only)."""
+        h = c_void_p()
+        check(lib.gcap_context_per_thread_stream(self._handle(), byref(h)))
+        return Stream._default(self, h.value)
 
     def event(self):
         """A new Event of this context, with timing (cudaEventCreate)."""
@@ -662,6 +689,8 @@ def _pointer_of(x, what="address"):
 # ------------------------------------------------------------------ streams and events
 
 _MODES = {"global": 0, "thread_local": 1, "relaxed": 2}
+STREAM_DEFAULT = 0  # blocking: the legacy stream orders it (cudaStreamDefault)
+STREAM_NON_BLOCKING = 1  # what ctx.stream() makes (cudaStreamNonBlocking)
 
 
 class Stream(Handle):
@@ -673,11 +702,39 @@ class Stream(Handle):
 
     _destroy = staticmethod(_free_stream)
 
-    def __init__(self, ctx):
+    def __init__(self, ctx, flags=None, priority=0):
         h = c_void_p()
-        check(lib.gcap_stream_create(ctx._handle(), byref(h)))
+        if flags is None and priority == 0:
+            check(lib.gcap_stream_create(ctx._handle(), byref(h)))
+        else:
+            flags = STREAM_NON_BLOCKING if flags is None else _checked.integer(flags, "Context.stream: flags", "unsigned")
+            priority = _checked.integer(priority, "Context.stream: priority", "int")
+            check(lib.gcap_stream_create_with_flags(ctx._handle(), flags, priority, byref(h)))
         super().__init__(ctx, h.value)
         self._keep = []  # host arrays of copies not yet waited for
+
+    @classmethod
+    def _default(cls, ctx, h):
+        """An object for the legacy or a per-thread stream, which the context owns: close() only forgets it."""
+        s = cls.__new__(cls)
+        Handle.__init__(s, ctx, h)
+        s._destroy = None
+        s._keep = []
+        return s
+
+    @property
+    def flags(self):
+        """gcap.STREAM_NON_BLOCKING or gcap.STREAM_DEFAULT (blocking), as made."""
+        v = c_uint()
+        check(lib.gcap_stream_get_flags(self._handle(), byref(v)))
+        return v.value
+
+    @property
+    def priority(self):
+        """Its priority, after clamping (lower is more urgent)."""
+        v = c_int()
+        check(lib.gcap_stream_get_priority(self._handle(), byref(v)))
+        return v.value
 
 
     def synchronize(self):

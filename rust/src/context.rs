@@ -271,6 +271,14 @@ impl Context {
         Ok(())
     }
 
+    /// `(least, greatest)` stream priorities (`cudaDeviceGetStreamPriorityRange`): `(0, -5)`,
+    /// CUDA's numbers; lower is more urgent.
+    pub fn stream_priority_range(&self) -> GpuResult<(i32, i32)> {
+        let (mut least, mut greatest) = (0, 0);
+        check(unsafe { sys::gcap_context_stream_priority_range(self.inner.raw, &mut least, &mut greatest) })?;
+        Ok((least, greatest))
+    }
+
     /// The simulator's counters (launches, nodes and kernels run, bytes copied, ...).
     /// [`GpuError::NotSupported`](crate::GpuError) on CUDA.
     pub fn sim_stats(&self) -> GpuResult<sys::gcap_sim_stats> {

@@ -60,7 +60,7 @@ pub use memory::{CopyEnd, DeviceBuffer, DeviceRepr, MemcpyDirection};
 pub use module::{
     BlockInfo, DeviceSlice, Dim3, Kernel, KernelArg, KernelArgs, Module, ModuleBuilder, MAX_CLOSURE_PARAMS,
 };
-pub use stream::{CaptureStatus, Event, Stream};
+pub use stream::{CaptureStatus, Event, Stream, StreamFlags};
 
 // The guide's and the README's examples run as doc tests.
 #[cfg(doctest)]

@@ -13,6 +13,8 @@ pub(crate) struct StreamInner {
     pub(crate) raw: *mut sys::gcap_stream,
     /// What work issued (not captured) since the last synchronize uses.
     keep: Mutex<Vec<Keep>>,
+    /// False for the legacy and per-thread streams, which the context owns.
+    owned: bool,
 }
 
 // SAFETY: gcap stream calls take the context's lock; a stream may be used from any thread (a
@@ -23,7 +25,9 @@ unsafe impl Sync for StreamInner {}
 
 impl Drop for StreamInner {
     fn drop(&mut self) {
-        unsafe { sys::gcap_stream_destroy(self.raw) };
+        if self.owned {
+            unsafe { sys::gcap_stream_destroy(self.raw) };
+        }
     }
 }
 
@@ -79,12 +83,69 @@ pub enum CaptureStatus {
     Invalidated,
 }
 
+/// How a stream orders itself with the legacy stream (`cudaStreamDefault`, `cudaStreamNonBlocking`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StreamFlags {
+    /// Blocking: the legacy stream's work waits for its earlier work, and its later work waits for
+    /// the legacy stream's.
+    Default,
+    /// Takes no part in the legacy stream's ordering: what [`Stream::new`] makes.
+    NonBlocking,
+}
+
 impl Stream {
-    /// A new stream of `ctx` (`cudaStreamCreate`).
+    fn wrap(ctx: &Context, raw: *mut sys::gcap_stream, owned: bool) -> Stream {
+        Stream { inner: Arc::new(StreamInner { ctx: ctx.clone(), raw, keep: Mutex::new(Vec::new()), owned }) }
+    }
+
+    /// A new non-blocking stream of `ctx`, of priority 0 (`cudaStreamCreate`).
     pub fn new(ctx: &Context) -> GpuResult<Stream> {
         let mut raw = ptr::null_mut();
         check(unsafe { sys::gcap_stream_create(ctx.raw(), &mut raw) })?;
-        Ok(Stream { inner: Arc::new(StreamInner { ctx: ctx.clone(), raw, keep: Mutex::new(Vec::new()) }) })
+        Ok(Stream::wrap(ctx, raw, true))
+    }
+
+    /// A new stream of `ctx` with `flags` and `priority` (`cudaStreamCreateWithPriority`): lower
+    /// is more urgent, and a priority outside [`Context::stream_priority_range`] is clamped.
+    pub fn with_flags(ctx: &Context, flags: StreamFlags, priority: i32) -> GpuResult<Stream> {
+        let bits = match flags {
+            StreamFlags::Default => sys::GCAP_STREAM_DEFAULT,
+            StreamFlags::NonBlocking => sys::GCAP_STREAM_NON_BLOCKING,
+        };
+        let mut raw = ptr::null_mut();
+        check(unsafe { sys::gcap_stream_create_with_flags(ctx.raw(), bits, priority, &mut raw) })?;
+        Ok(Stream::wrap(ctx, raw, true))
+    }
+
+    /// The legacy (NULL) stream of `ctx`: its work waits for the earlier work of every blocking
+    /// stream, and their later work waits for its work. It cannot be captured; the context owns
+    /// it, so dropping the `Stream` leaves it.
+    pub fn legacy(ctx: &Context) -> GpuResult<Stream> {
+        let mut raw = ptr::null_mut();
+        check(unsafe { sys::gcap_context_legacy_stream(ctx.raw(), &mut raw) })?;
+        Ok(Stream::wrap(ctx, raw, false))
+    }
+
+    /// The calling thread's per-thread default stream of `ctx`: a blocking stream of its own for
+    /// each thread, owned by the context.
+    pub fn per_thread(ctx: &Context) -> GpuResult<Stream> {
+        let mut raw = ptr::null_mut();
+        check(unsafe { sys::gcap_context_per_thread_stream(ctx.raw(), &mut raw) })?;
+        Ok(Stream::wrap(ctx, raw, false))
+    }
+
+    /// The flags it was made with (the legacy and per-thread streams: [`StreamFlags::Default`]).
+    pub fn flags(&self) -> GpuResult<StreamFlags> {
+        let mut bits = 0;
+        check(unsafe { sys::gcap_stream_get_flags(self.raw(), &mut bits) })?;
+        Ok(if bits & sys::GCAP_STREAM_NON_BLOCKING != 0 { StreamFlags::NonBlocking } else { StreamFlags::Default })
+    }
+
+    /// Its priority, after clamping.
+    pub fn priority(&self) -> GpuResult<i32> {
+        let mut p = 0;
+        check(unsafe { sys::gcap_stream_get_priority(self.raw(), &mut p) })?;
+        Ok(p)
     }
 
     /// The stream's context.

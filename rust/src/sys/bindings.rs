@@ -3,6 +3,8 @@
 pub const GCAP_VERSION_MAJOR: u32 = 0;
 pub const GCAP_VERSION_MINOR: u32 = 1;
 pub const GCAP_VERSION_PATCH: u32 = 0;
+pub const GCAP_STREAM_DEFAULT: u32 = 0;
+pub const GCAP_STREAM_NON_BLOCKING: u32 = 1;
 pub const GCAP_EVENT_DEFAULT: u32 = 0;
 pub const GCAP_EVENT_BLOCKING_SYNC: u32 = 1;
 pub const GCAP_EVENT_DISABLE_TIMING: u32 = 2;
@@ -319,6 +321,45 @@ extern "C" {
 }
 extern "C" {
     pub fn gcap_stream_create(ctx: *mut gcap_context, out: *mut *mut gcap_stream) -> gcap_status;
+}
+extern "C" {
+    pub fn gcap_stream_create_with_flags(
+        ctx: *mut gcap_context,
+        flags: ::std::os::raw::c_uint,
+        priority: ::std::os::raw::c_int,
+        out: *mut *mut gcap_stream,
+    ) -> gcap_status;
+}
+extern "C" {
+    pub fn gcap_stream_get_flags(
+        s: *mut gcap_stream,
+        flags: *mut ::std::os::raw::c_uint,
+    ) -> gcap_status;
+}
+extern "C" {
+    pub fn gcap_stream_get_priority(
+        s: *mut gcap_stream,
+        priority: *mut ::std::os::raw::c_int,
+    ) -> gcap_status;
+}
+extern "C" {
+    pub fn gcap_context_stream_priority_range(
+        ctx: *mut gcap_context,
+        least: *mut ::std::os::raw::c_int,
+        greatest: *mut ::std::os::raw::c_int,
+    ) -> gcap_status;
+}
+extern "C" {
+    pub fn gcap_context_legacy_stream(
+        ctx: *mut gcap_context,
+        out: *mut *mut gcap_stream,
+    ) -> gcap_status;
+}
+extern "C" {
+    pub fn gcap_context_per_thread_stream(
+        ctx: *mut gcap_context,
+        out: *mut *mut gcap_stream,
+    ) -> gcap_status;
 }
 extern "C" {
     pub fn gcap_stream_destroy(s: *mut gcap_stream) -> gcap_status;
