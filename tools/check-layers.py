@@ -3,7 +3,9 @@
 
 Every #include "folder/header.h" that crosses from one folder of src/ into another must go to a
 folder the first may use (LAYERS) and name one of that folder's entry headers (ENTRIES); an
-include inside a folder names its header bare. Prints each violation; exits 1 when there is one.
+include inside a folder names its header bare. A PUBLIC_ONLY folder (the runtime stand-in) uses no
+other folder and includes gcap only as its users do, <gcap/*.h> from include/. Prints each
+violation; exits 1 when there is one.
   check-layers.py [--graph]   (--graph prints the folders and what each uses)
 """
 import os
@@ -20,6 +22,8 @@ LAYERS = {
     "backend_sim/ptx": ["base", "ptx", "core"],
     "backend_sim": ["base", "core", "backend_sim/ptx"],
     "backend_cuda": ["base", "core"],
+    # The runtime stand-in uses gcap only through its public headers (PUBLIC_ONLY), like the bindings.
+    "cudart": [],
 }
 
 # The headers through which other folders enter each folder.
@@ -31,12 +35,17 @@ ENTRIES = {
     "backend_sim/ptx": {"ptx_exec.h"},
     "backend_sim": set(),
     "backend_cuda": set(),
+    "cudart": set(),
 }
+
+# Folders that may include gcap only as its users do: <gcap/*.h> from include/, nothing of src/.
+PUBLIC_ONLY = {"cudart"}
 
 # The only core header a backend or the executor may use: the ops table it implements.
 BACKEND_ENTRY = {"backend_sim": {"backend.h"}, "backend_sim/ptx": {"backend.h"}, "backend_cuda": {"backend.h"}}
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+SYSTEM_INCLUDE = re.compile(r'^\s*#\s*include\s+<([^>]+)>', re.M)
 
 
 def folder_of(path):
@@ -65,6 +74,13 @@ def main():
                 continue
             with open(path, encoding="utf-8") as f:
                 text = f.read()
+            if here in PUBLIC_ONLY:
+                for target in SYSTEM_INCLUDE.findall(text):
+                    top = target.split("/", 1)[0]
+                    if top == "gcap" and not os.path.exists(os.path.join("include", target)):
+                        problems.append(f"{path}: <{target}> is not a public header of include/gcap")
+                    elif "/" in target and (top in LAYERS or os.path.isdir(os.path.join("src", top))):
+                        problems.append(f"{path}: src/{here} uses gcap only through include/gcap, not <{target}>")
             for target in INCLUDE.findall(text):
                 if "/" not in target:
                     if not os.path.exists(os.path.join(dirpath, target)):

@@ -1,0 +1,56 @@
+#!/bin/sh
+# Builds a small CUDA program with nvcc -cudart shared and runs it against the stand-in with every
+# symbol bound at load (LD_BIND_NOW): it must bind, and the stubs must answer cudaErrorNotSupported
+# and say so. Exits 77 (skipped) when nvcc is not installed, or with the reason in $BIND_SKIP.
+# $BIND_PRELOAD: libraries the program preloads (the sanitizer runtimes of a sanitized stand-in).
+#   bind-program.sh NVCC|"" STAND_IN_DIR WORK_DIR
+set -eu
+nvcc=$1 dir=$2 work=$3
+if [ -n "${BIND_SKIP:-}" ]; then
+  echo "bind-program.sh: skipped: $BIND_SKIP"
+  exit 77
+fi
+if [ -z "$nvcc" ] || ! command -v "$nvcc" >/dev/null 2>&1; then
+  echo "bind-program.sh: nvcc is not installed: no CUDA program to bind (skipped)"
+  exit 77
+fi
+mkdir -p "$work"
+cat >"$work/bind.cu" <<'CU'
+#include <cstdio>
+#include <cuda_runtime.h>
+__global__ void set_one(int *p) { p[0] = 1; }
+int main() {
+  int *p = nullptr;
+  cudaError_t e = cudaMalloc(&p, sizeof(int));
+  std::printf("cudaMalloc %d\n", (int)e);
+  set_one<<<1, 1>>>(p);
+  std::printf("done\n");
+  return 0;
+}
+CU
+"$nvcc" -cudart shared -arch=sm_80 -o "$work/bind" "$work/bind.cu"
+if ! readelf -d "$work/bind" | grep -q 'NEEDED.*libcudart\.so\.13'; then
+  echo "bind-program.sh: $work/bind does not need libcudart.so.13" >&2
+  exit 1
+fi
+if ! LD_PRELOAD="${BIND_PRELOAD:-}" LD_BIND_NOW=1 LD_LIBRARY_PATH="$dir" "$work/bind" >"$work/out" 2>"$work/err"; then
+  echo "bind-program.sh: $work/bind failed against $dir; its stderr:" >&2
+  cat "$work/err" >&2
+  exit 1
+fi
+status=0
+grep -qx 'cudaMalloc 801' "$work/out" || { echo "bind-program.sh: expected 'cudaMalloc 801' (cudaErrorNotSupported), got:" >&2; cat "$work/out" >&2; status=1; }
+grep -qx 'done' "$work/out" || { echo "bind-program.sh: the program did not finish" >&2; status=1; }
+for name in __cudaRegisterFatBinary __cudaRegisterFunction cudaMalloc __cudaPushCallConfiguration; do
+  if [ "$(grep -cx "gcap-cudart: $name is not supported by gcap" "$work/err")" != 1 ]; then
+    echo "bind-program.sh: expected once on stderr: gcap-cudart: $name is not supported by gcap; stderr was:" >&2
+    cat "$work/err" >&2
+    status=1
+  fi
+done
+if grep -v '^gcap-cudart: ' "$work/err" >&2; then
+  echo "bind-program.sh: unexpected lines on stderr (above)" >&2
+  status=1
+fi
+[ $status = 0 ] && echo "bind-program.sh: an nvcc -cudart shared program binds to $dir/libcudart.so.13 and meets its stubs"
+exit $status

@@ -1,0 +1,94 @@
+/* The runtime functions gcap does not implement yet: called through the toolkit's own
+ * declarations, each returns cudaErrorNotSupported and says so on stderr, once per name. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <cuda_runtime_api.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static char said[4096];
+
+/* Runs fn with stderr going to a file; what it wrote lands in `said`. */
+static void capture_stderr(void (*fn)(void)) {
+  FILE *f = tmpfile();
+  assert_non_null(f);
+  fflush(stderr);
+  int saved = dup(2);
+  assert_true(saved >= 0);
+  assert_true(dup2(fileno(f), 2) >= 0);
+  fn();
+  fflush(stderr);
+  assert_true(dup2(saved, 2) >= 0);
+  close(saved);
+  rewind(f);
+  size_t n = fread(said, 1, sizeof said - 1, f);
+  said[n] = '\0';
+  fclose(f);
+}
+
+static cudaError_t results[4];
+
+static void call_twice(void) {
+  void *p = NULL;
+  results[0] = cudaMalloc(&p, 64);
+  results[1] = cudaMalloc(&p, 64);
+  results[2] = cudaStreamSynchronize((cudaStream_t)0);
+  results[3] = cudaMalloc(&p, 128);
+}
+
+static void stub_returns_not_supported_once(void **state) {
+  (void)state;
+  capture_stderr(call_twice);
+  for (int i = 0; i < 4; i++) assert_int_equal(results[i], cudaErrorNotSupported);
+  assert_int_equal(cudaErrorNotSupported, 801);
+  assert_string_equal(said, "gcap-cudart: cudaMalloc is not supported by gcap\n"
+                            "gcap-cudart: cudaStreamSynchronize is not supported by gcap\n");
+}
+
+static const char *error_string;
+
+static void call_error_string(void) { error_string = cudaGetErrorString(cudaErrorInvalidValue); }
+
+/* A function whose result is a pointer: its stub gives NULL, not an error code as a pointer. */
+static void pointer_stub_returns_null(void **state) {
+  (void)state;
+  error_string = "unset";
+  capture_stderr(call_error_string);
+  assert_null(error_string);
+  assert_string_equal(said, "gcap-cudart: cudaGetErrorString is not supported by gcap\n");
+}
+
+static void *event_create(void *arg) {
+  cudaEvent_t e;
+  *(cudaError_t *)arg = cudaEventCreate(&e);
+  return NULL;
+}
+
+static void from_threads(void) {
+  pthread_t t[8];
+  cudaError_t r[8];
+  for (int i = 0; i < 8; i++) assert_int_equal(pthread_create(&t[i], NULL, event_create, &r[i]), 0);
+  for (int i = 0; i < 8; i++) assert_int_equal(pthread_join(t[i], NULL), 0);
+  for (int i = 0; i < 8; i++) assert_int_equal(r[i], cudaErrorNotSupported);
+}
+
+/* Many threads meeting the same stub at once: still one line. */
+static void once_across_threads(void **state) {
+  (void)state;
+  capture_stderr(from_threads);
+  assert_string_equal(said, "gcap-cudart: cudaEventCreate is not supported by gcap\n");
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(stub_returns_not_supported_once),
+      cmocka_unit_test(pointer_stub_returns_null),
+      cmocka_unit_test(once_across_threads),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
