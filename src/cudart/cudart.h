@@ -11,4 +11,67 @@
  * not implemented yet call it. */
 int gcap__cudart_unsupported(unsigned char *said, const char *name);
 
+/* ---- Fatbins: the device code nvcc embeds (fatbin.c) ---- */
+
+/* The wrapper nvcc passes to __cudaRegisterFatBinary (section .nvFatBinSegment). */
+#define GCAP__FATBIN_WRAPPER_MAGIC 0x466243b1u
+/* A fatbin container's magic. */
+#define GCAP__FATBIN_MAGIC 0xba55ed50u
+
+enum gcap__fatbin_kind { GCAP__FATBIN_PTX = 1, GCAP__FATBIN_ELF = 2 };
+enum gcap__fatbin_compression { GCAP__FATBIN_PLAIN, GCAP__FATBIN_LZ4, GCAP__FATBIN_ZSTD };
+
+struct gcap__fatbin_entry {
+  unsigned kind;      /* GCAP__FATBIN_PTX, GCAP__FATBIN_ELF, or another kind, listed as is */
+  unsigned arch;      /* 75 for sm_75 (ELF) or compute_75 (PTX) */
+  unsigned ptx_major; /* the PTX ISA version nvcc records */
+  unsigned ptx_minor;
+  uint64_t flags;
+  enum gcap__fatbin_compression compression;
+  const unsigned char *payload; /* inside the caller's fatbin */
+  size_t stored_size;           /* bytes of payload that hold the (compressed) code */
+  size_t uncompressed_size;     /* when compressed: the size of the code once decompressed */
+  unsigned unit;                /* 0: the main fatbin; i + 1: relocatable fatbin i (wrapper version 2) */
+};
+
+/* The entries of one registered fatbin; points into the caller's memory, which must outlive it. */
+struct gcap__fatbin {
+  struct gcap__fatbin_entry *entries;
+  size_t count;
+  size_t capacity;
+  unsigned units; /* 1 + the number of relocatable fatbins */
+};
+
+/* Appends the entries of the containers laid back to back in [data, data + size) to *fb, as
+ * unit `unit`; trailing zero padding is allowed. Returns 0, or -1 with a message in err (nothing
+ * appended) when the bytes are not a well-formed fatbin: nothing outside the range is read.
+ * Either way *fb may hold memory: gcap__fatbin_free releases it. */
+int gcap__fatbin_parse(struct gcap__fatbin *fb, const void *data, size_t size, unsigned unit, char *err,
+                       size_t err_size);
+
+/* Reads what __cudaRegisterFatBinary receives: the wrapper (magic, version 1 or 2) and the
+ * container it points to (its size taken from the container's header), and with version 2 also
+ * each relocatable fatbin of its NULL-terminated list. Fills *fb (zeroed first); 0 or -1 with err. */
+int gcap__fatbin_from_wrapper(struct gcap__fatbin *fb, const void *wrapper, char *err, size_t err_size);
+
+void gcap__fatbin_free(struct gcap__fatbin *fb);
+
+/* The PTX entry that best fits compute capability cc (major * 10 + minor, 90 for 9.0): the
+ * highest architecture not above cc, in unit `unit` (any unit when unit < 0). NULL with a
+ * message in err when there is none (the message says what the fatbin holds). */
+const struct gcap__fatbin_entry *gcap__fatbin_pick_ptx(const struct gcap__fatbin *fb, unsigned cc, int unit, char *err,
+                                                       size_t err_size);
+
+/* The text of a PTX entry, decompressed with libzstd or liblz4 loaded at run time when needed:
+ * malloc'ed and NUL-terminated, its length without the NUL in *len; NULL with err when the
+ * library is missing, the data do not decompress, or memory runs out. */
+char *gcap__fatbin_ptx_text(const struct gcap__fatbin_entry *e, size_t *len, char *err, size_t err_size);
+
+/* "PTX compute_80 (zstd)", "ELF sm_90", "ELF sm_80 (zstd)" and the like, into buf. */
+void gcap__fatbin_describe(const struct gcap__fatbin_entry *e, char *buf, size_t size);
+
+/* Tests: the shared library dlopen'ed for a compression (NULL restores "libzstd.so.1" /
+ * "liblz4.so.1"). */
+void gcap__fatbin_set_library(enum gcap__fatbin_compression c, const char *soname);
+
 #endif
