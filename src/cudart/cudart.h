@@ -74,4 +74,37 @@ void gcap__fatbin_describe(const struct gcap__fatbin_entry *e, char *buf, size_t
  * "liblz4.so.1"). */
 void gcap__fatbin_set_library(enum gcap__fatbin_compression c, const char *soname);
 
+/* ---- Registration (register.c) ---- */
+
+/* One registered fatbin; __cudaRegisterFatBinary returns &handle. */
+struct gcap__cudart_module {
+  void *handle; /* first: the handle nvcc keeps points here */
+  const void *wrapper;
+  struct gcap__fatbin fatbin;
+  int bad; /* the fatbin could not be read: error says why */
+  char error[256];
+  int ended; /* __cudaRegisterFatBinaryEnd was called */
+  struct gcap__cudart_module *next;
+};
+
+enum gcap__cudart_symbol_kind { GCAP__CUDART_FUNCTION, GCAP__CUDART_VARIABLE, GCAP__CUDART_MANAGED };
+
+/* A kernel (by its host stub) or a variable (by its host shadow) of a module. */
+struct gcap__cudart_symbol {
+  enum gcap__cudart_symbol_kind kind;
+  struct gcap__cudart_module *module;
+  const void *host; /* the host stub, the shadow variable, or (managed) the address of its pointer */
+  const char *name; /* the PTX name, owned by the program */
+  size_t size;      /* variables */
+  int constant;     /* __constant__ */
+  struct gcap__cudart_symbol *next;
+};
+
+/* The kernel or variable registered with this host address; NULL when there is none. */
+const struct gcap__cudart_symbol *gcap__cudart_symbol_of(const void *host);
+
+/* The simulated compute capability (major * 10 + minor) from GCAP_CUDART_CC, 90 ("9.0") when it
+ * is unset; a value that is not "M.m" is said once on stderr and 9.0 used. */
+unsigned gcap__cudart_cc(void);
+
 #endif

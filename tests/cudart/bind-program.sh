@@ -1,7 +1,7 @@
 #!/bin/sh
 # Builds a small CUDA program with nvcc -cudart shared and runs it against the stand-in with every
-# symbol bound at load (LD_BIND_NOW): it must bind, and the stubs must answer cudaErrorNotSupported
-# and say so. Exits 77 (skipped) when nvcc is not installed, or with the reason in $BIND_SKIP.
+# symbol bound at load (LD_BIND_NOW): it must bind, register its fatbin, and the stubs must answer
+# cudaErrorNotSupported and say so. Exits 77 (skipped) when nvcc is not installed, or with the reason in $BIND_SKIP.
 # $BIND_PRELOAD: libraries the program preloads (the sanitizer runtimes of a sanitized stand-in).
 #   bind-program.sh NVCC|"" STAND_IN_DIR WORK_DIR
 set -eu
@@ -41,16 +41,13 @@ fi
 status=0
 grep -qx 'cudaMalloc 801' "$work/out" || { echo "bind-program.sh: expected 'cudaMalloc 801' (cudaErrorNotSupported), got:" >&2; cat "$work/out" >&2; status=1; }
 grep -qx 'done' "$work/out" || { echo "bind-program.sh: the program did not finish" >&2; status=1; }
-for name in __cudaRegisterFatBinary __cudaRegisterFunction cudaMalloc __cudaPushCallConfiguration; do
-  if [ "$(grep -cx "gcap-cudart: $name is not supported by gcap" "$work/err")" != 1 ]; then
-    echo "bind-program.sh: expected once on stderr: gcap-cudart: $name is not supported by gcap; stderr was:" >&2
-    cat "$work/err" >&2
-    status=1
-  fi
-done
-if grep -v '^gcap-cudart: ' "$work/err" >&2; then
-  echo "bind-program.sh: unexpected lines on stderr (above)" >&2
+# Registration reads the program's fatbin without a word; the calls not implemented yet say so once.
+printf '%s\n' "gcap-cudart: cudaMalloc is not supported by gcap" \
+  "gcap-cudart: __cudaPushCallConfiguration is not supported by gcap" >"$work/expected"
+if ! cmp -s "$work/expected" "$work/err"; then
+  echo "bind-program.sh: stderr differs from what was expected (- expected, + got):" >&2
+  diff -u "$work/expected" "$work/err" >&2 || true
   status=1
 fi
-[ $status = 0 ] && echo "bind-program.sh: an nvcc -cudart shared program binds to $dir/libcudart.so.13 and meets its stubs"
+[ $status = 0 ] && echo "bind-program.sh: an nvcc -cudart shared program binds to $dir/libcudart.so.13, registers, and meets its stubs"
 exit $status
