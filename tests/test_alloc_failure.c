@@ -588,6 +588,39 @@ static void test_memory_oom(void **state) {
   run_with_faults("mem_alloc + host_alloc", memory_once);
 }
 
+/* Managed memory, plain and under strict memory: a failure leaves no allocation behind. */
+static bool managed_once(long n) {
+  gcap_sim_options so;
+  gcap_sim_options_init(&so);
+  so.strict_memory = n % 2 != 0;
+  so.checks |= GCAP_SIM_CHECK_INIT; /* the INIT check's record of it may fail too */
+  gcap_context *ctx = test_sim_context_create(&so);
+  void *m[3] = {0};
+  size_t live = 0;
+  bool ok = false;
+  inject_begin(n);
+  for (size_t i = 0; i < 3; i++) {
+    STEP_OUT(gcap_mem_alloc_managed(ctx, 300 * (i + 1), &m[i]), "gcap_mem_alloc_managed", m[i]);
+    assert_int_equal(ctx->allocs.count, ++live);
+    memset(m[i], 0x5a, 300); /* the host may touch it */
+  }
+  STEP(gcap_memcpy(ctx, m[2], m[0], 300, GCAP_MEMCPY_DEFAULT), "gcap_memcpy");
+  ok = true;
+stop:
+  inject_end();
+  assert_int_equal(ctx->allocs.count, live);
+  for (size_t i = 0; i < 3; i++) assert_ok(gcap_mem_free(ctx, m[i]));
+  assert_int_equal(ctx->allocs.count, 0);
+  gcap_context_destroy(ctx);
+  return ok;
+}
+
+static void test_managed_oom(void **state) {
+  (void)state;
+  if (!test_on_sim()) skip();
+  run_with_faults("mem_alloc_managed", managed_once);
+}
+
 /* ------------------------------------------------ strict memory's allocator */
 
 #define NUM_STRICT 12
@@ -1687,6 +1720,7 @@ int main(void) {
       OOM_TEST(test_deferred_unload_wait_oom),
       OOM_TEST(test_stream_event_oom),
       OOM_TEST(test_memory_oom),
+      OOM_TEST(test_managed_oom),
       OOM_TEST(test_strict_memory_oom),
       OOM_TEST(test_module_load_oom),
       OOM_TEST(test_build_graph_oom),
@@ -1705,6 +1739,7 @@ int main(void) {
       BACKEND_TEST(test_context_create_oom),
       BACKEND_TEST(test_stream_event_oom),
       BACKEND_TEST(test_memory_oom),
+      BACKEND_TEST(test_managed_oom),
       BACKEND_TEST(test_strict_memory_oom),
       BACKEND_TEST(test_module_load_oom),
       BACKEND_TEST(test_instantiate_launch_oom),

@@ -139,6 +139,11 @@ typedef enum gcap_memcpy_kind {
 GCAP_API gcap_status gcap_mem_alloc(gcap_context *ctx, size_t bytes, void **dptr);
 /** Frees device memory from gcap_mem_alloc; NULL is a no-op success. */
 GCAP_API gcap_status gcap_mem_free(gcap_context *ctx, void *dptr);
+/**
+ * Allocates @p bytes (> 0) of managed memory: device memory for kernels, copies and graphs that
+ * host code may read and write too (also under strict memory). Free it with gcap_mem_free.
+ */
+GCAP_API gcap_status gcap_mem_alloc_managed(gcap_context *ctx, size_t bytes, void **out);
 /** Allocates @p bytes (> 0) of page-locked host memory. */
 GCAP_API gcap_status gcap_host_alloc(gcap_context *ctx, size_t bytes, void **hptr);
 /** Frees memory from gcap_host_alloc; NULL is a no-op success. */

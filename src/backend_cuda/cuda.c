@@ -268,6 +268,17 @@ static gcap_status cuda_mem_free(struct gcap__backend_ctx *b, void *p) {
   LEAVE(gcap__cuda_check(c->d->cuMemFree(cuda_dptr(p)), "cuMemFree(%p)", p));
 }
 
+static gcap_status cuda_mem_alloc_managed(struct gcap__backend_ctx *b, size_t bytes, void **out) {
+  ENTER(b);
+  if (!c->d->cuMemAllocManaged) LEAVE(gcap__fail(GCAP_ERROR_NOT_SUPPORTED, "the CUDA driver has no cuMemAllocManaged"));
+  reap_late_frees(c, false);
+  CUdeviceptr p = 0;
+  gcap_status st = gcap__cuda_check(c->d->cuMemAllocManaged(&p, bytes, CU_MEM_ATTACH_GLOBAL),
+                                    "cuMemAllocManaged(%zu bytes, CU_MEM_ATTACH_GLOBAL)", bytes);
+  if (st == GCAP_SUCCESS) *out = (void *)(uintptr_t)p;
+  LEAVE(st);
+}
+
 static gcap_status cuda_host_alloc(struct gcap__backend_ctx *b, size_t bytes, void **out) {
   ENTER(b);
   LEAVE(gcap__cuda_check(c->d->cuMemAllocHost(out, bytes), "cuMemAllocHost(%zu bytes)", bytes));
@@ -646,6 +657,7 @@ const struct gcap_backend_ops gcap__cuda_ops = {
     .context_synchronize = cuda_context_synchronize,
     .mem_alloc = cuda_mem_alloc,
     .mem_free = cuda_mem_free,
+    .mem_alloc_managed = cuda_mem_alloc_managed,
     .mem_free_async = cuda_mem_free_async,
     .host_alloc = cuda_host_alloc,
     .host_free = cuda_host_free,

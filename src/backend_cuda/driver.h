@@ -95,7 +95,8 @@
   X(cuLinkAddData, 6050)                                                                                               \
   X(cuLinkAddFile, 6050)                                                                                               \
   X(cuLinkComplete, 5050)                                                                                              \
-  X(cuLinkDestroy, 5050)
+  X(cuLinkDestroy, 5050)                                                                                               \
+  X(cuMemAllocManaged, 6000)
 
 #define GCAP_CUDA_FIELD(name, version) PFN_##name##_v##version name;
 struct gcap__cuda_driver {

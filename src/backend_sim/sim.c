@@ -275,9 +275,28 @@ static gcap_status sim_mem_alloc(struct gcap__backend_ctx *b, size_t bytes, void
   return st;
 }
 
+/*
+ * Managed memory is ordinary memory, strict or not: host code may touch it at any time. The INIT
+ * check cannot follow host stores, so it counts managed memory as written from the start.
+ */
+static gcap_status sim_mem_alloc_managed(struct gcap__backend_ctx *b, size_t bytes, void **out) {
+  struct sim_context *sc = sim_context_from(b);
+  gcap_status st =
+      bytes > SIZE_MAX / 2
+          ? gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "the simulator could not allocate %zu bytes of managed memory", bytes)
+          : aligned(256, bytes, out);
+  if (st == GCAP_SUCCESS && sim_init_track(sc, *out, bytes, true) != GCAP_SUCCESS) {
+    free(*out);
+    *out = NULL;
+    st = gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the INIT check's record of %zu bytes", bytes);
+  }
+  if (st == GCAP_SUCCESS && sc->options.poison_allocations) poison(sc, *out, bytes);
+  return st;
+}
+
 void sim_free_now(struct sim_context *sc, void *p) {
   if (sc->init) sim_init_forget(sc, p);
-  if (sc->options.strict_memory) sim_device_free(sc, p);
+  if (sc->options.strict_memory && sim_device_owns(sc, p)) sim_device_free(sc, p);
   else free(p);
 }
 
@@ -653,6 +672,7 @@ const struct gcap_backend_ops gcap__sim_ops = {
     .context_synchronize = sim_context_synchronize,
     .mem_alloc = sim_mem_alloc,
     .mem_free = sim_mem_free,
+    .mem_alloc_managed = sim_mem_alloc_managed,
     .mem_free_async = sim_mem_free_async,
     .mem_discard = sim_mem_discard,
     .host_alloc = sim_host_alloc,

@@ -148,6 +148,8 @@ void sim_event_ran(struct sim_context *sc, struct sim_event *e);
  */
 gcap_status sim_device_alloc(struct sim_context *sc, size_t bytes, void **out);
 void sim_device_free(struct sim_context *sc, void *p);
+/* True when p lies in strict memory's device regions (managed memory lies outside them). */
+bool sim_device_owns(const struct sim_context *sc, const void *p);
 /* Gives back the whole pages inside [p, p + bytes); the addresses stay usable and read zero. */
 void sim_discard_pages(void *p, size_t bytes);
 void sim_memory_destroy(struct sim_context *sc);

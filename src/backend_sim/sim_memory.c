@@ -296,7 +296,9 @@ static struct sim_region *region_of(const struct sim_memory *m, const void *p) {
   return r;
 }
 
-/* Opens the huge pages of [p, p + bytes) that are in a region (none when p is host memory). */
+bool sim_device_owns(const struct sim_context *sc, const void *p) { return region_of(&sc->mem, p) != NULL; }
+
+/* Opens the huge pages of [p, p + bytes) that are in a region (none when p is host or managed memory). */
 static void open_span(struct sim_memory *m, const void *p, size_t bytes) {
   struct sim_region *r = region_of(m, p);
   if (!r) return;

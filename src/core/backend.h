@@ -256,6 +256,8 @@ struct gcap_backend_ops {
 
   gcap_status (*mem_alloc)(struct gcap__backend_ctx *b, size_t bytes, void **out);
   gcap_status (*mem_free)(struct gcap__backend_ctx *b, void *p);
+  /* Optional (NULL: NOT_SUPPORTED): device memory host code may touch too; mem_free frees it. */
+  gcap_status (*mem_alloc_managed)(struct gcap__backend_ctx *b, size_t bytes, void **out);
   /* Optional (NULL: mem_free at once): frees p (`bytes` long) when `stream` reaches this point. */
   gcap_status (*mem_free_async)(struct gcap__backend_ctx *b, void *stream, void *p, size_t bytes);
   /*

@@ -75,6 +75,15 @@ gcap_status gcap__backend_mem_alloc(struct gcap_context *ctx, size_t bytes, void
   return ctx->ops->mem_alloc(ctx->backend, bytes, out);
 }
 
+gcap_status gcap__backend_mem_alloc_managed(struct gcap_context *ctx, size_t bytes, void **out) {
+  assert(ctx && ctx->backend);
+  assert(out);
+  if (!ctx->ops->mem_alloc_managed)
+    return gcap__fail(GCAP_ERROR_NOT_SUPPORTED, "the %s backend has no managed memory", ctx->ops->name);
+  if (injected(ctx->ops->name, "mem_alloc_managed")) return GCAP_ERROR_BACKEND;
+  return ctx->ops->mem_alloc_managed(ctx->backend, bytes, out);
+}
+
 gcap_status gcap__backend_mem_free(struct gcap_context *ctx, void *p) {
   assert(ctx && ctx->backend);
   if (injected(ctx->ops->name, "mem_free")) return GCAP_ERROR_BACKEND;

@@ -25,6 +25,7 @@ void gcap__backend_context_destroy(struct gcap_context *ctx);
 gcap_status gcap__backend_context_synchronize(struct gcap_context *ctx);
 gcap_status gcap__backend_mem_alloc(struct gcap_context *ctx, size_t bytes, void **out);
 gcap_status gcap__backend_mem_free(struct gcap_context *ctx, void *p);
+gcap_status gcap__backend_mem_alloc_managed(struct gcap_context *ctx, size_t bytes, void **out);
 gcap_status gcap__backend_mem_free_async(struct gcap_context *ctx, void *stream, void *p, size_t bytes);
 bool gcap__backend_can_discard(const struct gcap_context *ctx);
 void gcap__backend_mem_discard(struct gcap_context *ctx, void *p, size_t bytes);

@@ -47,6 +47,7 @@ struct gcap__allocation {
   struct gcap__galloc *graph; /* a graph allocation (MEM_ALLOC node), or NULL */
   const struct gcap_context *owner;
   bool module_var; /* a module's .global/.const variable: it goes with its module */
+  bool managed;    /* gcap_mem_alloc_managed: device memory the host may touch too */
 };
 
 /* Sorted by base; every gcap allocation of a context, device and page-locked host. */

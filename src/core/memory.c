@@ -55,7 +55,7 @@ static int table_insert(struct gcap__alloc_table *t, const struct gcap_context *
   if (gcap__grow((void **)&t->items, &t->cap, t->count + 1, sizeof *t->items) != 0) return -1;
   size_t i = upper_bound(t, (uintptr_t)p);
   memmove(&t->items[i + 1], &t->items[i], (t->count - i) * sizeof *t->items);
-  t->items[i] = (struct gcap__allocation){(uintptr_t)p, bytes, kind, NULL, owner, false};
+  t->items[i] = (struct gcap__allocation){(uintptr_t)p, bytes, kind, NULL, owner, false, false};
   t->count++;
   return 0;
 }
@@ -132,7 +132,7 @@ static const struct gcap__allocation *find_any(const struct gcap_context *ctx, c
   if (a || !ctx->ops->knows_all_device_memory) return a; /* on CUDA such a pointer goes to the driver */
   pthread_mutex_lock(&every_context_lock);
   const struct gcap__allocation *e = table_find(&every_context, p);
-  if (e) *other = (struct gcap__allocation){e->base, e->bytes, e->kind, NULL, e->owner, e->module_var};
+  if (e) *other = (struct gcap__allocation){e->base, e->bytes, e->kind, NULL, e->owner, e->module_var, e->managed};
   pthread_mutex_unlock(&every_context_lock);
   return e ? other : NULL;
 }
@@ -157,9 +157,10 @@ static gcap_status check_fits(const struct gcap__allocation *a, const void *p, s
                     bytes, bytes - room, (void *)a->base, a->bytes);
 }
 
-/* The pointer's side must be device memory (want_device) or host memory. */
+/* The pointer's side must be device memory (want_device) or host memory; managed memory is both. */
 static gcap_status check_side(const struct gcap_context *ctx, const struct gcap__allocation *a, const void *p,
                               bool want_device, const char *what, const char *kind_name) {
+  if (a && a->managed) return GCAP_SUCCESS;
   if (want_device && !is_device(a)) {
     if (a)
       return gcap__fail(GCAP_ERROR_INVALID_VALUE, "%s %p is page-locked host memory but kind %s needs device memory",
@@ -257,30 +258,33 @@ gcap_status gcap__check_fill(const struct gcap_context *ctx, const struct gcap__
 
 /* ------------------------------------------------------------ synchronous API */
 
-/* Context lock held; arguments checked. */
-static gcap_status allocate_locked(gcap_context *ctx, size_t bytes, void **out, enum gcap__alloc_kind kind) {
+/* Context lock held; arguments checked. `managed`: device memory from gcap_mem_alloc_managed. */
+static gcap_status allocate_locked(gcap_context *ctx, size_t bytes, void **out, enum gcap__alloc_kind kind,
+                                   bool managed) {
   void *p = NULL;
-  gcap_status st =
-      kind == GCAP__ALLOC_DEVICE ? gcap__backend_mem_alloc(ctx, bytes, &p) : gcap__backend_host_alloc(ctx, bytes, &p);
+  gcap_status st = managed                      ? gcap__backend_mem_alloc_managed(ctx, bytes, &p)
+                   : kind == GCAP__ALLOC_DEVICE ? gcap__backend_mem_alloc(ctx, bytes, &p)
+                                                : gcap__backend_host_alloc(ctx, bytes, &p);
   if (st == GCAP_SUCCESS && record_allocation(ctx, p, bytes, kind) != 0) {
     if (kind == GCAP__ALLOC_DEVICE) gcap__backend_mem_free(ctx, p);
     else gcap__backend_host_free(ctx, p);
     st = gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to record the allocation");
   }
+  if (st == GCAP_SUCCESS && managed) ((struct gcap__allocation *)gcap__find_allocation(ctx, p))->managed = true;
   if (st == GCAP_SUCCESS) *out = p;
   return st;
 }
 
-static gcap_status allocate(gcap_context *ctx, size_t bytes, void **out, enum gcap__alloc_kind kind) {
+static gcap_status allocate(gcap_context *ctx, size_t bytes, void **out, enum gcap__alloc_kind kind, bool managed) {
   if (out) *out = NULL;
   gcap_status st = gcap__check_context(ctx, "ctx");
   if (st == GCAP_SUCCESS) st = gcap__refuse_in_host_callback();
   if (st != GCAP_SUCCESS) return st;
   if (bytes == 0) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "bytes is 0");
-  if (!out) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "the output pointer is NULL");
+  if (!out) return gcap__fail(GCAP_ERROR_INVALID_VALUE, managed ? "out is NULL" : "the output pointer is NULL");
   gcap__lock(ctx);
   st = gcap__capture_prohibit("ctx", ctx);
-  if (st == GCAP_SUCCESS) st = allocate_locked(ctx, bytes, out, kind);
+  if (st == GCAP_SUCCESS) st = allocate_locked(ctx, bytes, out, kind, managed);
   gcap__unlock(ctx);
   return st;
 }
@@ -456,7 +460,7 @@ gcap_status gcap_mem_alloc_async(gcap_stream *s, size_t bytes, void **dptr) {
   bool record = false;
   st = gcap__capture_route(s, st, &record);
   if (st == GCAP_SUCCESS)
-    st = record ? capture_alloc(s, bytes, dptr) : allocate_locked(s->ctx, bytes, dptr, GCAP__ALLOC_DEVICE);
+    st = record ? capture_alloc(s, bytes, dptr) : allocate_locked(s->ctx, bytes, dptr, GCAP__ALLOC_DEVICE, false);
   gcap__unlock(s->ctx);
   return st;
 }
@@ -505,7 +509,7 @@ gcap_status gcap_mem_free_async(gcap_stream *s, void *dptr) {
 }
 
 gcap_status gcap__mem_alloc_device(gcap_context *ctx, size_t bytes, void **dptr) {
-  return allocate(ctx, bytes, dptr, GCAP__ALLOC_DEVICE);
+  return allocate(ctx, bytes, dptr, GCAP__ALLOC_DEVICE, false);
 }
 
 gcap_status gcap_mem_alloc(gcap_context *ctx, size_t bytes, void **dptr) {
@@ -518,9 +522,14 @@ gcap_status gcap_mem_free(gcap_context *ctx, void *dptr) {
   return release(ctx, dptr, GCAP__ALLOC_DEVICE);
 }
 
+gcap_status gcap_mem_alloc_managed(gcap_context *ctx, size_t bytes, void **out) {
+  GCAP_ENTER();
+  return allocate(ctx, bytes, out, GCAP__ALLOC_DEVICE, true);
+}
+
 gcap_status gcap_host_alloc(gcap_context *ctx, size_t bytes, void **hptr) {
   GCAP_ENTER();
-  return allocate(ctx, bytes, hptr, GCAP__ALLOC_HOST);
+  return allocate(ctx, bytes, hptr, GCAP__ALLOC_HOST, false);
 }
 
 gcap_status gcap_host_free(gcap_context *ctx, void *hptr) {

@@ -559,6 +559,19 @@ static CUresult CUDAAPI f_cuMemAlloc(CUdeviceptr *dptr, size_t bytes) {
   END(CUDA_SUCCESS);
 }
 
+/* Managed memory is device memory the host may touch: here, as all of it, ordinary memory. */
+static CUresult CUDAAPI f_cuMemAllocManaged(CUdeviceptr *dptr, size_t bytes, unsigned int flags) {
+  BEGIN("cuMemAllocManaged(%zu, %u)", bytes, flags);
+  NEED_CONTEXT("cuMemAllocManaged");
+  NEED(dptr && bytes > 0, "cuMemAllocManaged: dptr is NULL or bytesize is 0");
+  NEED(flags == CU_MEM_ATTACH_GLOBAL || flags == CU_MEM_ATTACH_HOST, "cuMemAllocManaged: flags is not GLOBAL or HOST");
+  if (bytes > ((size_t)1 << 40)) END(CUDA_ERROR_OUT_OF_MEMORY);
+  void *p = NULL;
+  new_memory(K_MEMORY, bytes, &p);
+  *dptr = (CUdeviceptr)(uintptr_t)p;
+  END(CUDA_SUCCESS);
+}
+
 static CUresult CUDAAPI f_cuMemFree(CUdeviceptr p) {
   BEGIN("cuMemFree(%p)", (void *)(uintptr_t)p);
   NEED_CONTEXT("cuMemFree");
@@ -1728,7 +1741,7 @@ struct entry {
       ENTRY(cuGraphExecHostNodeSetParams, 10020), ENTRY(cuGraphExecEventRecordNodeSetEvent, 11010),                    \
       ENTRY(cuGraphExecEventWaitNodeSetEvent, 11010), ENTRY(cuGraphNodeSetEnabled, 11060),                             \
       ENTRY(cuGraphExecUpdate, 12000), ENTRY(cuGraphClone, 10000), ENTRY(cuGraphGetNodes, 10000),                      \
-      ENTRY(cuStreamBeginCapture, 10010), ENTRY(cuStreamEndCapture, 10000)
+      ENTRY(cuStreamBeginCapture, 10010), ENTRY(cuStreamEndCapture, 10000), ENTRY(cuMemAllocManaged, 6000)
 
 CUresult CUDAAPI cuGetProcAddress(const char *symbol, void **pfn, int version, cuuint64_t flags,
                                   CUdriverProcAddressQueryResult *status) {

@@ -434,6 +434,29 @@ static void test_setters_enable_and_update_reach_the_driver(void **state) {
 }
 
 /* The driver forbids CUDA calls in host functions: gcap refuses them there and calls nothing. */
+/* Managed memory is cuMemAllocManaged(GLOBAL): the host touches it, copies take it, cuMemFree frees it. */
+static void test_managed_memory_reaches_the_driver(void **state) {
+  (void)state;
+  gcap_context *ctx = cuda_context();
+  uint32_t *m = NULL;
+  void *dev = NULL;
+  assert_ok(gcap_mem_alloc_managed(ctx, 256, (void **)&m));
+  assert_int_equal(fake_cuda_calls("cuMemAllocManaged(256, 1)"), 1);
+  for (uint32_t i = 0; i < 64; i++) m[i] = i;
+  assert_ok(gcap_mem_alloc(ctx, 256, &dev));
+  assert_ok(gcap_memcpy(ctx, dev, m, 256, GCAP_MEMCPY_HOST_TO_DEVICE)); /* managed memory takes any kind */
+  memset(m, 0, 256);
+  assert_ok(gcap_memcpy(ctx, m, dev, 256, GCAP_MEMCPY_DEFAULT));
+  assert_int_equal(m[63], 63);
+  void *p = (void *)&p;
+  assert_status(gcap_mem_alloc_managed(ctx, (size_t)1 << 41, &p), GCAP_ERROR_OUT_OF_MEMORY);
+  test_assert_message_contains("gcap_mem_alloc_managed: cuMemAllocManaged(");
+  assert_null(p);
+  assert_ok(gcap_mem_free(ctx, m));
+  assert_ok(gcap_mem_free(ctx, dev));
+  finish(ctx);
+}
+
 static void test_host_function_makes_no_driver_call(void **state) {
   (void)state;
   gcap_context *ctx = cuda_context();
@@ -1336,6 +1359,7 @@ int main(void) {
       cmocka_unit_test_setup(test_copies_in_rows_reach_the_driver, count_live_handles),
       cmocka_unit_test_setup(test_conditional_nodes_reach_the_driver, count_live_handles),
       cmocka_unit_test_setup(test_device_runtime_ptx_is_linked, count_live_handles),
+      cmocka_unit_test_setup(test_managed_memory_reaches_the_driver, count_live_handles),
   };
   return cmocka_run_group_tests_name("CUDA backend on the recording fake driver", tests, NULL, NULL);
 }
