@@ -153,6 +153,7 @@ _PROTOTYPES = {
     "gcap_sim_get_stats": (status, [c_void_p, POINTER(sim_stats)]),
     "gcap_mem_alloc": (status, [c_void_p, c_size_t, POINTER(c_void_p)]),
     "gcap_mem_free": (status, [c_void_p, c_void_p]),
+    "gcap_mem_alloc_managed": (status, [c_void_p, c_size_t, POINTER(c_void_p)]),
     "gcap_memcpy": (status, [c_void_p, c_void_p, c_void_p, c_size_t, c_int]),
     "gcap_memcpy_async": (status, [c_void_p, c_void_p, c_void_p, c_size_t, c_int]),
     "gcap_memset_async": (status, [c_void_p, c_void_p, c_int, c_size_t]),

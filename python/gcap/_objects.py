@@ -406,6 +406,12 @@ class Context:
         size (and 0, as C does), OverflowError past size_t, OutOfMemory."""
         return Buffer(self, _checked.size(nbytes, "Context.alloc: nbytes"))
 
+    def managed(self, nbytes):
+        """nbytes of managed memory (cudaMallocManaged): a Buffer that kernels, copies and graphs use as device
+        memory and that the host reads and writes directly through `.host_array()`, also under strict memory.
+        Raises as alloc does."""
+        return Buffer(self, _checked.size(nbytes, "Context.managed: nbytes"), managed=True)
+
     def alloc_pitch(self, width, height):
         """`height` rows of at least `width` bytes (cudaMallocPitch): a Buffer whose `.pitch` is the row stride.
         Raises as alloc does for a bad width or height."""
@@ -535,12 +541,14 @@ class Buffer(Handle):
 
     _owner = None  # a module whose variable this is (Module.get_global): not freed, gone with the module
 
-    def __init__(self, ctx, nbytes, rows=None):
+    def __init__(self, ctx, nbytes, rows=None, managed=False):
         p = c_void_p()
         self.pitch = None
+        self.managed = bool(managed)
         if rows is None:
             nbytes = _checked.size(nbytes, "Buffer: nbytes")
-            check(lib.gcap_mem_alloc(ctx._handle(), nbytes, byref(p)))
+            alloc = lib.gcap_mem_alloc_managed if managed else lib.gcap_mem_alloc
+            check(alloc(ctx._handle(), nbytes, byref(p)))
         else:
             pitch = c_size_t()
             check(lib.gcap_mem_alloc_pitch(ctx._handle(), rows[0], rows[1], byref(p), byref(pitch)))
@@ -555,7 +563,7 @@ class Buffer(Handle):
         """A module variable's memory: a Buffer that keeps its module loaded and is never freed itself."""
         self = cls.__new__(cls)
         Handle.__init__(self, module._ctx, ptr)
-        self.pitch, self.nbytes, self._ptr, self._owner = None, int(nbytes), ptr, module
+        self.pitch, self.nbytes, self._ptr, self._owner, self.managed = None, int(nbytes), ptr, module, False
         module._ctx._buffers[ptr] = self
         return self
 
@@ -576,7 +584,31 @@ class Buffer(Handle):
         self._h = None
 
     def __repr__(self):
-        return self._repr("%d bytes%s" % (self.nbytes, "" if self.pitch is None else ", pitch %d" % self.pitch))
+        return self._repr("%d bytes%s%s" % (self.nbytes, "" if self.pitch is None else ", pitch %d" % self.pitch,
+                                            ", managed" if self.managed else ""))
+
+    def host_array(self, dtype="uint8", count=None, offset=0):
+        """A numpy array of `count` elements (default: as many as fit) from `offset` that IS the managed memory:
+        host reads and writes go straight to it (synchronize the work that uses it first). It keeps the buffer
+        alive, not its memory: do not use it after close(). Raises InvalidValue for memory that is not managed,
+        a negative offset or count, or elements past the end."""
+        import ctypes
+        import numpy as np
+        if not self.managed:
+            raise InvalidValue("Buffer.host_array: the buffer is not managed memory (Context.managed)",
+                               "GCAP_ERROR_INVALID_VALUE", 1)
+        dtype = np.dtype(dtype)
+        offset = _checked.size(offset, "Buffer.host_array: offset")
+        if offset > self.nbytes:
+            raise InvalidValue("Buffer.host_array: offset is %d, past the end of its %d bytes" % (offset, self.nbytes),
+                               "GCAP_ERROR_INVALID_VALUE", 1)
+        if count is None:
+            count = (self.nbytes - offset) // dtype.itemsize
+        count = _checked.size(count, "Buffer.host_array: count")
+        _checked.within(offset, count * dtype.itemsize, self.nbytes, "Buffer.host_array")
+        raw = (ctypes.c_char * (count * dtype.itemsize)).from_address(self.ptr + offset)
+        raw._gcap_buffer = self  # the array's base holds the buffer
+        return np.frombuffer(raw, dtype=dtype, count=count)
 
     def copy_from(self, data, stream=None, offset=0):
         """Copies a numpy array or bytes-like object in at `offset` (on `stream`, ordered, or synchronously); returns
