@@ -92,6 +92,7 @@ impl Allocation {
 pub struct DeviceBuffer<T: DeviceRepr> {
     pub(crate) alloc: Arc<Allocation>,
     len: usize,
+    managed: bool,
     _t: PhantomData<T>,
 }
 
@@ -125,11 +126,65 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
         let mut p = ptr::null_mut();
         check(unsafe { sys::gcap_mem_alloc(ctx.raw(), bytes, &mut p) })?;
         let alloc = Arc::new(Allocation::new(ctx, p, bytes, AllocKind::Device));
-        Ok(DeviceBuffer { alloc, len, _t: PhantomData })
+        Ok(DeviceBuffer { alloc, len, managed: false, _t: PhantomData })
+    }
+
+    /// `len` elements of managed memory (`cudaMallocManaged`): device memory for kernels, copies
+    /// and graphs that the host may also read and write directly, through
+    /// [`as_host_slice`](Self::as_host_slice) and [`as_host_slice_mut`](Self::as_host_slice_mut),
+    /// even with the simulator's strict memory on. Errors as [`new`](Self::new).
+    ///
+    /// ```
+    /// use gcap::{Backend, Context, DeviceBuffer};
+    /// # fn main() -> gcap::GpuResult<()> {
+    /// let ctx = Context::new(Backend::Sim)?;
+    /// let mut m = DeviceBuffer::<u32>::new_managed(&ctx, 4)?;
+    /// // SAFETY: no work that uses `m` is pending.
+    /// unsafe { m.as_host_slice_mut()?.copy_from_slice(&[1, 2, 3, 4]) };
+    /// assert_eq!(m.to_vec()?, [1, 2, 3, 4]);
+    /// # Ok(()) }
+    /// ```
+    pub fn new_managed(ctx: &Context, len: usize) -> GpuResult<Self> {
+        let bytes = len.checked_mul(size_of::<T>()).ok_or(()).or_else(|_| invalid(format!("{len} elements overflow")))?;
+        crate::release::retry();
+        let mut p = ptr::null_mut();
+        check(unsafe { sys::gcap_mem_alloc_managed(ctx.raw(), bytes, &mut p) })?;
+        let alloc = Arc::new(Allocation::new(ctx, p, bytes, AllocKind::Device));
+        Ok(DeviceBuffer { alloc, len, managed: true, _t: PhantomData })
+    }
+
+    /// True for memory from [`new_managed`](Self::new_managed).
+    pub fn is_managed(&self) -> bool {
+        self.managed
+    }
+
+    /// The managed memory itself, for the host to read ([`GpuError::InvalidValue`](crate::GpuError)
+    /// for a buffer that is not managed).
+    ///
+    /// # Safety
+    /// No work that writes the buffer may be pending or running: synchronize it first.
+    pub unsafe fn as_host_slice(&self) -> GpuResult<&[T]> {
+        if !self.managed {
+            return invalid("as_host_slice: the buffer is not managed memory (new_managed)");
+        }
+        // SAFETY: managed memory is host-accessible; the caller rules out concurrent device writes.
+        Ok(unsafe { std::slice::from_raw_parts(self.alloc.ptr.cast::<T>(), self.len) })
+    }
+
+    /// The managed memory itself, for the host to write (see [`as_host_slice`](Self::as_host_slice)).
+    ///
+    /// # Safety
+    /// No work that reads or writes the buffer may be pending or running: synchronize it first.
+    pub unsafe fn as_host_slice_mut(&mut self) -> GpuResult<&mut [T]> {
+        if !self.managed {
+            return invalid("as_host_slice_mut: the buffer is not managed memory (new_managed)");
+        }
+        // SAFETY: as as_host_slice, and &mut self makes this the only view.
+        Ok(unsafe { std::slice::from_raw_parts_mut(self.alloc.ptr.cast::<T>(), self.len) })
     }
 
     pub(crate) fn from_allocation(alloc: Allocation, len: usize) -> Self {
-        DeviceBuffer { alloc: Arc::new(alloc), len, _t: PhantomData }
+        DeviceBuffer { alloc: Arc::new(alloc), len, managed: false, _t: PhantomData }
     }
 
     /// A buffer holding a copy of `data` ([`GpuError::InvalidValue`](crate::GpuError) for an empty

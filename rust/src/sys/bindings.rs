@@ -201,6 +201,13 @@ extern "C" {
     pub fn gcap_mem_free(ctx: *mut gcap_context, dptr: *mut ::std::os::raw::c_void) -> gcap_status;
 }
 extern "C" {
+    pub fn gcap_mem_alloc_managed(
+        ctx: *mut gcap_context,
+        bytes: usize,
+        out: *mut *mut ::std::os::raw::c_void,
+    ) -> gcap_status;
+}
+extern "C" {
     pub fn gcap_host_alloc(
         ctx: *mut gcap_context,
         bytes: usize,
