@@ -597,18 +597,23 @@ class Buffer(Handle):
         if not self.managed:
             raise InvalidValue("Buffer.host_array: the buffer is not managed memory (Context.managed)",
                                "GCAP_ERROR_INVALID_VALUE", 1)
-        dtype = np.dtype(dtype)
-        offset = _checked.size(offset, "Buffer.host_array: offset")
-        if offset > self.nbytes:
-            raise InvalidValue("Buffer.host_array: offset is %d, past the end of its %d bytes" % (offset, self.nbytes),
-                               "GCAP_ERROR_INVALID_VALUE", 1)
-        if count is None:
-            count = (self.nbytes - offset) // dtype.itemsize
-        count = _checked.size(count, "Buffer.host_array: count")
-        _checked.within(offset, count * dtype.itemsize, self.nbytes, "Buffer.host_array")
+        dtype, offset, count = self._span(np.dtype(dtype), count, offset, "Buffer.host_array")
         raw = (ctypes.c_char * (count * dtype.itemsize)).from_address(self.ptr + offset)
         raw._gcap_buffer = self  # the array's base holds the buffer
         return np.frombuffer(raw, dtype=dtype, count=count)
+
+    def _span(self, dtype, count, offset, who):
+        """(dtype, offset, count) of `count` elements (default: as many as fit) from `offset`, checked against the
+        buffer's size for `who`."""
+        offset = _checked.size(offset, who + ": offset")
+        if offset > self.nbytes:
+            raise InvalidValue("%s: offset is %d, past the end of its %d bytes" % (who, offset, self.nbytes),
+                               "GCAP_ERROR_INVALID_VALUE", 1)
+        if count is None:
+            count = (self.nbytes - offset) // dtype.itemsize
+        count = _checked.size(count, who + ": count")
+        _checked.within(offset, count * dtype.itemsize, self.nbytes, who)
+        return dtype, offset, count
 
     def copy_from(self, data, stream=None, offset=0):
         """Copies a numpy array or bytes-like object in at `offset` (on `stream`, ordered, or synchronously); returns
@@ -629,15 +634,7 @@ class Buffer(Handle):
         (synchronizing `stream` first when given). Raises InvalidValue for a negative offset or count, or for
         elements past the end; TypeError for an offset or count that is not an int."""
         import numpy as np
-        dtype = np.dtype(dtype)
-        offset = _checked.size(offset, "Buffer.to_numpy: offset")
-        if offset > self.nbytes:
-            raise InvalidValue("Buffer.to_numpy: offset is %d, past the end of its %d bytes" % (offset, self.nbytes),
-                               "GCAP_ERROR_INVALID_VALUE", 1)
-        if count is None:
-            count = (self.nbytes - offset) // dtype.itemsize
-        count = _checked.size(count, "Buffer.to_numpy: count")
-        _checked.within(offset, count * dtype.itemsize, self.nbytes, "Buffer.to_numpy")
+        dtype, offset, count = self._span(np.dtype(dtype), count, offset, "Buffer.to_numpy")
         out = np.empty(count, dtype)
         if stream is not None:
             stream.synchronize()
