@@ -6,6 +6,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <cuda_runtime_api.h>
+#include <gcap/gcap.h>
+
 /* Says once per name on stderr "gcap-cudart: NAME is not supported by gcap" (*said records
  * that it was said) and returns cudaErrorNotSupported. The stubs of every runtime function
  * not implemented yet call it. */
@@ -74,6 +77,12 @@ void gcap__fatbin_describe(const struct gcap__fatbin_entry *e, char *buf, size_t
  * "liblz4.so.1"). */
 void gcap__fatbin_set_library(enum gcap__fatbin_compression c, const char *soname);
 
+/* Links the PTX texts of an -rdc program's units (each a whole module) into one module: a
+ * function or variable one unit declares .extern and another defines is resolved by name.
+ * malloc'ed and NUL-terminated, its length in *len; NULL with err (link.c). */
+char *gcap__cudart_link_ptx(const char *const *texts, const size_t *lens, size_t n, size_t *len, char *err,
+                            size_t err_size);
+
 /* ---- Registration (register.c) ---- */
 
 /* One registered fatbin; __cudaRegisterFatBinary returns &handle. */
@@ -84,6 +93,10 @@ struct gcap__cudart_module {
   int bad; /* the fatbin could not be read: error says why */
   char error[256];
   int ended; /* __cudaRegisterFatBinaryEnd was called */
+  /* Loaded into the runtime's context on first use (load.c, under its lock): */
+  gcap_module *loaded;
+  unsigned long generation; /* the context's generation it was loaded into */
+  cudaError_t load_error;   /* cudaSuccess, or why it cannot load in this generation */
   struct gcap__cudart_module *next;
 };
 
@@ -97,14 +110,71 @@ struct gcap__cudart_symbol {
   const char *name; /* the PTX name, owned by the program */
   size_t size;      /* variables */
   int constant;     /* __constant__ */
+  /* Kernels: the gcap kernel in the context of `generation` (load.c). */
+  gcap_kernel *kernel;
+  unsigned long generation;
   struct gcap__cudart_symbol *next;
 };
 
 /* The kernel or variable registered with this host address; NULL when there is none. */
-const struct gcap__cudart_symbol *gcap__cudart_symbol_of(const void *host);
+struct gcap__cudart_symbol *gcap__cudart_symbol_of(const void *host);
+
+/* Calls fn for every registered module (under the registry's lock: fn must not register). */
+void gcap__cudart_each_module(void (*fn)(struct gcap__cudart_module *m, void *arg), void *arg);
+/* Calls fn for every symbol of module m, or of every module when m is NULL (under the
+ * registry's lock). */
+void gcap__cudart_each_symbol(const struct gcap__cudart_module *m,
+                              void (*fn)(struct gcap__cudart_symbol *s, void *arg), void *arg);
 
 /* The simulated compute capability (major * 10 + minor) from GCAP_CUDART_CC, 90 ("9.0") when it
  * is unset; a value that is not "M.m" is said once on stderr and 9.0 used. */
 unsigned gcap__cudart_cc(void);
+
+
+/* ---- The runtime's state (runtime.c) ----
+ * Every runtime function starts with gcap__rt_enter (or gcap__rt_stream, which enters too) and
+ * ends with gcap__rt_done or gcap__rt_fail: between them they keep CUDA's error rules (the calling
+ * thread's last error; a sticky error after a kernel fault, returned by every later call until
+ * cudaDeviceReset). */
+
+/* What a stream argument of 0 means: the legacy stream (the plain functions) or the calling
+ * thread's per-thread stream (their _ptsz/_ptds twins, which -default-stream per-thread calls). */
+enum gcap__rt_default { GCAP__RT_LEGACY, GCAP__RT_PER_THREAD };
+
+/* The sticky error if there is one, else the process's context (created on first use from the
+ * environment: GCAP_BACKEND and the simulator's GCAP_SIM_* variables). */
+cudaError_t gcap__rt_enter(gcap_context **ctx);
+/* gcap__rt_enter, then the gcap stream of s: 0 as `d` says, cudaStreamLegacy, cudaStreamPerThread,
+ * or a stream cudaStreamCreate made. */
+cudaError_t gcap__rt_stream(cudaStream_t s, enum gcap__rt_default d, gcap_stream **out);
+/* The runtime's code for a gcap status (not recorded). */
+cudaError_t gcap__rt_error_of(gcap_status st);
+/* Ends call `fn`: success passes; a failure becomes the runtime's code, the thread's last error
+ * (a kernel fault also the sticky error, said on stderr with gcap's report), and is returned. */
+cudaError_t gcap__rt_done(const char *fn, gcap_status st);
+/* Ends call `fn` with the runtime's code e (recorded as gcap__rt_done does) and a message for
+ * GCAP_CUDART_VERBOSE=1 (printf-style; NULL: none). */
+cudaError_t gcap__rt_fail(const char *fn, cudaError_t e, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The generation of the current context: it grows with every cudaDeviceReset. */
+unsigned long gcap__rt_generation(void);
+
+/* The runtime's handles are gcap's objects. */
+static inline gcap_event *gcap__rt_event(cudaEvent_t e) { return (gcap_event *)(void *)e; }
+static inline gcap_graph *gcap__rt_graph(cudaGraph_t g) { return (gcap_graph *)(void *)g; }
+static inline gcap_node *gcap__rt_node(cudaGraphNode_t n) { return (gcap_node *)(void *)n; }
+static inline gcap_exec *gcap__rt_exec(cudaGraphExec_t x) { return (gcap_exec *)(void *)x; }
+
+/* ---- Modules and kernels (load.c) ---- */
+
+/* The gcap kernel of a host stub (what <<<>>>, cudaLaunchKernel and kernel nodes pass as func)
+ * or of a handle __cudaGetKernel gave: loads its module into the context on first use.
+ * cudaErrorInvalidDeviceFunction for an address that is no kernel; the module's load error
+ * (cudaErrorNoKernelImageForDevice when its fatbin has no PTX, said on stderr naming the kernel). */
+cudaError_t gcap__rt_kernel(const void *stub, gcap_kernel **out);
+/* The host stub a gcap kernel was registered with (NULL when none), for the getters. */
+const void *gcap__rt_stub_of(const gcap_kernel *k);
+/* The device address and size of a __device__ / __constant__ / __managed__ variable, by its host
+ * shadow; cudaErrorInvalidSymbol when the address is no registered variable. */
+cudaError_t gcap__rt_symbol(const void *shadow, void **dptr, size_t *size);
 
 #endif

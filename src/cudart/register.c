@@ -25,7 +25,6 @@ void __cudaRegisterVar(void **handle, char *host_var, char *device_address, cons
                        size_t size, int constant, int global);
 void __cudaRegisterManagedVar(void **handle, void **host_var_ptr, char *device_address, const char *device_name,
                               int ext, size_t size, int constant, int global);
-char __cudaInitModule(void **handle);
 
 /* The handle nvcc keeps is the address of the module's first member. */
 static struct gcap__cudart_module *module_of(void **handle) { return (struct gcap__cudart_module *)(void *)handle; }
@@ -51,8 +50,6 @@ void **__cudaRegisterFatBinary(void *wrapper) {
 void __cudaRegisterFatBinaryEnd(void **handle) {
   if (handle) __atomic_store_n(&module_of(handle)->ended, 1, __ATOMIC_RELEASE);
 }
-
-char __cudaInitModule(void **handle) { return handle ? 1 : 0; }
 
 static void add_symbol(const char *call, void **handle, enum gcap__cudart_symbol_kind kind, const void *host,
                        const char *name, size_t size, int constant) {
@@ -111,12 +108,26 @@ void __cudaUnregisterFatBinary(void **handle) {
   free(m);
 }
 
-const struct gcap__cudart_symbol *gcap__cudart_symbol_of(const void *host) {
+struct gcap__cudart_symbol *gcap__cudart_symbol_of(const void *host) {
   pthread_mutex_lock(&lock);
-  const struct gcap__cudart_symbol *s = symbols;
+  struct gcap__cudart_symbol *s = symbols;
   while (s && s->host != host) s = s->next;
   pthread_mutex_unlock(&lock);
   return s;
+}
+
+void gcap__cudart_each_module(void (*fn)(struct gcap__cudart_module *m, void *arg), void *arg) {
+  pthread_mutex_lock(&lock);
+  for (struct gcap__cudart_module *m = modules; m; m = m->next) fn(m, arg);
+  pthread_mutex_unlock(&lock);
+}
+
+void gcap__cudart_each_symbol(const struct gcap__cudart_module *m,
+                              void (*fn)(struct gcap__cudart_symbol *s, void *arg), void *arg) {
+  pthread_mutex_lock(&lock);
+  for (struct gcap__cudart_symbol *s = symbols; s; s = s->next)
+    if (!m || s->module == m) fn(s, arg);
+  pthread_mutex_unlock(&lock);
 }
 
 unsigned gcap__cudart_cc(void) {

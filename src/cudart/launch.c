@@ -1,0 +1,250 @@
+/* Kernel launches: CUDA 13's <<<>>> path (push/pop a call configuration, __cudaGetKernel,
+ * __cudaLaunchKernel), cudaLaunchKernel, cudaLaunchKernelExC, and what programs ask about their
+ * kernels (attributes, occupancy). */
+#include "cudart.h"
+
+#include <stdio.h>
+#include <string.h>
+
+unsigned __cudaPushCallConfiguration(dim3 grid, dim3 block, size_t shared_mem, struct CUstream_st *stream);
+cudaError_t __cudaPopCallConfiguration(dim3 *grid, dim3 *block, size_t *shared_mem, void *stream);
+cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *stub);
+cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 grid, dim3 block, void **args, size_t shared_mem,
+                               cudaStream_t stream);
+cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 grid, dim3 block, void **args, size_t shared_mem,
+                                    cudaStream_t stream);
+cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 grid, dim3 block, void **args, size_t shared_mem,
+                                  cudaStream_t stream);
+cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *config, const void *func, void **args);
+
+/* <<<>>> pushes its configuration, the stub pops it: nested launches in argument lists nest. */
+#define CONFIG_DEPTH 16
+struct call_config {
+  dim3 grid, block;
+  size_t shared_mem;
+  cudaStream_t stream;
+};
+static _Thread_local struct call_config configs[CONFIG_DEPTH];
+static _Thread_local unsigned config_depth;
+
+unsigned __cudaPushCallConfiguration(dim3 grid, dim3 block, size_t shared_mem, struct CUstream_st *stream) {
+  if (config_depth == CONFIG_DEPTH) {
+    gcap__rt_fail(__func__, cudaErrorLaunchFailure, "more than %d launches nested in argument lists", CONFIG_DEPTH);
+    return 1; /* the stub is not called */
+  }
+  configs[config_depth++] = (struct call_config){grid, block, shared_mem, stream};
+  return 0;
+}
+
+cudaError_t __cudaPopCallConfiguration(dim3 *grid, dim3 *block, size_t *shared_mem, void *stream) {
+  if (!config_depth) return gcap__rt_fail(__func__, cudaErrorMissingConfiguration, "no configuration was pushed");
+  const struct call_config *c = &configs[--config_depth];
+  *grid = c->grid;
+  *block = c->block;
+  *shared_mem = c->shared_mem;
+  *(cudaStream_t *)stream = c->stream;
+  return cudaSuccess;
+}
+
+/* The handle is the host stub itself: kernels are found by it. */
+cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *stub) {
+  if (!kernel) return gcap__rt_fail(__func__, cudaErrorInvalidValue, "kernel is NULL");
+  gcap_kernel *k;
+  cudaError_t e = gcap__rt_kernel(stub, &k);
+  *kernel = e ? NULL : (cudaKernel_t)(uintptr_t)stub;
+  return e;
+}
+
+/* What CUDA refuses as a launch configuration before the kernel is looked at. */
+static cudaError_t check_shape(const char *fn, dim3 grid, dim3 block, size_t shared_mem) {
+  unsigned long long threads = (unsigned long long)block.x * block.y * block.z;
+  if (!grid.x || !grid.y || !grid.z || !block.x || !block.y || !block.z || threads > 1024 || block.z > 64 ||
+      grid.y > 65535 || grid.z > 65535 || grid.x > 0x7fffffffu)
+    return gcap__rt_fail(fn, cudaErrorInvalidConfiguration, "grid (%u, %u, %u), block (%u, %u, %u)", grid.x, grid.y,
+                         grid.z, block.x, block.y, block.z);
+  if (shared_mem > UINT32_MAX)
+    return gcap__rt_fail(fn, cudaErrorInvalidValue, "%zu bytes of dynamic shared memory", shared_mem);
+  return cudaSuccess;
+}
+
+static cudaError_t launch(const char *fn, const void *stub, dim3 grid, dim3 block, void **args, size_t shared_mem,
+                          cudaStream_t stream, enum gcap__rt_default d) {
+  gcap_stream *s;
+  gcap_kernel *k;
+  cudaError_t e = gcap__rt_stream(stream, d, &s);
+  if (!e) e = check_shape(fn, grid, block, shared_mem);
+  if (!e) e = gcap__rt_kernel(stub, &k);
+  if (e) return e;
+  return gcap__rt_done(fn, gcap_launch_kernel(s, k, (gcap_dim3){grid.x, grid.y, grid.z},
+                                              (gcap_dim3){block.x, block.y, block.z}, (uint32_t)shared_mem, args));
+}
+
+cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 grid, dim3 block, void **args, size_t shared_mem,
+                               cudaStream_t stream) {
+  return launch(__func__, kernel, grid, block, args, shared_mem, stream, GCAP__RT_LEGACY);
+}
+
+cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 grid, dim3 block, void **args, size_t shared_mem,
+                                    cudaStream_t stream) {
+  return launch(__func__, kernel, grid, block, args, shared_mem, stream, GCAP__RT_PER_THREAD);
+}
+
+cudaError_t cudaLaunchKernel(const void *func, dim3 grid, dim3 block, void **args, size_t shared_mem,
+                             cudaStream_t stream) {
+  return launch(__func__, func, grid, block, args, shared_mem, stream, GCAP__RT_LEGACY);
+}
+
+cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 grid, dim3 block, void **args, size_t shared_mem,
+                                  cudaStream_t stream) {
+  return launch(__func__, func, grid, block, args, shared_mem, stream, GCAP__RT_PER_THREAD);
+}
+
+static const char *launch_attribute_name(cudaLaunchAttributeID id) {
+  static const char *const names[] = {
+      "cudaLaunchAttributeIgnore",
+      "cudaLaunchAttributeAccessPolicyWindow",
+      "cudaLaunchAttributeCooperative",
+      "cudaLaunchAttributeSynchronizationPolicy",
+      "cudaLaunchAttributeClusterDimension",
+      "cudaLaunchAttributeClusterSchedulingPolicyPreference",
+      "cudaLaunchAttributeProgrammaticStreamSerialization",
+      "cudaLaunchAttributeProgrammaticEvent",
+      "cudaLaunchAttributePriority",
+      "cudaLaunchAttributeMemSyncDomainMap",
+      "cudaLaunchAttributeMemSyncDomain",
+      "cudaLaunchAttributePreferredClusterDimension",
+  };
+  return (unsigned)id < sizeof names / sizeof names[0] ? names[id] : "an unknown launch attribute";
+}
+
+/* The priority a launch asks for, if any; other attributes are refused by name, as gcap cannot
+ * honour them yet. */
+static cudaError_t launch_priority(const char *fn, const cudaLaunchConfig_t *c, int *priority, int *has) {
+  *has = 0;
+  if (c->numAttrs && !c->attrs) return gcap__rt_fail(fn, cudaErrorInvalidValue, "numAttrs %u with attrs NULL", c->numAttrs);
+  for (unsigned i = 0; i < c->numAttrs; i++) {
+    const cudaLaunchAttribute *a = &c->attrs[i];
+    if (a->id == cudaLaunchAttributeIgnore) continue;
+    if (a->id != cudaLaunchAttributePriority)
+      return gcap__rt_fail(fn, cudaErrorNotSupported, "attrs[%u]: %s (%d) is not supported by gcap", i,
+                           launch_attribute_name(a->id), (int)a->id);
+    *priority = a->val.priority;
+    *has = 1;
+  }
+  return cudaSuccess;
+}
+
+/* A captured launch's node takes the priority; an eager launch runs in its stream's order. */
+static cudaError_t apply_priority(const char *fn, gcap_stream *s, int priority) {
+  gcap_capture_info info;
+  if (gcap_stream_get_capture_info(s, &info) != GCAP_SUCCESS || info.status != GCAP_CAPTURE_STATUS_ACTIVE ||
+      info.num_dependencies != 1)
+    return cudaSuccess;
+  gcap_kernel_node_attr_value v = {.priority = priority};
+  return gcap__rt_done(fn, gcap_graph_kernel_node_set_attribute((gcap_node *)(uintptr_t)info.dependencies[0],
+                                                                GCAP_KERNEL_NODE_ATTR_PRIORITY, &v));
+}
+
+static cudaError_t launch_ex(const char *fn, const cudaLaunchConfig_t *c, const void *func, void **args,
+                             enum gcap__rt_default d) {
+  if (!c) return gcap__rt_fail(fn, cudaErrorInvalidValue, "config is NULL");
+  int priority = 0, has = 0;
+  cudaError_t e = launch_priority(fn, c, &priority, &has);
+  if (!e) e = launch(fn, func, c->gridDim, c->blockDim, args, c->dynamicSmemBytes, c->stream, d);
+  if (e || !has) return e;
+  gcap_stream *s;
+  e = gcap__rt_stream(c->stream, d, &s);
+  return e ? e : apply_priority(fn, s, priority);
+}
+
+cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *config, const void *func, void **args) {
+  return launch_ex(__func__, config, func, args, GCAP__RT_LEGACY);
+}
+
+cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *config, const void *func, void **args) {
+  return launch_ex(__func__, config, func, args, GCAP__RT_PER_THREAD);
+}
+
+/* ---- What programs ask about their kernels ---- */
+
+#define DEFAULT_DYNAMIC_SHARED (48 * 1024)
+
+cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, const void *func) {
+  if (!attr) return gcap__rt_fail(__func__, cudaErrorInvalidValue, "attr is NULL");
+  gcap_kernel *k;
+  cudaError_t e = gcap__rt_kernel(func, &k);
+  if (e) return e;
+  unsigned cc = gcap__cudart_cc();
+  memset(attr, 0, sizeof *attr);
+  attr->maxThreadsPerBlock = 1024;
+  attr->numRegs = 32;
+  attr->ptxVersion = (int)cc;
+  attr->binaryVersion = (int)cc;
+  attr->maxDynamicSharedSizeBytes = DEFAULT_DYNAMIC_SHARED;
+  attr->preferredShmemCarveout = -1;
+  return cudaSuccess;
+}
+
+cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr, int value) {
+  gcap_kernel *k;
+  cudaError_t e = gcap__rt_kernel(func, &k);
+  if (e) return e;
+  switch (attr) {
+  case cudaFuncAttributeMaxDynamicSharedMemorySize:
+    if (value < 0) return gcap__rt_fail(__func__, cudaErrorInvalidValue, "value %d is negative", value);
+    if (value > DEFAULT_DYNAMIC_SHARED)
+      return gcap__rt_fail(__func__, cudaErrorNotSupported,
+                           "cudaFuncAttributeMaxDynamicSharedMemorySize %d: gcap does not run kernels with more "
+                           "than %d bytes of dynamic shared memory yet",
+                           value, DEFAULT_DYNAMIC_SHARED);
+    return cudaSuccess;
+  case cudaFuncAttributePreferredSharedMemoryCarveout:
+    if (value < -1 || value > 100) return gcap__rt_fail(__func__, cudaErrorInvalidValue, "carveout %d", value);
+    return cudaSuccess; /* a hint: the simulator has no L1 to share */
+  default:
+    return gcap__rt_fail(__func__, cudaErrorNotSupported, "attribute %d is not supported by gcap", (int)attr);
+  }
+}
+
+cudaError_t cudaFuncSetCacheConfig(const void *func, enum cudaFuncCache config) {
+  gcap_kernel *k;
+  cudaError_t e = gcap__rt_kernel(func, &k);
+  if (e) return e;
+  if ((unsigned)config > cudaFuncCachePreferEqual)
+    return gcap__rt_fail(__func__, cudaErrorInvalidValue, "cache configuration %d", (int)config);
+  return cudaSuccess; /* a hint, as on a GPU */
+}
+
+/* Blocks of blockSize threads one multiprocessor holds at once: bounded by its threads, its
+ * blocks and its shared memory (1 KiB of which each block reserves), as the occupancy
+ * calculator does; registers are taken as 32 a thread, which never binds first. */
+static int blocks_per_sm(int block_size, size_t dynamic_shared) {
+  const int threads_per_sm = 2048, blocks_limit = 32, warp = 32;
+  const size_t shared_per_sm = 228 * 1024, reserved = 1024;
+  int warps = (block_size + warp - 1) / warp;
+  int by_threads = threads_per_sm / (warps * warp);
+  int by_shared = (int)(shared_per_sm / (dynamic_shared + reserved));
+  int n = by_threads < blocks_limit ? by_threads : blocks_limit;
+  return by_shared < n ? by_shared : n;
+}
+
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *num_blocks, const void *func, int block_size,
+                                                                    size_t dynamic_shared, unsigned flags) {
+  if (!num_blocks) return gcap__rt_fail(__func__, cudaErrorInvalidValue, "numBlocks is NULL");
+  if (block_size <= 0 || block_size > 1024)
+    return gcap__rt_fail(__func__, cudaErrorInvalidValue, "blockSize %d is not from 1 to 1024", block_size);
+  if (flags & ~(unsigned)cudaOccupancyDisableCachingOverride)
+    return gcap__rt_fail(__func__, cudaErrorInvalidValue, "flags 0x%x", flags);
+  gcap_kernel *k;
+  cudaError_t e = gcap__rt_kernel(func, &k);
+  if (e) return e;
+  if (dynamic_shared > DEFAULT_DYNAMIC_SHARED) return *num_blocks = 0, cudaSuccess;
+  *num_blocks = blocks_per_sm(block_size, dynamic_shared);
+  return cudaSuccess;
+}
+
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *num_blocks, const void *func, int block_size,
+                                                          size_t dynamic_shared) {
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(num_blocks, func, block_size, dynamic_shared,
+                                                                cudaOccupancyDefault);
+}
