@@ -123,13 +123,12 @@ struct gcap__cudart_symbol *gcap__cudart_symbol_of(const void *host);
 void gcap__cudart_each_module(void (*fn)(struct gcap__cudart_module *m, void *arg), void *arg);
 /* Calls fn for every symbol of module m, or of every module when m is NULL (under the
  * registry's lock). */
-void gcap__cudart_each_symbol(const struct gcap__cudart_module *m,
-                              void (*fn)(struct gcap__cudart_symbol *s, void *arg), void *arg);
+void gcap__cudart_each_symbol(const struct gcap__cudart_module *m, void (*fn)(struct gcap__cudart_symbol *s, void *arg),
+                              void *arg);
 
 /* The simulated compute capability (major * 10 + minor) from GCAP_CUDART_CC, 90 ("9.0") when it
  * is unset; a value that is not "M.m" is said once on stderr and 9.0 used. */
 unsigned gcap__cudart_cc(void);
-
 
 /* ---- The runtime's state (runtime.c) ----
  * Every runtime function starts with gcap__rt_enter (or gcap__rt_stream, which enters too) and

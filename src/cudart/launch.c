@@ -121,7 +121,8 @@ static const char *launch_attribute_name(cudaLaunchAttributeID id) {
  * honour them yet. */
 static cudaError_t launch_priority(const char *fn, const cudaLaunchConfig_t *c, int *priority, int *has) {
   *has = 0;
-  if (c->numAttrs && !c->attrs) return gcap__rt_fail(fn, cudaErrorInvalidValue, "numAttrs %u with attrs NULL", c->numAttrs);
+  if (c->numAttrs && !c->attrs)
+    return gcap__rt_fail(fn, cudaErrorInvalidValue, "numAttrs %u with attrs NULL", c->numAttrs);
   for (unsigned i = 0; i < c->numAttrs; i++) {
     const cudaLaunchAttribute *a = &c->attrs[i];
     if (a->id == cudaLaunchAttributeIgnore) continue;
@@ -201,8 +202,7 @@ cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr, 
   case cudaFuncAttributePreferredSharedMemoryCarveout:
     if (value < -1 || value > 100) return gcap__rt_fail(__func__, cudaErrorInvalidValue, "carveout %d", value);
     return cudaSuccess; /* a hint: the simulator has no L1 to share */
-  default:
-    return gcap__rt_fail(__func__, cudaErrorNotSupported, "attribute %d is not supported by gcap", (int)attr);
+  default: return gcap__rt_fail(__func__, cudaErrorNotSupported, "attribute %d is not supported by gcap", (int)attr);
   }
 }
 
@@ -229,7 +229,7 @@ static int blocks_per_sm(int block_size, size_t dynamic_shared) {
 }
 
 cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *num_blocks, const void *func, int block_size,
-                                                                    size_t dynamic_shared, unsigned flags) {
+                                                                   size_t dynamic_shared, unsigned flags) {
   if (!num_blocks) return gcap__rt_fail(__func__, cudaErrorInvalidValue, "numBlocks is NULL");
   if (block_size <= 0 || block_size > 1024)
     return gcap__rt_fail(__func__, cudaErrorInvalidValue, "blockSize %d is not from 1 to 1024", block_size);

@@ -25,9 +25,9 @@ static char *module_text(const struct gcap__cudart_module *m, size_t *len, char 
   char *linked = NULL;
   if (!texts || !lens) snprintf(err, err_size, "out of memory");
   size_t done = 0;
-  while (texts && lens && done < n && (texts[done] = unit_text(m, (int)done + 1, &lens[done], err, err_size)))
-    done++;
-  if (texts && lens && done == n) linked = gcap__cudart_link_ptx((const char *const *)texts, lens, n, len, err, err_size);
+  while (texts && lens && done < n && (texts[done] = unit_text(m, (int)done + 1, &lens[done], err, err_size))) done++;
+  if (texts && lens && done == n)
+    linked = gcap__cudart_link_ptx((const char *const *)texts, lens, n, len, err, err_size);
   for (size_t i = 0; texts && i < done; i++) free(texts[i]);
   free(texts);
   free(lens);
@@ -65,8 +65,9 @@ static cudaError_t load_module(gcap_context *ctx, struct gcap__cudart_module *m,
     int no_ptx = strstr(err, "no PTX") != NULL || strstr(err, "PTX") != NULL;
     char why[768];
     snprintf(why, sizeof why, "%s%s", err,
-             no_ptx ? "; build it with PTX for the simulator to run (nvcc -arch=sm_XX, or -gencode with code=compute_XX)"
-                    : "");
+             no_ptx
+                 ? "; build it with PTX for the simulator to run (nvcc -arch=sm_XX, or -gencode with code=compute_XX)"
+                 : "");
     return refuse(m, no_ptx ? cudaErrorNoKernelImageForDevice : cudaErrorInvalidKernelImage, kernel, why);
   }
   gcap_module_desc d = {.image = text, .image_size = len + 1};

@@ -26,7 +26,8 @@ static cudaError_t memcpy_sync(const char *fn, void *dst, const void *src, size_
   gcap_stream *s;
   cudaError_t e = gcap__rt_stream(0, d, &s);
   if (e) return e;
-  if ((unsigned)kind > cudaMemcpyDefault) return gcap__rt_fail(fn, cudaErrorInvalidMemcpyDirection, "kind %d", (int)kind);
+  if ((unsigned)kind > cudaMemcpyDefault)
+    return gcap__rt_fail(fn, cudaErrorInvalidMemcpyDirection, "kind %d", (int)kind);
   e = gcap__rt_done(fn, gcap_memcpy_async(s, dst, src, count, (gcap_memcpy_kind)kind));
   if (e || kind == cudaMemcpyDeviceToDevice) return e;
   return gcap__rt_done(fn, gcap_stream_synchronize(s));

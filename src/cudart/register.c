@@ -122,8 +122,8 @@ void gcap__cudart_each_module(void (*fn)(struct gcap__cudart_module *m, void *ar
   pthread_mutex_unlock(&lock);
 }
 
-void gcap__cudart_each_symbol(const struct gcap__cudart_module *m,
-                              void (*fn)(struct gcap__cudart_symbol *s, void *arg), void *arg) {
+void gcap__cudart_each_symbol(const struct gcap__cudart_module *m, void (*fn)(struct gcap__cudart_symbol *s, void *arg),
+                              void *arg) {
   pthread_mutex_lock(&lock);
   for (struct gcap__cudart_symbol *s = symbols; s; s = s->next)
     if (!m || s->module == m) fn(s, arg);

@@ -66,8 +66,8 @@ static void record(const char *fn, cudaError_t e, const char *message) {
       fprintf(stderr, "gcap-cudart: %s: %s: %s\n", fn, cudaGetErrorName(e), message ? message : "");
     return;
   }
-  if (verbose()) fprintf(stderr, "gcap-cudart: %s: %s%s%s\n", fn, cudaGetErrorName(e), message ? ": " : "",
-                         message ? message : "");
+  if (verbose())
+    fprintf(stderr, "gcap-cudart: %s: %s%s%s\n", fn, cudaGetErrorName(e), message ? ": " : "", message ? message : "");
 }
 
 cudaError_t gcap__rt_done(const char *fn, gcap_status st) {
