@@ -176,4 +176,53 @@ const void *gcap__rt_stub_of(const gcap_kernel *k);
  * shadow; cudaErrorInvalidSymbol when the address is no registered variable. */
 cudaError_t gcap__rt_symbol(const void *shadow, void **dptr, size_t *size);
 
+/* ---- Graph node parameters (graph.c) ----
+ * The runtime's node parameter structs read into gcap's. Each checks what the stand-in must
+ * refuse itself and ends the call `fn` with gcap__rt_fail when it refuses (so the caller just
+ * returns the error); what gcap checks (shapes, sizes, pointers) is left to gcap's call. */
+
+/* The runtime's user objects are gcap's. */
+static inline gcap_user_object *gcap__rt_user_object(cudaUserObject_t o) { return (gcap_user_object *)(void *)o; }
+
+/* func (a host stub, via gcap__rt_kernel), grid, block, shared memory and kernelParams.
+ * `extra` is refused (cudaErrorNotSupported) unless NULL; both set: cudaErrorInvalidValue. */
+cudaError_t gcap__rt_kernel_params_in(const char *fn, const struct cudaKernelNodeParams *p,
+                                      gcap_kernel_node_params *out);
+/* The reverse, for getters: func is the host stub (gcap__rt_stub_of), extra NULL. */
+void gcap__rt_kernel_params_out(const gcap_kernel_node_params *p, struct cudaKernelNodeParams *out);
+/* A memcpy kind: cudaErrorInvalidMemcpyDirection for a value that is none. */
+cudaError_t gcap__rt_memcpy_kind_in(const char *fn, enum cudaMemcpyKind kind, gcap_memcpy_kind *out);
+/* 3-D copy parameters of linear memory; CUDA arrays are refused (cudaErrorNotSupported). */
+cudaError_t gcap__rt_memcpy3d_params_in(const char *fn, const struct cudaMemcpy3DParms *p, gcap_memcpy_3d_params *out);
+void gcap__rt_memcpy3d_params_out(const gcap_memcpy_3d_params *p, struct cudaMemcpy3DParms *out);
+cudaError_t gcap__rt_memset_params_in(const char *fn, const struct cudaMemsetParams *p, gcap_memset_node_params *out);
+void gcap__rt_memset_params_out(const gcap_memset_node_params *p, struct cudaMemsetParams *out);
+cudaError_t gcap__rt_host_params_in(const char *fn, const struct cudaHostNodeParams *p, gcap_host_node_params *out);
+/* Checks edge data as CUDA 13's calls take it: NULL, or `n` entries that must all be zero
+ * (default edges); another type or port is refused with cudaErrorNotSupported. */
+cudaError_t gcap__rt_edges_in(const char *fn, const cudaGraphEdgeData *edges, size_t n);
+
+/* A cudaGraphNodeParams read for gcap. A copy is in copy3d (copy_3d set: call the *_3d_* gcap
+ * function, e.g. gcap_exec_memcpy_3d_node_set_params) since gcap_node_params holds only 1-D
+ * copies; every other type is in p, ready for gcap_graph_add_node / gcap_node_set_params /
+ * gcap_exec_node_set_params. */
+struct gcap__rt_node_params {
+  gcap_node_params p;
+  int copy_3d;
+  gcap_memcpy_3d_params copy3d;
+};
+/* Reserved fields must be zero (cudaErrorInvalidValue); unsupported types (external semaphores)
+ * and options (child graph ownership Move) are cudaErrorNotSupported; a conditional node's
+ * handle and bodies are left to gcap__rt_add_conditional. */
+cudaError_t gcap__rt_node_params_in(const char *fn, const struct cudaGraphNodeParams *p,
+                                    struct gcap__rt_node_params *out);
+
+/* ---- The simulated device (device.c) ---- */
+
+/* The device's global memory: cudaGetDeviceProperties's totalGlobalMem and cudaMemGetInfo's total. */
+#define GCAP__RT_TOTAL_GLOBAL_MEM ((size_t)80 << 30)
+/* The value of cudaDeviceAttr `attr` of the simulated device (the table cudaDeviceGetAttribute
+ * answers from); -1 when attr is no attribute. */
+int gcap__rt_device_attribute(int attr, int *value);
+
 #endif
