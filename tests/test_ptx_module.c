@@ -291,6 +291,46 @@ static void test_two_threads(void **state) {
   gcap_context_destroy(ctx);
 }
 
+/* Per-kernel counters: stream launches and graph replays, the blocks worker threads ran included;
+ * a kernel that never ran counts nothing. */
+static void test_kernel_stats(void **state) {
+  (void)state;
+  gcap_sim_options so;
+  gcap_sim_options_init(&so);
+  so.threads = 2;
+  gcap_context *ctx = test_sim_context_create(&so);
+  gcap_module *m = load_ptx(ctx);
+  gcap_stream *s = test_stream_create(ctx);
+  gcap_kernel *bump = test_kernel_of(m, "bump"), *scale = test_kernel_of(m, "scale");
+  int by = 1;
+  void *args[] = {&by};
+  assert_ok(gcap_launch_kernel(s, bump, GCAP_DIM3(16, 1, 1), GCAP_DIM3(64, 1, 1), 0, args));
+  gcap_graph *g = NULL;
+  gcap_exec *x = NULL;
+  assert_ok(gcap_stream_begin_capture(s, GCAP_CAPTURE_MODE_GLOBAL));
+  assert_ok(gcap_launch_kernel(s, bump, GCAP_DIM3(1, 1, 1), GCAP_DIM3(32, 1, 1), 0, args));
+  assert_ok(gcap_stream_end_capture(s, &g));
+  assert_ok(gcap_graph_instantiate(g, 0, &x));
+  for (int i = 0; i < 3; i++) assert_ok(gcap_exec_launch(x, s));
+  assert_ok(gcap_stream_synchronize(s));
+  gcap_sim_kernel_stats ks = {99, 99};
+  assert_ok(gcap_sim_get_kernel_stats(ctx, bump, &ks));
+  assert_int_equal(ks.launches, 4);
+  assert_int_equal(ks.ptx_instructions, 4 * (16 * 64 + 3 * 32));
+  assert_ok(gcap_sim_get_kernel_stats(ctx, scale, &ks));
+  assert_int_equal(ks.launches, 0);
+  assert_int_equal(ks.ptx_instructions, 0);
+  assert_status(gcap_sim_get_kernel_stats(ctx, bump, NULL), GCAP_ERROR_INVALID_VALUE);
+  assert_string_equal(gcap_last_error_message(), "gcap_sim_get_kernel_stats: out is NULL");
+  gcap_context *other = test_sim_context_create(NULL);
+  assert_status(gcap_sim_get_kernel_stats(other, bump, &ks), GCAP_ERROR_INVALID_HANDLE);
+  gcap_context_destroy(other);
+  gcap_exec_destroy(x);
+  gcap_graph_destroy(g);
+  assert_ok(gcap_stream_destroy(s));
+  gcap_context_destroy(ctx);
+}
+
 static void cpu_scale(const gcap_sim_thread *t, void *const *args) {
   (void)t;
   (void)args;
@@ -757,6 +797,7 @@ int main(void) {
       cmocka_unit_test(test_wide_initialisers),
       cmocka_unit_test(test_image_not_ptx),
       cmocka_unit_test(test_get_global_outputs_on_failure),
+      cmocka_unit_test(test_kernel_stats),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -78,6 +78,19 @@ typedef struct gcap_sim_stats {
  */
 GCAP_API gcap_status gcap_sim_get_stats(const gcap_context *ctx, gcap_sim_stats *out);
 
+typedef struct gcap_sim_kernel_stats {
+  uint64_t launches;         /* times its PTX ran: stream launches and kernel nodes of graph launches */
+  uint64_t ptx_instructions; /* lane-instructions those runs executed */
+} gcap_sim_kernel_stats;
+
+/**
+ * The counters of one kernel of @p ctx since its module was loaded: what a profiler's per-kernel
+ * summary shows. Kernels run by a CPU implementation count nothing. INVALID_HANDLE for a kernel
+ * of another context; NOT_SUPPORTED on CUDA.
+ */
+GCAP_API gcap_status gcap_sim_get_kernel_stats(const gcap_context *ctx, const gcap_kernel *k,
+                                               gcap_sim_kernel_stats *out);
+
 /**
  * __syncthreads for per-thread CPU kernels (gcap_sim_kernel_fn): every thread of t's block
  * reaches it before any goes on. Threads of a kernel that calls it run as cooperatively

@@ -651,6 +651,14 @@ static gcap_status sim_get_stats(const struct gcap__backend_ctx *b, gcap_sim_sta
   return GCAP_SUCCESS;
 }
 
+static gcap_status sim_kernel_stats(const struct gcap__backend_ctx *b, const struct gcap__kernel_info *k,
+                                    gcap_sim_kernel_stats *out) {
+  (void)b;
+  *out = (gcap_sim_kernel_stats){0, 0};
+  if (k->impl) px_kernel_runs(k->impl, &out->launches, &out->ptx_instructions);
+  return GCAP_SUCCESS;
+}
+
 static bool sim_wants_race_check(const struct gcap__backend_ctx *b) {
   return ((const struct sim_context *)b)->options.check_races;
 }
@@ -707,5 +715,6 @@ const struct gcap_backend_ops gcap__sim_ops = {
     .exec_before_change = sim_exec_before_change,
     .sim_get_stats = sim_get_stats,
     .wants_race_check = sim_wants_race_check,
+    .sim_kernel_stats = sim_kernel_stats,
     .describe_next_launch = sim_describe_next_launch,
 };

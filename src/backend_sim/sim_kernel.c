@@ -37,6 +37,7 @@ struct sim_job {
   uint64_t end, chunk; /* blocks [next, end) are left, handed out `chunk` at a time */
   atomic_uint_fast64_t next;
   atomic_bool failed;           /* a block failed: the others stop */
+  uint64_t instructions;        /* lane-instructions the worker threads executed (run_rest) */
   atomic_bool barrier_in_plain; /* a plain-loop thread called gcap_sim_syncthreads */
   gcap_status status;           /* the first failure, written by the worker that set `failed` */
   char message[640];
@@ -526,6 +527,7 @@ static void job_init(struct sim_job *job, const struct gcap__launch *l) {
   atomic_init(&job->next, 0);
   atomic_init(&job->failed, false);
   atomic_init(&job->barrier_in_plain, false);
+  job->instructions = 0;
   job->status = GCAP_SUCCESS;
   job->message[0] = '\0';
   job->backend = NULL;
@@ -616,6 +618,7 @@ static gcap_status run_rest(struct sim_context *sc, struct sim_job *job) {
   }
   sc->stats.barriers_passed += pool.barriers_passed;
   sc->stats.ptx_instructions += pool.ptx_instructions;
+  job->instructions += pool.ptx_instructions;
   if (parallel) sc->stats.blocks_parallel += pool.blocks + ks->caller->counts.blocks;
   return GCAP_SUCCESS;
 }
@@ -678,7 +681,9 @@ static gcap_status run_ptx(struct sim_context *sc, struct sim_job *job) {
   sc->stats.kernels_executed++;
   arm(sc, job);
   st = run_rest(sc, job);
-  sc->stats.ptx_instructions += sim_worker_take_counts(sc->kernels->caller).ptx_instructions;
+  uint64_t own = sim_worker_take_counts(sc->kernels->caller).ptx_instructions;
+  sc->stats.ptx_instructions += own;
+  px_kernel_count_run(k, job->instructions + own);
   gcap__free(job->ptx.params);
   if (st != GCAP_SUCCESS) return st;
   return atomic_load(&job->failed) ? gcap__fail(job->status, "%s", job->message) : GCAP_SUCCESS;

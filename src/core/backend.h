@@ -363,6 +363,9 @@ struct gcap_backend_ops {
 
   /* Optional (NULL: NOT_SUPPORTED). */
   gcap_status (*sim_get_stats)(const struct gcap__backend_ctx *b, gcap_sim_stats *out);
+  /* Optional (NULL: NOT_SUPPORTED): one kernel's counters (gcap_sim_get_kernel_stats). */
+  gcap_status (*sim_kernel_stats)(const struct gcap__backend_ctx *b, const struct gcap__kernel_info *k,
+                                  gcap_sim_kernel_stats *out);
   /* Optional (NULL: false): instantiation must fail when the graph has races (check_races). */
   bool (*wants_race_check)(const struct gcap__backend_ctx *b);
   /*

@@ -327,6 +327,21 @@ gcap_status gcap_context_synchronize(gcap_context *ctx) {
   return st;
 }
 
+gcap_status gcap_sim_get_kernel_stats(const gcap_context *ctx, const gcap_kernel *k, gcap_sim_kernel_stats *out) {
+  GCAP_ENTER();
+  gcap_status st = gcap__check_context(ctx, "ctx");
+  if (st == GCAP_SUCCESS) st = gcap__check_kernel(k, "k");
+  if (st == GCAP_SUCCESS) st = gcap__check_same_context(ctx, k->module->ctx, "k");
+  if (st != GCAP_SUCCESS) return st;
+  if (!out) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "out is NULL");
+  if (!ctx->ops->sim_kernel_stats)
+    return gcap__fail(GCAP_ERROR_NOT_SUPPORTED, "kernel statistics exist only on the simulator backend");
+  gcap__lock((gcap_context *)ctx);
+  st = ctx->ops->sim_kernel_stats(ctx->backend, &k->info, out);
+  gcap__unlock((gcap_context *)ctx);
+  return st;
+}
+
 gcap_status gcap_sim_get_stats(const gcap_context *ctx, gcap_sim_stats *out) {
   GCAP_ENTER();
   gcap_status st = gcap__check_context(ctx, "ctx");

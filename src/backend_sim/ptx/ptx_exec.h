@@ -50,6 +50,10 @@ const struct px_program *px_kernel_program(const struct px_kernel *k);
  * (and the .func it is in, when a function it calls holds it). Owned by the program.
  */
 const char *px_kernel_unrunnable(const struct px_kernel *k);
+/* Counts one run of the entry that executed `instructions` lane-instructions (under the context's
+ * lock), and reads the counts (gcap_sim_get_kernel_stats). */
+void px_kernel_count_run(const struct px_kernel *k, uint64_t instructions);
+void px_kernel_runs(const struct px_kernel *k, uint64_t *runs, uint64_t *instructions);
 /* The entry's parameter count and sizes (owned by the program). */
 size_t px_kernel_params(const struct px_kernel *k, const size_t **sizes);
 /* A module variable's device address and size; NOT_FOUND (no message) when absent. */

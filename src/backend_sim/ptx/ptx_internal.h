@@ -106,10 +106,11 @@ struct px_kernel {
   size_t *param_sizes;
   uint32_t *param_offsets;
   uint32_t params_bytes;
-  uint32_t static_shared;  /* bytes of static shared variables (module and entry scope) */
-  uint32_t dynamic_offset; /* where `.extern .shared` arrays start */
-  uint32_t reserved_bytes; /* the region after them that %reserved_smem_offset_* name (0: none) */
-  char *unrunnable;        /* "kernel \"K\": <why>" when it or a .func it calls cannot run, else NULL */
+  uint32_t static_shared;      /* bytes of static shared variables (module and entry scope) */
+  uint32_t dynamic_offset;     /* where `.extern .shared` arrays start */
+  uint32_t reserved_bytes;     /* the region after them that %reserved_smem_offset_* name (0: none) */
+  char *unrunnable;            /* "kernel \"K\": <why>" when it or a .func it calls cannot run, else NULL */
+  uint64_t runs, instructions; /* px_kernel_count_run: launches and their lane-instructions */
 };
 
 struct px_global {

@@ -974,6 +974,18 @@ const struct px_program *px_kernel_program(const struct px_kernel *k) { return k
 
 const char *px_kernel_unrunnable(const struct px_kernel *k) { return k->unrunnable; }
 
+/* The counters are the one mutable part of a loaded kernel: the caller's lock guards them. */
+void px_kernel_count_run(const struct px_kernel *k, uint64_t instructions) {
+  struct px_kernel *m = (struct px_kernel *)(uintptr_t)k;
+  m->runs++;
+  m->instructions += instructions;
+}
+
+void px_kernel_runs(const struct px_kernel *k, uint64_t *runs, uint64_t *instructions) {
+  *runs = k->runs;
+  *instructions = k->instructions;
+}
+
 size_t px_kernel_params(const struct px_kernel *k, const size_t **sizes) {
   *sizes = k->param_sizes;
   return k->num_params;
