@@ -987,6 +987,39 @@ static void test_module_variables(void **state) {
   ptx_module_free(m);
 }
 
+/* The units of an -rdc program linked into one module: a variable declared `.extern` before or
+ * after its definition is that one variable, whose initialiser and address instructions use. */
+static void test_extern_then_definition(void **state) {
+  (void)state;
+  static const char text[] = ".version 8.0\n.target sm_80\n.address_size 64\n"
+                             ".extern .global .align 4 .u32 x;\n"
+                             ".extern .global .align 4 .u32 x;\n"
+                             ".extern .const .align 4 .b8 table[];\n"
+                             ".extern .shared .align 16 .b8 dyn[];\n"
+                             ".extern .shared .align 16 .b8 dyn[];\n"
+                             ".entry k()\n{\n.reg .b64 %rd<3>;\nmov.u64 %rd1, x;\nmov.u64 %rd2, table;\nret;\n}\n"
+                             ".visible .global .align 4 .u32 x = 7;\n"
+                             ".visible .const .align 4 .b8 table[8] = {1, 2};\n"
+                             ".visible .global .align 8 .u64 y = generic(x);\n"
+                             ".extern .global .align 4 .u32 x;\n";
+  struct ptx_module *m = parse_ok(text, PTX_PARSE_FULL);
+  assert_int_equal(m->num_vars, 4);
+  const struct ptx_var *x = ptx_find_var(m, "x");
+  assert_false(x->is_extern);
+  assert_true(x->is_visible);
+  static const unsigned char x_bytes[4] = {7, 0, 0, 0};
+  assert_bytes(x, x_bytes, 4);
+  const struct ptx_var *table = ptx_find_var(m, "table");
+  assert_false(table->is_extern);
+  assert_int_equal(table->size, 8);
+  assert_true(ptx_find_var(m, "dyn")->is_extern);
+  assert_int_equal(ptx_find_var(m, "y")->relocs[0].var, 0);
+  const struct ptx_func *k = func_of(m, "k");
+  assert_sym(&k->instrs[0].opnd[1], PTX_OPND_SYM, PTX_SCOPE_MODULE, 0, 0);
+  assert_sym(&k->instrs[1].opnd[1], PTX_OPND_SYM, PTX_SCOPE_MODULE, 1, 0);
+  ptx_module_free(m);
+}
+
 static void test_headers_and_prototypes(void **state) {
   (void)state;
   struct ptx_module *m = parse_ok(hdr_ptx, PTX_PARSE_FULL);
@@ -1281,6 +1314,12 @@ static const struct bad bad_inputs[] = {
     {HEAD ".global .u32 x[2] = {1, 2, 3};\n", "too many initialisers for \"x\"", 4, 28},
     {HEAD ".global .u32 x = generic(y);\n", "undefined symbol \"y\"", 4, 26},
     {HEAD ".global .u32 x = 0;\n.global .u32 x = 0;\n", "\"x\" is already declared", 5, 14},
+    {HEAD ".extern .global .u32 x;\n.global .u64 x = 0;\n", "the declaration and the definition of \"x\" do not match",
+     5, 14},
+    {HEAD ".extern .global .b8 x[4];\n.global .b8 x[8];\n", "the declaration and the definition of \"x\" do not match",
+     5, 13},
+    {HEAD ".extern .shared .b8 x[];\n.shared .b8 x[8];\n", "\"x\" is already declared", 5, 13},
+    {HEAD ".extern .global .u32 x;\n.extern .const .u32 x;\n", "\"x\" is already declared", 5, 21},
     {HEAD ".alias a, b;\n", "unknown directive \".alias\"", 4, 1},
     {HEAD "ret;\n", "unexpected \"ret\" at module scope", 4, 1},
     {HEAD ".func f()\n{\nret;\n}\n.func f()\n{\nret;\n}\n", "function \"f\" is defined twice", 8, 7},
@@ -1370,6 +1409,7 @@ int main(void) {
       cmocka_unit_test(test_warp_atomics_barriers),
       cmocka_unit_test(test_math_memory_literals),
       cmocka_unit_test(test_module_variables),
+      cmocka_unit_test(test_extern_then_definition),
       cmocka_unit_test(test_headers_and_prototypes),
       cmocka_unit_test(test_debug_information),
       cmocka_unit_test(test_refused_opcodes_are_recognised),

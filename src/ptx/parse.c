@@ -923,9 +923,32 @@ static struct ptx_var parse_one_var(struct ptx_parser *p, const struct var_decl 
   return v;
 }
 
+/* An `.extern` declaration and the definition of the same .global or .const variable, in either
+ * order (as in the units of an -rdc program linked into one module), are one variable; so are two
+ * `.extern` declarations of one name in one space. Returns whether v merged into the old one. */
+static bool merge_module_var(struct ptx_parser *p, uint32_t old, const struct ptx_var *v, const struct ptx_tok *name) {
+  if (old & FUNC_BIT) return false;
+  struct ptx_var *o = &p->vars[old];
+  if (o->space != v->space || (!o->is_extern && !v->is_extern)) return false;
+  if (o->is_extern && v->is_extern) return true;
+  if (v->space != PTX_SPACE_GLOBAL && v->space != PTX_SPACE_CONST) return false;
+  const struct ptx_var *decl = o->is_extern ? o : v, *def = o->is_extern ? v : o;
+  if (decl->type != def->type || (decl->size && decl->size != def->size))
+    ptx_fail(p, name, "the declaration and the definition of \"%s\" do not match", v->name);
+  if (o->is_extern) {
+    const char *kept = o->name;
+    *o = *v;
+    o->name = kept;
+  }
+  return true;
+}
+
 static void add_module_var(struct ptx_parser *p, const struct ptx_var *v, const struct ptx_tok *name) {
   uint32_t old = 0;
-  if (name_find(p, name->start, name->len, 0, &old)) ptx_fail(p, name, "\"%s\" is already declared", v->name);
+  if (name_find(p, name->start, name->len, 0, &old)) {
+    if (merge_module_var(p, old, v, name)) return;
+    ptx_fail(p, name, "\"%s\" is already declared", v->name);
+  }
   if (p->num_vars >= FUNC_BIT - 1) ptx_fail(p, name, "too many variables");
   place_var(p, v, name, true);
   GROW(p, p->vars, p->cap_vars, p->num_vars + 1);
