@@ -163,6 +163,21 @@ static inline gcap_graph *gcap__rt_graph(cudaGraph_t g) { return (gcap_graph *)(
 static inline gcap_node *gcap__rt_node(cudaGraphNode_t n) { return (gcap_node *)(void *)n; }
 static inline gcap_exec *gcap__rt_exec(cudaGraphExec_t x) { return (gcap_exec *)(void *)x; }
 
+/* ---- The report at exit (report.c): GCAP_CUDART_REPORT=1, gcap-run --report ---- */
+
+enum gcap__rt_counter { GCAP__RT_CAPTURES, GCAP__RT_INSTANTIATIONS, GCAP__RT_GRAPH_LAUNCHES, GCAP__RT_COUNTERS };
+/* Whether the report is asked for; the calls below do nothing otherwise. */
+int gcap__rt_reporting(void);
+/* Counts a capture ended, a graph instantiated, a graph launched. */
+void gcap__rt_count(enum gcap__rt_counter c);
+/* Counts an error a call returned; the first sticky one's message is kept. */
+void gcap__rt_report_error(cudaError_t e, int sticky, const char *message);
+/* Notes a runtime function gcap does not support that the program called. */
+void gcap__rt_report_unsupported(const char *name);
+/* Adds the kernels' counters of ctx (before it is destroyed), then prints everything on stderr. */
+void gcap__rt_report_collect(gcap_context *ctx);
+void gcap__rt_report_print(void);
+
 /* ---- Modules and kernels (load.c) ---- */
 
 /* The gcap kernel of a host stub (what <<<>>>, cudaLaunchKernel and kernel nodes pass as func)
@@ -216,6 +231,19 @@ struct gcap__rt_node_params {
  * handle and bodies are left to gcap__rt_add_conditional. */
 cudaError_t gcap__rt_node_params_in(const char *fn, const struct cudaGraphNodeParams *p,
                                     struct gcap__rt_node_params *out);
+/* gcap__rt_done for the graph calls: an invalid graph, node or event handle is
+ * cudaErrorInvalidValue there, as CUDA's graph calls document, not cudaErrorInvalidResourceHandle. */
+cudaError_t gcap__rt_graph_done(const char *fn, gcap_status st);
+/* The device address of count bytes at offset in a __device__ variable, for copies to
+ * (to_symbol) or from it with `kind`: cudaErrorInvalidSymbol, cudaErrorInvalidValue for a span
+ * past its end, cudaErrorInvalidMemcpyDirection for a kind that cannot reach it. */
+cudaError_t gcap__rt_symbol_span(const char *fn, const void *symbol, size_t count, size_t offset, int to_symbol,
+                                 enum cudaMemcpyKind kind, void **addr);
+/* Adds a conditional node: its bodies are written to an array the node's graph owns (freed
+ * once the graph and the executables made from it are gone), *bodies. */
+cudaError_t gcap__rt_add_conditional(const char *fn, gcap_context *ctx, gcap_graph *g, gcap_node *const *deps,
+                                     size_t ndeps, gcap_conditional_node_params *p, cudaGraph_t **bodies,
+                                     gcap_node **out);
 
 /* ---- The simulated device (device.c) ---- */
 
@@ -224,5 +252,20 @@ cudaError_t gcap__rt_node_params_in(const char *fn, const struct cudaGraphNodePa
 /* The value of cudaDeviceAttr `attr` of the simulated device (the table cudaDeviceGetAttribute
  * answers from); -1 when attr is no attribute. */
 int gcap__rt_device_attribute(int attr, int *value);
+
+/* ---- Memory (memory.c, memcpy.c) ---- */
+
+/* What the runtime handed out at an address: cudaMalloc/cudaMallocPitch/cudaMalloc3D/cudaMallocAsync
+ * (DEVICE), cudaMallocHost/cudaHostAlloc (HOST), cudaMallocManaged (MANAGED), cudaHostRegister
+ * (REGISTERED); UNKNOWN for anything else (graph allocations and variables included). */
+enum gcap__rt_mem_type {
+  GCAP__RT_MEM_UNKNOWN,
+  GCAP__RT_MEM_DEVICE,
+  GCAP__RT_MEM_HOST,
+  GCAP__RT_MEM_MANAGED,
+  GCAP__RT_MEM_REGISTERED
+};
+/* The type of the allocation or registration holding p. */
+enum gcap__rt_mem_type gcap__rt_mem_type(const void *p);
 
 #endif
