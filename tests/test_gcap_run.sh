@@ -12,14 +12,16 @@ GCAP_CUDART_DIR=$dir/cudart
 export GCAP_CUDART_DIR
 # Only what the options set is checked: start without any of these variables.
 unset GCAP_BACKEND GCAP_SIM_EXEC GCAP_SIM_ORDER GCAP_SIM_SEED GCAP_SIM_THREADS GCAP_SIM_CHECKS \
-  GCAP_SIM_STRICT_MEMORY GCAP_SIM_CHECK_RACES GCAP_SIM_TRACE
+  GCAP_SIM_STRICT_MEMORY GCAP_SIM_CHECK_RACES GCAP_SIM_TRACE GCAP_CUDART_GRAPHS GCAP_CUDART_REPORT
 
 # Every option sets its variable; fifo is the simulator's "capture" order.
 out=$(LD_LIBRARY_PATH=/old/path "$run" --backend=cuda --exec=deferred --order=fifo --seed=42 --threads=3 \
-  --checks=memory,init --strict-memory --race-check --trace="$dir/t.json" -- env) || fail "env: exit $?"
+  --checks=memory,init --strict-memory --race-check --trace="$dir/t.json" --graphs="$dir/g" --report -- env) ||
+  fail "env: exit $?"
 for want in GCAP_BACKEND=cuda GCAP_SIM_EXEC=deferred GCAP_SIM_ORDER=capture GCAP_SIM_SEED=42 \
   GCAP_SIM_THREADS=3 GCAP_SIM_CHECKS=memory,init GCAP_SIM_STRICT_MEMORY=1 GCAP_SIM_CHECK_RACES=1 \
-  "GCAP_SIM_TRACE=$dir/t.json" "LD_LIBRARY_PATH=$dir/cudart:/old/path"; do
+  "GCAP_SIM_TRACE=$dir/t.json" "GCAP_CUDART_GRAPHS=$dir/g" GCAP_CUDART_REPORT=1 \
+  "LD_LIBRARY_PATH=$dir/cudart:/old/path"; do
   echo "$out" | grep -qxF "$want" || fail "$want not in the program's environment: $out"
 done
 out=$(env -u LD_LIBRARY_PATH "$run" --order=shuffle env) || fail "env: exit $?"
@@ -52,8 +54,8 @@ expect 2 "is not none, all" "$run" --checks=memory,bogus env
 expect 2 "is not sim or cuda" "$run" --backend=gpu env
 expect 2 "needs a value" "$run" --trace env
 expect 2 "takes no value" "$run" --race-check=1 env
-expect 2 "not supported yet" "$run" --report env
-expect 2 "not supported yet" "$run" --graphs="$dir/g" env
+expect 2 "takes no value" "$run" --report=yes env
+expect 2 "needs a value" "$run" --graphs env
 expect 2 "no such file" "$run" "$dir/nonexistent"
 expect 2 "no such file on PATH" "$run" gcap-run-no-such-program
 expect 0 "usage: gcap-run" "$run" --help

@@ -3,9 +3,10 @@
  *
  *   gcap-run [--backend=sim|cuda] [--exec=immediate|deferred] [--order=fifo|shuffle] [--seed=N]
  *            [--threads=N] [--checks=none|all|memory,sync,shared,init] [--strict-memory]
- *            [--race-check] [--trace=FILE] [--] program [args]
+ *            [--race-check] [--trace=FILE] [--graphs=DIR] [--report] [--] program [args]
  *
- * Each option sets the environment variable the simulator reads (GCAP_BACKEND, GCAP_SIM_*); the
+ * Each option sets the environment variable the simulator or the stand-in reads (GCAP_BACKEND,
+ * GCAP_SIM_*, GCAP_CUDART_GRAPHS, GCAP_CUDART_REPORT); the
  * folder holding the stand-in is put first on LD_LIBRARY_PATH and the program is exec'd, so its
  * exit status is gcap-run's. Before that, the program's ELF file is read: a binary linked with
  * the static CUDA runtime (nvcc's default) cannot use any libcudart.so and is refused.
@@ -49,7 +50,8 @@
 static void print_usage(FILE *out) {
   fputs("usage: gcap-run [--backend=sim|cuda] [--exec=immediate|deferred] [--order=fifo|shuffle]\n"
         "                [--seed=N] [--threads=N] [--checks=none|all|memory,sync,shared,init]\n"
-        "                [--strict-memory] [--race-check] [--trace=FILE] [--] program [args]\n",
+        "                [--strict-memory] [--race-check] [--trace=FILE] [--graphs=DIR] [--report]\n"
+        "                [--] program [args]\n",
         out);
 }
 
@@ -123,15 +125,10 @@ static int apply_option(const char *arg) {
 #define IS(name) (strlen(name) == name_len && strncmp(arg, name, name_len) == 0)
   if (IS("--strict-memory") || IS("--race-check") || IS("--report")) {
     if (value) return usage_error("option '%s' takes no value", arg);
-    if (IS("--report")) {
-      fputs("gcap-run: --report is not supported yet\n", stderr);
-      return EXIT_REFUSED;
-    }
-    return set(IS("--strict-memory") ? "GCAP_SIM_STRICT_MEMORY" : "GCAP_SIM_CHECK_RACES", "1");
-  }
-  if (IS("--graphs")) {
-    fputs("gcap-run: --graphs is not supported yet\n", stderr);
-    return EXIT_REFUSED;
+    return set(IS("--strict-memory") ? "GCAP_SIM_STRICT_MEMORY"
+               : IS("--race-check")  ? "GCAP_SIM_CHECK_RACES"
+                                     : "GCAP_CUDART_REPORT",
+               "1");
   }
   static const struct {
     const char *option, *variable, *what;
@@ -141,7 +138,8 @@ static int apply_option(const char *arg) {
                 {"--seed", "GCAP_SIM_SEED", "a decimal number"},
                 {"--threads", "GCAP_SIM_THREADS", "a decimal number"},
                 {"--checks", "GCAP_SIM_CHECKS", "none, all, or a comma list of memory, sync, shared, init"},
-                {"--trace", "GCAP_SIM_TRACE", "a file name"}};
+                {"--trace", "GCAP_SIM_TRACE", "a file name"},
+                {"--graphs", "GCAP_CUDART_GRAPHS", "a folder"}};
   for (size_t i = 0; i < sizeof valued / sizeof valued[0]; i++) {
     if (!IS(valued[i].option)) continue;
     if (!value || !*value) return usage_error("option '%s' needs a value (--option=VALUE)", arg);

@@ -60,6 +60,7 @@ cudaError_t gcap__rt_error_of(gcap_status st) {
 
 static void record(const char *fn, cudaError_t e, const char *message) {
   last_error = e;
+  gcap__rt_report_error(e, is_sticky(e), message);
   if (is_sticky(e)) {
     int expected = 0;
     if (__atomic_compare_exchange_n(&sticky, &expected, (int)e, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
@@ -90,6 +91,13 @@ cudaError_t gcap__rt_fail(const char *fn, cudaError_t e, const char *fmt, ...) {
   return e;
 }
 
+/* Registered when the first context starts, so it runs before the exit handlers nvcc registered
+ * earlier, which unregister the kernels the report names. */
+static void report_at_exit(void) {
+  gcap__rt_report_collect(__atomic_load_n(&context, __ATOMIC_ACQUIRE));
+  gcap__rt_report_print();
+}
+
 /* The simulator unless GCAP_BACKEND names another backend: the stand-in exists to run CUDA
  * programs where there is no GPU. A failure to start is said once; every call then fails. */
 static cudaError_t start_context(gcap_context **out) {
@@ -103,6 +111,8 @@ static cudaError_t start_context(gcap_context **out) {
     if (!backend || !*backend) o.backend = GCAP_BACKEND_SIM;
     gcap_context *c = NULL;
     st = gcap_context_create(&o, &c);
+    static int report_registered;
+    if (st == GCAP_SUCCESS && gcap__rt_reporting() && !report_registered++) atexit(report_at_exit);
     if (st == GCAP_SUCCESS) __atomic_store_n(&context, c, __ATOMIC_RELEASE);
     else if (!said++) fprintf(stderr, "gcap-cudart: gcap cannot start: %s\n", gcap_last_error_message());
   }
@@ -163,6 +173,7 @@ cudaError_t cudaDeviceReset(void) {
   __atomic_store_n(&sticky, 0, __ATOMIC_RELEASE);
   last_error = cudaSuccess;
   pthread_mutex_unlock(&context_lock);
+  gcap__rt_report_collect(c);
   if (c) gcap_context_destroy(c);
   return cudaSuccess;
 }
