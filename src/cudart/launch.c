@@ -46,12 +46,14 @@ cudaError_t __cudaPopCallConfiguration(dim3 *grid, dim3 *block, size_t *shared_m
   return cudaSuccess;
 }
 
-/* The handle is the host stub itself: kernels are found by it. */
+/* The handle is the host stub itself: kernels are found by it. The stub launches whatever this
+ * returns, so on failure the handle is still the stub: the launch then fails with the same
+ * error (cudaErrorNoKernelImageForDevice, say) rather than an invalid device function. */
 cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *stub) {
   if (!kernel) return gcap__rt_fail(__func__, cudaErrorInvalidValue, "kernel is NULL");
   gcap_kernel *k;
   cudaError_t e = gcap__rt_kernel(stub, &k);
-  *kernel = e ? NULL : (cudaKernel_t)(uintptr_t)stub;
+  *kernel = (cudaKernel_t)(uintptr_t)stub;
   return e;
 }
 
