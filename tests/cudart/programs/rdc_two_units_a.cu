@@ -1,13 +1,15 @@
 // An -rdc program of two translation units (with rdc_two_units_b.cu): this unit's kernels call
-// __device__ functions and read a __device__ variable that the other unit defines; both units
-// have a static helper of the same name and string constants of their own; the host sets the
-// other unit's variable by symbol and captures kernels of both units into one graph.
+// __device__ functions and read a __device__ variable and a __constant__ table that the other
+// unit defines; both units have a static helper of the same name and string constants of their
+// own; the host sets the other unit's variables by symbol and captures kernels of both units into
+// one graph.
 #include "check.h"
 
 extern __device__ int scale;               // defined in rdc_two_units_b.cu
 extern __device__ int scaled(int x);       // defined in rdc_two_units_b.cu
 extern __device__ unsigned long long hits; // defined in rdc_two_units_b.cu
 __global__ void b_tag(int *out, int n);    // a kernel of rdc_two_units_b.cu
+extern __constant__ int weights[4];        // defined in rdc_two_units_b.cu
 
 __device__ int offset = 100; // read by rdc_two_units_b.cu
 
@@ -26,6 +28,9 @@ __global__ void a_apply(int *out, int n) {
   out[i] = scaled(helper(i)) + tag(i);
   atomicAdd(&hits, 1ull);
 }
+
+// Reads the other unit's __constant__ table.
+__global__ void a_weights(int *out) { out[threadIdx.x] = weights[threadIdx.x % 4] * 2; }
 
 int main() {
   const int n = 300;
@@ -66,6 +71,13 @@ int main() {
   int readback = 0;
   CHECK(cudaMemcpyFromSymbol(&readback, scale, sizeof readback));
   EXPECT(readback == 7);
+
+  // The other unit's __constant__ table, set from this unit's host code.
+  const int w[4] = {4, -3, 9, 1};
+  CHECK(cudaMemcpyToSymbol(weights, w, sizeof w));
+  a_weights<<<1, 32>>>(d);
+  CHECK(cudaMemcpy(h, d, 32 * sizeof(int), cudaMemcpyDeviceToHost));
+  for (int i = 0; i < 32; i++) EXPECT(h[i] == 2 * w[i % 4]);
 
   CHECK(cudaGraphExecDestroy(e));
   CHECK(cudaGraphDestroy(g));

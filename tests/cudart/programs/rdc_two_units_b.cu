@@ -3,6 +3,7 @@
 __device__ int scale = 1;
 __device__ unsigned long long hits = 0;
 extern __device__ int offset; // defined in rdc_two_units_a.cu
+__constant__ int weights[4];
 
 static __device__ __noinline__ int helper(int x) { return x * 3; }
 
