@@ -214,7 +214,8 @@ cudaError_t gcap__rt_memset_params_in(const char *fn, const struct cudaMemsetPar
 void gcap__rt_memset_params_out(const gcap_memset_node_params *p, struct cudaMemsetParams *out);
 cudaError_t gcap__rt_host_params_in(const char *fn, const struct cudaHostNodeParams *p, gcap_host_node_params *out);
 /* Checks edge data as CUDA 13's calls take it: NULL, or `n` entries that must all be zero
- * (default edges); another type or port is refused with cudaErrorNotSupported. */
+ * (default edges). A to_port, reserved bytes or an unknown type are cudaErrorInvalidValue, as
+ * by CUDA; programmatic edges (a type or from_port CUDA knows) cudaErrorNotSupported. */
 cudaError_t gcap__rt_edges_in(const char *fn, const cudaGraphEdgeData *edges, size_t n);
 
 /* A cudaGraphNodeParams read for gcap. A copy is in copy3d (copy_3d set: call the *_3d_* gcap

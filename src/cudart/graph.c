@@ -106,12 +106,19 @@ cudaError_t gcap__rt_host_params_in(const char *fn, const struct cudaHostNodePar
 }
 
 cudaError_t gcap__rt_edges_in(const char *fn, const cudaGraphEdgeData *edges, size_t n) {
-  static const cudaGraphEdgeData zero;
-  for (size_t i = 0; edges && i < n; i++)
-    if (memcmp(&edges[i], &zero, sizeof zero))
+  for (size_t i = 0; edges && i < n; i++) {
+    const cudaGraphEdgeData *d = &edges[i];
+    int reserved = 0;
+    for (size_t j = 0; j < sizeof d->reserved; j++) reserved |= d->reserved[j];
+    /* What CUDA itself refuses: no node type has a to_port, and reserved bytes are zero. */
+    if (d->to_port || reserved || d->type > cudaGraphDependencyTypeProgrammatic)
+      return gcap__rt_fail(fn, cudaErrorInvalidValue, "edge data %zu: to_port %u, type %u or reserved bytes are invalid",
+                           i, d->to_port, d->type);
+    if (d->type || d->from_port)
       return gcap__rt_fail(fn, cudaErrorNotSupported,
-                           "edge data %zu (type %u, from_port %u, to_port %u): gcap has only default edges", i,
-                           edges[i].type, edges[i].from_port, edges[i].to_port);
+                           "edge data %zu (type %u, from_port %u): gcap has only default edges", i, d->type,
+                           d->from_port);
+  }
   return cudaSuccess;
 }
 
