@@ -73,7 +73,7 @@ struct linker {
   bool failed;
 };
 
-static bool fail(struct linker *L, const char *fmt, ...) {
+__attribute__((format(printf, 2, 3))) static bool fail(struct linker *L, const char *fmt, ...) {
   if (L->failed) return false;
   va_list ap;
   va_start(ap, fmt);
@@ -428,6 +428,7 @@ static bool resolve_name(struct linker *L, size_t first) {
 /* ---------------------------------------------------------------- headers */
 
 struct header {
+  bool versioned;
   unsigned major, minor;
   const struct tok *target; /* the architecture: sm_80 */
   size_t target_unit;
@@ -451,7 +452,9 @@ static bool read_headers(struct linker *L, struct header *h) {
           struct tok rest = {t->s + used + 1, t->n - used - 1, TK_NUM};
           minor = number(&rest, NULL);
         }
-        if (major > h->major || (major == h->major && minor > h->minor)) h->major = major, h->minor = minor;
+        if (!h->versioned || major > h->major || (major == h->major && minor > h->minor))
+          h->major = major, h->minor = minor;
+        h->versioned = true;
       } else if (s->kind == S_TARGET) {
         if (h->target && (h->target->n != t->n || memcmp(h->target->s, t->s, t->n) != 0))
           return fail(L,
@@ -566,7 +569,7 @@ static bool link_units(struct linker *L, const char *const *texts, const size_t 
   }
   struct header h;
   if (!build_table(L) || !read_headers(L, &h)) return false;
-  if (!h.target) return fail(L, "no unit has a .target");
+  if (!h.versioned || !h.target) return fail(L, "no unit has a %s", h.versioned ? ".target" : ".version");
   for (size_t k = 0; k < L->nsyms; k++)
     if (L->table[slot_of(L, L->syms[k].s, L->syms[k].n)] == k && !resolve_name(L, k)) return false;
   char b[64];

@@ -303,6 +303,8 @@ static void test_errors(void **state) {
   expect_error(comment, 1, "unit 1 of 1: unterminated comment");
   const char *no_target[] = {".version 8.0\n"};
   expect_error(no_target, 1, "no unit has a .target");
+  const char *no_version[] = {".target sm_80\n"};
+  expect_error(no_version, 1, "no unit has a .version");
   size_t len = 0;
   assert_null(gcap__cudart_link_ptx(NULL, NULL, 0, &len, err, sizeof err));
   assert_string_equal(err, "linking the PTX of -rdc units: there are none");
