@@ -310,6 +310,30 @@ static void test_errors(void **state) {
   assert_string_equal(err, "linking the PTX of -rdc units: there are none");
 }
 
+/* What the device runtime provides stays declared; a new name that is taken gets another suffix. */
+static void test_runtime_functions_and_taken_names(void **state) {
+  (void)state;
+  const char *units[] = {
+      HEAD("8.0", "sm_80") ".extern .func (.param .b64 r) malloc(\n.param .b64 n\n);\n"
+                           ".extern .func free(\n.param .b64 p\n);\n"
+                           ".extern .func (.param .b64 r) cudaGetParameterBufferV2(\n.param .b64 a\n);\n"
+                           ".global .u32 h;\n",
+      HEAD("8.0",
+           "sm_80") ".global .u32 h;\n.visible .global .u32 h_gcap_u1;\n"
+                    ".visible .entry k()\n{\n.reg .b64 %rd<3>;\nmov.u64 %rd1, h;\nmov.u64 %rd2, h_gcap_u1;\nret;\n}\n",
+  };
+  char *text = link_units(units, 2);
+  if (!text) fail_msg("%s", err);
+  assert_int_equal(count(text, ".extern .func (.param .b64 r) malloc("), 1);
+  assert_int_equal(count(text, ".global .u32 h_gcap_u0;"), 1);
+  assert_int_equal(count(text, ".global .u32 h_gcap_u1_1;"), 1);
+  assert_int_equal(count(text, "mov.u64 %rd1, h_gcap_u1_1;\nmov.u64 %rd2, h_gcap_u1;"), 1);
+  struct loaded l;
+  load(text, &l);
+  unload(&l);
+  free(text);
+}
+
 /* The highest .version; the target's options of every unit; texts not ending in a NUL. */
 static void test_headers(void **state) {
   (void)state;
@@ -332,6 +356,7 @@ int main(void) {
       cmocka_unit_test(test_static_names_are_renamed),
       cmocka_unit_test(test_weak_definitions),
       cmocka_unit_test(test_shared_memory_and_files),
+      cmocka_unit_test(test_runtime_functions_and_taken_names),
       cmocka_unit_test(test_errors),
       cmocka_unit_test(test_headers),
   };
