@@ -347,6 +347,24 @@ GCAP_API gcap_status gcap_context_find_kernel(gcap_context *ctx, const char *nam
 GCAP_API gcap_status gcap_module_get_global(gcap_module *m, const char *name, void **dptr, size_t *bytes);
 /** The kernel's entry name (owned by its module); NULL for an invalid handle. */
 GCAP_API const char *gcap_kernel_name(const gcap_kernel *k);
+/** What gcap_kernel_get_attribute reports of a kernel; the values are CUDA's CUfunction_attribute. */
+typedef enum gcap_kernel_attr {
+  GCAP_KERNEL_ATTR_MAX_THREADS_PER_BLOCK = 0,   /* the most threads a block may have: .reqntid, .maxntid or 1024 */
+  GCAP_KERNEL_ATTR_SHARED_SIZE_BYTES = 1,       /* bytes of static shared memory (__shared__ variables) */
+  GCAP_KERNEL_ATTR_CONST_SIZE_BYTES = 2,        /* bytes of constant memory (its module's __constant__ variables) */
+  GCAP_KERNEL_ATTR_LOCAL_SIZE_BYTES = 3,        /* bytes of local memory a thread */
+  GCAP_KERNEL_ATTR_NUM_REGS = 4,                /* registers a thread (simulator: .maxnreg, else 32) */
+  GCAP_KERNEL_ATTR_PTX_VERSION = 5,             /* the PTX's target: 80 for .target sm_80 (0: no PTX) */
+  GCAP_KERNEL_ATTR_BINARY_VERSION = 6,          /* the code's architecture (simulator: the PTX's target) */
+  GCAP_KERNEL_ATTR_MAX_DYNAMIC_SHARED_SIZE = 8, /* the most dynamic shared memory a launch may ask for */
+} gcap_kernel_attr;
+/**
+ * Reads attribute @p attr of @p k into @p value: on CUDA what the driver reports
+ * (cuFuncGetAttribute), on the simulator what the kernel's PTX says (a kernel defined by a CPU
+ * function only: no shared, constant or local memory, versions 0). INVALID_HANDLE for a bad
+ * kernel; INVALID_VALUE for a NULL @p value or an attribute not listed.
+ */
+GCAP_API gcap_status gcap_kernel_get_attribute(gcap_kernel *k, gcap_kernel_attr attr, int *value);
 
 /**
  * Launches @p k on @p s. @p args as cuLaunchKernel: one pointer per parameter (NULL if

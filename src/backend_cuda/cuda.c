@@ -592,6 +592,18 @@ static gcap_status cuda_kernel_find(struct gcap__backend_ctx *b, void *module, c
   LEAVE(c->d->cuFuncGetParamInfo ? param_sizes(c->d, f, out) : GCAP_SUCCESS);
 }
 
+/* The driver knows every attribute of a kernel it compiled. */
+static gcap_status cuda_kernel_attribute(struct gcap__backend_ctx *b, const struct gcap__kernel_info *k,
+                                         gcap_kernel_attr attr, int *value) {
+  ENTER(b);
+  if (!c->d->cuFuncGetAttribute || !k->impl) LEAVE(GCAP_ERROR_NOT_FOUND);
+  int v = 0;
+  gcap_status st = gcap__cuda_check(c->d->cuFuncGetAttribute(&v, (CUfunction_attribute)attr, k->impl),
+                                    "cuFuncGetAttribute(%d) of kernel \"%s\"", (int)attr, k->name);
+  if (st == GCAP_SUCCESS) *value = v;
+  LEAVE(st);
+}
+
 static gcap_status cuda_module_global(struct gcap__backend_ctx *b, void *module, const char *name, void **dptr,
                                       size_t *bytes) {
   ENTER(b);
@@ -679,6 +691,7 @@ const struct gcap_backend_ops gcap__cuda_ops = {
     .module_load = cuda_module_load,
     .module_unload = cuda_module_unload,
     .kernel_find = cuda_kernel_find,
+    .kernel_attribute = cuda_kernel_attribute,
     .module_global = cuda_module_global,
     .exec_create = cuda_exec_create,
     .exec_destroy = cuda_exec_destroy,

@@ -88,6 +88,7 @@
 /* Entry points the backend can do without (NULL when the driver is older). */
 #define GCAP_CUDA_OPTIONAL(X)                                                                                          \
   X(cuFuncGetParamInfo, 12040)                                                                                         \
+  X(cuFuncGetAttribute, 2020)                                                                                          \
   X(cuGraphConditionalHandleCreate, 12030)                                                                             \
   X(cuGraphAddNode, 12020)                                                                                             \
   X(cuGraphDestroyNode, 10000)                                                                                         \

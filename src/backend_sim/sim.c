@@ -640,6 +640,18 @@ static gcap_status sim_kernel_find(struct gcap__backend_ctx *b, void *module, co
   return GCAP_SUCCESS;
 }
 
+/* What the executor's layout says better than the declarations: static shared and local memory. */
+static gcap_status sim_kernel_attribute(struct gcap__backend_ctx *b, const struct gcap__kernel_info *k,
+                                        gcap_kernel_attr attr, int *value) {
+  (void)b;
+  if (!k->impl) return GCAP_ERROR_NOT_FOUND; /* a CPU definition: the core's answer */
+  uint32_t shared = 0, local = 0;
+  px_kernel_memory(k->impl, &shared, &local);
+  if (attr == GCAP_KERNEL_ATTR_SHARED_SIZE_BYTES) return *value = (int)shared, GCAP_SUCCESS;
+  if (attr == GCAP_KERNEL_ATTR_LOCAL_SIZE_BYTES) return *value = (int)local, GCAP_SUCCESS;
+  return GCAP_ERROR_NOT_FOUND;
+}
+
 static gcap_status sim_module_global(struct gcap__backend_ctx *b, void *module, const char *name, void **dptr,
                                      size_t *bytes) {
   (void)b;
@@ -702,6 +714,7 @@ const struct gcap_backend_ops gcap__sim_ops = {
     .event_query = sim_event_query,
     .module_load = sim_module_load,
     .module_unload = sim_module_unload,
+    .kernel_attribute = sim_kernel_attribute,
     .before_release = sim_before_release,
     .kernel_find = sim_kernel_find,
     .kernel_check = sim_kernel_check,

@@ -307,6 +307,12 @@ struct gcap_backend_ops {
    * Called for every launch and kernel node the core checks, with or without the context lock.
    */
   gcap_status (*kernel_check)(const struct gcap__backend_ctx *b, const struct gcap__kernel_info *k);
+  /*
+   * Optional: attribute `attr` of kernel k where the backend knows it better than the core, whose
+   * answer (from the PTX's declarations) *value holds on entry; NOT_FOUND (no message) keeps it.
+   */
+  gcap_status (*kernel_attribute)(struct gcap__backend_ctx *b, const struct gcap__kernel_info *k, gcap_kernel_attr attr,
+                                  int *value);
   /* A .global or .const variable of a loaded module (cuModuleGetGlobal); NOT_FOUND without a message. */
   gcap_status (*module_global)(struct gcap__backend_ctx *b, void *module, const char *name, void **dptr, size_t *bytes);
 

@@ -252,6 +252,16 @@ gcap_status gcap__backend_kernel_find(struct gcap_context *ctx, void *module, co
   return ctx->ops->kernel_find(ctx->backend, module, name, out);
 }
 
+/* NOT_FOUND when the backend leaves the core's answer as it is. */
+gcap_status gcap__backend_kernel_attribute(struct gcap_context *ctx, const struct gcap__kernel_info *k,
+                                           gcap_kernel_attr attr, int *value) {
+  assert(ctx && ctx->backend);
+  assert(k && value);
+  if (!ctx->ops->kernel_attribute) return GCAP_ERROR_NOT_FOUND;
+  if (injected(ctx->ops->name, "kernel_attribute")) return GCAP_ERROR_BACKEND;
+  return ctx->ops->kernel_attribute(ctx->backend, k, attr, value);
+}
+
 gcap_status gcap__backend_exec_create(struct gcap_context *ctx, const struct gcap__plan *plan, void **out) {
   assert(ctx && ctx->backend);
   assert(plan);

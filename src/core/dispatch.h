@@ -51,6 +51,8 @@ gcap_status gcap__backend_before_release(struct gcap_context *ctx);
 void gcap__backend_module_unload(struct gcap_context *ctx, void *module);
 gcap_status gcap__backend_kernel_find(struct gcap_context *ctx, void *module, const char *name,
                                       struct gcap__kernel_found *out);
+gcap_status gcap__backend_kernel_attribute(struct gcap_context *ctx, const struct gcap__kernel_info *k,
+                                           gcap_kernel_attr attr, int *value);
 gcap_status gcap__backend_exec_create(struct gcap_context *ctx, const struct gcap__plan *plan, void **out);
 void gcap__backend_exec_wait(struct gcap_context *ctx, void *exec);
 void gcap__backend_exec_destroy(struct gcap_context *ctx, void *exec);

@@ -469,6 +469,78 @@ const char *gcap_kernel_name(const gcap_kernel *k) {
   return k->name;
 }
 
+#define DEFAULT_NUM_REGS 32 /* with 2048 threads an SM, 64 Ki registers never bind before threads do */
+
+/* The product of a .maxntid or .reqntid triple; 0 when it is not given. */
+static int ntid_product(const unsigned n[3]) {
+  if (!n[0]) return 0;
+  unsigned long long p = (unsigned long long)n[0] * (n[1] ? n[1] : 1) * (n[2] ? n[2] : 1);
+  return p > 1024 ? 1024 : (int)p;
+}
+
+/* What the PTX's declarations say of attribute `attr` (the core's answer, which a backend may
+ * correct); MAX_DYNAMIC_SHARED_SIZE is left to the caller. */
+static int declared_attribute(const struct gcap_kernel *k, gcap_kernel_attr attr) {
+  const struct ptx_module *d = k->module->decls;
+  const struct ptx_func *f = d ? ptx_find_func(d, k->name) : NULL;
+  size_t bytes = 0;
+  switch (attr) {
+  case GCAP_KERNEL_ATTR_MAX_THREADS_PER_BLOCK: {
+    int req = f ? ntid_product(f->reqntid) : 0, max = f ? ntid_product(f->maxntid) : 0;
+    return req ? req : max ? max : 1024;
+  }
+  case GCAP_KERNEL_ATTR_SHARED_SIZE_BYTES:
+  case GCAP_KERNEL_ATTR_CONST_SIZE_BYTES: {
+    uint8_t space = attr == GCAP_KERNEL_ATTR_CONST_SIZE_BYTES ? PTX_SPACE_CONST : PTX_SPACE_SHARED;
+    for (size_t i = 0; d && i < d->num_vars; i++)
+      if (d->vars[i].space == space && !d->vars[i].is_extern) bytes += d->vars[i].size;
+    return bytes > INT32_MAX ? INT32_MAX : (int)bytes;
+  }
+  case GCAP_KERNEL_ATTR_NUM_REGS: return f && f->maxnreg ? (int)f->maxnreg : DEFAULT_NUM_REGS;
+  case GCAP_KERNEL_ATTR_PTX_VERSION:
+  case GCAP_KERNEL_ATTR_BINARY_VERSION: return d ? (int)d->target_sm : 0;
+  default: return 0; /* LOCAL_SIZE_BYTES: the backend's to say */
+  }
+}
+
+/* Under the context's lock. */
+static gcap_status kernel_attribute(struct gcap_kernel *k, gcap_kernel_attr attr, int *value) {
+  struct gcap_context *ctx = k->module->ctx;
+  int v = attr == GCAP_KERNEL_ATTR_MAX_DYNAMIC_SHARED_SIZE ? 0 : declared_attribute(k, attr);
+  gcap_status st = gcap__backend_kernel_attribute(ctx, &k->info, attr, &v);
+  if (st == GCAP_ERROR_NOT_FOUND && attr == GCAP_KERNEL_ATTR_MAX_DYNAMIC_SHARED_SIZE) {
+    /* CUDA's default: what the 48 KiB a block may have without opting in leaves beside static */
+    int shared = 0;
+    st = kernel_attribute(k, GCAP_KERNEL_ATTR_SHARED_SIZE_BYTES, &shared);
+    v = shared < (int)MAX_DYNAMIC_SHARED_MEM ? (int)MAX_DYNAMIC_SHARED_MEM - shared : 0;
+  }
+  if (st == GCAP_ERROR_NOT_FOUND) st = GCAP_SUCCESS;
+  if (st == GCAP_SUCCESS) *value = v;
+  return st;
+}
+
+gcap_status gcap_kernel_get_attribute(gcap_kernel *k, gcap_kernel_attr attr, int *value) {
+  GCAP_ENTER();
+  gcap_status st = gcap__check_kernel(k, "k");
+  if (st != GCAP_SUCCESS) return st;
+  if (!value) return gcap__fail(GCAP_ERROR_INVALID_VALUE, "value is NULL");
+  switch (attr) {
+  case GCAP_KERNEL_ATTR_MAX_THREADS_PER_BLOCK:
+  case GCAP_KERNEL_ATTR_SHARED_SIZE_BYTES:
+  case GCAP_KERNEL_ATTR_CONST_SIZE_BYTES:
+  case GCAP_KERNEL_ATTR_LOCAL_SIZE_BYTES:
+  case GCAP_KERNEL_ATTR_NUM_REGS:
+  case GCAP_KERNEL_ATTR_PTX_VERSION:
+  case GCAP_KERNEL_ATTR_BINARY_VERSION:
+  case GCAP_KERNEL_ATTR_MAX_DYNAMIC_SHARED_SIZE: break;
+  default: return gcap__fail(GCAP_ERROR_INVALID_VALUE, "attr %d is no gcap_kernel_attr", (int)attr);
+  }
+  gcap__lock(k->module->ctx);
+  st = kernel_attribute(k, attr, value);
+  gcap__unlock(k->module->ctx);
+  return st;
+}
+
 static gcap_status check_dims(gcap_dim3 d, const char *what) {
   if (d.x == 0 || d.y == 0 || d.z == 0)
     return gcap__fail(GCAP_ERROR_INVALID_VALUE, "%s (%u, %u, %u) has a zero dimension", what, d.x, d.y, d.z);

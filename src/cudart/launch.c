@@ -172,18 +172,45 @@ cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *config, const voi
 
 #define DEFAULT_DYNAMIC_SHARED (48 * 1024)
 
+/* What gcap reports of kernel k, by gcap_kernel_attr value (v has 9 entries). */
+static cudaError_t kernel_attributes(const char *fn, gcap_kernel *k, int v[9]) {
+  static const gcap_kernel_attr wanted[] = {
+      GCAP_KERNEL_ATTR_MAX_THREADS_PER_BLOCK,
+      GCAP_KERNEL_ATTR_SHARED_SIZE_BYTES,
+      GCAP_KERNEL_ATTR_CONST_SIZE_BYTES,
+      GCAP_KERNEL_ATTR_LOCAL_SIZE_BYTES,
+      GCAP_KERNEL_ATTR_NUM_REGS,
+      GCAP_KERNEL_ATTR_PTX_VERSION,
+      GCAP_KERNEL_ATTR_BINARY_VERSION,
+      GCAP_KERNEL_ATTR_MAX_DYNAMIC_SHARED_SIZE,
+  };
+  for (size_t i = 0; i < sizeof wanted / sizeof wanted[0]; i++) {
+    gcap_status st = gcap_kernel_get_attribute(k, wanted[i], &v[wanted[i]]);
+    if (st != GCAP_SUCCESS) return gcap__rt_done(fn, st);
+  }
+  return cudaSuccess;
+}
+
+/* The kernel's figures as gcap reports them: on the simulator from its PTX, whose code a GPU
+ * would compile for itself when it loads (so binaryVersion is the simulated device's). */
 cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, const void *func) {
   if (!attr) return gcap__rt_fail(__func__, cudaErrorInvalidValue, "attr is NULL");
   gcap_kernel *k;
   cudaError_t e = gcap__rt_kernel(func, &k);
+  int v[9] = {0};
+  if (!e) e = kernel_attributes(__func__, k, v);
   if (e) return e;
-  unsigned cc = gcap__cudart_cc();
   memset(attr, 0, sizeof *attr);
-  attr->maxThreadsPerBlock = 1024;
-  attr->numRegs = 32;
-  attr->ptxVersion = (int)cc;
-  attr->binaryVersion = (int)cc;
-  attr->maxDynamicSharedSizeBytes = DEFAULT_DYNAMIC_SHARED;
+  attr->sharedSizeBytes = (size_t)v[GCAP_KERNEL_ATTR_SHARED_SIZE_BYTES];
+  attr->constSizeBytes = (size_t)v[GCAP_KERNEL_ATTR_CONST_SIZE_BYTES];
+  attr->localSizeBytes = (size_t)v[GCAP_KERNEL_ATTR_LOCAL_SIZE_BYTES];
+  attr->maxThreadsPerBlock = v[GCAP_KERNEL_ATTR_MAX_THREADS_PER_BLOCK];
+  attr->numRegs = v[GCAP_KERNEL_ATTR_NUM_REGS];
+  attr->ptxVersion = v[GCAP_KERNEL_ATTR_PTX_VERSION];
+  gcap_context *ctx;
+  int sim = gcap__rt_enter(&ctx) == cudaSuccess && gcap_context_backend(ctx) == GCAP_BACKEND_SIM;
+  attr->binaryVersion = sim ? (int)gcap__cudart_cc() : v[GCAP_KERNEL_ATTR_BINARY_VERSION];
+  attr->maxDynamicSharedSizeBytes = v[GCAP_KERNEL_ATTR_MAX_DYNAMIC_SHARED_SIZE];
   attr->preferredShmemCarveout = -1;
   return cudaSuccess;
 }
@@ -217,17 +244,29 @@ cudaError_t cudaFuncSetCacheConfig(const void *func, enum cudaFuncCache config) 
   return cudaSuccess; /* a hint, as on a GPU */
 }
 
-/* Blocks of blockSize threads one multiprocessor holds at once: bounded by its threads, its
- * blocks and its shared memory (1 KiB of which each block reserves), as the occupancy
- * calculator does; registers are taken as 32 a thread, which never binds first. */
-static int blocks_per_sm(int block_size, size_t dynamic_shared) {
-  const int threads_per_sm = 2048, blocks_limit = 32, warp = 32;
-  const size_t shared_per_sm = 228 * 1024, reserved = 1024;
+static int device_attribute(enum cudaDeviceAttr a) {
+  int v = 0;
+  (void)gcap__rt_device_attribute((int)a, &v);
+  return v;
+}
+
+static int min_int(int a, int b) { return a < b ? a : b; }
+
+/* Blocks of block_size threads of a kernel with figures v (kernel_attributes) one multiprocessor
+ * of the simulated device holds at once, as CUDA's occupancy calculator counts them: bounded by
+ * its threads, its blocks, its registers (allocated 256 a warp) and its shared memory (the
+ * kernel's static and dynamic shared memory plus what the system reserves for each block). */
+static int blocks_per_sm(const int v[9], int block_size, size_t dynamic_shared) {
+  const int warp = 32;
   int warps = (block_size + warp - 1) / warp;
-  int by_threads = threads_per_sm / (warps * warp);
-  int by_shared = (int)(shared_per_sm / (dynamic_shared + reserved));
-  int n = by_threads < blocks_limit ? by_threads : blocks_limit;
-  return by_shared < n ? by_shared : n;
+  int n = min_int(device_attribute(cudaDevAttrMaxThreadsPerMultiProcessor) / (warps * warp),
+                  device_attribute(cudaDevAttrMaxBlocksPerMultiprocessor));
+  int regs_per_warp = (v[GCAP_KERNEL_ATTR_NUM_REGS] * warp + 255) / 256 * 256;
+  if (regs_per_warp) n = min_int(n, device_attribute(cudaDevAttrMaxRegistersPerMultiprocessor) / regs_per_warp / warps);
+  size_t shared = (size_t)v[GCAP_KERNEL_ATTR_SHARED_SIZE_BYTES] + dynamic_shared +
+                  (size_t)device_attribute(cudaDevAttrReservedSharedMemoryPerBlock);
+  if (shared) n = min_int(n, (int)((size_t)device_attribute(cudaDevAttrMaxSharedMemoryPerMultiprocessor) / shared));
+  return n;
 }
 
 cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *num_blocks, const void *func, int block_size,
@@ -239,9 +278,14 @@ cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *num_bloc
     return gcap__rt_fail(__func__, cudaErrorInvalidValue, "flags 0x%x", flags);
   gcap_kernel *k;
   cudaError_t e = gcap__rt_kernel(func, &k);
+  int v[9] = {0};
+  if (!e) e = kernel_attributes(__func__, k, v);
   if (e) return e;
-  if (dynamic_shared > DEFAULT_DYNAMIC_SHARED) return *num_blocks = 0, cudaSuccess;
-  *num_blocks = blocks_per_sm(block_size, dynamic_shared);
+  /* A block the kernel cannot have, or more dynamic shared memory than it may ask for: none fits. */
+  if (block_size > v[GCAP_KERNEL_ATTR_MAX_THREADS_PER_BLOCK] ||
+      dynamic_shared > (size_t)v[GCAP_KERNEL_ATTR_MAX_DYNAMIC_SHARED_SIZE])
+    return *num_blocks = 0, cudaSuccess;
+  *num_blocks = blocks_per_sm(v, block_size, dynamic_shared);
   return cudaSuccess;
 }
 

@@ -990,6 +990,28 @@ static CUresult CUDAAPI f_cuFuncGetParamInfo(CUfunction f, size_t index, size_t 
   END(CUDA_SUCCESS);
 }
 
+/* Figures of its own, which a test tells apart from what gcap's core would answer: a kernel
+ * "k_8_4" has 256 bytes of static shared memory a parameter, 16 of local memory, 40 registers. */
+static CUresult CUDAAPI f_cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction f) {
+  BEGIN("cuFuncGetAttribute(%d, %p)", (int)attrib, (void *)f);
+  struct function *fn;
+  NEED_HANDLE(fn, f, K_FUNCTION, "cuFuncGetAttribute", "hfunc");
+  NEED(pi, "cuFuncGetAttribute: pi is NULL");
+  int shared = 256 * (int)fn->num_params;
+  switch (attrib) {
+  case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *pi = 768; break;
+  case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: *pi = shared; break;
+  case CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES: *pi = 0; break;
+  case CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: *pi = 16; break;
+  case CU_FUNC_ATTRIBUTE_NUM_REGS: *pi = 40; break;
+  case CU_FUNC_ATTRIBUTE_PTX_VERSION: *pi = 80; break;
+  case CU_FUNC_ATTRIBUTE_BINARY_VERSION: *pi = 90; break;
+  case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: *pi = 48 * 1024 - shared; break;
+  default: END(CUDA_ERROR_INVALID_VALUE);
+  }
+  END(CUDA_SUCCESS);
+}
+
 /* ------------------------------------------------------------ graphs */
 
 static struct graph *new_graph(void) { return new_handle(K_GRAPH, sizeof(struct graph)); }
@@ -1741,7 +1763,8 @@ struct entry {
       ENTRY(cuGraphExecHostNodeSetParams, 10020), ENTRY(cuGraphExecEventRecordNodeSetEvent, 11010),                    \
       ENTRY(cuGraphExecEventWaitNodeSetEvent, 11010), ENTRY(cuGraphNodeSetEnabled, 11060),                             \
       ENTRY(cuGraphExecUpdate, 12000), ENTRY(cuGraphClone, 10000), ENTRY(cuGraphGetNodes, 10000),                      \
-      ENTRY(cuStreamBeginCapture, 10010), ENTRY(cuStreamEndCapture, 10000), ENTRY(cuMemAllocManaged, 6000)
+      ENTRY(cuStreamBeginCapture, 10010), ENTRY(cuStreamEndCapture, 10000), ENTRY(cuMemAllocManaged, 6000),            \
+      ENTRY(cuFuncGetAttribute, 2020)
 
 CUresult CUDAAPI cuGetProcAddress(const char *symbol, void **pfn, int version, cuuint64_t flags,
                                   CUdriverProcAddressQueryResult *status) {

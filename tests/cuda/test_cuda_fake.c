@@ -1262,6 +1262,45 @@ static void test_ptx_entries_and_globals_reach_the_driver(void **state) {
   finish(ctx);
 }
 
+/* gcap_kernel_get_attribute on CUDA: every attribute is the driver's (cuFuncGetAttribute), not
+ * what the PTX declares (the fake's figures differ from the PTX's). */
+static void test_kernel_attributes_come_from_the_driver(void **state) {
+  (void)state;
+  static const char ptx[] = ".version 7.5\n.target sm_75\n.address_size 64\n"
+                            ".visible .entry k_8_4(.param .u64 p, .param .u32 n)\n.maxntid 128, 1, 1\n{\n  ret;\n}\n";
+  gcap_context *ctx = cuda_context();
+  gcap_module_desc d = {.image = ptx, .image_size = sizeof ptx};
+  gcap_module *m = NULL;
+  assert_ok(gcap_module_load(ctx, &d, &m));
+  gcap_kernel *k = NULL;
+  assert_ok(gcap_module_get_kernel(m, "k_8_4", &k));
+  fake_cuda_log_clear();
+  static const struct {
+    gcap_kernel_attr attr;
+    int value;
+  } want[] = {
+      {GCAP_KERNEL_ATTR_MAX_THREADS_PER_BLOCK, 768},
+      {GCAP_KERNEL_ATTR_SHARED_SIZE_BYTES, 512},
+      {GCAP_KERNEL_ATTR_CONST_SIZE_BYTES, 0},
+      {GCAP_KERNEL_ATTR_LOCAL_SIZE_BYTES, 16},
+      {GCAP_KERNEL_ATTR_NUM_REGS, 40},
+      {GCAP_KERNEL_ATTR_PTX_VERSION, 80},
+      {GCAP_KERNEL_ATTR_BINARY_VERSION, 90},
+      {GCAP_KERNEL_ATTR_MAX_DYNAMIC_SHARED_SIZE, 48 * 1024 - 512},
+  };
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+    int v = -1;
+    assert_ok(gcap_kernel_get_attribute(k, want[i].attr, &v));
+    assert_int_equal(v, want[i].value);
+  }
+  assert_int_equal(fake_cuda_calls("cuFuncGetAttribute("), 8);
+  int v = -1;
+  assert_status(gcap_kernel_get_attribute(k, (gcap_kernel_attr)7, &v), GCAP_ERROR_INVALID_VALUE);
+  assert_int_equal(fake_cuda_calls("cuFuncGetAttribute("), 8); /* refused before the driver */
+  assert_ok(gcap_module_unload(m));
+  finish(ctx);
+}
+
 /*
  * gcap_mem_free_async is stream-ordered on CUDA: no cuMemFree (which would stall the device and
  * invalidate another stream's capture) until the stream has reached the free, and none while a
@@ -1360,6 +1399,7 @@ int main(void) {
       cmocka_unit_test_setup(test_conditional_nodes_reach_the_driver, count_live_handles),
       cmocka_unit_test_setup(test_device_runtime_ptx_is_linked, count_live_handles),
       cmocka_unit_test_setup(test_managed_memory_reaches_the_driver, count_live_handles),
+      cmocka_unit_test_setup(test_kernel_attributes_come_from_the_driver, count_live_handles),
   };
   return cmocka_run_group_tests_name("CUDA backend on the recording fake driver", tests, NULL, NULL);
 }

@@ -502,6 +502,22 @@ extern "C" {
 extern "C" {
     pub fn gcap_kernel_name(k: *const gcap_kernel) -> *const ::std::os::raw::c_char;
 }
+pub const GCAP_KERNEL_ATTR_MAX_THREADS_PER_BLOCK: gcap_kernel_attr = 0;
+pub const GCAP_KERNEL_ATTR_SHARED_SIZE_BYTES: gcap_kernel_attr = 1;
+pub const GCAP_KERNEL_ATTR_CONST_SIZE_BYTES: gcap_kernel_attr = 2;
+pub const GCAP_KERNEL_ATTR_LOCAL_SIZE_BYTES: gcap_kernel_attr = 3;
+pub const GCAP_KERNEL_ATTR_NUM_REGS: gcap_kernel_attr = 4;
+pub const GCAP_KERNEL_ATTR_PTX_VERSION: gcap_kernel_attr = 5;
+pub const GCAP_KERNEL_ATTR_BINARY_VERSION: gcap_kernel_attr = 6;
+pub const GCAP_KERNEL_ATTR_MAX_DYNAMIC_SHARED_SIZE: gcap_kernel_attr = 8;
+pub type gcap_kernel_attr = ::std::os::raw::c_uint;
+extern "C" {
+    pub fn gcap_kernel_get_attribute(
+        k: *mut gcap_kernel,
+        attr: gcap_kernel_attr,
+        value: *mut ::std::os::raw::c_int,
+    ) -> gcap_status;
+}
 extern "C" {
     pub fn gcap_launch_kernel(
         s: *mut gcap_stream,
@@ -1365,6 +1381,19 @@ pub struct gcap_sim_stats {
 }
 extern "C" {
     pub fn gcap_sim_get_stats(ctx: *const gcap_context, out: *mut gcap_sim_stats) -> gcap_status;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct gcap_sim_kernel_stats {
+    pub launches: u64,
+    pub ptx_instructions: u64,
+}
+extern "C" {
+    pub fn gcap_sim_get_kernel_stats(
+        ctx: *const gcap_context,
+        k: *const gcap_kernel,
+        out: *mut gcap_sim_kernel_stats,
+    ) -> gcap_status;
 }
 extern "C" {
     pub fn gcap_sim_syncthreads(t: *const gcap_sim_thread);

@@ -56,6 +56,8 @@ void px_kernel_count_run(const struct px_kernel *k, uint64_t instructions);
 void px_kernel_runs(const struct px_kernel *k, uint64_t *runs, uint64_t *instructions);
 /* The entry's parameter count and sizes (owned by the program). */
 size_t px_kernel_params(const struct px_kernel *k, const size_t **sizes);
+/* The entry's static shared memory (module and entry scope) and its frame of local memory a thread. */
+void px_kernel_memory(const struct px_kernel *k, uint32_t *static_shared, uint32_t *local_bytes);
 /* A module variable's device address and size; NOT_FOUND (no message) when absent. */
 gcap_status px_program_global(const struct px_program *p, const char *name, void **addr, size_t *bytes);
 /* The i-th module variable of .global or .const space (i from 0): false past the last. */

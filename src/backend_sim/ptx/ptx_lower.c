@@ -991,6 +991,11 @@ size_t px_kernel_params(const struct px_kernel *k, const size_t **sizes) {
   return k->num_params;
 }
 
+void px_kernel_memory(const struct px_kernel *k, uint32_t *static_shared, uint32_t *local_bytes) {
+  *static_shared = k->static_shared;
+  *local_bytes = k->fn ? k->fn->frame_bytes : 0;
+}
+
 gcap_status px_program_global(const struct px_program *p, const char *name, void **addr, size_t *bytes) {
   for (size_t i = 0; p && i < p->num_globals; i++)
     if (p->globals[i].addr && strcmp(p->globals[i].name, name) == 0) {
