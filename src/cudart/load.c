@@ -72,7 +72,12 @@ static cudaError_t load_module(gcap_context *ctx, struct gcap__cudart_module *m,
   }
   gcap_module_desc d = {.image = text, .image_size = len + 1};
   gcap_module *gm = NULL;
+  /* The runtime loads lazily, at a kernel's first use, which may be inside a capture: like the
+   * driver's lazy loading, that is not the program's unsafe call, so the capture goes on. */
+  gcap_capture_mode mode = GCAP_CAPTURE_MODE_RELAXED;
+  gcap_thread_exchange_capture_mode(&mode);
   gcap_status st = gcap_module_load(ctx, &d, &gm);
+  gcap_thread_exchange_capture_mode(&mode);
   free(text);
   if (st != GCAP_SUCCESS) {
     cudaError_t e = st == GCAP_ERROR_INVALID_PTX ? cudaErrorInvalidPtx : gcap__rt_error_of(st);
