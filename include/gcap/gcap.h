@@ -227,7 +227,8 @@ GCAP_API gcap_status gcap_context_legacy_stream(gcap_context *ctx, gcap_stream *
  * thread, made on first use, that lives until the context is destroyed.
  */
 GCAP_API gcap_status gcap_context_per_thread_stream(gcap_context *ctx, gcap_stream **out);
-/** Destroys @p s after its work; NULL is a no-op success; ILLEGAL_STATE while capturing;
+/** Destroys @p s after its work; NULL is a no-op success; ILLEGAL_STATE while it is the origin of
+ * a capture; a stream that joined a capture loses its handle now and goes when the capture ends;
  * INVALID_HANDLE for the legacy or a per-thread stream. */
 GCAP_API gcap_status gcap_stream_destroy(gcap_stream *s);
 /** Waits for all work issued to @p s. */

@@ -456,9 +456,11 @@ static void freeze_object(struct gcap_capture *c, struct gcap__seq *q) {
 /* Ends q: every member leaves capture; the graph is discarded unless the caller takes it. */
 static void terminate(struct gcap__seq *q, bool keep_graph) {
   for (size_t i = 0; i < q->member_count; i++) {
-    q->members[i]->seq = NULL;
-    gcap__node_vec_free(&q->members[i]->frontier);
-    unwatch_native(q->members[i]);
+    struct gcap_stream *t = q->members[i];
+    t->seq = NULL;
+    gcap__node_vec_free(&t->frontier);
+    unwatch_native(t);
+    if (t->destroy_pending) gcap__stream_free_pending(t);
   }
   pthread_mutex_lock(&capture_lock);
   gcap__list_unlink(&q->global_link);

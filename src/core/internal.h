@@ -124,6 +124,7 @@ struct gcap_stream {
                                the legacy stream: unused */
   uint64_t seen_by_legacy;  /* a blocking stream: its `issued` when the legacy stream last waited for it */
   struct gcap_event *order; /* the event the implicit waits for its work use, made on first need */
+  bool destroy_pending;     /* destroyed while a member of a capture: freed when the capture ends */
 };
 
 enum gcap__event_state {
@@ -274,6 +275,8 @@ void gcap__module_release(struct gcap_module *m);
 
 /* Destroy everything of one kind a context still owns (context destroy). */
 void gcap__stream_destroy_locked(struct gcap_stream *s);
+/* A stream gcap_stream_destroy left to its capture (destroy_pending), once the capture ends; context lock held. */
+void gcap__stream_free_pending(struct gcap_stream *s);
 /*
  * Work is about to be issued to s outside capture (context lock held): the legacy stream's
  * implicit ordering (the legacy stream waits for the blocking streams' earlier work, a blocking

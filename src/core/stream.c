@@ -161,6 +161,8 @@ static void stream_free(struct gcap_stream *s) {
   gcap__free(s);
 }
 
+void gcap__stream_free_pending(struct gcap_stream *s) { stream_free(s); }
+
 /* Context destroy: the context was synchronized first. */
 void gcap__stream_destroy_locked(struct gcap_stream *s) {
   gcap__registry_remove(s);
@@ -179,10 +181,10 @@ gcap_status gcap_stream_destroy(gcap_stream *s) {
                       (void *)s, s->role == GCAP__STREAM_LEGACY ? "legacy" : "per-thread");
   struct gcap_context *ctx = s->ctx;
   gcap__lock(ctx);
-  if (s->seq) { /* CUDA would tear the capture down; gcap changes nothing */
+  if (s->seq && s == s->seq->origin) { /* CUDA would tear the capture down; gcap changes nothing */
     st = gcap__fail(GCAP_ERROR_ILLEGAL_STATE, "stream %p is part of capture %llu; end the capture first", (void *)s,
                     (unsigned long long)s->seq->id);
-  } else {
+  } else { /* a stream that joined a capture: the handle goes now, the stream when the capture ends */
     gcap__registry_remove(s);
     gcap__list_unlink(&s->link);
   }
@@ -190,7 +192,8 @@ gcap_status gcap_stream_destroy(gcap_stream *s) {
   if (st != GCAP_SUCCESS) return st;
   st = gcap__backend_stream_synchronize(ctx, s->impl); /* without the lock, as every wait */
   gcap__lock(ctx);
-  stream_free(s);
+  if (s->seq) s->destroy_pending = true; /* its frontier still counts when the capture ends */
+  else stream_free(s);
   gcap__unlock(ctx);
   /* As cudaStreamDestroy, the failure of work it waited for is reported here; the stream is gone all the same. */
   if (st != GCAP_SUCCESS) return gcap__fail_context(st, "stream %p is destroyed, but its work failed", (void *)s);
