@@ -373,6 +373,23 @@ class Kernel(Handle):
         """The kernel's entry name."""
         return self.definition.name
 
+    # gcap_kernel_attr's names, by value (7 is none).
+    _ATTRIBUTES = ("max_threads_per_block", "shared_size_bytes", "const_size_bytes", "local_size_bytes", "num_regs",
+                   "ptx_version", "binary_version", None, "max_dynamic_shared_size")
+
+    @property
+    def attributes(self):
+        """What the kernel's code says of it (gcap_kernel_get_attribute), a dict of ints: max_threads_per_block,
+        shared_size_bytes, const_size_bytes, local_size_bytes, num_regs, ptx_version, binary_version and
+        max_dynamic_shared_size."""
+        out = {}
+        for value, name in enumerate(self._ATTRIBUTES):
+            if name is not None:
+                v = ctypes.c_int()
+                check(lib.gcap_kernel_get_attribute(self._handle(), value, byref(v)))
+                out[name] = v.value
+        return out
+
     def __repr__(self):
         params = self.definition.params
         return self._repr("%s(%s)" % (self.name, "..." if params is None else ", ".join(p.spec for p in params)))

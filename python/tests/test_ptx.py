@@ -603,3 +603,15 @@ def test_unwritten_memory_options():
             assert (got == np.resize(got[:8], 1000)).all()
     with pytest.raises(TypeError):
         sim(zero_block_memory="yes")
+
+
+def test_kernel_attributes(ctx):
+    m = ctx.load_module(image=PTX)
+    a = m.block_sums.attributes
+    assert a == {"max_threads_per_block": 1024, "shared_size_bytes": 1024, "const_size_bytes": 0,
+                 "local_size_bytes": 0, "num_regs": 32, "ptx_version": 75, "binary_version": 75,
+                 "max_dynamic_shared_size": 48 * 1024 - 1024}
+    assert m.saxpy.attributes["shared_size_bytes"] == 0
+    m.close()
+    with pytest.raises(gcap.InvalidHandle):
+        m.saxpy.attributes
