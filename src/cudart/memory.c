@@ -474,6 +474,48 @@ cudaError_t cudaDeviceSetMemPool(int device, cudaMemPool_t pool) {
   return cudaSuccess;
 }
 
+/* CUDA 13's pools by location: the simulator has the device's pinned pools only. */
+static cudaError_t location_pool(const char *fn, const struct cudaMemLocation *loc, enum cudaMemAllocationType type) {
+  if (!loc) return gcap__rt_fail(fn, cudaErrorInvalidValue, "location is NULL");
+  int host = loc->type == cudaMemLocationTypeHost || loc->type == cudaMemLocationTypeHostNuma;
+  if (type == cudaMemAllocationTypePinned && loc->type == cudaMemLocationTypeDevice)
+    return loc->id == 0
+               ? cudaSuccess
+               : gcap__rt_fail(fn, cudaErrorInvalidDevice, "location.id %d: the simulator has device 0 only", loc->id);
+  if ((type == cudaMemAllocationTypePinned && host) ||
+      (type == cudaMemAllocationTypeManaged &&
+       (host || loc->type == cudaMemLocationTypeDevice || loc->type == cudaMemLocationTypeNone)))
+    return gcap__rt_fail(fn, cudaErrorNotSupported,
+                         "the simulator has pools of device memory only (location.type %d, type %d)", (int)loc->type,
+                         (int)type);
+  return gcap__rt_fail(fn, cudaErrorInvalidValue, "location.type %d with allocation type %d", (int)loc->type,
+                       (int)type);
+}
+
+cudaError_t cudaMemGetDefaultMemPool(cudaMemPool_t *pool, struct cudaMemLocation *location,
+                                     enum cudaMemAllocationType type) {
+  gcap_context *ctx;
+  cudaError_t e = gcap__rt_enter(&ctx);
+  if (!e && !pool) e = gcap__rt_fail(__func__, cudaErrorInvalidValue, "memPool is NULL");
+  if (!e) e = location_pool(__func__, location, type);
+  return e ? e : cudaDeviceGetDefaultMemPool(pool, 0);
+}
+
+cudaError_t cudaMemGetMemPool(cudaMemPool_t *pool, struct cudaMemLocation *location, enum cudaMemAllocationType type) {
+  gcap_context *ctx;
+  cudaError_t e = gcap__rt_enter(&ctx);
+  if (!e && !pool) e = gcap__rt_fail(__func__, cudaErrorInvalidValue, "memPool is NULL");
+  if (!e) e = location_pool(__func__, location, type);
+  return e ? e : cudaDeviceGetMemPool(pool, 0);
+}
+
+cudaError_t cudaMemSetMemPool(struct cudaMemLocation *location, enum cudaMemAllocationType type, cudaMemPool_t pool) {
+  gcap_context *ctx;
+  cudaError_t e = gcap__rt_enter(&ctx);
+  if (!e) e = location_pool(__func__, location, type);
+  return e ? e : cudaDeviceSetMemPool(0, pool);
+}
+
 cudaError_t cudaMemPoolCreate(cudaMemPool_t *pool, const struct cudaMemPoolProps *props) {
   gcap_context *ctx;
   cudaError_t e = gcap__rt_enter(&ctx);

@@ -98,6 +98,13 @@ int main() {
   CHECK(cudaMemPoolDestroy(mine)); // the device's current pool goes back to the default one
   CHECK(cudaDeviceGetMemPool(&current, 0));
   EXPECT(current == pool);
+  // CUDA 13's names for the same pools, by location.
+  cudaMemLocation dev0 = {cudaMemLocationTypeDevice, 0}, host_loc = {cudaMemLocationTypeHost, 0};
+  CHECK(cudaMemGetDefaultMemPool(&current, &dev0, cudaMemAllocationTypePinned));
+  EXPECT(current == pool);
+  CHECK(cudaMemGetMemPool(&current, &dev0, cudaMemAllocationTypePinned));
+  EXPECT(current == pool);
+  CHECK_ERROR(cudaMemGetMemPool(&current, &host_loc, cudaMemAllocationTypeInvalid), cudaErrorInvalidValue);
 
   // 3. The iteration captured once: allocation and free become graph memory nodes; the graph is
   //    replayed with the results landing in host memory each time.
