@@ -58,7 +58,7 @@ pub use graph::{Graph, GraphExec, KernelNodeInfo, Node, NodeType, Race, UpdateRe
 pub use host::HostBuffer;
 pub use memory::{CopyEnd, DeviceBuffer, DeviceRepr, MemcpyDirection};
 pub use module::{
-    BlockInfo, DeviceSlice, Dim3, Kernel, KernelArg, KernelArgs, Module, ModuleBuilder, MAX_CLOSURE_PARAMS,
+    BlockInfo, DeviceSlice, Dim3, Kernel, KernelArg, KernelArgs, KernelAttr, Module, ModuleBuilder, MAX_CLOSURE_PARAMS,
 };
 pub use stream::{CaptureStatus, Event, Stream, StreamFlags};
 

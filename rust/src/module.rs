@@ -703,6 +703,47 @@ impl Kernel {
     pub fn module(&self) -> Module {
         Module { inner: self.module.clone() }
     }
+
+    /// One figure of the kernel's code (`gcap_kernel_get_attribute`): on CUDA the driver's, on
+    /// the simulator what its PTX says (a CPU kernel has no shared, constant or local memory and
+    /// versions 0).
+    pub fn attribute(&self, attr: KernelAttr) -> GpuResult<i32> {
+        let raw = match attr {
+            KernelAttr::MaxThreadsPerBlock => sys::GCAP_KERNEL_ATTR_MAX_THREADS_PER_BLOCK,
+            KernelAttr::SharedSizeBytes => sys::GCAP_KERNEL_ATTR_SHARED_SIZE_BYTES,
+            KernelAttr::ConstSizeBytes => sys::GCAP_KERNEL_ATTR_CONST_SIZE_BYTES,
+            KernelAttr::LocalSizeBytes => sys::GCAP_KERNEL_ATTR_LOCAL_SIZE_BYTES,
+            KernelAttr::NumRegs => sys::GCAP_KERNEL_ATTR_NUM_REGS,
+            KernelAttr::PtxVersion => sys::GCAP_KERNEL_ATTR_PTX_VERSION,
+            KernelAttr::BinaryVersion => sys::GCAP_KERNEL_ATTR_BINARY_VERSION,
+            KernelAttr::MaxDynamicSharedSize => sys::GCAP_KERNEL_ATTR_MAX_DYNAMIC_SHARED_SIZE,
+        };
+        let mut value = 0;
+        // SAFETY: the handle stays valid while `self.module` is held; `value` outlives the call.
+        check(unsafe { sys::gcap_kernel_get_attribute(self.raw, raw, &mut value) })?;
+        Ok(value)
+    }
+}
+
+/// What [`Kernel::attribute`] reports; CUDA's `CUfunction_attribute` of the same name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum KernelAttr {
+    /// The most threads a block may have: `.reqntid`, `.maxntid` (`__launch_bounds__`) or 1024.
+    MaxThreadsPerBlock,
+    /// Bytes of static shared memory (`__shared__` variables).
+    SharedSizeBytes,
+    /// Bytes of constant memory (the module's `__constant__` variables).
+    ConstSizeBytes,
+    /// Bytes of local memory a thread.
+    LocalSizeBytes,
+    /// Registers a thread (the simulator: `.maxnreg`, else 32).
+    NumRegs,
+    /// The PTX's target: 80 for `.target sm_80`.
+    PtxVersion,
+    /// The code's architecture (the simulator: the PTX's target).
+    BinaryVersion,
+    /// The most dynamic shared memory a launch may ask for.
+    MaxDynamicSharedSize,
 }
 
 // -------------------------------------------------------------------- kernel arguments

@@ -9,8 +9,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use gcap::{
-    sys, Backend, Context, DeviceBuffer, Dim3, Exec, GpuError, Graph, GraphCaptureGuard, HostBuffer, Kernel, Module,
-    NodeType, SimOptions, Stream, StreamCapture,
+    sys, Backend, Context, DeviceBuffer, Dim3, Exec, GpuError, Graph, GraphCaptureGuard, HostBuffer, Kernel, KernelAttr,
+    Module, NodeType, SimOptions, Stream, StreamCapture,
 };
 
 /// The quickstart's kernels as PTX (`examples/kernels/quickstart_ptx.h`, copied by the example).
@@ -359,6 +359,10 @@ fn ptx_kernels_run_on_the_simulator() {
     assert!(!saxpy.is_closure() && !saxpy.is_raw());
     assert_eq!(saxpy.param_sizes(), Some(&[4usize, 8, 8, 4][..]));
     assert_eq!(m.kernel("scale").unwrap().param_count(), Some(3));
+    assert_eq!(saxpy.attribute(KernelAttr::MaxThreadsPerBlock), Ok(1024));
+    assert_eq!(saxpy.attribute(KernelAttr::SharedSizeBytes), Ok(0));
+    assert_eq!(saxpy.attribute(KernelAttr::PtxVersion), Ok(75));
+    assert_eq!(saxpy.attribute(KernelAttr::MaxDynamicSharedSize), Ok(48 * 1024));
 
     let x = DeviceBuffer::from_slice(&ctx, &xs(300)).unwrap();
     let y = DeviceBuffer::from_slice(&ctx, &[2.0f32; 300]).unwrap();
