@@ -189,11 +189,11 @@ cudaError_t gcap__rt_node_params_in(const char *fn, const struct cudaGraphNodePa
     return cudaSuccess;
   case cudaGraphNodeTypeEmpty: return cudaSuccess;
   case cudaGraphNodeTypeWaitEvent:
-    if (!p->eventWait.event) return gcap__rt_fail(fn, cudaErrorInvalidResourceHandle, "eventWait.event is NULL");
+    if (!p->eventWait.event) return gcap__rt_fail(fn, cudaErrorInvalidValue, "eventWait.event is NULL");
     out->p.u.event = gcap__rt_event(p->eventWait.event);
     return cudaSuccess;
   case cudaGraphNodeTypeEventRecord:
-    if (!p->eventRecord.event) return gcap__rt_fail(fn, cudaErrorInvalidResourceHandle, "eventRecord.event is NULL");
+    if (!p->eventRecord.event) return gcap__rt_fail(fn, cudaErrorInvalidValue, "eventRecord.event is NULL");
     out->p.u.event = gcap__rt_event(p->eventRecord.event);
     return cudaSuccess;
   case cudaGraphNodeTypeMemAlloc:

@@ -181,6 +181,11 @@ int main() {
   CHECK_ERROR(cudaGraphEventWaitNodeGetEvent(rec, &got_ev), cudaErrorInvalidValue);
   CHECK_ERROR(cudaGraphAddEventRecordNode(&y, g, nullptr, 0, nullptr), cudaErrorInvalidValue);
 
+  // The dot file: unknown flag bits, a path that cannot be written.
+  CHECK_ERROR(cudaGraphDebugDotPrint(g, "/tmp/graph_errors.dot", 1u << 30), cudaErrorInvalidValue);
+  CHECK_ERROR(cudaGraphDebugDotPrint(g, "/nonexistent-directory/graph.dot", 0), cudaErrorOperatingSystem);
+  CHECK_ERROR(cudaGraphDebugDotPrint(g, nullptr, 0), cudaErrorInvalidValue);
+
   // A destroyed node is no node.
   CHECK(cudaGraphDestroyNode(b));
   CHECK_ERROR(cudaGraphNodeGetType(b, &t), cudaErrorInvalidValue);
