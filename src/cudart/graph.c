@@ -112,8 +112,8 @@ cudaError_t gcap__rt_edges_in(const char *fn, const cudaGraphEdgeData *edges, si
     for (size_t j = 0; j < sizeof d->reserved; j++) reserved |= d->reserved[j];
     /* What CUDA itself refuses: no node type has a to_port, and reserved bytes are zero. */
     if (d->to_port || reserved || d->type > cudaGraphDependencyTypeProgrammatic)
-      return gcap__rt_fail(fn, cudaErrorInvalidValue, "edge data %zu: to_port %u, type %u or reserved bytes are invalid",
-                           i, d->to_port, d->type);
+      return gcap__rt_fail(fn, cudaErrorInvalidValue,
+                           "edge data %zu: to_port %u, type %u or reserved bytes are invalid", i, d->to_port, d->type);
     if (d->type || d->from_port)
       return gcap__rt_fail(fn, cudaErrorNotSupported,
                            "edge data %zu (type %u, from_port %u): gcap has only default edges", i, d->type,

@@ -38,8 +38,8 @@ cudaError_t cudaGraphKernelNodeSetParams(cudaGraphNode_t node, const struct cuda
 
 static cudaError_t check_attr(const char *fn, cudaKernelNodeAttrID attr) {
   if (attr == cudaLaunchAttributePriority) return cudaSuccess;
-  return gcap__rt_fail(fn, cudaErrorNotSupported, "attribute %d: gcap's kernel nodes have only cudaLaunchAttributePriority",
-                       (int)attr);
+  return gcap__rt_fail(fn, cudaErrorNotSupported,
+                       "attribute %d: gcap's kernel nodes have only cudaLaunchAttributePriority", (int)attr);
 }
 
 cudaError_t cudaGraphKernelNodeGetAttribute(cudaGraphNode_t hNode, cudaKernelNodeAttrID attr,
@@ -252,8 +252,7 @@ cudaError_t cudaGraphNodeSetParams(cudaGraphNode_t node, struct cudaGraphNodePar
   if (!e) e = gcap__rt_node_params_in(__func__, nodeParams, &p);
   if (e) return e;
   gcap_node_type t = gcap_node_get_type(NODE(node));
-  if (t == (gcap_node_type)-1)
-    return gcap__rt_fail(__func__, cudaErrorInvalidValue, "%s", gcap_last_error_message());
+  if (t == (gcap_node_type)-1) return gcap__rt_fail(__func__, cudaErrorInvalidValue, "%s", gcap_last_error_message());
   if (t != p.p.type)
     return gcap__rt_fail(__func__, cudaErrorInvalidValue, "nodeParams->type %d is not the node's type %d",
                          (int)p.p.type, (int)t);
@@ -374,8 +373,9 @@ cudaError_t cudaGraphRetainUserObject(cudaGraph_t graph, cudaUserObject_t object
   if (!count) return gcap__rt_fail(__func__, cudaErrorInvalidValue, "count is 0");
   if (flags & ~(unsigned)cudaGraphUserObjectMove)
     return gcap__rt_fail(__func__, cudaErrorInvalidValue, "flags %#x: only cudaGraphUserObjectMove is defined", flags);
-  return gcap__rt_graph_done(__func__, gcap_graph_retain_user_object(gcap__rt_graph(graph), gcap__rt_user_object(object),
-                                                                     count, flags ? GCAP_GRAPH_USER_OBJECT_MOVE : 0));
+  return gcap__rt_graph_done(__func__,
+                             gcap_graph_retain_user_object(gcap__rt_graph(graph), gcap__rt_user_object(object), count,
+                                                           flags ? GCAP_GRAPH_USER_OBJECT_MOVE : 0));
 }
 
 cudaError_t cudaGraphReleaseUserObject(cudaGraph_t graph, cudaUserObject_t object, unsigned int count) {
@@ -385,6 +385,6 @@ cudaError_t cudaGraphReleaseUserObject(cudaGraph_t graph, cudaUserObject_t objec
   if (!graph) return gcap__rt_fail(__func__, cudaErrorInvalidValue, "graph is NULL");
   if (!object) return gcap__rt_fail(__func__, cudaErrorInvalidValue, "object is NULL");
   if (!count) return gcap__rt_fail(__func__, cudaErrorInvalidValue, "count is 0");
-  return gcap__rt_graph_done(__func__, gcap_graph_release_user_object(gcap__rt_graph(graph),
-                                                                      gcap__rt_user_object(object), count));
+  return gcap__rt_graph_done(
+      __func__, gcap_graph_release_user_object(gcap__rt_graph(graph), gcap__rt_user_object(object), count));
 }
