@@ -22,6 +22,23 @@ static cudaError_t finish_sync(const char *fn, gcap_stream *s, cudaError_t e, in
   return gcap__rt_done(fn, gcap_stream_synchronize(s));
 }
 
+/* Whether p is pageable host memory as far as the runtime knows: nothing it allocated or registered. */
+static int pageable(const void *p) { return gcap__rt_mem_type(p) == GCAP__RT_MEM_UNKNOWN; }
+
+/* The end of an asynchronous copy. CUDA returns from one whose host side is pageable memory only
+ * once the program may reuse that memory: a copy to pageable memory has completed, one from it
+ * has been staged; a host-to-host copy is fully synchronous. The simulator waits for the stream
+ * instead of staging: a little more than CUDA, which no correct program can tell, and what keeps
+ * such programs right in DEFERRED mode. Page-locked, registered and managed memory stay asynchronous. */
+static cudaError_t finish_async(const char *fn, gcap_stream *s, cudaError_t e, const void *dst, const void *src,
+                                enum cudaMemcpyKind kind) {
+  int wait = kind == cudaMemcpyHostToHost || (kind == cudaMemcpyHostToDevice && pageable(src)) ||
+             (kind == cudaMemcpyDeviceToHost && pageable(dst)) ||
+             (kind == cudaMemcpyDefault && (pageable(src) || pageable(dst)));
+  if (e || !wait || capturing(s)) return e;
+  return gcap__rt_done(fn, gcap_stream_synchronize(s));
+}
+
 /* ---- 1-D copies ---- */
 
 static cudaError_t copy_async(const char *fn, void *dst, const void *src, size_t count, enum cudaMemcpyKind kind,
@@ -53,7 +70,9 @@ static cudaError_t memcpy_async(const char *fn, void *dst, const void *src, size
                                 cudaStream_t stream, enum gcap__rt_default d) {
   gcap_stream *s;
   cudaError_t e = gcap__rt_stream(stream, d, &s);
-  return e ? e : copy_async(fn, dst, src, count, kind, s);
+  if (e) return e;
+  e = copy_async(fn, dst, src, count, kind, s);
+  return count ? finish_async(fn, s, e, dst, src, kind) : e;
 }
 
 cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream) {
@@ -110,7 +129,8 @@ static cudaError_t memcpy_2d(const char *fn, void *dst, size_t dpitch, const voi
   cudaError_t e = gcap__rt_stream(stream, d, &s);
   if (e) return e;
   e = copy_2d(fn, dst, dpitch, src, spitch, width, height, kind, s);
-  return sync ? finish_sync(fn, s, e, kind == cudaMemcpyDeviceToDevice) : e;
+  if (sync) return finish_sync(fn, s, e, kind == cudaMemcpyDeviceToDevice);
+  return width && height ? finish_async(fn, s, e, dst, src, kind) : e;
 }
 
 cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
@@ -159,7 +179,10 @@ static cudaError_t memcpy_3d(const char *fn, const struct cudaMemcpy3DParms *p, 
     e = copy_2d(fn, at3(p->dstPtr, p->dstPos.x, p->dstPos.y, p->dstPos.z + z), p->dstPtr.pitch,
                 at3(p->srcPtr, p->srcPos.x, p->srcPos.y, p->srcPos.z + z), p->srcPtr.pitch, p->extent.width,
                 p->extent.height, p->kind, s);
-  return sync ? finish_sync(fn, s, e, p->kind == cudaMemcpyDeviceToDevice) : e;
+  if (sync) return finish_sync(fn, s, e, p->kind == cudaMemcpyDeviceToDevice);
+  return p->extent.width && p->extent.height && p->extent.depth
+             ? finish_async(fn, s, e, p->dstPtr.ptr, p->srcPtr.ptr, p->kind)
+             : e;
 }
 
 cudaError_t cudaMemcpy3D(const struct cudaMemcpy3DParms *p) { return memcpy_3d(__func__, p, 0, GCAP__RT_LEGACY, 1); }
@@ -223,7 +246,8 @@ static cudaError_t to_symbol(const char *fn, const void *symbol, const void *src
   char *dst = NULL;
   if (!e) e = symbol_range(fn, symbol, count, offset, kind, 1, &dst);
   if (!e) e = copy_async(fn, dst, src, count, kind, s);
-  return sync ? finish_sync(fn, s, e, kind == cudaMemcpyDeviceToDevice) : e;
+  if (sync) return finish_sync(fn, s, e, kind == cudaMemcpyDeviceToDevice);
+  return count ? finish_async(fn, s, e, dst, src, kind) : e;
 }
 
 static cudaError_t from_symbol(const char *fn, void *dst, const void *symbol, size_t count, size_t offset,
@@ -233,7 +257,8 @@ static cudaError_t from_symbol(const char *fn, void *dst, const void *symbol, si
   char *src = NULL;
   if (!e) e = symbol_range(fn, symbol, count, offset, kind, 0, &src);
   if (!e) e = copy_async(fn, dst, src, count, kind, s);
-  return sync ? finish_sync(fn, s, e, kind == cudaMemcpyDeviceToDevice) : e;
+  if (sync) return finish_sync(fn, s, e, kind == cudaMemcpyDeviceToDevice);
+  return count ? finish_async(fn, s, e, dst, src, kind) : e;
 }
 
 cudaError_t cudaMemcpyToSymbol(const void *symbol, const void *src, size_t count, size_t offset,

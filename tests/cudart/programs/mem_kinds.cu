@@ -65,6 +65,18 @@ int main() {
   CHECK(cudaMemcpy(back.data(), dev, bytes, cudaMemcpyDefault));
   EXPECT(back[0] == 0 && back[1] == 0 && back[2] == 2 && back[n - 1] == n - 1);
 
+  // Asynchronous copies with pageable host memory: CUDA stages the source before returning, and
+  // returns from a copy into pageable memory once it is done, so the buffer may be reused at once.
+  cudaStream_t s;
+  CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  CHECK(cudaMemsetAsync(dev, 0, bytes, s));
+  CHECK(cudaMemcpyAsync(dev, host.data(), bytes, cudaMemcpyHostToDevice, s));
+  host[0] = -7; // after the call: the copy has the old value
+  CHECK(cudaMemcpyAsync(back.data(), dev, bytes, cudaMemcpyDeviceToHost, s));
+  EXPECT(back[0] == 0 && back[n - 1] == 3 * (n - 1)); // done when the call returns
+  host[0] = 0;
+  CHECK(cudaStreamDestroy(s));
+
   // Mapped pinned memory: the device pointer is the host address, and kernels use it.
   int *mapped_dev = nullptr;
   CHECK(cudaHostGetDevicePointer((void **)&mapped_dev, mapped, 0));
