@@ -38,8 +38,8 @@ static char *module_text(const struct gcap__cudart_module *m, size_t *len, char 
 static cudaError_t refuse(struct gcap__cudart_module *m, cudaError_t e, const char *kernel, const char *why) {
   m->load_error = e;
   m->generation = gcap__rt_generation();
-  fprintf(stderr, "gcap-cudart: cannot load the device code%s%s%s: %s\n", kernel ? " of kernel " : "",
-          kernel ? kernel : "", kernel ? "" : "", why);
+  fprintf(stderr, "gcap-cudart: cannot load the device code%s%s: %s\n", kernel ? " of kernel " : "",
+          kernel ? kernel : "", why);
   return e;
 }
 
@@ -52,6 +52,14 @@ static void point_managed(struct gcap__cudart_symbol *s, void *arg) {
     *(void **)(uintptr_t)s->host = dptr;
 }
 
+/* Whether the fatbin holds PTX the simulated device can take: without it, CUDA's "no kernel
+ * image for the device"; with it, a failure to read that PTX is a bad image. */
+static int has_fitting_ptx(const struct gcap__cudart_module *m) {
+  for (size_t i = 0; i < m->fatbin.count; i++)
+    if (m->fatbin.entries[i].kind == GCAP__FATBIN_PTX && m->fatbin.entries[i].arch <= gcap__cudart_cc()) return 1;
+  return 0;
+}
+
 /* Loads m into ctx unless it is loaded in this generation; under load_lock. */
 static cudaError_t load_module(gcap_context *ctx, struct gcap__cudart_module *m, const char *kernel) {
   unsigned long gen = gcap__rt_generation();
@@ -61,15 +69,8 @@ static cudaError_t load_module(gcap_context *ctx, struct gcap__cudart_module *m,
   char err[512] = "";
   size_t len = 0;
   char *text = module_text(m, &len, err, sizeof err);
-  if (!text) {
-    int no_ptx = strstr(err, "no PTX") != NULL || strstr(err, "PTX") != NULL;
-    char why[768];
-    snprintf(why, sizeof why, "%s%s", err,
-             no_ptx
-                 ? "; build it with PTX for the simulator to run (nvcc -arch=sm_XX, or -gencode with code=compute_XX)"
-                 : "");
-    return refuse(m, no_ptx ? cudaErrorNoKernelImageForDevice : cudaErrorInvalidKernelImage, kernel, why);
-  }
+  if (!text) return refuse(m, has_fitting_ptx(m) ? cudaErrorInvalidKernelImage : cudaErrorNoKernelImageForDevice,
+                           kernel, err);
   gcap_module_desc d = {.image = text, .image_size = len + 1};
   gcap_module *gm = NULL;
   /* The runtime loads lazily, at a kernel's first use, which may be inside a capture: like the
@@ -77,11 +78,13 @@ static cudaError_t load_module(gcap_context *ctx, struct gcap__cudart_module *m,
   gcap_capture_mode mode = GCAP_CAPTURE_MODE_RELAXED;
   gcap_thread_exchange_capture_mode(&mode);
   gcap_status st = gcap_module_load(ctx, &d, &gm);
+  char why[1024] = ""; /* restoring the mode clears gcap's message */
+  if (st != GCAP_SUCCESS) snprintf(why, sizeof why, "%s", gcap_last_error_message());
   gcap_thread_exchange_capture_mode(&mode);
   free(text);
   if (st != GCAP_SUCCESS) {
     cudaError_t e = st == GCAP_ERROR_INVALID_PTX ? cudaErrorInvalidPtx : gcap__rt_error_of(st);
-    return refuse(m, e, kernel, gcap_last_error_message());
+    return refuse(m, e, kernel, why);
   }
   m->loaded = gm;
   m->generation = gen;
