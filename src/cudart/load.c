@@ -69,8 +69,8 @@ static cudaError_t load_module(gcap_context *ctx, struct gcap__cudart_module *m,
   char err[512] = "";
   size_t len = 0;
   char *text = module_text(m, &len, err, sizeof err);
-  if (!text) return refuse(m, has_fitting_ptx(m) ? cudaErrorInvalidKernelImage : cudaErrorNoKernelImageForDevice,
-                           kernel, err);
+  if (!text)
+    return refuse(m, has_fitting_ptx(m) ? cudaErrorInvalidKernelImage : cudaErrorNoKernelImageForDevice, kernel, err);
   gcap_module_desc d = {.image = text, .image_size = len + 1};
   gcap_module *gm = NULL;
   /* The runtime loads lazily, at a kernel's first use, which may be inside a capture: like the
