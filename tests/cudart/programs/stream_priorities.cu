@@ -1,6 +1,7 @@
 // Stream priorities as programs set them up: ask the device for its range, make a high- and a
 // low-priority stream (values outside the range are clamped), read them back through
-// cudaStreamGetPriority and the priority stream attribute, and run work on both.
+// cudaStreamGetPriority and the priority stream attribute, run work on both, and capture kernels
+// whose nodes take their stream's priority.
 #include "check.h"
 
 #include <vector>
@@ -66,6 +67,28 @@ int main() {
   CHECK(cudaMemcpy(ha.data(), a, n * sizeof(float), cudaMemcpyDeviceToHost));
   CHECK(cudaMemcpy(hb.data(), b, n * sizeof(float), cudaMemcpyDeviceToHost));
   for (int i = 0; i < n; i++) EXPECT(ha[i] == 2.0f * float(i) && hb[i] == 3.0f * float(i));
+
+  // A kernel captured on a stream takes the stream's priority as its node's priority.
+  cudaGraph_t graph;
+  const cudaGraphNode_t *deps = nullptr;
+  size_t num = 0;
+  enum cudaStreamCaptureStatus status;
+  cudaKernelNodeAttrValue attr{};
+  CHECK(cudaStreamBeginCapture(high, cudaStreamCaptureModeGlobal));
+  scale<<<4, 128, 0, high>>>(a, 5.0f, n);
+  CHECK(cudaStreamGetCaptureInfo(high, &status, nullptr, nullptr, &deps, nullptr, &num));
+  EXPECT(num == 1);
+  CHECK(cudaGraphKernelNodeGetAttribute(deps[0], cudaLaunchAttributePriority, &attr));
+  EXPECT(attr.priority == -5);
+  CHECK(cudaStreamEndCapture(high, &graph));
+  CHECK(cudaGraphDestroy(graph));
+  CHECK(cudaStreamBeginCapture(plain, cudaStreamCaptureModeGlobal));
+  scale<<<4, 128, 0, plain>>>(a, 5.0f, n);
+  CHECK(cudaStreamGetCaptureInfo(plain, &status, nullptr, nullptr, &deps, nullptr, &num));
+  CHECK(cudaGraphKernelNodeGetAttribute(deps[0], cudaLaunchAttributePriority, &attr));
+  EXPECT(attr.priority == 0);
+  CHECK(cudaStreamEndCapture(plain, &graph));
+  CHECK(cudaGraphDestroy(graph));
 
   CHECK(cudaStreamDestroy(high));
   CHECK(cudaStreamDestroy(low));
