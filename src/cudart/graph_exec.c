@@ -178,7 +178,9 @@ cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec) {
   if (!exec) return gcap__rt_fail(__func__, cudaErrorInvalidValue, "graphExec is NULL");
   unsigned f;
   /* gcap_exec_destroy takes anything; CUDA refuses what is no executable. */
-  if ((e = done(__func__, gcap_exec_get_flags(gcap__rt_exec(exec), &f)))) return e;
+  if (gcap_exec_get_flags(gcap__rt_exec(exec), &f) != GCAP_SUCCESS)
+    return gcap__rt_fail(__func__, cudaErrorInvalidValue, "graphExec %p is not a live executable graph (%s)",
+                         (void *)exec, gcap_last_error_message());
   gcap_exec_destroy(gcap__rt_exec(exec));
   return cudaSuccess;
 }
