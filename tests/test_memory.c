@@ -88,6 +88,15 @@ static void test_mem_alloc_errors(void **state) {
   d = SENTINEL;
   assert_status(gcap_mem_alloc(dead, 16, &d), GCAP_ERROR_INVALID_HANDLE);
   assert_null(d);
+
+  /* More than the device holds (1 EiB): refused as a GPU does, the host never asked. */
+  d = SENTINEL;
+  assert_status(gcap_mem_alloc(f->ctx, (size_t)1 << 60, &d), GCAP_ERROR_OUT_OF_MEMORY);
+  assert_null(d);
+  test_assert_message_contains("gcap_mem_alloc");
+  if (test_on_sim()) test_assert_message_contains("more than the simulated device's 80 GiB");
+  assert_status(gcap_mem_alloc_managed(f->ctx, (size_t)1 << 60, &d), GCAP_ERROR_OUT_OF_MEMORY);
+  if (test_on_sim()) test_assert_message_contains("more than the simulated device's 80 GiB");
 }
 
 static void test_mem_free_errors(void **state) {

@@ -263,8 +263,18 @@ static void poison(struct sim_context *sc, void *p, size_t bytes) {
   sim_work_end(sc);
 }
 
+/* The simulated device's memory, an H100's 80 GiB (as its module variables count it too): an
+ * allocation larger than all of it fails as on such a GPU, without asking the host for it. */
+#define SIM_DEVICE_BYTES ((size_t)80 << 30)
+
+static gcap_status larger_than_device(size_t bytes, const char *what) {
+  return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "%zu bytes of %s are more than the simulated device's %zu GiB", bytes,
+                    what, SIM_DEVICE_BYTES >> 30);
+}
+
 static gcap_status sim_mem_alloc(struct gcap__backend_ctx *b, size_t bytes, void **out) {
   struct sim_context *sc = sim_context_from(b);
+  if (bytes > SIM_DEVICE_BYTES) return larger_than_device(bytes, "device memory");
   gcap_status st = sc->options.strict_memory ? sim_device_alloc(sc, bytes, out) : aligned(256, bytes, out);
   if (st == GCAP_SUCCESS && sim_init_track(sc, *out, bytes, false) != GCAP_SUCCESS) {
     release_device(sc, *out);
@@ -281,10 +291,7 @@ static gcap_status sim_mem_alloc(struct gcap__backend_ctx *b, size_t bytes, void
  */
 static gcap_status sim_mem_alloc_managed(struct gcap__backend_ctx *b, size_t bytes, void **out) {
   struct sim_context *sc = sim_context_from(b);
-  gcap_status st =
-      bytes > SIZE_MAX / 2
-          ? gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "the simulator could not allocate %zu bytes of managed memory", bytes)
-          : aligned(256, bytes, out);
+  gcap_status st = bytes > SIM_DEVICE_BYTES ? larger_than_device(bytes, "managed memory") : aligned(256, bytes, out);
   if (st == GCAP_SUCCESS && sim_init_track(sc, *out, bytes, true) != GCAP_SUCCESS) {
     free(*out);
     *out = NULL;
@@ -575,6 +582,12 @@ static gcap_status program_alloc(void *ctx, size_t bytes, void **out) {
   return sc->options.strict_memory ? sim_device_alloc(sc, bytes, out) : aligned(256, bytes, out);
 }
 
+/* A __managed__ variable: ordinary memory, as sim_mem_alloc_managed's, that host code may touch under strict memory. */
+static gcap_status program_alloc_managed(void *ctx, size_t bytes, void **out) {
+  (void)ctx;
+  return aligned(256, bytes, out);
+}
+
 static void program_free(void *ctx, void *p) { sim_free_now(ctx, p); }
 
 /* An initial value written as a copy is, opening (strict memory) just what it writes. */
@@ -616,7 +629,7 @@ static gcap_status sim_module_load(struct gcap__backend_ctx *b, const gcap_modul
                         d->image ? "not PTX text" : "NULL");
     return GCAP_SUCCESS;
   }
-  struct px_memory_ops mem = {sc, program_alloc, program_free, program_write, program_zero};
+  struct px_memory_ops mem = {sc, program_alloc, program_alloc_managed, program_free, program_write, program_zero};
   return px_program_load(d->image, d->image_size, &mem, (struct px_program **)out);
 }
 
