@@ -56,6 +56,9 @@ static void query(const expected &x) {
   std::snprintf(name, sizeof name, "gcap simulator (sm_%d%d)", x.major, x.minor);
   EXPECT(std::strcmp(p.name, name) == 0);
   EXPECT(p.totalGlobalMem == (size_t)80 << 30);
+  size_t free_bytes = 0, total_bytes = 0;
+  CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  EXPECT(total_bytes == p.totalGlobalMem && free_bytes <= total_bytes);
   SAME(p.major, cudaDevAttrComputeCapabilityMajor);
   SAME(p.minor, cudaDevAttrComputeCapabilityMinor);
   EXPECT(p.major == x.major && p.minor == x.minor);

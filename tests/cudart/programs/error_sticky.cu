@@ -61,6 +61,12 @@ static void expect_sticky(cudaError_t sticky, int *d, int n) {
   });
   t.join();
   EXPECT(seen[0] == sticky && seen[1] == sticky);
+  // What the device is needs no context: an error handler may still print it.
+  int count = 0, sms = 0;
+  CHECK(cudaGetDeviceCount(&count));
+  CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  EXPECT(count == 1 && sms > 0);
+  CHECK_ERROR(cudaGetLastError(), sticky);
   // Only a reset clears it; the memory of the old context is gone with it.
   CHECK(cudaDeviceReset());
   CHECK(cudaGetLastError());
