@@ -331,6 +331,33 @@ static void test_kernel_stats(void **state) {
   gcap_context_destroy(ctx);
 }
 
+/* DEFERRED: a kernel issued before a stream-ordered free of its memory runs before the free, and
+ * its memory check sees the memory as the allocation it still is; the copy back after the kernel
+ * and before the free reads the kernel's results. */
+static void test_free_async_after_kernel(void **state) {
+  (void)state;
+  gcap_context *ctx = sim_context(GCAP_SIM_KERNELS_PTX, GCAP_SIM_EXEC_DEFERRED);
+  gcap_module *m = load_ptx(ctx);
+  gcap_stream *s = test_stream_create(ctx);
+  int n = 64;
+  float in[64], out[64];
+  for (int i = 0; i < n; i++) in[i] = (float)i;
+  void *din = NULL, *dout = NULL;
+  assert_ok(gcap_mem_alloc_async(s, sizeof in, &din));
+  assert_ok(gcap_mem_alloc_async(s, sizeof out, &dout));
+  assert_ok(gcap_memcpy_async(s, din, in, sizeof in, GCAP_MEMCPY_HOST_TO_DEVICE));
+  void *args[] = {&dout, &din, &n};
+  assert_ok(gcap_launch_kernel(s, test_kernel_of(m, "scale"), GCAP_DIM3(1, 1, 1), GCAP_DIM3(64, 1, 1), 0, args));
+  assert_ok(gcap_mem_free_async(s, din));
+  assert_ok(gcap_memcpy_async(s, out, dout, sizeof out, GCAP_MEMCPY_DEVICE_TO_HOST));
+  assert_ok(gcap_mem_free_async(s, dout));
+  assert_ok(gcap_stream_synchronize(s));
+  static const float coef[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+  for (int i = 0; i < n; i++) assert_true(out[i] == fmaf(in[i], coef[i % 4], 5.0f)); /* counter starts at 5 */
+  assert_ok(gcap_stream_destroy(s));
+  gcap_context_destroy(ctx);
+}
+
 static void cpu_scale(const gcap_sim_thread *t, void *const *args) {
   (void)t;
   (void)args;
@@ -798,6 +825,7 @@ int main(void) {
       cmocka_unit_test(test_image_not_ptx),
       cmocka_unit_test(test_get_global_outputs_on_failure),
       cmocka_unit_test(test_kernel_stats),
+      cmocka_unit_test(test_free_async_after_kernel),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

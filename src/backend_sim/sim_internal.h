@@ -298,6 +298,10 @@ gcap_status sim_drain(struct sim_context *sc, const struct sim_mark *marks, size
 /* Runs until every queued operation has run. */
 gcap_status sim_drain_all(struct sim_context *sc);
 bool sim_queues_empty(const struct sim_context *sc);
+/* The ranges (base, bytes) queued stream-ordered frees will release, at most max of them; a
+ * kernel remembers SIM_PENDING_FREES (beyond them, its memory check may fault on such memory). */
+#define SIM_PENDING_FREES 64
+size_t sim_pending_frees(const struct sim_context *sc, uintptr_t (*out)[2], size_t max);
 /* NOT_READY after running one step toward `m`, SUCCESS when it is reached already. */
 gcap_status sim_advance(struct sim_context *sc, const struct sim_mark *m);
 /* For calls that drain but cannot report (frees, unloads, waits before a destroy): kept for the next wait. */

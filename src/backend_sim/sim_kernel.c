@@ -36,10 +36,11 @@ struct sim_job {
   unsigned fibers;     /* made by a worker before its first block, when the form is FIBERS */
   uint64_t end, chunk; /* blocks [next, end) are left, handed out `chunk` at a time */
   atomic_uint_fast64_t next;
-  atomic_bool failed;           /* a block failed: the others stop */
-  uint64_t instructions;        /* lane-instructions the worker threads executed (run_rest) */
-  atomic_bool barrier_in_plain; /* a plain-loop thread called gcap_sim_syncthreads */
-  gcap_status status;           /* the first failure, written by the worker that set `failed` */
+  atomic_bool failed;                            /* a block failed: the others stop */
+  uint64_t instructions;                         /* lane-instructions the worker threads executed (run_rest) */
+  uintptr_t pending_frees[SIM_PENDING_FREES][2]; /* px_launch.pending_frees */
+  atomic_bool barrier_in_plain;                  /* a plain-loop thread called gcap_sim_syncthreads */
+  gcap_status status;                            /* the first failure, written by the worker that set `failed` */
   char message[640];
   struct px_launch ptx;                    /* FORM_PTX */
   const struct gcap__backend_ctx *backend; /* the launch's context (conditional handles must be its own) */
@@ -669,6 +670,10 @@ static gcap_status run_ptx(struct sim_context *sc, struct sim_job *job) {
                                 sc,
                                 sim_init_bits};
   job->ptx.zero_memory = sc->options.zero_block_memory;
+  if (sc->frees_queued) {
+    job->ptx.pending_frees = (const uintptr_t(*)[2])job->pending_frees;
+    job->ptx.num_pending_frees = sim_pending_frees(sc, job->pending_frees, SIM_PENDING_FREES);
+  }
   gcap_status st = px_launch_check(&job->ptx);
   if (st != GCAP_SUCCESS) return st;
   if (!(job->ptx.params = px_launch_params(k, l->args)))

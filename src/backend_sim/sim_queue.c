@@ -122,6 +122,17 @@ static void run_free(struct sim_context *sc, const struct sim_op *op, unsigned t
   sc->freed[sc->freed_count++] = (struct sim_freed){(uintptr_t)op->u.free.ptr, op->u.free.bytes, op->number, tid};
 }
 
+size_t sim_pending_frees(const struct sim_context *sc, uintptr_t (*out)[2], size_t max) {
+  size_t n = 0;
+  for (const struct sim_stream *s = sc->streams; s; s = s->next)
+    for (const struct sim_op *op = s->head; op && n < max; op = op->next)
+      if (op->kind == SIM_WORK_FREE && op->u.free.ptr) {
+        out[n][0] = (uintptr_t)op->u.free.ptr;
+        out[n++][1] = op->u.free.bytes;
+      }
+  return n;
+}
+
 bool sim_queues_empty(const struct sim_context *sc) {
   for (const struct sim_stream *s = sc->streams; s; s = s->next)
     if (s->head) return false;

@@ -630,13 +630,6 @@ static cudaError_t free_async(const char *fn, void *ptr, cudaStream_t stream, en
   if (e) return e;
   gcap_capture_status cs = GCAP_CAPTURE_STATUS_NONE;
   (void)gcap_stream_is_capturing(s, &cs);
-  /* The core takes an eager stream-ordered free out of its allocation table at once; in the
-   * simulator's DEFERRED mode a kernel still queued before it would then find its memory gone.
-   * So the stream's earlier work runs first (a no-op when it is done, as in IMMEDIATE mode). */
-  if (cs == GCAP_CAPTURE_STATUS_NONE && ptr && gcap_stream_query(s) == GCAP_ERROR_NOT_READY) {
-    e = gcap__rt_done(fn, gcap_stream_synchronize(s));
-    if (e) return e;
-  }
   e = gcap__rt_done(fn, gcap_mem_free_async(s, ptr));
   if (!e && cs == GCAP_CAPTURE_STATUS_NONE) forget(ptr);
   return e;

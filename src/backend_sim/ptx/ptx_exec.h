@@ -93,6 +93,13 @@ struct px_launch {
   enum px_stop (*poll)(const struct px_launch *l);
   uint32_t timeout_ms; /* for the report of PX_STOP_TIMEOUT */
   bool zero_memory;    /* shared and local memory start each block as zeros, not poison (px_poison_word) */
+  /*
+   * DEFERRED: the memory stream-ordered frees still queued when the kernel started will release
+   * (base, bytes pairs). The core forgets such memory when the free is issued, but a kernel issued
+   * before it may still use it. Looked at only where the memory check would fault.
+   */
+  const uintptr_t (*pending_frees)[2];
+  size_t num_pending_frees;
 };
 
 /*

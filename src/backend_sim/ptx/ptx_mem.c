@@ -98,6 +98,13 @@ static bool find_global(struct px_warp *w, const struct px_ins *in, unsigned l, 
     return false;
   }
   if (!(L->checks & GCAP_SIM_CHECK_MEMORY)) return false; /* INIT alone: not its business */
+  for (size_t i = 0; !live && i < L->num_pending_frees; i++) {
+    uintptr_t base = L->pending_frees[i][0], n = L->pending_frees[i][1];
+    if (addr < base || addr - base >= n || base + n - addr < bytes) continue;
+    memo_fill(L->serial, base, base + n,
+              (L->checks & GCAP_SIM_CHECK_INIT) && L->init_bits ? L->init_bits(L->init_ctx, base) : NULL);
+    return true; /* device memory, not a module's constants */
+  }
   char near[200];
   if (live)
     snprintf(near, sizeof near, "which runs past the end of an allocation of %zu bytes at 0x%llx", v.bytes,
