@@ -69,13 +69,64 @@ cudaError_t cudaDeviceGetStreamPriorityRange(int *least, int *greatest) {
   return gcap__rt_done(__func__, gcap_context_stream_priority_range(ctx, least, greatest));
 }
 
+/* Stream ids, unique over the process's lifetime as CUDA's are: a stream gets the next number
+ * when it is first asked for its id, and loses it when it is destroyed (or when cudaDeviceReset
+ * ends the generation it belongs to), so that a stream made later at the same address gets a new
+ * one. */
+struct stream_id {
+  gcap_stream *s;
+  unsigned long generation;
+  unsigned long long id;
+};
+static pthread_mutex_t ids_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct stream_id *ids;
+static size_t ids_count, ids_cap;
+static unsigned long long next_id = 1;
+
+/* 0 when out of memory. */
+static unsigned long long id_of(gcap_stream *s) {
+  unsigned long gen = gcap__rt_generation();
+  unsigned long long id = 0;
+  pthread_mutex_lock(&ids_lock);
+  for (size_t i = 0; i < ids_count && !id;) {
+    if (ids[i].generation != gen) ids[i] = ids[--ids_count]; /* a stream of an earlier context */
+    else if (ids[i].s == s) id = ids[i].id;
+    else i++;
+  }
+  if (!id && ids_count == ids_cap) {
+    size_t cap = ids_cap ? 2 * ids_cap : 16;
+    struct stream_id *n = realloc(ids, cap * sizeof *n);
+    if (n) ids = n, ids_cap = cap;
+  }
+  if (!id && ids_count < ids_cap) {
+    id = next_id++;
+    ids[ids_count++] = (struct stream_id){s, gen, id};
+  }
+  pthread_mutex_unlock(&ids_lock);
+  return id;
+}
+
+static void forget_id(gcap_stream *s) {
+  pthread_mutex_lock(&ids_lock);
+  for (size_t i = 0; i < ids_count; i++)
+    if (ids[i].s == s) {
+      ids[i] = ids[--ids_count];
+      break;
+    }
+  pthread_mutex_unlock(&ids_lock);
+}
+
 /* The legacy stream and the per-thread streams are not the program's to destroy (gcap refuses
  * them as invalid handles, as CUDA does). */
 cudaError_t cudaStreamDestroy(cudaStream_t stream) {
   gcap_stream *s;
   cudaError_t e = gcap__rt_stream(stream, GCAP__RT_LEGACY, &s);
   if (e) return e;
-  return gcap__rt_done(__func__, gcap_stream_destroy(s));
+  gcap_status st = gcap_stream_destroy(s);
+  /* Refused (not a stream, the legacy or a per-thread stream, capturing): it stays. Otherwise it
+   * is gone, also when the work it waited for failed. */
+  if (st != GCAP_ERROR_INVALID_HANDLE && st != GCAP_ERROR_ILLEGAL_STATE) forget_id(s);
+  return gcap__rt_done(__func__, st);
 }
 
 static cudaError_t get_flags(const char *fn, cudaStream_t stream, enum gcap__rt_default d, unsigned *flags) {
@@ -108,8 +159,6 @@ cudaError_t cudaStreamGetPriority_ptsz(cudaStream_t stream, int *priority) {
   return get_priority(__func__, stream, GCAP__RT_PER_THREAD, priority);
 }
 
-/* A stream's id is the address of its gcap stream: unique among the streams that live at once
- * (CUDA's are unique over the process's lifetime; an id may come back after a destroy here). */
 static cudaError_t get_id(const char *fn, cudaStream_t stream, enum gcap__rt_default d, unsigned long long *id) {
   gcap_stream *s;
   cudaError_t e = gcap__rt_stream(stream, d, &s);
@@ -117,8 +166,11 @@ static cudaError_t get_id(const char *fn, cudaStream_t stream, enum gcap__rt_def
   if (!id) return gcap__rt_fail(fn, cudaErrorInvalidValue, "streamId is NULL");
   unsigned flags;
   e = gcap__rt_done(fn, gcap_stream_get_flags(s, &flags)); /* checks the handle */
-  if (!e) *id = (unsigned long long)(uintptr_t)s;
-  return e;
+  if (e) return e;
+  unsigned long long n = id_of(s);
+  if (!n) return gcap__rt_fail(fn, cudaErrorMemoryAllocation, "no memory to number the stream");
+  *id = n;
+  return cudaSuccess;
 }
 
 cudaError_t cudaStreamGetId(cudaStream_t stream, unsigned long long *id) {

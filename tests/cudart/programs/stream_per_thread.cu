@@ -1,7 +1,8 @@
 // Built with --default-stream per-thread: stream 0 is each host thread's own stream (the
 // runtime's _ptsz/_ptds entry points). Two threads work on their stream 0 at once; each sees its
 // own stream, also as cudaStreamPerThread, and cudaStreamLegacy is still the legacy stream, with
-// which the per-thread streams synchronize. A per-thread stream can be captured.
+// which the per-thread streams synchronize. Stream ids are unique. A per-thread stream can be
+// captured.
 #include "check.h"
 
 #include <thread>
@@ -65,6 +66,22 @@ int main() {
   CHECK(cudaStreamGetId(0, &mine));
   CHECK(cudaStreamGetId(cudaStreamLegacy, &legacy));
   EXPECT(mine != legacy && mine != r1.id_zero && mine != r2.id_zero);
+  // Ids are stable, and unique over the process's lifetime: a stream made after another is
+  // destroyed gets a new one.
+  unsigned long long again, ids[8];
+  CHECK(cudaStreamGetId(cudaStreamLegacy, &again));
+  EXPECT(again == legacy);
+  for (int i = 0; i < 8; i++) {
+    cudaStream_t s;
+    CHECK(cudaStreamCreate(&s));
+    CHECK(cudaStreamGetId(s, &ids[i]));
+    CHECK(cudaStreamGetId(s, &again));
+    EXPECT(again == ids[i] && ids[i] != legacy && ids[i] != mine);
+    for (int j = 0; j < i; j++) EXPECT(ids[j] != ids[i]);
+    CHECK(cudaStreamDestroy(s));
+  }
+  CHECK_ERROR(cudaStreamGetId(0, nullptr), cudaErrorInvalidValue);
+  CHECK_ERROR(cudaGetLastError(), cudaErrorInvalidValue);
   unsigned flags = 99;
   CHECK(cudaStreamGetFlags(0, &flags));
   EXPECT(flags == cudaStreamDefault);
