@@ -114,6 +114,42 @@ int main() {
 
   CHECK(cudaGraphExecDestroy(exec));
   CHECK(cudaGraphDestroy(graph));
+
+  // Nested: a switch in the body of an if, with a handle of the outer graph. A destroyed
+  // conditional node's bodies go with it; a new one has bodies of its own.
+  CHECK(cudaGraphCreate(&graph, 0));
+  cudaGraphConditionalHandle on, which;
+  CHECK(cudaGraphConditionalHandleCreate(&on, graph, 1, cudaGraphCondAssignDefault));
+  CHECK(cudaGraphConditionalHandleCreate(&which, graph, 2, cudaGraphCondAssignDefault));
+  ip.conditional.handle = on;
+  ip.conditional.size = 1;
+  CHECK(cudaGraphAddNode(&if_node, graph, nullptr, nullptr, 0, &ip));
+  cudaGraph_t if_body = ip.conditional.phGraph_out[0];
+  cudaGraphNodeParams sw = {};
+  sw.type = cudaGraphNodeTypeConditional;
+  sw.conditional.handle = which;
+  sw.conditional.type = cudaGraphCondTypeSwitch;
+  sw.conditional.size = 3;
+  cudaGraphNode_t sw_node;
+  CHECK(cudaGraphAddNode(&sw_node, if_body, nullptr, nullptr, 0, &sw));
+  CHECK(cudaGraphDestroyNode(sw_node));
+  sw.conditional.phGraph_out = nullptr;
+  CHECK(cudaGraphAddNode(&sw_node, if_body, nullptr, nullptr, 0, &sw));
+  int values[3] = {10, 20, 30};
+  void *case_args[3][2];
+  for (int i = 0; i < 3; i++) {
+    case_args[i][0] = &d_out;
+    case_args[i][1] = &values[i];
+    add_kernel(sw.conditional.phGraph_out[i], nullptr, 0, (void *)store, case_args[i]);
+  }
+  CHECK(cudaGraphGetNodes(if_body, nullptr, &n));
+  EXPECT(n == 1);
+  CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  CHECK(cudaGraphLaunch(exec, 0));
+  CHECK(cudaMemcpy(&out, d_out, sizeof out, cudaMemcpyDeviceToHost));
+  EXPECT(out == 30);
+  CHECK(cudaGraphExecDestroy(exec));
+  CHECK(cudaGraphDestroy(graph));
   CHECK(cudaFree(d_counter));
   CHECK(cudaFree(d_out));
   return passed();
