@@ -168,6 +168,37 @@ int main() {
   gp.type = cudaGraphNodeTypeHost;
   gp.host.fn = [](void *) {};
   CHECK_ERROR(cudaGraphNodeSetParams(k, &gp), cudaErrorInvalidValue);
+  // What gcap does not have: moved child graphs, external semaphores; copy flags must be 0.
+  cudaGraph_t sub;
+  CHECK(cudaGraphCreate(&sub, 0));
+  gp = {};
+  gp.type = cudaGraphNodeTypeGraph;
+  gp.graph.graph = sub;
+  gp.graph.ownership = cudaGraphChildGraphOwnershipMove;
+  CHECK_ERROR(cudaGraphAddNode(&y, g, nullptr, nullptr, 0, &gp), cudaErrorNotSupported);
+  gp = {};
+  gp.type = cudaGraphNodeTypeExtSemaphoreSignal;
+  CHECK_ERROR(cudaGraphAddNode(&y, g, nullptr, nullptr, 0, &gp), cudaErrorNotSupported);
+  gp = {};
+  gp.type = cudaGraphNodeTypeMemcpy;
+  gp.memcpy.flags = 1;
+  gp.memcpy.copyParams.srcPtr = make_cudaPitchedPtr(d_p, 4, 4, 1);
+  gp.memcpy.copyParams.dstPtr = make_cudaPitchedPtr(&h, 4, 4, 1);
+  gp.memcpy.copyParams.extent = make_cudaExtent(4, 1, 1);
+  gp.memcpy.copyParams.kind = cudaMemcpyDeviceToHost;
+  CHECK_ERROR(cudaGraphAddNode(&y, g, nullptr, nullptr, 0, &gp), cudaErrorInvalidValue);
+  EXPECT(nodes_of(g) == 4);
+  // Cloned in (the default), the child is a copy.
+  gp = {};
+  gp.type = cudaGraphNodeTypeGraph;
+  gp.graph.graph = sub;
+  cudaGraphNode_t sub_node;
+  CHECK(cudaGraphAddNode(&sub_node, g, nullptr, nullptr, 0, &gp));
+  cudaGraph_t embedded = nullptr;
+  CHECK(cudaGraphChildGraphNodeGetGraph(sub_node, &embedded));
+  EXPECT(embedded != nullptr && embedded != sub);
+  CHECK(cudaGraphDestroyNode(sub_node));
+  CHECK(cudaGraphDestroy(sub));
   EXPECT(nodes_of(g) == 4);
 
   // Event nodes: the getter of the other kind refuses.
