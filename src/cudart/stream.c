@@ -365,9 +365,18 @@ static void run_callback(void *arg) {
   else pending = c->next;
   if (c->next) c->next->prev = c->prev;
   pthread_mutex_unlock(&callbacks_lock);
-  /* The status CUDA passes: the device's sticky error, if any (checking it calls no gcap function). */
-  gcap_context *ctx;
-  cudaError_t status = gcap__rt_enter(&ctx);
+  /* The status CUDA passes: the device's sticky error (a kernel fault), if any. Read without
+   * entering the runtime, which would start a context again while cudaDeviceReset drains this one. */
+  cudaError_t status = cudaPeekAtLastError();
+  switch (status) {
+  case cudaErrorIllegalAddress:
+  case cudaErrorLaunchTimeout:
+  case cudaErrorAssert:
+  case cudaErrorIllegalInstruction:
+  case cudaErrorMisalignedAddress:
+  case cudaErrorLaunchFailure: break;
+  default: status = cudaSuccess;
+  }
   c->fn(c->stream, status, c->user_data);
   free(c);
 }

@@ -125,5 +125,17 @@ int main() {
   CHECK(cudaStreamDestroy(a));
   CHECK(cudaStreamDestroy(b));
   CHECK(cudaFree(counter));
+
+  // A callback still pending when cudaDeviceReset tears the context down runs once, with
+  // cudaSuccess, before the reset returns.
+  cudaStream_t last;
+  CHECK(cudaStreamCreate(&last));
+  CHECK(cudaMalloc(&counter, sizeof(int)));
+  CHECK(cudaMemcpy(counter, &zero, sizeof(int), cudaMemcpyHostToDevice));
+  bump<<<1, 32, 0, last>>>(counter);
+  Expect at_reset{last, 90};
+  CHECK(cudaStreamAddCallback(last, callback, &at_reset, 0));
+  CHECK(cudaDeviceReset());
+  EXPECT(count(90) == 1 && count(-90) == 0);
   return passed();
 }
