@@ -436,6 +436,17 @@ cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int dev
   return cudaSuccess;
 }
 
+/* The devices a thread may pick from, in order: only device 0 is there to list. */
+cudaError_t cudaSetValidDevices(int *devices, int len) {
+  if (len < 0 || (len > 0 && !devices))
+    return gcap__rt_fail(__func__, cudaErrorInvalidValue, "device_arr %s, len %d", devices ? "given" : "NULL", len);
+  for (int i = 0; i < len; i++)
+    if (devices[i] != 0)
+      return gcap__rt_fail(__func__, cudaErrorInvalidDevice, "device_arr[%d] is %d: the simulator has one device, 0", i,
+                           devices[i]);
+  return cudaSuccess;
+}
+
 cudaError_t cudaChooseDevice(int *device, const struct cudaDeviceProp *prop) {
   if (!device) return gcap__rt_fail(__func__, cudaErrorInvalidValue, "device is NULL");
   if (!prop) return gcap__rt_fail(__func__, cudaErrorInvalidValue, "prop is NULL");

@@ -180,6 +180,12 @@ static void query(const expected &x) {
   CHECK_ERROR(cudaGetLastError(), cudaErrorInvalidValue);
   CHECK(cudaChooseDevice(&dev, &p));
   EXPECT(dev == 0);
+  int valid[2] = {0, 1};
+  CHECK(cudaSetValidDevices(valid, 1));
+  CHECK(cudaSetValidDevices(nullptr, 0));
+  CHECK_ERROR(cudaSetValidDevices(valid, 2), cudaErrorInvalidDevice);
+  CHECK_ERROR(cudaSetValidDevices(nullptr, 1), cudaErrorInvalidValue);
+  CHECK_ERROR(cudaGetLastError(), cudaErrorInvalidValue);
   CHECK(cudaGetLastError());
 }
 
