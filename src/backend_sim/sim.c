@@ -582,6 +582,12 @@ static gcap_status program_alloc(void *ctx, size_t bytes, void **out) {
   return sc->options.strict_memory ? sim_device_alloc(sc, bytes, out) : aligned(256, bytes, out);
 }
 
+/* A __managed__ variable: ordinary memory, as sim_mem_alloc_managed's, that host code may touch under strict memory. */
+static gcap_status program_alloc_managed(void *ctx, size_t bytes, void **out) {
+  (void)ctx;
+  return aligned(256, bytes, out);
+}
+
 static void program_free(void *ctx, void *p) { sim_free_now(ctx, p); }
 
 /* An initial value written as a copy is, opening (strict memory) just what it writes. */
@@ -623,7 +629,7 @@ static gcap_status sim_module_load(struct gcap__backend_ctx *b, const gcap_modul
                         d->image ? "not PTX text" : "NULL");
     return GCAP_SUCCESS;
   }
-  struct px_memory_ops mem = {sc, program_alloc, program_free, program_write, program_zero};
+  struct px_memory_ops mem = {sc, program_alloc, program_alloc_managed, program_free, program_write, program_zero};
   return px_program_load(d->image, d->image_size, &mem, (struct px_program **)out);
 }
 

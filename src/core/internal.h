@@ -207,8 +207,8 @@ uint64_t gcap__alloc_epoch(void);
 /* Graph allocations enter and leave the table here (their memory is the pool's, not the user's). */
 int gcap__alloc_table_insert(struct gcap_context *ctx, void *p, size_t bytes, struct gcap__galloc *graph);
 void gcap__alloc_table_erase(struct gcap_context *ctx, const void *p);
-/* A module variable's memory (device memory that no free may release). */
-int gcap__alloc_table_insert_module(struct gcap_context *ctx, void *p, size_t bytes);
+/* A module variable's memory (device memory that no free may release); managed: `.attribute(.managed)`. */
+int gcap__alloc_table_insert_module(struct gcap_context *ctx, void *p, size_t bytes, bool managed);
 
 /* A copy or fill node's parameters as the checks and backends take them. */
 static inline struct gcap__copy gcap__copy_of(const gcap_memcpy_node_params *p) {

@@ -107,9 +107,11 @@ int gcap__alloc_table_insert(struct gcap_context *ctx, void *p, size_t bytes, st
   return 0;
 }
 
-int gcap__alloc_table_insert_module(struct gcap_context *ctx, void *p, size_t bytes) {
+int gcap__alloc_table_insert_module(struct gcap_context *ctx, void *p, size_t bytes, bool managed) {
   if (record_allocation(ctx, p, bytes, GCAP__ALLOC_DEVICE) != 0) return -1;
-  ((struct gcap__allocation *)gcap__find_allocation(ctx, p))->module_var = true;
+  struct gcap__allocation *a = (struct gcap__allocation *)gcap__find_allocation(ctx, p);
+  a->module_var = true;
+  a->managed = managed;
   return 0;
 }
 

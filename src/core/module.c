@@ -261,7 +261,7 @@ static gcap_status register_vars(struct gcap_module *m) {
     gcap_status st = m->ctx->ops->module_global(m->ctx->backend, m->impl, v->name, &addr, &bytes);
     if (st == GCAP_ERROR_NOT_FOUND) continue;
     if (st != GCAP_SUCCESS) return st;
-    if (gcap__alloc_table_insert_module(m->ctx, addr, bytes ? bytes : 1) != 0)
+    if (gcap__alloc_table_insert_module(m->ctx, addr, bytes ? bytes : 1, v->is_managed) != 0)
       return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory to enter module variable \"%s\"", v->name);
     m->vars[m->num_vars++] = addr;
   }

@@ -643,7 +643,7 @@ struct var_decl {
   uint8_t type;
   unsigned vec;
   unsigned align; /* 0: not given */
-  bool is_extern, is_visible, is_param;
+  bool is_extern, is_visible, is_param, is_managed;
 };
 
 static int space_of(const struct ptx_tok *t) {
@@ -670,8 +670,9 @@ static unsigned take_align(struct ptx_parser *p) {
   return (unsigned)a;
 }
 
-/* `( ... )` with nesting, as in `.attribute(.managed)`. */
-static void skip_parens(struct ptx_parser *p) {
+/* `.attribute(...)`: `.managed` (for .global variables only, as ptxas has it) is kept; the others,
+ * such as `.unified(uuid1, uuid2)`, are skipped with their nested parentheses. */
+static void parse_attribute(struct ptx_parser *p, struct var_decl *d) {
   ptx_next(p);
   if (!ptx_is_punct(&p->tok, '(')) unexpected(p, "after .attribute");
   size_t depth = 0;
@@ -679,6 +680,10 @@ static void skip_parens(struct ptx_parser *p) {
     if (p->tok.kind == PTX_TOK_EOF) unexpected(p, "in .attribute");
     if (ptx_is_punct(&p->tok, '(')) depth++;
     if (ptx_is_punct(&p->tok, ')')) depth--;
+    if (depth == 1 && ptx_is_word(&p->tok, ".managed")) {
+      if (d->space != PTX_SPACE_GLOBAL) ptx_fail(p, &p->tok, ".attribute(.managed) is only for .global variables");
+      d->is_managed = true;
+    }
     ptx_next(p);
   } while (depth > 0);
 }
@@ -697,7 +702,7 @@ static void parse_var_attributes(struct ptx_parser *p, struct var_decl *d) {
       continue;
     }
     if (ptx_is_word(&t, ".attribute")) {
-      skip_parens(p);
+      parse_attribute(p, d);
       continue;
     }
     if ((ptx_is_word(&t, ".v2") || ptx_is_word(&t, ".v4")) && !typed) {
@@ -904,6 +909,7 @@ static struct ptx_var parse_one_var(struct ptx_parser *p, const struct var_decl 
   v.type = d->type;
   v.is_extern = d->is_extern;
   v.is_visible = d->is_visible;
+  v.is_managed = d->is_managed;
   v.line = name->line;
   if (d->type == PTX_T_PRED) ptx_fail(p, name, "a variable cannot be a .pred");
   ptx_next(p);
@@ -930,16 +936,21 @@ static bool merge_module_var(struct ptx_parser *p, uint32_t old, const struct pt
   if (old & FUNC_BIT) return false;
   struct ptx_var *o = &p->vars[old];
   if (o->space != v->space || (!o->is_extern && !v->is_extern)) return false;
-  if (o->is_extern && v->is_extern) return true;
+  if (o->is_extern && v->is_extern) {
+    o->is_managed = o->is_managed || v->is_managed;
+    return true;
+  }
   if (v->space != PTX_SPACE_GLOBAL && v->space != PTX_SPACE_CONST) return false;
   const struct ptx_var *decl = o->is_extern ? o : v, *def = o->is_extern ? v : o;
   if (decl->type != def->type || (decl->size && decl->size != def->size))
     ptx_fail(p, name, "the declaration and the definition of \"%s\" do not match", v->name);
+  bool managed = o->is_managed || v->is_managed; /* ptxas takes the attribute from either */
   if (o->is_extern) {
     const char *kept = o->name;
     *o = *v;
     o->name = kept;
   }
+  o->is_managed = managed;
   return true;
 }
 

@@ -342,8 +342,9 @@ struct ptx_var {
   uint8_t type;   /* element type */
   bool is_extern; /* `.extern .shared ... name[]`: dynamic shared memory */
   bool is_visible;
-  unsigned align;            /* bytes; the type's size when not given */
-  size_t size;               /* bytes in all (elements * type size); 0 for an unsized extern array */
+  bool is_managed; /* `.global .attribute(.managed)`: memory host code may touch too (a __managed__ variable) */
+  unsigned align;  /* bytes; the type's size when not given */
+  size_t size;     /* bytes in all (elements * type size); 0 for an unsized extern array */
   const unsigned char *init; /* size bytes of its initialiser, or NULL (zeros) */
   /* Initialiser words that hold another variable's address (`{generic(a), b}`) */
   struct ptx_reloc {

@@ -21,10 +21,13 @@ struct px_worker;
 /*
  * How a program gets and returns device memory for its module variables (.global, .const), and
  * writes their initial values (device memory may be closed to host code: strict memory).
+ * alloc_managed: for `.attribute(.managed)` variables, memory host code may touch as well (as
+ * gcap_mem_alloc_managed's); free returns either kind.
  */
 struct px_memory_ops {
   void *ctx;
   gcap_status (*alloc)(void *ctx, size_t bytes, void **out);
+  gcap_status (*alloc_managed)(void *ctx, size_t bytes, void **out);
   void (*free)(void *ctx, void *p);
   void (*write)(void *ctx, void *dst, const void *src, size_t bytes);
   /* Zeros [dst, dst + bytes) without committing memory: untouched pages read as zeros (lazily). */

@@ -696,7 +696,7 @@ static gcap_status load_vars(struct px_program *p, char *msg, size_t size) {
       if (v->init) p->mem.write(p->mem.ctx, p->globals[i].addr, v->init, v->size);
       continue;
     }
-    st = p->mem.alloc(p->mem.ctx, bytes, &addr);
+    st = v->is_managed ? p->mem.alloc_managed(p->mem.ctx, bytes, &addr) : p->mem.alloc(p->mem.ctx, bytes, &addr);
     if (st != GCAP_SUCCESS) return st;
     p->globals[i].addr = addr;
     /* Zeros are not written: a large zero variable costs no memory until a kernel or a copy writes it. */
