@@ -96,9 +96,11 @@ void gcap__rt_report_collect(gcap_context *ctx) {
   pthread_mutex_unlock(&lock);
 }
 
-static int by_launches(const void *a, const void *b) {
+static int by_work(const void *a, const void *b) {
   const struct kernel_row *x = a, *y = b;
-  return x->launches < y->launches ? 1 : x->launches > y->launches ? -1 : strcmp(x->name, y->name);
+  if (x->launches != y->launches) return x->launches < y->launches ? 1 : -1;
+  if (x->instructions != y->instructions) return x->instructions < y->instructions ? 1 : -1;
+  return strcmp(x->name, y->name);
 }
 
 /* C++ names as the program's source spells them, through the C++ runtime a CUDA program loads
@@ -114,7 +116,7 @@ static void print_name(FILE *out, const char *name) {
 }
 
 static void print_kernels(FILE *out) {
-  qsort(kernels, num_kernels, sizeof kernels[0], by_launches);
+  qsort(kernels, num_kernels, sizeof kernels[0], by_work);
   fprintf(out, "gcap-run report: %zu kernel%s ran\n", num_kernels, num_kernels == 1 ? "" : "s");
   for (size_t i = 0; i < num_kernels; i++) {
     fprintf(out, "  %10llu launches %14llu lane-instructions  ", (unsigned long long)kernels[i].launches,
