@@ -129,6 +129,7 @@ static void print_kernels(FILE *out) {
 void gcap__rt_report_print(void) {
   if (!gcap__rt_reporting()) return;
   FILE *out = stderr;
+  fflush(stdout); /* what the program printed comes first */
   pthread_mutex_lock(&lock);
   print_kernels(out);
   fprintf(out, "  captures %llu, graphs instantiated %llu, graph launches %llu\n",
