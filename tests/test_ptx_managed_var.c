@@ -177,6 +177,30 @@ static void test_extern_declaration(void **state) {
   gcap_context_destroy(ctx);
 }
 
+/* Other attributes, such as `.unified(uuid1, uuid2)`, are skipped: the variable stays device memory. */
+static void test_other_attributes(void **state) {
+  (void)state;
+  static const char ptx[] = ".version 7.8\n"
+                            ".target sm_90\n"
+                            ".address_size 64\n"
+                            ".visible .global .attribute(.unified(19, 95)) .align 4 .u32 u = 4;\n"
+                            ".visible .entry k()\n"
+                            "{\n"
+                            "ret;\n"
+                            "}\n";
+  gcap_context *ctx = sim_context((struct opts){.strict = true});
+  gcap_module *m = NULL;
+  gcap_module_desc d = {.image = ptx, .image_size = sizeof ptx};
+  assert_ok(gcap_module_load(ctx, &d, &m));
+  void *u = global_of(m, "u", 4);
+  uint32_t got = 0;
+  assert_ok(gcap_memcpy(ctx, &got, u, sizeof got, GCAP_MEMCPY_DEVICE_TO_HOST));
+  assert_int_equal(got, 4);
+  assert_true(touch_faults(u));
+  assert_ok(gcap_module_unload(m));
+  gcap_context_destroy(ctx);
+}
+
 /* ptxas refuses `.attribute(.managed)` outside the .global state space ("Illegal attribute"). */
 static void refused(const char *decl, const char *body, const char *where) {
   char ptx[512];
@@ -204,9 +228,9 @@ static void test_refused_outside_global(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_host_and_kernel),        cmocka_unit_test(test_strict_memory),
-      cmocka_unit_test(test_deferred_strict),        cmocka_unit_test(test_extern_declaration),
-      cmocka_unit_test(test_refused_outside_global),
+      cmocka_unit_test(test_host_and_kernel),  cmocka_unit_test(test_strict_memory),
+      cmocka_unit_test(test_deferred_strict),  cmocka_unit_test(test_extern_declaration),
+      cmocka_unit_test(test_other_attributes), cmocka_unit_test(test_refused_outside_global),
   };
   return cmocka_run_group_tests(tests, test_setup, test_teardown);
 }
