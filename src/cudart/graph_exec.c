@@ -84,6 +84,7 @@ static cudaError_t instantiate(const char *fn, cudaGraphExec_t *exec, cudaGraph_
   gcap_exec *x;
   if ((e = done(fn, gcap_graph_instantiate(gcap__rt_graph(graph), f, &x)))) return e;
   write_graph(gcap__rt_graph(graph));
+  gcap__rt_count(GCAP__RT_INSTANTIATIONS);
   *exec = (cudaGraphExec_t)(void *)x;
   return cudaSuccess;
 }
@@ -116,6 +117,7 @@ static cudaError_t instantiate_with_params(const char *fn, cudaGraphExec_t *exec
   params->result_out = (cudaGraphInstantiateResult)p.result_out;
   if ((e = done(fn, st))) return e;
   write_graph(gcap__rt_graph(graph));
+  gcap__rt_count(GCAP__RT_INSTANTIATIONS);
   *exec = (cudaGraphExec_t)(void *)x;
   return cudaSuccess;
 }
@@ -152,7 +154,9 @@ static cudaError_t launch(const char *fn, cudaGraphExec_t exec, cudaStream_t str
   cudaError_t e = gcap__rt_stream(stream, d, &s);
   if (e) return e;
   if (!exec) return gcap__rt_fail(fn, cudaErrorInvalidValue, "graphExec is NULL");
-  return done(fn, op(gcap__rt_exec(exec), s));
+  e = done(fn, op(gcap__rt_exec(exec), s));
+  if (!e && op == gcap_exec_launch) gcap__rt_count(GCAP__RT_GRAPH_LAUNCHES);
+  return e;
 }
 
 cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream) {

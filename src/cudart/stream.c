@@ -507,6 +507,7 @@ static cudaError_t end_capture(const char *fn, cudaStream_t stream, cudaGraph_t 
   gcap_graph *g = NULL;
   e = gcap__rt_done(fn, gcap_stream_end_capture(s, &g));
   *graph = e ? NULL : (cudaGraph_t)(void *)g;
+  if (!e) gcap__rt_count(GCAP__RT_CAPTURES);
   return e;
 }
 
