@@ -268,5 +268,7 @@ enum gcap__rt_mem_type {
 };
 /* The type of the allocation or registration holding p. */
 enum gcap__rt_mem_type gcap__rt_mem_type(const void *p);
+/* Records a __managed__ variable's memory as managed (load.c, when its module loads). */
+void gcap__rt_mem_note_managed(void *p, size_t bytes);
 
 #endif

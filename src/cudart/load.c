@@ -48,8 +48,10 @@ static void point_managed(struct gcap__cudart_symbol *s, void *arg) {
   gcap_module *gm = arg;
   void *dptr = NULL;
   size_t bytes = 0;
-  if (s->kind == GCAP__CUDART_MANAGED && gcap_module_get_global(gm, s->name, &dptr, &bytes) == GCAP_SUCCESS)
+  if (s->kind == GCAP__CUDART_MANAGED && gcap_module_get_global(gm, s->name, &dptr, &bytes) == GCAP_SUCCESS) {
     *(void **)(uintptr_t)s->host = dptr;
+    gcap__rt_mem_note_managed(dptr, bytes);
+  }
 }
 
 /* Whether the fatbin holds PTX the simulated device can take: without it, CUDA's "no kernel
@@ -138,11 +140,32 @@ const void *gcap__rt_stub_of(const gcap_kernel *k) {
   return q.stub;
 }
 
+struct managed_search {
+  const void *address;
+  struct gcap__cudart_symbol *found;
+};
+
+static void match_managed(struct gcap__cudart_symbol *s, void *arg) {
+  struct managed_search *q = arg;
+  if (s->kind == GCAP__CUDART_MANAGED && s->module->loaded && s->module->generation == gcap__rt_generation() &&
+      *(void *const *)s->host == q->address)
+    q->found = s;
+}
+
+/* A __managed__ variable's name in host code is the variable itself: the program passes its
+ * managed address where it passes a __device__ variable's shadow. */
+static struct gcap__cudart_symbol *managed_at(const void *address) {
+  struct managed_search q = {address, NULL};
+  if (address) gcap__cudart_each_symbol(NULL, match_managed, &q);
+  return q.found;
+}
+
 cudaError_t gcap__rt_symbol(const void *shadow, void **dptr, size_t *size) {
   gcap_context *ctx;
   cudaError_t e = gcap__rt_enter(&ctx);
   if (e) return e;
   struct gcap__cudart_symbol *s = gcap__cudart_symbol_of(shadow);
+  if (!s) s = managed_at(shadow);
   if (!s || s->kind == GCAP__CUDART_FUNCTION)
     return gcap__rt_fail("symbol", cudaErrorInvalidSymbol, "%p is not a registered __device__ variable", shadow);
   e = resolve(ctx, s);

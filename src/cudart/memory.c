@@ -7,6 +7,7 @@
 #include "cudart.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -126,6 +127,11 @@ static void forget(const void *p) {
     alloc_count--;
   }
   pthread_mutex_unlock(&lock);
+}
+
+void gcap__rt_mem_note_managed(void *p, size_t bytes) {
+  if (remember(p, bytes, GCAP__RT_MEM_MANAGED, 0, NULL))
+    fprintf(stderr, "gcap-cudart: out of memory recording a __managed__ variable\n");
 }
 
 enum gcap__rt_mem_type gcap__rt_mem_type(const void *p) {

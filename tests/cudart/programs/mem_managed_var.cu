@@ -78,6 +78,20 @@ int main() {
   CHECK(cudaMemcpy(&c, &counter, sizeof c, cudaMemcpyDefault));
   EXPECT(c == 17);
 
+  // The runtime knows them as managed memory, and as symbols by their own names.
+  cudaPointerAttributes attr;
+  CHECK(cudaPointerGetAttributes(&attr, table + 3));
+  EXPECT(attr.type == cudaMemoryTypeManaged);
+  const int seven = 7;
+  CHECK(cudaMemcpyToSymbol(counter, &seven, sizeof seven));
+  EXPECT(counter == 7);
+  size_t bytes = 0;
+  CHECK(cudaGetSymbolSize(&bytes, table));
+  EXPECT(bytes == sizeof(float) * 64);
+  void *address = nullptr;
+  CHECK(cudaGetSymbolAddress(&address, table));
+  EXPECT(address == static_cast<void *>(table));
+
   CHECK(cudaStreamDestroy(s));
   CHECK(cudaFree(x));
   CHECK(cudaFree(out));
