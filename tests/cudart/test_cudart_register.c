@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include "stderr_capture.h"
+
 #include "cudart.h"
 
 #include <stdint.h>
@@ -22,28 +24,8 @@ void __cudaRegisterVar(void **handle, char *host_var, char *device_address, cons
                        size_t size, int constant, int global);
 char __cudaInitModule(void **handle);
 
-static char said[4096];
-static FILE *capture;
-static int saved_fd;
+static const char *said = "";
 
-static void stderr_to_file(void) {
-  capture = tmpfile();
-  assert_non_null(capture);
-  fflush(stderr);
-  saved_fd = dup(2);
-  assert_true(saved_fd >= 0);
-  assert_true(dup2(fileno(capture), 2) >= 0);
-}
-
-static void stderr_back(void) {
-  fflush(stderr);
-  assert_true(dup2(saved_fd, 2) >= 0);
-  close(saved_fd);
-  rewind(capture);
-  size_t n = fread(said, 1, sizeof said - 1, capture);
-  said[n] = '\0';
-  fclose(capture);
-}
 
 struct wrapper {
   uint32_t magic;
@@ -73,13 +55,13 @@ static void registers_and_unregisters(void **state) {
   (void)state;
   unsigned char *data = load("multi.fatbin");
   struct wrapper w = {GCAP__FATBIN_WRAPPER_MAGIC, 1, data, NULL};
-  stderr_to_file();
+  stderr_listen();
   void **h = __cudaRegisterFatBinary(&w);
   __cudaRegisterFunction(h, &stub_a, (char *)"add", "add", -1, NULL, NULL, NULL, NULL, NULL);
   __cudaRegisterFunction(h, &stub_b, (char *)"_Z3subPii", "_Z3subPii", -1, NULL, NULL, NULL, NULL, NULL);
   __cudaRegisterVar(h, &shadow, (char *)"table", "table", 0, 64, 1, 0);
   __cudaRegisterFatBinaryEnd(h);
-  stderr_back();
+  said = stderr_heard();
   assert_string_equal(said, ""); /* a good fatbin registers silently */
   assert_non_null(h);
   assert_int_equal(__cudaInitModule(h), 1);
@@ -113,11 +95,11 @@ static void bad_fatbin_said(void **state) {
   (void)state;
   static const uint64_t junk[4] = {0x1234};
   struct wrapper w = {GCAP__FATBIN_WRAPPER_MAGIC, 1, junk, NULL};
-  stderr_to_file();
+  stderr_listen();
   void **h = __cudaRegisterFatBinary(&w);
   __cudaRegisterFunction(h, &stub_a, (char *)"add", "add", -1, NULL, NULL, NULL, NULL, NULL);
   __cudaRegisterFunction(NULL, &stub_b, (char *)"add", "add", -1, NULL, NULL, NULL, NULL, NULL);
-  stderr_back();
+  said = stderr_heard();
   assert_non_null(h);
   const struct gcap__cudart_module *m = (const struct gcap__cudart_module *)(const void *)h;
   assert_int_equal(m->bad, 1);
@@ -143,13 +125,13 @@ static void compute_capability_from_env(void **state) {
     assert_int_equal(setenv("GCAP_CUDART_CC", good[i].value, 1), 0);
     assert_int_equal(gcap__cudart_cc(), good[i].cc);
   }
-  stderr_to_file();
+  stderr_listen();
   const char *bad[] = {"9", "x", "8.6.1", "9.10", "0.5", "8,6"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     assert_int_equal(setenv("GCAP_CUDART_CC", bad[i], 1), 0);
     assert_int_equal(gcap__cudart_cc(), 90);
   }
-  stderr_back();
+  said = stderr_heard();
   assert_string_equal(said, "gcap-cudart: GCAP_CUDART_CC=\"9\" is not a compute capability such as 9.0; using 9.0\n");
   assert_int_equal(unsetenv("GCAP_CUDART_CC"), 0);
 }

@@ -7,42 +7,19 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include "stderr_capture.h"
+
 #include <cuda_runtime_api.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-static char said[4096];
-static FILE *capture_file;
-static int saved_fd = -1;
-
-/* Between listen() and heard(), what the runtime says on stderr lands in `said`. */
-static void listen(void) {
-  capture_file = tmpfile();
-  assert_non_null(capture_file);
-  fflush(stderr);
-  saved_fd = dup(2);
-  assert_true(saved_fd >= 0);
-  assert_true(dup2(fileno(capture_file), 2) >= 0);
-}
-
-static const char *heard(void) {
-  fflush(stderr);
-  assert_true(dup2(saved_fd, 2) >= 0);
-  close(saved_fd);
-  rewind(capture_file);
-  size_t n = fread(said, 1, sizeof said - 1, capture_file);
-  said[n] = '\0';
-  fclose(capture_file);
-  return said;
-}
-
 #define ASSERT_SAID(call, expected, text)                                                                              \
   do {                                                                                                                 \
-    listen();                                                                                                          \
+    stderr_listen();                                                                                                   \
     cudaError_t e_ = (call);                                                                                           \
-    const char *s_ = heard();                                                                                          \
+    const char *s_ = stderr_heard();                                                                                   \
     assert_int_equal(e_, (expected));                                                                                  \
     if (!strstr(s_, (text))) fail_msg("expected \"%s\" in \"%s\"", (text), s_);                                        \
   } while (0)

@@ -5,30 +5,21 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include "stderr_capture.h"
+
 #include <cuda_runtime_api.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
-static char said[4096];
+static const char *said = "";
 
-/* Runs fn with stderr going to a file; what it wrote lands in `said`. */
+/* Runs fn; what it wrote on stderr lands in `said`. */
 static void capture_stderr(void (*fn)(void)) {
-  FILE *f = tmpfile();
-  assert_non_null(f);
-  fflush(stderr);
-  int saved = dup(2);
-  assert_true(saved >= 0);
-  assert_true(dup2(fileno(f), 2) >= 0);
+  stderr_listen();
   fn();
-  fflush(stderr);
-  assert_true(dup2(saved, 2) >= 0);
-  close(saved);
-  rewind(f);
-  size_t n = fread(said, 1, sizeof said - 1, f);
-  said[n] = '\0';
-  fclose(f);
+  said = stderr_heard();
 }
 
 static cudaError_t results[4];
