@@ -154,6 +154,7 @@ struct gcap_kernel {
   size_t *param_offsets; /* of each value in a node's argument buffer */
   size_t args_bytes;
   gcap_param_access *param_access;
+  bool access_inferred;           /* param_access read from the PTX, not declared: races only, no pointer checks */
   struct gcap_kernel *next_found; /* in module->found */
 };
 

@@ -35,7 +35,7 @@ static gcap_status check_param(const struct gcap_context *ctx, const struct gcap
 
 gcap_status gcap__check_kernel_pointers(const struct gcap_context *ctx, const struct gcap_kernel *k,
                                         void *const *args) {
-  if (!ctx->ops->knows_all_device_memory) return GCAP_SUCCESS;
+  if (!ctx->ops->knows_all_device_memory || k->access_inferred) return GCAP_SUCCESS; /* only what the user declared */
   gcap_status st = GCAP_SUCCESS;
   for (size_t i = 0; st == GCAP_SUCCESS && i < k->info.num_params; i++) st = check_param(ctx, k, i, args[i]);
   return st;

@@ -227,19 +227,40 @@ static gcap_status parse_decls(struct gcap_module *m, const char *text, size_t s
   return gcap__fail(GCAP_ERROR_INVALID_PTX, "PTX line %u, column %u: %s", err.line, err.column, err.message);
 }
 
-/* Definitions for the PTX's .visible .entry functions, for a desc that gives none. */
-static gcap_status defs_from_ptx(const struct ptx_module *pm, gcap_kernel_def **defs, size_t **sizes, size_t *count) {
+/* How each entry of the PTX uses its pointer parameters (race analysis), read from its body
+ * (ptx_param_access); left UNKNOWN where the body cannot be read in full or memory runs out. */
+static void infer_access(const char *text, size_t size, const struct ptx_module *decls, gcap_param_access *access) {
+  struct ptx_error err;
+  struct ptx_module *full = ptx_parse(text, size, PTX_PARSE_FULL, &err);
+  if (!full) return;
+  size_t p = 0;
+  for (size_t i = 0; i < decls->num_funcs; i++) {
+    const struct ptx_func *d = &decls->funcs[i];
+    if (!d->is_entry || !d->is_visible) continue;
+    const struct ptx_func *f = ptx_find_func(full, d->name);
+    if (f && f->is_entry && f->num_params == d->num_params) (void)ptx_param_access(full, f, access + p);
+    p += d->num_params;
+  }
+  ptx_module_free(full);
+}
+
+/* Definitions for the PTX's .visible .entry functions, for a desc that gives none; their
+ * param_access is inferred (gcap_kernel.access_inferred). */
+static gcap_status defs_from_ptx(const char *text, size_t size, const struct ptx_module *pm, gcap_kernel_def **defs,
+                                 size_t **sizes, gcap_param_access **access, size_t *count) {
   size_t n = 0, params = 0;
   for (size_t i = 0; i < pm->num_funcs; i++)
     if (pm->funcs[i].is_entry && pm->funcs[i].is_visible) n++, params += pm->funcs[i].num_params;
   *defs = gcap__calloc(n + 1, sizeof **defs);
   *sizes = gcap__calloc(params + 1, sizeof **sizes);
-  if (!*defs || !*sizes) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the PTX's kernels");
+  *access = gcap__calloc(params + 1, sizeof **access); /* zeros: UNKNOWN */
+  if (!*defs || !*sizes || !*access) return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "no memory for the PTX's kernels");
+  if (n > 0) infer_access(text, size, pm, *access);
   size_t k = 0, p = 0;
   for (size_t i = 0; i < pm->num_funcs; i++) {
     const struct ptx_func *f = &pm->funcs[i];
     if (!f->is_entry || !f->is_visible) continue;
-    (*defs)[k] = (gcap_kernel_def){f->name, NULL, f->num_params, *sizes + p, NULL, NULL};
+    (*defs)[k] = (gcap_kernel_def){f->name, NULL, f->num_params, *sizes + p, *access + p, NULL};
     for (size_t j = 0; j < f->num_params; j++) (*sizes)[p++] = f->params[j].size ? f->params[j].size : 1;
     k++;
   }
@@ -284,7 +305,7 @@ static void free_module(struct gcap_module *m) {
 
 /* The desc the backend sees: the PTX compiled from a source, the PTX's kernels when none are defined. */
 static gcap_status prepare_desc(struct gcap_module *m, const gcap_module_desc *d, gcap_module_desc *out,
-                                gcap_kernel_def **defs, size_t **sizes) {
+                                gcap_kernel_def **defs, size_t **sizes, gcap_param_access **access) {
   const char *text = NULL;
   size_t size = 0;
   *out = *d;
@@ -306,7 +327,7 @@ static gcap_status prepare_desc(struct gcap_module *m, const gcap_module_desc *d
     out->num_options = 0;
   }
   if (d->num_kernels == 0 && m->decls) {
-    st = defs_from_ptx(m->decls, defs, sizes, &out->num_kernels);
+    st = defs_from_ptx(text, size, m->decls, defs, sizes, access, &out->num_kernels);
     out->kernels = *defs;
   }
   return st;
@@ -327,10 +348,12 @@ gcap_status gcap_module_load(gcap_context *ctx, const gcap_module_desc *d, gcap_
   gcap_module_desc desc;
   gcap_kernel_def *defs = NULL;
   size_t *sizes = NULL;
-  st = prepare_desc(m, d, &desc, &defs, &sizes); /* NVRTC may take a while: before the lock */
+  gcap_param_access *access = NULL;
+  st = prepare_desc(m, d, &desc, &defs, &sizes, &access); /* NVRTC may take a while: before the lock */
   gcap__lock(ctx);
   if (st == GCAP_SUCCESS) st = gcap__capture_prohibit("ctx", ctx);
   if (st == GCAP_SUCCESS) st = build_module(m, &desc);
+  for (size_t i = 0; st == GCAP_SUCCESS && defs && i < m->num_kernels; i++) m->kernels[i].access_inferred = true;
   bool loaded = false;
   if (st == GCAP_SUCCESS) loaded = (st = gcap__backend_module_load(ctx, &desc, &m->impl)) == GCAP_SUCCESS;
   if (st == GCAP_SUCCESS) st = bind_all_defined(m);
@@ -349,6 +372,7 @@ gcap_status gcap_module_load(gcap_context *ctx, const gcap_module_desc *d, gcap_
   gcap__unlock(ctx);
   gcap__free(defs);
   gcap__free(sizes);
+  gcap__free(access);
   if (m) *out = m;
   return st;
 }

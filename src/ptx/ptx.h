@@ -420,6 +420,19 @@ void ptx_module_free(struct ptx_module *m);
 const struct ptx_func *ptx_find_func(const struct ptx_module *m, const char *name);
 const struct ptx_var *ptx_find_var(const struct ptx_module *m, const char *name);
 
+/* ---------------------------------------------------------------- parameter access (access.c)
+ * How entry f of a fully parsed module uses each parameter as an address, for race analysis:
+ * out[p] (f->num_params entries) is NONE (never an address), READ (only loaded through), WRITE
+ * (only stored through), READ_WRITE (both; atomics and reductions read and write), or UNKNOWN
+ * where the analysis cannot be sure: not 8 bytes, a value derived from it stored to memory or
+ * passed to a call, its address taken; every parameter is UNKNOWN in an entry that calls a
+ * function (vprintf aside), has an opcode whose operands are not decoded (texture, surface,
+ * matrix, cp, brx), or writes through an address of no known origin (a pointer loaded from
+ * memory). Derivation is followed through registers, flow-insensitively. False when out of memory
+ * (out then all UNKNOWN).
+ */
+bool ptx_param_access(const struct ptx_module *m, const struct ptx_func *f, gcap_param_access *out);
+
 /* ---------------------------------------------------------------- CUDA C to PTX (nvrtc.c)
  * libnvrtc, the toolkit's run-time compiler, is loaded on first use rather than linked: gcap
  * builds and runs without the toolkit, and only this path needs it.
