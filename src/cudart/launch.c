@@ -57,6 +57,8 @@ cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *stub) {
   return e;
 }
 
+cudaError_t cudaGetKernel(cudaKernel_t *kernel, const void *entry) { return __cudaGetKernel(kernel, entry); }
+
 /* What CUDA refuses as a launch configuration before the kernel is looked at. */
 static cudaError_t check_shape(const char *fn, dim3 grid, dim3 block, size_t shared_mem) {
   unsigned long long threads = (unsigned long long)block.x * block.y * block.z;
@@ -293,4 +295,38 @@ cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *num_blocks, const
                                                           size_t dynamic_shared) {
   return cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(num_blocks, func, block_size, dynamic_shared,
                                                                 cudaOccupancyDefault);
+}
+
+/* The dynamic shared memory each of num_blocks blocks may have while all of them fit on one
+ * multiprocessor at once: its shared memory shared out, less what each block reserves and the
+ * kernel's static shared memory, at most what the kernel may ask for; 0 when the blocks do not
+ * fit whatever their shared memory. */
+cudaError_t cudaOccupancyAvailableDynamicSMemPerBlock(size_t *dynamic_shared, const void *func, int num_blocks,
+                                                      int block_size) {
+  if (!dynamic_shared) return gcap__rt_fail(__func__, cudaErrorInvalidValue, "dynamicSmemSize is NULL");
+  if (num_blocks <= 0 || block_size <= 0 || block_size > 1024)
+    return gcap__rt_fail(__func__, cudaErrorInvalidValue, "numBlocks %d, blockSize %d", num_blocks, block_size);
+  gcap_kernel *k;
+  cudaError_t e = gcap__rt_kernel(func, &k);
+  int v[9] = {0};
+  if (!e) e = kernel_attributes(__func__, k, v);
+  if (e) return e;
+  *dynamic_shared = 0;
+  if (block_size > v[GCAP_KERNEL_ATTR_MAX_THREADS_PER_BLOCK] || blocks_per_sm(v, block_size, 0) < num_blocks)
+    return cudaSuccess;
+  size_t share = (size_t)device_attribute(cudaDevAttrMaxSharedMemoryPerMultiprocessor) / (size_t)num_blocks;
+  size_t taken =
+      (size_t)device_attribute(cudaDevAttrReservedSharedMemoryPerBlock) + (size_t)v[GCAP_KERNEL_ATTR_SHARED_SIZE_BYTES];
+  size_t most = (size_t)v[GCAP_KERNEL_ATTR_MAX_DYNAMIC_SHARED_SIZE];
+  if (share > taken) *dynamic_shared = share - taken < most ? share - taken : most;
+  return cudaSuccess;
+}
+
+cudaError_t cudaFuncGetName(const char **name, const void *func) {
+  if (!name) return gcap__rt_fail(__func__, cudaErrorInvalidValue, "name is NULL");
+  gcap_kernel *k;
+  cudaError_t e = gcap__rt_kernel(func, &k);
+  if (e) return e;
+  *name = gcap_kernel_name(k);
+  return cudaSuccess;
 }
