@@ -26,7 +26,6 @@ char __cudaInitModule(void **handle);
 
 static const char *said = "";
 
-
 struct wrapper {
   uint32_t magic;
   uint32_t version;
