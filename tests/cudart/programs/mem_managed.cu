@@ -1,13 +1,9 @@
 // Unified memory as programs use it: cudaMallocManaged written by the host, updated by kernels,
 // read after cudaDeviceSynchronize; the hints (prefetch, advise, attach) that such programs call;
-// and __managed__ variables, read and written by host and kernels alike.
-//
-// Known limitation: a __managed__ variable is a variable of the module, which the simulator keeps
-// in device memory; under GCAP_SIM_STRICT_MEMORY=1 host code cannot touch it (it faults), so the
-// program then reaches those variables through cudaMemcpy at their address, and says so.
+// and __managed__ variables, read and written by host and kernels alike (also under strict
+// memory, where host code touching device memory faults).
 #include "check.h"
 
-#include <cstdlib>
 #include <cstring>
 
 struct Particle {
@@ -28,25 +24,7 @@ __global__ void energy(const Particle *p, int n) {
   if (i < n) atomicAdd(&total_energy, 0.5f * p[i].v * p[i].v);
 }
 
-// The host's reads and writes of a __managed__ variable: direct, or copies under strict memory.
-static bool strict_memory() {
-  const char *e = std::getenv("GCAP_SIM_STRICT_MEMORY");
-  return e && std::strcmp(e, "0") != 0;
-}
-template <typename T> static T host_read(T &var) {
-  if (!strict_memory()) return var;
-  T v;
-  CHECK(cudaMemcpy(&v, &var, sizeof v, cudaMemcpyDefault));
-  return v;
-}
-template <typename T> static void host_write(T &var, T v) {
-  if (!strict_memory()) var = v;
-  else CHECK(cudaMemcpy(&var, &v, sizeof v, cudaMemcpyDefault));
-}
-
 int main() {
-  if (strict_memory())
-    std::printf("note: strict memory: __managed__ variables are device memory here; the host copies them\n");
   const int n = 300;
   Particle *p;
   CHECK(cudaMallocManaged(&p, n * sizeof(Particle)));
@@ -62,19 +40,19 @@ int main() {
   CHECK(cudaMemAdvise(p, n * sizeof(Particle), cudaMemAdviseSetAccessedBy, cpu));
   CHECK(cudaMemPrefetchAsync(p, n * sizeof(Particle), gpu, 0, 0));
 
-  host_write(steps_done, 0); // a __managed__ variable, touched by the host before any kernel
+  steps_done = 0; // a __managed__ variable, touched by the host before any kernel
   for (int s = 0; s < 5; s++) step<<<(n + 127) / 128, 128>>>(p, n, 0.5f);
   CHECK(cudaGetLastError());
   CHECK(cudaDeviceSynchronize());
   for (int i = 0; i < n; i++) EXPECT(p[i].x == float(i) + 5 * 0.5f * float(i % 4));
-  EXPECT(host_read(steps_done) == 5);
+  EXPECT(steps_done == 5);
 
   // The host updates it between kernels; a second managed allocation, attached to the host.
   for (int i = 0; i < n; i++) p[i].v = 2.0f;
-  host_write(total_energy, 1.0f);
+  total_energy = 1.0f;
   energy<<<(n + 127) / 128, 128>>>(p, n);
   CHECK(cudaDeviceSynchronize());
-  EXPECT(host_read(total_energy) == 1.0f + 2.0f * n);
+  EXPECT(total_energy == 1.0f + 2.0f * n);
 
   int *flags;
   CHECK(cudaMallocManaged(&flags, 64 * sizeof(int), cudaMemAttachHost));
