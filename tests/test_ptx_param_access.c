@@ -98,7 +98,7 @@ static const char kernels_ptx[] =
     "\tret;\n"
     "}\n"
     "\n"
-    /* helper(p): the callee could do anything */
+    /* helper(p): p escapes; the callee touches no global memory */
     ".visible .entry pass(.param .u64 pass_param_0, .param .u64 pass_param_1)\n"
     "{\n"
     "\t.reg .b32 %r<2>;\n"
@@ -113,6 +113,48 @@ static const char kernels_ptx[] =
     "\t}\n"
     "\tret;\n"
     "}\n"
+    "\n"
+    ".func poke(.param .b64 poke_param_0)\n"
+    "{\n"
+    "\t.reg .b64 %rd<2>;\n"
+    "\tld.param.u64 %rd1, [poke_param_0];\n"
+    "\tst.global.u32 [%rd1], 0;\n"
+    "\tret;\n"
+    "}\n"
+    "\n"
+    /* poke(p): a callee that writes global memory could write anything */
+    ".visible .entry pass_poke(.param .u64 pass_poke_param_0, .param .u64 pass_poke_param_1)\n"
+    "{\n"
+    "\t.reg .b32 %r<2>;\n"
+    "\t.reg .b64 %rd<3>;\n"
+    "\tld.param.u64 %rd1, [pass_poke_param_0];\n"
+    "\tld.param.u64 %rd2, [pass_poke_param_1];\n"
+    "\tld.global.u32 %r1, [%rd2];\n"
+    "\t{\n"
+    "\t.param .b64 param0;\n"
+    "\tst.param.b64 [param0], %rd1;\n"
+    "\tcall.uni poke, (param0);\n"
+    "\t}\n"
+    "\tret;\n"
+    "}\n"
+    "\n"
+    /* *out = **table: a read through a loaded pointer may read any allocation, q's included */
+    ".visible .entry peek(.param .u64 peek_param_0, .param .u64 peek_param_1, .param .u64 peek_param_2)\n"
+    "{\n"
+    "\t.reg .b32 %r<2>;\n"
+    "\t.reg .b64 %rd<5>;\n"
+    "\tld.param.u64 %rd1, [peek_param_0];\n"
+    "\tld.param.u64 %rd4, [peek_param_2];\n"
+    "\tld.global.u64 %rd2, [%rd1];\n"
+    "\tld.global.u32 %r1, [%rd2];\n"
+    "\tst.global.u32 [%rd4], %r1;\n"
+    "\tret;\n"
+    "}\n";
+
+static const char more_ptx[] =
+    ".version 7.0\n"
+    ".target sm_80\n"
+    ".address_size 64\n"
     "\n"
     /* reads p, never touches q */
     ".visible .entry unused(.param .u64 unused_param_0, .param .u64 unused_param_1)\n"
@@ -171,7 +213,7 @@ static const char kernels_ptx[] =
     "\tret;\n"
     "}\n"
     "\n"
-    /* a prefetch is no access; a pointer spilled to the stack and back escapes */
+    /* a prefetch is no access; a pointer spilled to the stack escapes */
     ".visible .entry hints(.param .u64 hints_param_0, .param .u64 hints_param_1)\n"
     "{\n"
     "\t.local .align 8 .b8 depot[8];\n"
@@ -182,8 +224,6 @@ static const char kernels_ptx[] =
     "\tld.param.u64 %rd2, [hints_param_1];\n"
     "\tmov.u64 %rd3, depot;\n"
     "\tst.local.u64 [%rd3], %rd2;\n"
-    "\tld.local.u64 %rd4, [%rd3];\n"
-    "\tld.global.u32 %r1, [%rd4];\n"
     "\tret;\n"
     "}\n";
 /* clang-format on */
@@ -195,6 +235,7 @@ static void expect_access(const struct ptx_module *m, const char *name, const gc
   assert_non_null(f);
   assert_int_equal(f->num_params, n);
   gcap_param_access got[8];
+  assert_true(n <= 8);
   assert_true(ptx_param_access(m, f, got));
   for (size_t p = 0; p < n; p++) {
     if (got[p] != want[p]) print_error("%s parameter %zu: got %d, want %d\n", name, p, (int)got[p], (int)want[p]);
@@ -212,7 +253,13 @@ static void test_inferred_per_parameter(void **state) {
   expect_access(m, "scale", (const gcap_param_access[]){RW}, 1);
   expect_access(m, "count", (const gcap_param_access[]){RW, RW}, 2);
   expect_access(m, "leak", (const gcap_param_access[]){U, W}, 2);
-  expect_access(m, "pass", (const gcap_param_access[]){U, U}, 2);
+  expect_access(m, "pass", (const gcap_param_access[]){U, R}, 2); /* helper touches no global memory */
+  expect_access(m, "pass_poke", (const gcap_param_access[]){U, U}, 2);
+  expect_access(m, "peek", (const gcap_param_access[]){R, R, RW}, 3);
+  ptx_module_free(m);
+  m = ptx_parse(more_ptx, sizeof more_ptx, PTX_PARSE_FULL, &err);
+  if (!m) print_error("line %u, column %u: %s\n", err.line, err.column, err.message);
+  assert_non_null(m);
   expect_access(m, "unused", (const gcap_param_access[]){R, N}, 2);
   expect_access(m, "choose", (const gcap_param_access[]){W, W, U}, 3);
   expect_access(m, "chase", (const gcap_param_access[]){U, U}, 2);

@@ -8,8 +8,10 @@
  * stands (flow-insensitive), until nothing changes. Then the loads, stores, atomics and
  * reductions say what each parameter is used for. Whatever the analysis cannot follow makes the
  * parameter (or every parameter) UNKNOWN: a derived value stored to memory or passed to a call,
- * the parameter's own address taken, a call, an opcode whose operands are not decoded (texture,
- * surface, matrix, asynchronous copies, brx), or a write through an address of no known origin.
+ * the parameter's own address taken, a call to a function that may write global memory, an
+ * opcode whose operands are not decoded (texture, surface, matrix, asynchronous copies, brx), or
+ * a write through an address of no known origin. A read through such an address (or in a called
+ * function) may read any allocation: every parameter then counts as read as well.
  */
 #include <string.h>
 
@@ -79,6 +81,10 @@ static bool flow_into(struct taint *t, const struct ptx_operand *o, const uint64
   return grew;
 }
 
+static bool space_is_global(const struct ptx_instr *in) {
+  return in->space == PTX_SPACE_GLOBAL || in->space == PTX_SPACE_GENERIC;
+}
+
 static bool is_wide(const struct ptx_instr *in) { return ptx_type_size((enum ptx_type)in->type) >= 8; }
 
 /* The entry parameter an address or symbol operand names, or -1. */
@@ -124,10 +130,8 @@ static bool propagate(struct taint *t) {
       /* What a load gives is the memory's value, not the address: a parameter's value, or a
        * 64-bit value of unknown origin. */
       long p = op == PTX_OP_LD && in->num_operands > 1 ? param_named(&in->opnd[1]) : -1;
-      if (p >= 0 && in->opnd[1].kind == PTX_OPND_ADDR && (size_t)p < f->num_params)
-        add_bit(acc, (size_t)p);
-      else if (is_wide(in))
-        add_bit(acc, t->foreign_bit);
+      if (p >= 0 && in->opnd[1].kind == PTX_OPND_ADDR && (size_t)p < f->num_params) add_bit(acc, (size_t)p);
+      else if (is_wide(in)) add_bit(acc, t->foreign_bit);
     } else {
       for (unsigned k = 1; k < in->num_operands && k < PTX_MAX_OPERANDS; k++) {
         origins_of(t, &in->opnd[k], acc);
@@ -144,9 +148,10 @@ static bool propagate(struct taint *t) {
 }
 
 struct verdict {
-  unsigned *uses;  /* per parameter: READS | WRITES */
-  bool *escapes;   /* per parameter: followed no further */
-  bool everything; /* every parameter UNKNOWN */
+  unsigned *uses;    /* per parameter: READS | WRITES */
+  bool *escapes;     /* per parameter: followed no further */
+  bool reads_beyond; /* reads through an address of no known origin: every parameter counts as read */
+  bool everything;   /* every parameter UNKNOWN */
 };
 
 /* A value operand's parameters escape (stored, passed on). */
@@ -172,18 +177,49 @@ static void access_through(struct taint *t, const struct ptx_instr *in, const st
   long named = param_named(addr);
   if (named >= 0 && (size_t)named < t->f->num_params && !(in->op == PTX_OP_LD && in->space == PTX_SPACE_PARAM))
     v->escapes[named] = true; /* a parameter's own slot written or read as other memory */
-  /* A write that may land in memory no argument points into (a pointer loaded from memory, an
+  /* An access that may land in memory no argument points into (a pointer loaded from memory, an
    * absolute address): it could be any allocation, an argument's included. */
-  bool global = in->space == PTX_SPACE_GLOBAL || in->space == PTX_SPACE_GENERIC;
   bool symbol_only = !any_param && has_bit(acc, t->sym_bit);
-  if ((how & WRITES) && global && (has_bit(acc, t->foreign_bit) || (!any_param && !symbol_only)))
-    v->everything = true;
+  if (space_is_global(in) && (has_bit(acc, t->foreign_bit) || (!any_param && !symbol_only))) {
+    if (how & WRITES) v->everything = true;
+    v->reads_beyond = true;
+  }
 }
 
-static bool is_vprintf(const struct ptx_module *m, const struct ptx_instr *in) {
-  if (in->num_operands < 1 || in->opnd[0].kind != PTX_OPND_FUNC || in->opnd[0].index >= m->num_funcs) return false;
-  const struct ptx_func *callee = &m->funcs[in->opnd[0].index];
-  return callee->is_extern && strcmp(callee->name, "vprintf") == 0;
+enum effect { TOUCHES_NOTHING, READS_GLOBAL, CANNOT_TELL };
+
+/* What a called function does to global memory, its own callees included (a few levels deep). */
+static enum effect callee_effect(const struct ptx_module *m, const struct ptx_instr *call, unsigned depth) {
+  if (call->num_operands < 1 || call->opnd[0].kind != PTX_OPND_FUNC || call->opnd[0].index >= m->num_funcs)
+    return CANNOT_TELL;
+  const struct ptx_func *f = &m->funcs[call->opnd[0].index];
+  if (f->is_extern) /* printf and assert's report write nothing the kernel's arguments point into */
+    return strcmp(f->name, "vprintf") == 0 || strcmp(f->name, "__assertfail") == 0 ? TOUCHES_NOTHING : CANNOT_TELL;
+  if (!f->has_body || depth >= 8) return CANNOT_TELL;
+  enum effect e = TOUCHES_NOTHING;
+  for (size_t i = 0; i < f->num_instrs && e != CANNOT_TELL; i++) {
+    const struct ptx_instr *in = &f->instrs[i];
+    switch ((enum ptx_op)in->op) {
+    case PTX_OP_LD:
+    case PTX_OP_LDU:
+      if (space_is_global(in)) e = READS_GLOBAL;
+      break;
+    case PTX_OP_ST:
+    case PTX_OP_ATOM:
+    case PTX_OP_RED:
+      if (space_is_global(in)) e = CANNOT_TELL;
+      break;
+    case PTX_OP_CALL: {
+      enum effect inner = callee_effect(m, in, depth + 1);
+      if (inner > e) e = inner;
+      break;
+    }
+    default:
+      if (in->op >= PTX_OP_TEX || in->op == PTX_OP_BRX) e = CANNOT_TELL;
+      break;
+    }
+  }
+  return e;
 }
 
 static void judge(struct taint *t, const struct ptx_module *m, struct verdict *v) {
@@ -212,10 +248,14 @@ static void judge(struct taint *t, const struct ptx_module *m, struct verdict *v
       continue;
     case PTX_OP_PREFETCH:
     case PTX_OP_PREFETCHU: continue; /* a hint, no access */
-    case PTX_OP_CALL:
-      if (!is_vprintf(m, in)) v->everything = true; /* the callee could do anything */
+    case PTX_OP_CALL: {
+      /* Arguments passed escape (their st.param); the callee must not write global memory. */
+      enum effect e = callee_effect(m, in, 0);
+      if (e == CANNOT_TELL) v->everything = true;
+      if (e == READS_GLOBAL) v->reads_beyond = true;
       for (unsigned k = 0; k < in->num_call_args; k++) escape_values(t, &in->call_args[k], v);
       continue;
+    }
     default:
       /* Arithmetic and moves carry origins along (propagate); only a parameter's address matters here. */
       for (unsigned k = 0; k < n; k++) {
@@ -234,17 +274,16 @@ bool ptx_param_access(const struct ptx_module *m, const struct ptx_func *f, gcap
   t.words = (f->num_params + 2 + 63) / 64;
   t.sets = gcap__calloc(f->num_regs ? f->num_regs * t.words : 1, sizeof *t.sets);
   t.scratch = gcap__calloc(t.words, sizeof *t.scratch);
-  struct verdict v = {gcap__calloc(f->num_params + 1, sizeof *v.uses), gcap__calloc(f->num_params + 1, sizeof *v.escapes),
-                      false};
+  struct verdict v = {gcap__calloc(f->num_params + 1, sizeof *v.uses),
+                      gcap__calloc(f->num_params + 1, sizeof *v.escapes), false};
   bool ok = t.sets && t.scratch && v.uses && v.escapes;
   if (ok) {
-    while (propagate(&t)) {
-    }
+    while (propagate(&t)) {}
     judge(&t, m, &v);
     static const gcap_param_access by_use[4] = {GCAP_ACCESS_NONE, GCAP_ACCESS_READ, GCAP_ACCESS_WRITE,
                                                 GCAP_ACCESS_READ_WRITE};
     for (size_t p = 0; p < f->num_params && !v.everything; p++)
-      if (!v.escapes[p] && f->params[p].size == 8) out[p] = by_use[v.uses[p] & 3u];
+      if (!v.escapes[p] && f->params[p].size == 8) out[p] = by_use[(v.uses[p] | (v.reads_beyond ? READS : 0)) & 3u];
   }
   gcap__free(t.sets);
   gcap__free(t.scratch);

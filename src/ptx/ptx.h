@@ -426,10 +426,11 @@ const struct ptx_var *ptx_find_var(const struct ptx_module *m, const char *name)
  * (only stored through), READ_WRITE (both; atomics and reductions read and write), or UNKNOWN
  * where the analysis cannot be sure: not 8 bytes, a value derived from it stored to memory or
  * passed to a call, its address taken; every parameter is UNKNOWN in an entry that calls a
- * function (vprintf aside), has an opcode whose operands are not decoded (texture, surface,
- * matrix, cp, brx), or writes through an address of no known origin (a pointer loaded from
- * memory). Derivation is followed through registers, flow-insensitively. False when out of memory
- * (out then all UNKNOWN).
+ * function that may write global memory, has an opcode whose operands are not decoded (texture,
+ * surface, matrix, cp, brx), or writes through an address of no known origin (a pointer loaded
+ * from memory); a read through such an address (or in a callee) counts as a read of every
+ * parameter. Derivation is followed through registers, flow-insensitively. False when out of
+ * memory (out then all UNKNOWN).
  */
 bool ptx_param_access(const struct ptx_module *m, const struct ptx_func *f, gcap_param_access *out);
 
