@@ -417,6 +417,36 @@ static void test_check_races_on_instantiate(void **state) {
   gcap_context_destroy(ctx);
 }
 
+/* The stream race check (check_races on eager work) reads kernels the same way: two streams may
+ * read one buffer at once, not read it while a third writes it. */
+static void test_stream_race_check(void **state) {
+  (void)state;
+  test_require_sim();
+  gcap_sim_options so;
+  gcap_sim_options_init(&so);
+  so.check_races = true;
+  gcap_context *ctx = test_sim_context_create(&so);
+  gcap_module *m = load_ptx(ctx);
+  void *a = test_dev_alloc(ctx, BYTES), *b = test_dev_alloc(ctx, BYTES), *c = test_dev_alloc(ctx, BYTES);
+  gcap_stream *s1 = test_stream_create(ctx), *s2 = test_stream_create(ctx), *s3 = test_stream_create(ctx);
+  assert_ok(gcap_memset_async(s1, a, 0, BYTES));
+  assert_ok(gcap_stream_synchronize(s1));
+  unsigned n = BYTES / 4;
+  gcap_kernel *copy = test_kernel_of(m, "copy"), *scale = test_kernel_of(m, "scale");
+  void *args_b[] = {&b, &a, &n}, *args_c[] = {&c, &a, &n}, *args_a[] = {&a};
+  assert_ok(gcap_launch_kernel(s1, copy, GCAP_DIM3(1, 1, 1), GCAP_DIM3(BYTES / 4, 1, 1), 0, args_b));
+  assert_ok(gcap_launch_kernel(s2, copy, GCAP_DIM3(1, 1, 1), GCAP_DIM3(BYTES / 4, 1, 1), 0, args_c));
+  assert_status(gcap_launch_kernel(s3, scale, GCAP_DIM3(1, 1, 1), GCAP_DIM3(BYTES / 4, 1, 1), 0, args_a),
+                GCAP_ERROR_INVALID_VALUE);
+  test_assert_message_contains("kernel \"copy\"");
+  assert_ok(gcap_context_synchronize(ctx));
+  gcap_stream_destroy(s1);
+  gcap_stream_destroy(s2);
+  gcap_stream_destroy(s3);
+  assert_ok(gcap_module_unload(m));
+  gcap_context_destroy(ctx);
+}
+
 int main(void) {
   test_require_backend();
   const struct CMUnitTest tests[] = {
@@ -426,6 +456,7 @@ int main(void) {
       cmocka_unit_test(test_explicit_definitions_keep_theirs),
       cmocka_unit_test(test_inferred_access_is_not_checked_at_launch),
       cmocka_unit_test(test_check_races_on_instantiate),
+      cmocka_unit_test(test_stream_race_check),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
