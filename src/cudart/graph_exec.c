@@ -79,7 +79,7 @@ static cudaError_t instantiate(const char *fn, cudaGraphExec_t *exec, cudaGraph_
   if (!exec) return gcap__rt_fail(fn, cudaErrorInvalidValue, "pGraphExec is NULL");
   *exec = NULL;
   if (!graph) return gcap__rt_fail(fn, cudaErrorInvalidValue, "graph is NULL");
-  unsigned f;
+  unsigned f = 0;
   if ((e = instantiate_flags(fn, flags, 0, &f))) return e;
   gcap_exec *x;
   if ((e = done(fn, gcap_graph_instantiate(gcap__rt_graph(graph), f, &x)))) return e;
@@ -137,7 +137,7 @@ cudaError_t cudaGraphExecGetFlags(cudaGraphExec_t exec, unsigned long long *flag
   cudaError_t e = gcap__rt_enter(&ctx);
   if (e) return e;
   if (!flags) return gcap__rt_fail(__func__, cudaErrorInvalidValue, "flags is NULL");
-  unsigned f;
+  unsigned f = 0;
   if ((e = done(__func__, gcap_exec_get_flags(gcap__rt_exec(exec), &f)))) return e;
   /* CUDA leaves out the upload flag: it does not change the executable. */
   *flags = 0;
@@ -180,7 +180,7 @@ cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec) {
   cudaError_t e = gcap__rt_enter(&ctx);
   if (e) return e;
   if (!exec) return gcap__rt_fail(__func__, cudaErrorInvalidValue, "graphExec is NULL");
-  unsigned f;
+  unsigned f = 0;
   /* gcap_exec_destroy takes anything; CUDA refuses what is no executable. */
   if (gcap_exec_get_flags(gcap__rt_exec(exec), &f) != GCAP_SUCCESS)
     return gcap__rt_fail(__func__, cudaErrorInvalidValue, "graphExec %p is not a live executable graph (%s)",
@@ -269,7 +269,7 @@ static cudaError_t symbol_range(const char *fn, const void *symbol, size_t count
 cudaError_t cudaGraphExecMemcpyNodeSetParamsToSymbol(cudaGraphExec_t exec, cudaGraphNode_t node, const void *symbol,
                                                      const void *src, size_t count, size_t offset,
                                                      enum cudaMemcpyKind kind) {
-  char *at;
+  char *at = NULL;
   cudaError_t e = enter_node(__func__, exec, node);
   if (!e) e = symbol_range(__func__, symbol, count, offset, &at);
   if (!e && kind != cudaMemcpyHostToDevice && kind != cudaMemcpyDeviceToDevice && kind != cudaMemcpyDefault)
@@ -280,7 +280,7 @@ cudaError_t cudaGraphExecMemcpyNodeSetParamsToSymbol(cudaGraphExec_t exec, cudaG
 cudaError_t cudaGraphExecMemcpyNodeSetParamsFromSymbol(cudaGraphExec_t exec, cudaGraphNode_t node, void *dst,
                                                        const void *symbol, size_t count, size_t offset,
                                                        enum cudaMemcpyKind kind) {
-  char *at;
+  char *at = NULL;
   cudaError_t e = enter_node(__func__, exec, node);
   if (!e) e = symbol_range(__func__, symbol, count, offset, &at);
   if (!e && kind != cudaMemcpyDeviceToHost && kind != cudaMemcpyDeviceToDevice && kind != cudaMemcpyDefault)
