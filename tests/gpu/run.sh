@@ -72,6 +72,8 @@ echo "CUDA headers: ${toolkit:-none found} $( [ -n "$toolkit" ] && grep -m1 '#de
 
 say "configure and build (-Dcuda=enabled)"
 setup_args=(-Dcuda=enabled -Dtests=enabled ${toolkit:+-Dtoolkit_dir=$toolkit}) # no cmocka must fail here, not skip the suite
+# The runtime stand-in's test programs, built where nvcc is (tools/fetch-gpu-deps.sh).
+[ -d build-gpu-deps/cudart-programs ] && setup_args+=(-Dcudart_programs_dir="$PWD/build-gpu-deps/cudart-programs")
 if ! timeout 90 "${meson_cmd[@]}" setup build-gpu "${setup_args[@]}" --wipe >"$log_dir/setup.log" 2>&1 &&
    ! timeout 90 "${meson_cmd[@]}" setup build-gpu "${setup_args[@]}" >"$log_dir/setup.log" 2>&1; then
   cat "$log_dir/setup.log"; echo "FAILED: meson setup"; exit 1
