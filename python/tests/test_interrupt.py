@@ -50,12 +50,19 @@ PROGRAM = textwrap.dedent('''
 ''')
 
 
+def _as_at_a_terminal():
+    """The program starts with SIGINT's default disposition, as from a terminal: a run started in
+    the background (a CI runner, `cmd &` in a script) would otherwise hand it SIGINT ignored, and
+    Python would then neither raise KeyboardInterrupt nor let gcap see Ctrl-C."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("mode", ["immediate", "deferred"])
 def test_ctrl_c_stops_a_running_kernel(mode, tmp_path):
     script = tmp_path / "spin.py"
     script.write_text(PROGRAM)
     p = subprocess.Popen([sys.executable, str(script), mode], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         env=dict(os.environ), text=True)
+                         env=dict(os.environ), text=True, preexec_fn=_as_at_a_terminal)
     try:
         assert p.stdout.readline().strip() == "running", p.stderr.read()
         p.send_signal(signal.SIGINT)
