@@ -382,7 +382,7 @@ static inline double ftz64(double x) { return fpclassify(x) == FP_SUBNORMAL ? co
 static inline float sat32(float x) { return isnan(x) ? 0.0f : x < 0.0f ? 0.0f : x > 1.0f ? 1.0f : x; }
 static inline double sat64(double x) { return isnan(x) ? 0.0 : x < 0.0 ? 0.0 : x > 1.0 ? 1.0 : x; }
 
-enum { F_FTZ = 1, F_SAT = 2 };
+enum { F_FTZ = 1, F_SAT = 2, F_RELU = 4 };
 
 static int host_round(unsigned r) {
   switch (r) {
@@ -934,7 +934,82 @@ static uint16_t float_to_half(float f) {
   return (uint16_t)(sign | (uint16_t)((uint32_t)(e + 14) << 10) | (uint16_t)(m11 & 0x3ff));
 }
 
-/* cvt: in->kind destination type, in->e source type, in->vec rounding, in->size flags (F_FTZ, F_SAT). */
+/* bfloat16 <-> f32: bf16 is f32's upper half (8 exponent bits, 7 of significand), so the way
+ * back is exact. */
+static float bf16_to_float(uint16_t h) {
+  uint32_t bits = (uint32_t)h << 16;
+  float f;
+  memcpy(&f, &bits, 4);
+  return f;
+}
+/* Past the largest bf16 (0x7f7f): infinity, or the largest finite value where the rounding goes toward zero. */
+static uint16_t bf16_overflow(uint16_t sign) {
+  int mode = fegetround();
+  bool to_inf = mode == FE_TONEAREST || (mode == FE_UPWARD && !sign) || (mode == FE_DOWNWARD && sign);
+  return (uint16_t)(sign | (to_inf ? 0x7f80 : 0x7f7f));
+}
+
+/* x (an f32 or f64 value) rounded once to bf16 in the host's rounding mode (set around the lanes). */
+static uint16_t double_to_bf16(double x) {
+  uint16_t sign = signbit(x) ? 0x8000 : 0;
+  double a = fabs(x);
+  if (isnan(x)) return 0x7fff; /* the canonical NaN, as the GPU's conversion gives */
+  if (isinf(x)) return (uint16_t)(sign | 0x7f80);
+  if (sign) { /* round the magnitude in the mirrored direction */
+    int mode = fegetround();
+    if (mode == FE_UPWARD || mode == FE_DOWNWARD) {
+      fesetround(mode == FE_UPWARD ? FE_DOWNWARD : FE_UPWARD);
+      uint16_t h = double_to_bf16(a);
+      fesetround(mode);
+      return (h & 0x7fff) == 0x7f80 || (h & 0x7fff) == 0x7f7f ? bf16_overflow(sign) : (uint16_t)(sign | h);
+    }
+  }
+  if (a < ldexp(1.0, -126)) return (uint16_t)(sign | (uint16_t)nearbyint(a * ldexp(1.0, 133)));
+  int e;
+  double mant = frexp(a, &e);                      /* a = mant * 2^e, mant in [0.5, 1) */
+  uint32_t m8 = (uint32_t)nearbyint(mant * 256.0); /* 8 significant bits */
+  if (m8 == 256) {
+    m8 = 128;
+    e++;
+  }
+  if (e + 126 >= 255) return bf16_overflow(sign);
+  return (uint16_t)(sign | (uint16_t)((uint32_t)(e + 126) << 7) | (uint16_t)(m8 & 0x7f));
+}
+
+/* A float value as the source type holds it. */
+static double float_in(uint64_t v, enum ptx_type st) {
+  switch (st) {
+  case PTX_T_F64: return px_f64(v);
+  case PTX_T_F16: return half_to_float((uint16_t)v);
+  case PTX_T_BF16: return bf16_to_float((uint16_t)v);
+  default: return px_f32(v);
+  }
+}
+
+/* x into a half-width float destination, .relu making every value with the sign bit set +0
+ * (negative zero too; a NaN becomes the canonical NaN). */
+static uint16_t narrow_out(double x, enum ptx_type dt, unsigned flags) {
+  if ((flags & F_RELU) && signbit(x) && !isnan(x)) x = 0;
+  if (dt == PTX_T_BF16) return double_to_bf16(x);
+  uint16_t h = float_to_half((float)x);
+  return (flags & F_RELU) && isnan(x) ? 0x7fff : h;
+}
+
+/* cvt.{rn,rz,rm,rp}[.relu].{f16x2,bf16x2}.f32 d, a, b: a's value in the upper half, b's in the lower. */
+HANDLER(v_cvt_pack) {
+  uint64_t *d = px_slot(w, in->d);
+  const uint64_t *A = px_slot(w, in->a), *B = px_slot(w, in->b);
+  enum ptx_type half = (enum ptx_type)in->kind;
+  int mode = host_round(in->vec), old = mode != FE_TONEAREST ? fegetround() : FE_TONEAREST;
+  if (mode != FE_TONEAREST) fesetround(mode);
+  PX_LANES(m, {
+    uint32_t hi = narrow_out(px_f32(A[l]), half, in->size), lo = narrow_out(px_f32(B[l]), half, in->size);
+    d[l] = hi << 16 | lo;
+  });
+  if (mode != FE_TONEAREST) fesetround(old);
+}
+
+/* cvt: in->kind destination type, in->e source type, in->vec rounding, in->size flags (F_FTZ, F_SAT, F_RELU). */
 HANDLER(v_cvt) {
   uint64_t *d = px_slot(w, in->d);
   const uint64_t *A = px_slot(w, in->a);
@@ -952,21 +1027,22 @@ HANDLER(v_cvt) {
       out = (flags & F_SAT) ? sat_int(v, sb, ssg, db, dsg) : (ssg ? (uint64_t)sext(v, sb) : zext(v, sb));
       out = dsg ? (uint64_t)sext(out, db) : zext(out, db);
     } else if (sflt && !dflt) {
-      double x = st == PTX_T_F64 ? px_f64(v) : st == PTX_T_F16 ? half_to_float((uint16_t)v) : px_f32(v);
+      double x = float_in(v, st);
       if ((flags & F_FTZ) && st == PTX_T_F32) x = ftz32((float)x);
       out = float_to_int(x, db, dsg, r, st == PTX_T_F64);
       if (dsg) out = (uint64_t)sext(out, db);
     } else if (!sflt) {
       if (dt == PTX_T_F64) out = px_bits64(int_to_f64(v, sb, ssg));
       else if (dt == PTX_T_F16) out = float_to_half(int_to_f32(v, sb, ssg));
+      else if (dt == PTX_T_BF16) out = double_to_bf16(ssg ? (double)sext(v, sb) : (double)zext(v, sb));
       else out = px_bits32(int_to_f32(v, sb, ssg));
     } else {
-      double x = st == PTX_T_F64 ? px_f64(v) : st == PTX_T_F16 ? half_to_float((uint16_t)v) : px_f32(v);
+      double x = float_in(v, st);
       if ((flags & F_FTZ) && st == PTX_T_F32) x = ftz32((float)x);
       if (r >= PTX_RND_RNI) x = round_int(x, r);
       if (flags & F_SAT) x = sat64(x);
       if (dt == PTX_T_F64) out = px_bits64(x);
-      else if (dt == PTX_T_F16) out = float_to_half((float)x);
+      else if (dt == PTX_T_F16 || dt == PTX_T_BF16) out = narrow_out(dt == PTX_T_F16 ? (double)(float)x : x, dt, flags);
       else {
         float f = (float)x;
         if (flags & F_FTZ) f = ftz32(f);
@@ -1238,18 +1314,43 @@ static int lower_select(struct px_lower *L, const struct ptx_instr *pi, struct p
   return 1;
 }
 
+/* cvt.rn.f16x2.f32 / cvt.rn.bf16x2.f32 d, a, b. */
+static int lower_cvt_pack(struct px_lower *L, const struct ptx_instr *pi, struct px_ins *in) {
+  enum ptx_type dt = itype(pi);
+  if (pi->type2 != PTX_T_F32 || pi->num_operands != 3)
+    return px_refuse(L, "cvt.%s converts two .f32 values (d, a, b)", ptx_type_name(dt));
+  if (pi->round != PTX_RND_RN && pi->round != PTX_RND_RZ && pi->round != PTX_RND_RM && pi->round != PTX_RND_RP)
+    return px_unsupported(L, "cvt.%s.f32 needs .rn, .rz, .rm or .rp", ptx_type_name(dt));
+  if (pi->flags & (PTX_F_FTZ | PTX_F_SAT)) return px_unsupported(L, "cvt.%s.f32 with .ftz or .sat", ptx_type_name(dt));
+  in->d = px_value(L, &pi->opnd[0], PTX_T_B32);
+  in->a = px_value(L, &pi->opnd[1], PTX_T_F32);
+  in->b = px_value(L, &pi->opnd[2], PTX_T_F32);
+  in->kind = dt == PTX_T_F16X2 ? PTX_T_F16 : PTX_T_BF16;
+  in->vec = pi->round;
+  in->size = (pi->flags & PTX_F_RELU) ? F_RELU : 0;
+  in->fn = v_cvt_pack;
+  return 1;
+}
+
+static bool cvt_type(enum ptx_type t) {
+  return is_int(t) || t == PTX_T_F32 || t == PTX_T_F64 || t == PTX_T_F16 || t == PTX_T_BF16;
+}
+
 static int lower_cvt(struct px_lower *L, const struct ptx_instr *pi, struct px_ins *in) {
   enum ptx_type dt = itype(pi), st = (enum ptx_type)pi->type2;
-  bool ok = (is_int(dt) || dt == PTX_T_F32 || dt == PTX_T_F64 || dt == PTX_T_F16) &&
-            (is_int(st) || st == PTX_T_F32 || st == PTX_T_F64 || st == PTX_T_F16);
-  if (!ok) return px_unsupported(L, "cvt.%s.%s is not supported yet", ptx_type_name(dt), ptx_type_name(st));
+  if (dt == PTX_T_F16X2 || dt == PTX_T_BF16X2) return lower_cvt_pack(L, pi, in);
+  if (!cvt_type(dt) || !cvt_type(st))
+    return px_unsupported(L, "cvt.%s.%s is not supported yet", ptx_type_name(dt), ptx_type_name(st));
   if (pi->num_operands != 2) return px_refuse(L, "cvt takes 2 operands");
+  if ((pi->flags & PTX_F_RELU) && dt != PTX_T_F16 && dt != PTX_T_BF16)
+    return px_refuse(L, "cvt.relu converts to .f16 or .bf16 only");
+  if (pi->round == PTX_RND_RNA) return px_unsupported(L, "cvt.rna is not supported yet");
   in->d = px_value(L, &pi->opnd[0], dt);
   in->a = px_value(L, &pi->opnd[1], st);
   in->kind = dt;
   in->e = st;
   in->vec = pi->round;
-  in->size = (uint8_t)float_flags(pi);
+  in->size = (uint8_t)(float_flags(pi) | ((pi->flags & PTX_F_RELU) ? F_RELU : 0));
   in->fn = v_cvt;
   return 1;
 }
