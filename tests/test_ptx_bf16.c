@@ -96,10 +96,10 @@ static void conversions_match_the_reference(void **state) {
                  (unsigned)ref_bf16(u, mode));
     uint16_t relu = (u & 0x7fffffffu) > 0x7f800000u ? 0x7fff : (u >> 31) ? 0 : ref_bf16(u, RN);
     assert_int_equal(o[4], relu);
-    assert_int_equal(o[6], 0x3fc0u);          /* bf16x2: b (1.5) in the lower half */
+    assert_int_equal(o[6], 0x3fc0u);         /* bf16x2: b (1.5) in the lower half */
     assert_int_equal(o[7], ref_bf16(u, RN)); /* a in the upper */
-    assert_int_equal(o[8], o[5]);             /* f16x2: b (in[i]) as cvt.rn.f16.f32 makes it */
-    assert_int_equal(o[9], 0x4200u);          /* a (3.0) */
+    assert_int_equal(o[8], o[5]);            /* f16x2: b (in[i]) as cvt.rn.f16.f32 makes it */
+    assert_int_equal(o[9], 0x4200u);         /* a (3.0) */
     if (o[0] != 0x7fff) assert_int_equal(back[i], (uint32_t)o[0] << 16); /* bf16 -> f32 is exact */
   }
   gcap_context_destroy(ctx);
