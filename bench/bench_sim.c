@@ -23,6 +23,7 @@
 
 #include "timing.h"
 #include "kernels/ptx_bench_ptx.h"
+#include "kernels/ptx_modern_ptx.h"
 
 static int reps = 7;
 
@@ -538,15 +539,159 @@ static void bench_ptx_threads(void) {
   for (size_t i = 0; i < 4; i++) ptx_threads(ptx_kernels[i]);
 }
 
+/* ------------------------------------------------------------- tensor cores and asynchronous copies */
+
+/*
+ * The kernels of kernels/ptx_modern.cu (compute_80 PTX): a 128 x 128 x 128 product through wmma
+ * in f16, through ldmatrix + mma.sync in bf16, and the tiled f32 matmul above with its tiles
+ * fetched by cp.async, double-buffered; each beside the plain tiled matmul of the same run, the
+ * baseline. Inputs are multiples of 1/4 in [-1, 1], so every product and sum is exact in f32 and
+ * each result is checked against the exact product first.
+ */
+#define MODERN_N 128u
+
+struct modern_run {
+  struct sim sm;
+  const char *kernel;
+  gcap_dim3 grid, block;
+  void *a, *b, *c;
+  uint32_t n;
+  void *args[4];
+};
+
+static float modern_value(uint32_t i, uint32_t seed) {
+  return (float)((int)((i * 2654435761u + seed) >> 28) - 8) / 8.0f;
+}
+
+/* The 16-bit pattern of f, which is 0 or a normal number exactly representable in half or bfloat16. */
+static uint16_t modern_bits16(float f, bool bf16) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  if (bf16) return (uint16_t)(u >> 16);
+  if ((u & 0x7fffffffu) == 0) return (uint16_t)(u >> 16);
+  uint32_t exp = ((u >> 23) & 0xffu) - 127u + 15u;
+  return (uint16_t)(((u >> 16) & 0x8000u) | (exp << 10) | ((u >> 13) & 0x3ffu));
+}
+
+/* a row-major, b column-major (b_t[col][k]) in the kernel's element type; c zeroed. */
+static void modern_setup(struct modern_run *r, const char *kernel, unsigned checks) {
+  memset(r, 0, sizeof *r);
+  gcap_sim_options so;
+  gcap_sim_options_init(&so);
+  so.checks = checks;
+  bool is_f32 = strcmp(kernel, "wmma_gemm") != 0 && strcmp(kernel, "mma_gemm") != 0;
+  gcap_module_desc d = {.image = ptx_modern_ptx, .image_size = sizeof ptx_modern_ptx};
+  if (strcmp(kernel, "matmul") == 0) d = (gcap_module_desc){.image = ptx_bench_ptx, .image_size = sizeof ptx_bench_ptx};
+  context_open(&r->sm, &so, &d);
+  r->kernel = kernel;
+  r->n = MODERN_N;
+  size_t nn = (size_t)r->n * r->n;
+  float *a = malloc(nn * 4), *b = malloc(nn * 4);
+  uint16_t *a16 = malloc(nn * 2), *b16 = malloc(nn * 2);
+  if (!a || !b || !a16 || !b16) exit(1);
+  for (size_t i = 0; i < nn; i++) a[i] = modern_value((uint32_t)i, 1), b[i] = modern_value((uint32_t)i, 2);
+  if (is_f32) { /* the f32 kernels read b row-major: b[k][col] = b_t[col][k] */
+    float *t = malloc(nn * 4);
+    if (!t) exit(1);
+    for (size_t k = 0; k < r->n; k++)
+      for (size_t col = 0; col < r->n; col++) t[k * r->n + col] = b[col * r->n + k];
+    r->a = dev_copy(&r->sm, a, nn * 4);
+    r->b = dev_copy(&r->sm, t, nn * 4);
+    free(t);
+    r->grid = GCAP_DIM3(r->n / 16, r->n / 16, 1);
+    r->block = GCAP_DIM3(16, 16, 1);
+  } else {
+    bool bf16 = strcmp(kernel, "mma_gemm") == 0;
+    for (size_t i = 0; i < nn; i++) a16[i] = modern_bits16(a[i], bf16), b16[i] = modern_bits16(b[i], bf16);
+    r->a = dev_copy(&r->sm, a16, nn * 2);
+    r->b = dev_copy(&r->sm, b16, nn * 2);
+    r->grid = GCAP_DIM3(r->n / 32, r->n / 32, 1);
+    r->block = GCAP_DIM3(128, 1, 1);
+  }
+  r->c = dev_floats(&r->sm, nn, 0.0f);
+  r->args[0] = &r->a, r->args[1] = &r->b, r->args[2] = &r->c, r->args[3] = &r->n;
+  free(a), free(b), free(a16), free(b16);
+}
+
+static void do_modern(void *arg) {
+  struct modern_run *r = arg;
+  gcap_kernel *k;
+  CHECK(gcap_module_get_kernel(r->sm.m, r->kernel, &k));
+  CHECK(gcap_launch_kernel(r->sm.s, k, r->grid, r->block, 0, r->args));
+  CHECK(gcap_stream_synchronize(r->sm.s));
+}
+
+/* The first launch (all checks on) leaves the exact product. */
+static void modern_check(const char *kernel) {
+  struct modern_run r;
+  modern_setup(&r, kernel,
+               GCAP_SIM_CHECK_MEMORY | GCAP_SIM_CHECK_SYNC | GCAP_SIM_CHECK_SHARED_RACES | GCAP_SIM_CHECK_INIT);
+  do_modern(&r);
+  size_t nn = (size_t)r.n * r.n;
+  float *c = malloc(nn * 4);
+  if (!c) exit(1);
+  CHECK(gcap_memcpy(r.sm.ctx, c, r.c, nn * 4, GCAP_MEMCPY_DEVICE_TO_HOST));
+  for (size_t row = 0; row < r.n; row++)
+    for (size_t col = 0; col < r.n; col++) {
+      double want = 0;
+      for (size_t k = 0; k < r.n; k++)
+        want += (double)modern_value((uint32_t)(row * r.n + k), 1) * modern_value((uint32_t)(col * r.n + k), 2);
+      if ((double)c[row * r.n + col] != want) {
+        fprintf(stderr, "bench_sim: kernel %s: c[%zu][%zu] = %g, want %g\n", kernel, row, col, c[row * r.n + col],
+                want);
+        exit(1);
+      }
+    }
+  free(c);
+  sim_close(&r.sm);
+}
+
+static uint64_t modern_instructions(struct modern_run *r) {
+  gcap_sim_stats st;
+  CHECK(gcap_sim_get_stats(r->sm.ctx, &st));
+  return st.ptx_instructions;
+}
+
+/* Lane-instructions per second and time per launch of each kernel, against the plain tiled matmul. */
+static void bench_ptx_modern(void) {
+  static const char *const kernels[] = {"wmma_gemm", "mma_gemm", "cp_async_matmul"};
+  for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++) {
+    modern_check(kernels[i]);
+    struct modern_run m, base;
+    modern_setup(&m, kernels[i], 0);
+    modern_setup(&base, "matmul", 0);
+    uint64_t before = modern_instructions(&m), base_before = modern_instructions(&base);
+    do_modern(&m);
+    do_modern(&base);
+    double per_launch = (double)(modern_instructions(&m) - before);
+    double base_per_launch = (double)(modern_instructions(&base) - base_before);
+    double tm = 0, tb = 0;
+    median_pair_ns(do_modern, &m, do_modern, &base, &tm, &tb);
+    char metric[48];
+    snprintf(metric, sizeof metric, "ptx_%s", kernels[i]);
+    report(metric, (size_t)per_launch, "Minstr/s", per_launch / tm * 1e3, "matmul Minstr/s", base_per_launch / tb * 1e3,
+           0, false);
+    snprintf(metric, sizeof metric, "ptx_%s_launch", kernels[i]);
+    report(metric, (size_t)per_launch, "us/launch", tm / 1e3, "matmul us", tb / 1e3, 0, true);
+    sim_close(&m.sm);
+    sim_close(&base.sm);
+  }
+}
+
 /* ------------------------------------------------------------- main */
 
 static const struct benchmark {
   const char *name;
   void (*run)(void);
 } benchmarks[] = {
-    {"block_form", bench_block_form},   {"threads", bench_threads}, {"barrier", bench_barrier},
-    {"dispatch", bench_dispatch},       {"ptx", bench_ptx},         {"ptx_checks", bench_ptx_checks},
+    {"block_form", bench_block_form},
+    {"threads", bench_threads},
+    {"barrier", bench_barrier},
+    {"dispatch", bench_dispatch},
+    {"ptx", bench_ptx},
+    {"ptx_checks", bench_ptx_checks},
     {"ptx_threads", bench_ptx_threads},
+    {"ptx_modern", bench_ptx_modern},
 };
 
 static bool wanted(int argc, char **argv, int first, const char *name) {
@@ -566,7 +711,8 @@ int main(int argc, char **argv) {
     bool known = strcmp(argv[i], "all") == 0;
     for (size_t b = 0; b < count; b++) known = known || strcmp(argv[i], benchmarks[b].name) == 0;
     if (!known) {
-      fprintf(stderr, "usage: %s [--quick] [block_form threads barrier dispatch ptx ptx_checks ptx_threads | all]\n",
+      fprintf(stderr,
+              "usage: %s [--quick] [block_form threads barrier dispatch ptx ptx_checks ptx_threads ptx_modern | all]\n",
               argv[0]);
       return 2;
     }
