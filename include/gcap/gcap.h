@@ -348,7 +348,10 @@ GCAP_API gcap_status gcap_context_find_kernel(gcap_context *ctx, const char *nam
 GCAP_API gcap_status gcap_module_get_global(gcap_module *m, const char *name, void **dptr, size_t *bytes);
 /** The kernel's entry name (owned by its module); NULL for an invalid handle. */
 GCAP_API const char *gcap_kernel_name(const gcap_kernel *k);
-/** What gcap_kernel_get_attribute reports of a kernel; the values are CUDA's CUfunction_attribute. */
+/**
+ * What gcap_kernel_get_attribute reports of a kernel; the values are CUDA's CUfunction_attribute.
+ * Only MAX_DYNAMIC_SHARED_SIZE may be set (gcap_kernel_set_attribute).
+ */
 typedef enum gcap_kernel_attr {
   GCAP_KERNEL_ATTR_MAX_THREADS_PER_BLOCK = 0,   /* the most threads a block may have: .reqntid, .maxntid or 1024 */
   GCAP_KERNEL_ATTR_SHARED_SIZE_BYTES = 1,       /* bytes of static shared memory (__shared__ variables) */
@@ -357,7 +360,8 @@ typedef enum gcap_kernel_attr {
   GCAP_KERNEL_ATTR_NUM_REGS = 4,                /* registers a thread (simulator: .maxnreg, else 32) */
   GCAP_KERNEL_ATTR_PTX_VERSION = 5,             /* the PTX's target: 80 for .target sm_80 (0: no PTX) */
   GCAP_KERNEL_ATTR_BINARY_VERSION = 6,          /* the code's architecture (simulator: the PTX's target) */
-  GCAP_KERNEL_ATTR_MAX_DYNAMIC_SHARED_SIZE = 8, /* the most dynamic shared memory a launch may ask for */
+  GCAP_KERNEL_ATTR_MAX_DYNAMIC_SHARED_SIZE = 8, /* the most dynamic shared memory a launch may ask for: 48 KiB
+                                                   less the static until set */
 } gcap_kernel_attr;
 /**
  * Reads attribute @p attr of @p k into @p value: on CUDA what the driver reports
@@ -366,6 +370,16 @@ typedef enum gcap_kernel_attr {
  * kernel; INVALID_VALUE for a NULL @p value or an attribute not listed.
  */
 GCAP_API gcap_status gcap_kernel_get_attribute(gcap_kernel *k, gcap_kernel_attr attr, int *value);
+/**
+ * Sets attribute @p attr of @p k to @p value (cuFuncSetAttribute). Only
+ * GCAP_KERNEL_ATTR_MAX_DYNAMIC_SHARED_SIZE may be set: a kernel opts into more than 48 KiB of
+ * dynamic shared memory, up to the device's limit for a block less the kernel's static shared
+ * memory (the simulator models an H100: 232448 bytes, 227 KiB, a block). Launches, kernel nodes
+ * (added, set, updated, captured) and executable updates then check their dynamic shared bytes
+ * against it. INVALID_HANDLE for a bad kernel; INVALID_VALUE for another attribute, a negative
+ * value or one past the limit, and nothing changes.
+ */
+GCAP_API gcap_status gcap_kernel_set_attribute(gcap_kernel *k, gcap_kernel_attr attr, int value);
 
 /**
  * Launches @p k on @p s. @p args as cuLaunchKernel: one pointer per parameter (NULL if

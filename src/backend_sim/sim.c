@@ -665,6 +665,21 @@ static gcap_status sim_kernel_attribute(struct gcap__backend_ctx *b, const struc
   return GCAP_ERROR_NOT_FOUND;
 }
 
+/* The simulated device gives a block PX_DEVICE_SHARED_BYTES of shared memory, static and dynamic. */
+static gcap_status sim_kernel_set_attribute(struct gcap__backend_ctx *b, const struct gcap__kernel_info *k,
+                                            gcap_kernel_attr attr, int value) {
+  (void)b;
+  (void)attr; /* the core passes MAX_DYNAMIC_SHARED_SIZE only */
+  uint32_t shared = 0, local = 0;
+  if (k->impl) px_kernel_memory(k->impl, &shared, &local); /* a CPU definition has no static shared memory */
+  if ((uint64_t)shared + (uint32_t)value > PX_DEVICE_SHARED_BYTES)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE,
+                      "value %d of GCAP_KERNEL_ATTR_MAX_DYNAMIC_SHARED_SIZE exceeds the %u bytes of shared memory the "
+                      "simulated device gives a block of kernel \"%s\" beside its %u static",
+                      value, PX_DEVICE_SHARED_BYTES - (shared < PX_DEVICE_SHARED_BYTES ? shared : 0), k->name, shared);
+  return GCAP_SUCCESS;
+}
+
 static gcap_status sim_module_global(struct gcap__backend_ctx *b, void *module, const char *name, void **dptr,
                                      size_t *bytes) {
   (void)b;
@@ -728,6 +743,7 @@ const struct gcap_backend_ops gcap__sim_ops = {
     .module_load = sim_module_load,
     .module_unload = sim_module_unload,
     .kernel_attribute = sim_kernel_attribute,
+    .kernel_set_attribute = sim_kernel_set_attribute,
     .before_release = sim_before_release,
     .kernel_find = sim_kernel_find,
     .kernel_check = sim_kernel_check,

@@ -10,7 +10,6 @@
 
 #include "core/backend.h"
 
-#define SIM_SHARED_MEM_BYTES 49152u
 #define SIM_MAX_THREADS 256u
 
 struct sim_region;

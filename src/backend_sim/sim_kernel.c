@@ -63,7 +63,8 @@ struct sim_slot {
 enum block_end { BLOCK_OK, BLOCK_BARRIER_MISMATCH, BLOCK_NO_FIBER };
 
 struct sim_worker {
-  unsigned char *shared_mem; /* SIM_SHARED_MEM_BYTES: the dynamic shared memory of the block it runs */
+  unsigned char *shared_mem; /* shared_cap bytes: the dynamic shared memory of the block it runs */
+  size_t shared_cap;         /* grown to the most a launch it ran asked for */
   struct sim_fiber *host;    /* its OS thread, while the block's threads run as fibers */
   struct sim_fiber **spare;  /* fibers running no thread (every one, between blocks) */
   size_t num_spare, spare_cap, fibers_made;
@@ -154,13 +155,7 @@ static void *shared_of(const struct sim_worker *w, const struct gcap__launch *l)
 /* ------------------------------------------------------------ workers */
 
 struct sim_worker *sim_worker_create(void) {
-  struct sim_worker *w = gcap__calloc(1, sizeof *w);
-  if (w) w->shared_mem = gcap__malloc(SIM_SHARED_MEM_BYTES);
-  if (w && !w->shared_mem) {
-    gcap__free(w);
-    return NULL;
-  }
-  return w;
+  return gcap__calloc(1, sizeof(struct sim_worker)); /* shared memory comes per launch (shared_ready) */
 }
 
 void sim_worker_destroy(struct sim_worker *w) {
@@ -441,10 +436,25 @@ static void run_range(struct sim_worker *w, struct sim_job *job, uint64_t begin,
   }
 }
 
+/* The dynamic shared memory of a CPU implementation's blocks: grown when a launch asks for more. */
+static bool shared_ready(struct sim_worker *w, size_t bytes) {
+  if (bytes <= w->shared_cap) return true;
+  gcap__free(w->shared_mem);
+  w->shared_cap = 0;
+  if (!(w->shared_mem = gcap__malloc(bytes))) return false;
+  w->shared_cap = bytes;
+  return true;
+}
+
 void sim_worker_run(struct sim_worker *w, struct sim_job *job) {
   if (job->form == FORM_FIBERS && !fibers_ready(w, job->threads, job->fibers)) {
     job_fail(job, GCAP_ERROR_OUT_OF_MEMORY, "kernel \"%s\": no memory to run its %u threads per block as fibers",
              job->l->kernel->name, job->threads);
+    return;
+  }
+  if (job->form != FORM_PTX && !shared_ready(w, job->l->shared_mem_bytes)) {
+    job_fail(job, GCAP_ERROR_OUT_OF_MEMORY, "kernel \"%s\": no memory for the %u bytes of shared memory of a block",
+             job->l->kernel->name, job->l->shared_mem_bytes);
     return;
   }
   struct sim_worker *outer = running; /* a kernel may launch one on another context */

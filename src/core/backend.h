@@ -313,6 +313,13 @@ struct gcap_backend_ops {
    */
   gcap_status (*kernel_attribute)(struct gcap__backend_ctx *b, const struct gcap__kernel_info *k, gcap_kernel_attr attr,
                                   int *value);
+  /*
+   * Optional (NULL: the core refuses every value): sets GCAP_KERNEL_ATTR_MAX_DYNAMIC_SHARED_SIZE of
+   * kernel k to `value` (>= 0), INVALID_VALUE with a message naming `value` and the device's limit
+   * when the device cannot give a block that much beside the kernel's static shared memory.
+   */
+  gcap_status (*kernel_set_attribute)(struct gcap__backend_ctx *b, const struct gcap__kernel_info *k,
+                                      gcap_kernel_attr attr, int value);
   /* A .global or .const variable of a loaded module (cuModuleGetGlobal); NOT_FOUND without a message. */
   gcap_status (*module_global)(struct gcap__backend_ctx *b, void *module, const char *name, void **dptr, size_t *bytes);
 

@@ -262,6 +262,16 @@ gcap_status gcap__backend_kernel_attribute(struct gcap_context *ctx, const struc
   return ctx->ops->kernel_attribute(ctx->backend, k, attr, value);
 }
 
+/* NOT_SUPPORTED (no message) when the backend sets no attribute. */
+gcap_status gcap__backend_kernel_set_attribute(struct gcap_context *ctx, const struct gcap__kernel_info *k,
+                                               gcap_kernel_attr attr, int value) {
+  assert(ctx && ctx->backend);
+  assert(k);
+  if (!ctx->ops->kernel_set_attribute) return GCAP_ERROR_NOT_SUPPORTED;
+  if (injected(ctx->ops->name, "kernel_set_attribute")) return GCAP_ERROR_BACKEND;
+  return ctx->ops->kernel_set_attribute(ctx->backend, k, attr, value);
+}
+
 gcap_status gcap__backend_exec_create(struct gcap_context *ctx, const struct gcap__plan *plan, void **out) {
   assert(ctx && ctx->backend);
   assert(plan);

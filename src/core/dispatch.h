@@ -53,6 +53,8 @@ gcap_status gcap__backend_kernel_find(struct gcap_context *ctx, void *module, co
                                       struct gcap__kernel_found *out);
 gcap_status gcap__backend_kernel_attribute(struct gcap_context *ctx, const struct gcap__kernel_info *k,
                                            gcap_kernel_attr attr, int *value);
+gcap_status gcap__backend_kernel_set_attribute(struct gcap_context *ctx, const struct gcap__kernel_info *k,
+                                               gcap_kernel_attr attr, int value);
 gcap_status gcap__backend_exec_create(struct gcap_context *ctx, const struct gcap__plan *plan, void **out);
 void gcap__backend_exec_wait(struct gcap_context *ctx, void *exec);
 void gcap__backend_exec_destroy(struct gcap_context *ctx, void *exec);

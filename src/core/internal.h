@@ -155,6 +155,8 @@ struct gcap_kernel {
   size_t args_bytes;
   gcap_param_access *param_access;
   bool access_inferred;           /* param_access read from the PTX, not declared: races only, no pointer checks */
+  bool max_dynamic_set;           /* gcap_kernel_set_attribute gave max_dynamic_shared */
+  uint32_t max_dynamic_shared;    /* the most dynamic shared memory a launch may ask for, once set */
   struct gcap_kernel *next_found; /* in module->found */
 };
 

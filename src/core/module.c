@@ -530,6 +530,8 @@ static int declared_attribute(const struct gcap_kernel *k, gcap_kernel_attr attr
 /* Under the context's lock. */
 static gcap_status kernel_attribute(struct gcap_kernel *k, gcap_kernel_attr attr, int *value) {
   struct gcap_context *ctx = k->module->ctx;
+  if (attr == GCAP_KERNEL_ATTR_MAX_DYNAMIC_SHARED_SIZE && k->max_dynamic_set)
+    return *value = (int)k->max_dynamic_shared, GCAP_SUCCESS;
   int v = attr == GCAP_KERNEL_ATTR_MAX_DYNAMIC_SHARED_SIZE ? 0 : declared_attribute(k, attr);
   gcap_status st = gcap__backend_kernel_attribute(ctx, &k->info, attr, &v);
   if (st == GCAP_ERROR_NOT_FOUND && attr == GCAP_KERNEL_ATTR_MAX_DYNAMIC_SHARED_SIZE) {
@@ -565,9 +567,62 @@ gcap_status gcap_kernel_get_attribute(gcap_kernel *k, gcap_kernel_attr attr, int
   return st;
 }
 
+gcap_status gcap_kernel_set_attribute(gcap_kernel *k, gcap_kernel_attr attr, int value) {
+  GCAP_ENTER();
+  gcap_status st = gcap__check_kernel(k, "k");
+  if (st != GCAP_SUCCESS) return st;
+  if (attr != GCAP_KERNEL_ATTR_MAX_DYNAMIC_SHARED_SIZE)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE,
+                      "attr %d cannot be set (only GCAP_KERNEL_ATTR_MAX_DYNAMIC_SHARED_SIZE can)", (int)attr);
+  if (value < 0)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "value %d of GCAP_KERNEL_ATTR_MAX_DYNAMIC_SHARED_SIZE is negative",
+                      value);
+  struct gcap_context *ctx = k->module->ctx;
+  gcap__lock(ctx);
+  st = gcap__backend_kernel_set_attribute(ctx, &k->info, attr, value);
+  if (st == GCAP_ERROR_NOT_SUPPORTED)
+    st = gcap__fail(st, "the %s backend cannot set attributes of kernel \"%s\"", ctx->ops->name, k->name);
+  if (st == GCAP_SUCCESS) {
+    k->max_dynamic_shared = (uint32_t)value;
+    k->max_dynamic_set = true;
+  }
+  gcap__unlock(ctx);
+  return st;
+}
+
 static gcap_status check_dims(gcap_dim3 d, const char *what) {
   if (d.x == 0 || d.y == 0 || d.z == 0)
     return gcap__fail(GCAP_ERROR_INVALID_VALUE, "%s (%u, %u, %u) has a zero dimension", what, d.x, d.y, d.z);
+  return GCAP_SUCCESS;
+}
+
+/*
+ * CUDA's rule: the dynamic shared memory a launch asks for is at most the kernel's
+ * MAX_DYNAMIC_SHARED_SIZE, 48 KiB less its static shared memory until set. The backend checks
+ * what the device can give a block (static and dynamic).
+ */
+static gcap_status check_dynamic_shared(const struct gcap_kernel *k, uint32_t bytes) {
+  if (k->max_dynamic_set) {
+    if (bytes <= k->max_dynamic_shared) return GCAP_SUCCESS;
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE,
+                      "shared_mem_bytes %u exceeds the %u bytes kernel \"%s\" opted into "
+                      "(GCAP_KERNEL_ATTR_MAX_DYNAMIC_SHARED_SIZE)",
+                      bytes, k->max_dynamic_shared, k->name);
+  }
+  if (bytes > MAX_DYNAMIC_SHARED_MEM)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE,
+                      "shared_mem_bytes %u exceeds %u (more needs GCAP_KERNEL_ATTR_MAX_DYNAMIC_SHARED_SIZE, "
+                      "gcap_kernel_set_attribute)",
+                      bytes, MAX_DYNAMIC_SHARED_MEM);
+  if (bytes == 0) return GCAP_SUCCESS;
+  int limit = 0; /* 48 KiB less the static */
+  gcap_status st = kernel_attribute((struct gcap_kernel *)k, GCAP_KERNEL_ATTR_MAX_DYNAMIC_SHARED_SIZE, &limit);
+  if (st != GCAP_SUCCESS) return st;
+  if (limit < 0 || bytes > (uint32_t)limit)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE,
+                      "shared_mem_bytes %u exceeds the %d bytes kernel \"%s\" may ask for beside its static shared "
+                      "memory without GCAP_KERNEL_ATTR_MAX_DYNAMIC_SHARED_SIZE (48 KiB in all)",
+                      bytes, limit, k->name);
   return GCAP_SUCCESS;
 }
 
@@ -583,9 +638,8 @@ gcap_status gcap__check_launch(const struct gcap_kernel *k, gcap_dim3 grid, gcap
   if (grid.x > 0x7fffffffu || grid.y > 65535 || grid.z > 65535)
     return gcap__fail(GCAP_ERROR_INVALID_VALUE, "grid (%u, %u, %u) exceeds the limits (x < 2^31, y, z <= 65535)",
                       grid.x, grid.y, grid.z);
-  if (shared_mem_bytes > MAX_DYNAMIC_SHARED_MEM)
-    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "shared_mem_bytes %u exceeds %u", shared_mem_bytes,
-                      MAX_DYNAMIC_SHARED_MEM);
+  st = check_dynamic_shared(k, shared_mem_bytes);
+  if (st != GCAP_SUCCESS) return st;
   if (k->info.num_params > 0 && !args)
     return gcap__fail(GCAP_ERROR_INVALID_VALUE, "args is NULL but kernel \"%s\" takes %zu parameters", k->name,
                       k->info.num_params);

@@ -19,6 +19,14 @@ struct px_kernel;
 struct px_worker;
 
 /*
+ * The simulated device, an H100 SXM5: the shared memory a block may have (static and dynamic,
+ * 227 KiB, CUDA's sharedMemPerBlockOptin; the 1 KiB the system reserves comes on top) and its
+ * multiprocessors (%nsmid).
+ */
+#define PX_DEVICE_SHARED_BYTES 232448u
+#define PX_DEVICE_SMS 132u
+
+/*
  * How a program gets and returns device memory for its module variables (.global, .const), and
  * writes their initial values (device memory may be closed to host code: strict memory).
  * alloc_managed: for `.attribute(.managed)` variables, memory host code may touch as well (as

@@ -27,7 +27,7 @@
 #define PX_PARAM_WINDOW 0xfc00000000000000ull
 #define PX_WINDOW_BYTES 0x0100000000000000ull
 
-#define SIM_PX_SHARED_BYTES 49152u /* static and dynamic shared memory of a block, at most */
+#define SIM_PX_SHARED_BYTES 49152u /* static shared memory of a kernel, at most (ptxas'); PX_DEVICE_SHARED_BYTES */
 #define PX_RESERVED_SMEM 1024u     /* the shared memory a block reserves for the system (sm_80 and later) */
 #define PX_LOCAL_BYTES 16384u      /* each thread's stack: its frames' .local and .param variables */
 #define PX_MAX_DEPTH 64u           /* calls deep */

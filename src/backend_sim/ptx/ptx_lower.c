@@ -1028,9 +1028,10 @@ unsigned char *px_launch_params(const struct px_kernel *k, void *const *args) {
 
 gcap_status px_launch_check(const struct px_launch *l) {
   uint64_t need = (uint64_t)l->kernel->dynamic_offset + l->dynamic_shared;
-  if (need > 49152u)
+  if (l->kernel->dynamic_offset > SIM_PX_SHARED_BYTES || need > PX_DEVICE_SHARED_BYTES)
     return gcap__fail(GCAP_ERROR_INVALID_VALUE,
-                      "kernel \"%s\" needs %u bytes of static and %u of dynamic shared memory, more than 49152",
-                      l->name, l->kernel->static_shared, l->dynamic_shared);
+                      "kernel \"%s\" needs %u bytes of static and %u of dynamic shared memory, more than the %u a "
+                      "block may have",
+                      l->name, l->kernel->static_shared, l->dynamic_shared, PX_DEVICE_SHARED_BYTES);
   return GCAP_SUCCESS;
 }

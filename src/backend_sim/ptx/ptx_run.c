@@ -32,9 +32,12 @@ struct px_worker {
   struct px_block blk;
   struct px_warp *warps;
   size_t warps_cap;
+  /* shared_cap bytes, grown to the largest block's shared memory; while races are checked, the
+     shadow (shadow_cap entries, one a byte) and clean (one a 128 bytes) */
   unsigned char *shared, *shared_init;
   struct px_shadow *shadow;
   uint32_t *clean;
+  uint32_t shared_cap, shadow_cap;
   uint32_t *wsync_epoch;
   uint16_t (*tid)[3];
   unsigned char *local;
@@ -788,16 +791,45 @@ uint64_t px_next_serial(void) {
   return atomic_fetch_add(&serial, 1) + 1;
 }
 
+/* Shared memory comes per launch (prepare): a worker starts with none. */
 struct px_worker *px_worker_create(void) {
-  struct px_worker *w = gcap__calloc(1, sizeof *w);
-  if (!w) return NULL;
-  w->shared = gcap__aligned_alloc(64, SIM_PX_SHARED_BYTES + PX_RESERVED_SMEM);
-  w->shared_init = gcap__malloc(SIM_PX_SHARED_BYTES + PX_RESERVED_SMEM);
-  if (!w->shared || !w->shared_init) {
-    px_worker_destroy(w);
-    return NULL;
+  return gcap__calloc(1, sizeof(struct px_worker));
+}
+
+/* The shared memory of each block of launch l: static, dynamic, then the system's reserved region. */
+static uint32_t block_shared_bytes(const struct px_launch *l) {
+  uint32_t bytes = l->kernel->dynamic_offset + l->dynamic_shared; /* static, then dynamic (px_launch_check) */
+  if (l->kernel->reserved_bytes) /* then the system's region, 16-aligned, past what the kernel may use */
+    bytes = (bytes + 15u) / 16u * 16u + l->kernel->reserved_bytes;
+  return bytes;
+}
+
+/*
+ * Shared memory (and, checking races, its shadow) for blocks of `bytes`: grown when a launch needs
+ * more than the worker has, in whole 4 KiB, so a launch with little pays little.
+ */
+static bool shared_ready(struct px_worker *wk, uint32_t bytes, bool races) {
+  uint32_t cap = (bytes + 4095u) / 4096u * 4096u;
+  if (cap == 0) cap = 4096u;
+  if (cap > wk->shared_cap) {
+    gcap__free(wk->shared);
+    gcap__free(wk->shared_init);
+    wk->shared_cap = 0;
+    wk->shared = gcap__aligned_alloc(64, cap);
+    wk->shared_init = gcap__malloc(cap);
+    if (!wk->shared || !wk->shared_init) return false;
+    wk->shared_cap = cap;
   }
-  return w;
+  if (races && cap > wk->shadow_cap) {
+    gcap__free(wk->shadow);
+    gcap__free(wk->clean);
+    wk->shadow_cap = 0;
+    wk->shadow = gcap__calloc(cap, sizeof *wk->shadow);
+    wk->clean = gcap__calloc(cap / 128, sizeof *wk->clean);
+    if (!wk->shadow || !wk->clean) return false;
+    wk->shadow_cap = cap;
+  }
+  return true;
 }
 
 static void free_warps(struct px_worker *w) {
@@ -845,17 +877,7 @@ static bool prepare(struct px_worker *wk, const struct px_launch *l, unsigned th
     if (!wk->local || !wk->wsync_epoch || !wk->tid) return false;
     wk->local_threads = threads;
   }
-  if ((l->checks & GCAP_SIM_CHECK_SHARED_RACES) && !wk->shadow) {
-    wk->shadow = gcap__calloc(SIM_PX_SHARED_BYTES + PX_RESERVED_SMEM, sizeof *wk->shadow);
-    wk->clean = gcap__calloc((SIM_PX_SHARED_BYTES + PX_RESERVED_SMEM) / 128, sizeof *wk->clean);
-    if (!wk->shadow || !wk->clean) {
-      gcap__free(wk->shadow);
-      gcap__free(wk->clean);
-      wk->shadow = NULL;
-      wk->clean = NULL;
-      return false;
-    }
-  }
+  if (!shared_ready(wk, block_shared_bytes(l), l->checks & GCAP_SIM_CHECK_SHARED_RACES)) return false;
   for (unsigned t = 0; t < threads; t++) {
     wk->tid[t][0] = (uint16_t)(t % l->block.x);
     wk->tid[t][1] = (uint16_t)(t / l->block.x % l->block.y);
@@ -917,9 +939,7 @@ static void start_block(struct px_worker *wk, struct px_block *b, const struct p
   b->num_warps = (b->threads + 31) / 32;
   b->warps = wk->warps;
   b->shared = wk->shared;
-  b->shared_bytes = l->kernel->dynamic_offset + l->dynamic_shared; /* static, then dynamic */
-  if (l->kernel->reserved_bytes) /* then the system's region, 16-aligned, past the 48 KiB a kernel may use */
-    b->shared_bytes = (b->shared_bytes + 15u) / 16u * 16u + l->kernel->reserved_bytes;
+  b->shared_bytes = block_shared_bytes(l);
   b->shared_init = wk->shared_init;
   b->shadow = wk->shadow;
   b->clean = (l->checks & GCAP_SIM_CHECK_SHARED_RACES) ? wk->clean : NULL;
@@ -1007,7 +1027,8 @@ gcap_status px_run_block(struct px_worker *wk, const struct px_launch *l, gcap_d
   unsigned threads = l->block.x * l->block.y * l->block.z, warps = (threads + 31) / 32;
   if (!prepare(wk, l, threads, warps)) {
     wk->prepared = 0;
-    snprintf(msg, size, "kernel \"%s\": no memory for the warps of a block of %u threads", l->name, threads);
+    snprintf(msg, size, "kernel \"%s\": no memory for the warps of a block of %u threads and its shared memory",
+             l->name, threads);
     return GCAP_ERROR_OUT_OF_MEMORY;
   }
   struct px_block *b = &wk->blk;
