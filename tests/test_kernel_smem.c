@@ -333,6 +333,41 @@ static void test_cpu_kernel(void **state) {
   gcap_context_destroy(ctx);
 }
 
+struct sregs {
+  uint32_t smid, nsmid, dynamic, total;
+  uint64_t gridid;
+};
+
+/* %smid, %nsmid, %gridid, %dynamic_smem_size, %total_smem_size of every block of two launches. */
+static void test_special_registers(void **state) {
+  struct fixture *f = *state;
+  enum { X = 200, Y = 2, BLOCKS = X * Y, DYNAMIC = 300 };
+  gcap_kernel *k = test_kernel_of(f->m, "sregs");
+  void *dout = ptx_dev(f->ctx, NULL, 2 * BLOCKS * sizeof(struct sregs));
+  void *dsecond = (char *)dout + BLOCKS * sizeof(struct sregs);
+  void *args[] = {&dout}, *second_args[] = {&dsecond};
+  assert_ok(gcap_launch_kernel(f->s, k, GCAP_DIM3(X, Y, 1), GCAP_DIM3(32, 1, 1), DYNAMIC, args));
+  assert_ok(gcap_launch_kernel(f->s, k, GCAP_DIM3(X, Y, 1), GCAP_DIM3(32, 1, 1), 0, second_args));
+  assert_ok(gcap_stream_synchronize(f->s));
+  struct sregs *out = calloc(2 * BLOCKS, sizeof *out);
+  assert_non_null(out);
+  ptx_get(f->ctx, out, dout, 2 * BLOCKS * sizeof *out);
+  for (unsigned i = 0; i < 2 * BLOCKS; i++) {
+    const struct sregs *r = &out[i];
+    bool first = i < BLOCKS;
+    assert_true(r->smid < r->nsmid);
+    assert_int_equal(r->dynamic, first ? DYNAMIC : 0);
+    assert_int_equal(r->gridid, out[first ? 0 : BLOCKS].gridid); /* one a launch */
+    if (!test_on_sim()) continue;
+    assert_int_equal(r->nsmid, 132); /* the simulated H100 */
+    assert_int_equal(r->smid, (i % BLOCKS) % 132);
+    /* static (100 bytes, 16-aligned for the dynamic array) and dynamic, in 128-byte units */
+    assert_int_equal(r->total, first ? (112 + DYNAMIC + 127) / 128 * 128 : 128);
+  }
+  assert_true(out[0].gridid != out[BLOCKS].gridid);
+  free(out);
+}
+
 int main(void) {
   test_require_backend();
   const struct CMUnitTest tests[] = {
@@ -342,6 +377,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_device_limit, setup, teardown),
       cmocka_unit_test_setup_teardown(test_nodes, setup, teardown),
       cmocka_unit_test_setup_teardown(test_cpu_kernel, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_special_registers, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -768,6 +768,14 @@ static uint64_t globaltimer(void) {
 
 static uint32_t dim_of(gcap_dim3 d, unsigned comp) { return comp == 0 ? d.x : comp == 1 ? d.y : comp == 2 ? d.z : 0; }
 
+/* The PTX ISA's %total_smem_size: static and dynamic shared memory, not the system's reserved
+ * region, in the target's allocation unit (256 bytes for sm_30 to sm_7x, else 128). */
+static uint32_t total_smem(const struct px_block *b) {
+  unsigned sm = b->prog->module->target_sm, unit = sm >= 30 && sm < 80 ? 256u : 128u;
+  uint64_t bytes = (uint64_t)b->k->dynamic_offset + b->l->dynamic_shared;
+  return (uint32_t)((bytes + unit - 1) / unit * unit);
+}
+
 uint64_t px_sreg_value(const struct px_warp *w, unsigned sreg, unsigned comp, unsigned lane) {
   const struct px_block *b = w->blk;
   gcap_dim3 bd = b->l->block;
@@ -780,9 +788,12 @@ uint64_t px_sreg_value(const struct px_warp *w, unsigned sreg, unsigned comp, un
   case PTX_SREG_LANEID: return lane;
   case PTX_SREG_WARPID: return w->index;
   case PTX_SREG_NWARPID: return 64;
-  case PTX_SREG_SMID: return 0;
-  case PTX_SREG_NSMID: return 1;
-  case PTX_SREG_GRIDID: return 1;
+  /* Blocks go round the device's multiprocessors in the order of their linear index; %gridid
+     is the launch's serial number, unique in the process. */
+  case PTX_SREG_SMID:
+    return (b->idx.x + (uint64_t)b->l->grid.x * (b->idx.y + (uint64_t)b->l->grid.y * b->idx.z)) % PX_DEVICE_SMS;
+  case PTX_SREG_NSMID: return PX_DEVICE_SMS;
+  case PTX_SREG_GRIDID: return b->l->serial;
   case PTX_SREG_LANEMASK_EQ: return 1u << lane;
   case PTX_SREG_LANEMASK_LE: return lane == 31 ? PX_FULL : (2u << lane) - 1;
   case PTX_SREG_LANEMASK_LT: return (1u << lane) - 1;
@@ -795,7 +806,7 @@ uint64_t px_sreg_value(const struct px_warp *w, unsigned sreg, unsigned comp, un
   case PTX_SREG_GLOBALTIMER_LO: return (uint32_t)globaltimer();
   case PTX_SREG_GLOBALTIMER_HI: return (uint32_t)(globaltimer() >> 32);
   case PTX_SREG_DYNAMIC_SMEM_SIZE: return b->l->dynamic_shared;
-  case PTX_SREG_TOTAL_SMEM_SIZE: return b->shared_bytes;
+  case PTX_SREG_TOTAL_SMEM_SIZE: return total_smem(b);
   /* The reserved region follows the kernel's own shared memory (ptx_run.c); cooperative groups reads _1. */
   case PTX_SREG_RESERVED_SMEM_BEGIN:
   case PTX_SREG_RESERVED_SMEM_0: return b->shared_bytes - b->k->reserved_bytes;
