@@ -42,7 +42,7 @@ static void origins_of(struct taint *t, const struct ptx_operand *o, uint64_t *a
       for (size_t w = 0; w < t->words; w++) acc[w] |= set_of(t, o->index)[w];
     break;
   case PTX_OPND_VEC:
-    for (unsigned e = 0; e < o->count && e < 4; e++)
+    for (unsigned e = 0; e < o->count && e < PTX_MAX_VEC; e++)
       if (o->elems[e].kind == PTX_OPND_REG && valid_reg(t, o->elems[e].reg))
         for (size_t w = 0; w < t->words; w++) acc[w] |= set_of(t, o->elems[e].reg)[w];
     break;
@@ -64,11 +64,11 @@ static void origins_of(struct taint *t, const struct ptx_operand *o, uint64_t *a
 /* Adds acc to the destination operand's registers; true when one of them grew. */
 static bool flow_into(struct taint *t, const struct ptx_operand *o, const uint64_t *acc) {
   bool grew = false;
-  uint32_t regs[4];
+  uint32_t regs[PTX_MAX_VEC];
   unsigned n = 0;
   if (o->kind == PTX_OPND_REG) regs[n++] = o->index;
   if (o->kind == PTX_OPND_VEC)
-    for (unsigned e = 0; e < o->count && e < 4; e++)
+    for (unsigned e = 0; e < o->count && e < PTX_MAX_VEC; e++)
       if (o->elems[e].kind == PTX_OPND_REG) regs[n++] = o->elems[e].reg;
   for (unsigned i = 0; i < n; i++) {
     if (!valid_reg(t, regs[i])) continue;

@@ -644,7 +644,7 @@ static void parse_vector(struct ptx_parser *p, struct ptx_operand *o) {
   o->kind = PTX_OPND_VEC;
   ptx_next(p);
   for (;;) {
-    if (o->count == 4) ptx_fail(p, NULL, "a vector operand has at most 4 elements");
+    if (o->count == PTX_MAX_VEC) ptx_fail(p, NULL, "a vector operand has at most %d elements", PTX_MAX_VEC);
     struct ptx_elem *e = &o->elems[o->count++];
     if (ptx_is_word(&p->tok, "_")) {
       e->kind = PTX_OPND_SINK;

@@ -295,6 +295,9 @@ struct ptx_elem {
   int64_t imm;
 };
 
+/* Elements of a vector operand, at most: a wmma fragment has 8 registers. */
+#define PTX_MAX_VEC 8
+
 struct ptx_operand {
   uint8_t kind;     /* enum ptx_operand_kind */
   uint8_t negate;   /* `!%p` (a predicate source) */
@@ -302,10 +305,10 @@ struct ptx_operand {
   uint8_t sreg, comp;
   uint8_t scope;  /* SYM, ADDR with a variable: enum ptx_scope */
   uint8_t base;   /* ADDR: enum ptx_addr_base */
-  uint8_t count;  /* VEC: 1..4 */
+  uint8_t count;  /* VEC: 1..8 (8: wmma fragments) */
   uint32_t index; /* REG: register; SYM/ADDR: variable; LABEL: instruction; FUNC: function */
   int64_t imm;    /* IMM: the value's bits; SYM/ADDR: byte offset */
-  struct ptx_elem elems[4];
+  struct ptx_elem elems[PTX_MAX_VEC];
 };
 
 #define PTX_MAX_OPERANDS 6

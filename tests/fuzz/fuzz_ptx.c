@@ -228,7 +228,7 @@ static void check_operand(const struct ptx_module *m, const struct ptx_func *f, 
     if (o->base == PTX_ADDR_SYM) check(o->scope <= PTX_SCOPE_BODY && o->index < vars[o->scope]);
     break;
   case PTX_OPND_VEC:
-    check(o->count >= 1 && o->count <= 4);
+    check(o->count >= 1 && o->count <= PTX_MAX_VEC);
     for (unsigned e = 0; e < o->count; e++)
       if (o->elems[e].kind == PTX_OPND_REG) check(o->elems[e].reg < f->num_regs);
     break;

@@ -1247,6 +1247,7 @@ static int lower_mov(struct px_lower *L, const struct ptx_instr *pi, struct px_i
   }
   if (d->kind == PTX_OPND_VEC || a->kind == PTX_OPND_VEC) {
     const struct ptx_operand *v = d->kind == PTX_OPND_VEC ? d : a;
+    if (v->count > 4) return px_refuse(L, "a vector of %u elements (mov takes at most 4)", v->count);
     in->vec = v->count;
     in->size = (uint8_t)(ptx_type_size(t) / (v->count ? v->count : 1));
     for (unsigned i = 0; i < v->count; i++) {

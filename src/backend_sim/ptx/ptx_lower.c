@@ -77,7 +77,7 @@ static bool writes_reg(const struct ptx_instr *pi, uint32_t reg) {
   const struct ptx_operand *d = &pi->opnd[0];
   if (pi->num_operands && d->kind == PTX_OPND_REG && d->index == reg) return true;
   if (pi->num_operands && d->kind == PTX_OPND_VEC)
-    for (unsigned e = 0; e < d->count && e < 4; e++)
+    for (unsigned e = 0; e < d->count && e < PTX_MAX_VEC; e++)
       if (d->elems[e].kind == PTX_OPND_REG && d->elems[e].reg == reg) return true;
   if (pi->dest2 >= 0 && (uint32_t)pi->dest2 == reg) return true;
   for (unsigned r = 0; r < pi->num_call_rets; r++)
@@ -409,7 +409,7 @@ static int narrow_writes(struct px_lower *L, const struct ptx_instr *pi) {
     const struct ptx_operand *o = &pi->opnd[0];
     if (o->kind == PTX_OPND_REG) r |= narrow_write(L, o->index);
     else if (o->kind == PTX_OPND_VEC)
-      for (unsigned i = 0; i < o->count && i < 4; i++)
+      for (unsigned i = 0; i < o->count && i < PTX_MAX_VEC; i++)
         if (o->elems[i].kind == PTX_OPND_REG) r |= narrow_write(L, o->elems[i].reg);
   }
   for (unsigned i = 0; i < pi->num_call_rets; i++)

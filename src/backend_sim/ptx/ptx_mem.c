@@ -744,6 +744,7 @@ static uint16_t fast_kind_of(const struct px_ins *in, bool store) {
 }
 
 static int lower_vec_regs(struct px_lower *L, const struct ptx_operand *o, struct px_ins *in, enum ptx_type t) {
+  if (o->count > 4) return px_refuse(L, "a vector of %u elements (ld and st take at most 4)", o->count);
   in->vec = o->count;
   for (unsigned i = 0; i < o->count; i++) {
     if (o->elems[i].kind == PTX_OPND_SINK) continue;
@@ -765,8 +766,8 @@ static int lower_ld_st(struct px_lower *L, const struct ptx_instr *pi, struct px
   if (!in->size || in->size > 8) return px_unsupported(L, "type .%s is not supported here", ptx_type_name(t));
   in->kind = ptx_type_is_signed(t) ? 1 : 0;
   in->vec = 1;
-  if (val->kind == PTX_OPND_VEC) lower_vec_regs(L, val, in, t);
-  else in->d = px_value(L, val, t);
+  if (val->kind != PTX_OPND_VEC) in->d = px_value(L, val, t);
+  else if (lower_vec_regs(L, val, in, t) < 0) return -1;
   in->fn = store ? mem_st : mem_ld;
   /* A variable's address alone ([name+8]): a zero base register lets the fast forms take it. */
   if (in->a == PX_NONE && !in->sym_local && (in->space == PTX_SPACE_SHARED || in->space == PTX_SPACE_GLOBAL))
