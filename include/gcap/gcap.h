@@ -62,6 +62,7 @@ typedef struct gcap_user_object gcap_user_object;
   X(GCAP_ERROR_ILLEGAL_INSTRUCTION, 715, "a kernel executed an instruction that cannot run")                           \
   X(GCAP_ERROR_MISALIGNED_ADDRESS, 716, "a kernel accessed memory at a misaligned address")                            \
   X(GCAP_ERROR_LAUNCH_FAILURE, 719, "a kernel failed while it ran (trap, or a simulator check)")                       \
+  X(GCAP_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE, 720, "the grid does not fit on the device at once")                       \
   X(GCAP_ERROR_STREAM_CAPTURE_UNSUPPORTED, 900, "the operation is not permitted while capturing")                      \
   X(GCAP_ERROR_STREAM_CAPTURE_INVALIDATED, 901, "the capture was invalidated by an earlier error")                     \
   X(GCAP_ERROR_STREAM_CAPTURE_MERGE, 902, "the operation would merge two independent captures")                        \
@@ -388,6 +389,15 @@ GCAP_API gcap_status gcap_kernel_set_attribute(gcap_kernel *k, gcap_kernel_attr 
  */
 GCAP_API gcap_status gcap_launch_kernel(gcap_stream *s, gcap_kernel *k, gcap_dim3 grid, gcap_dim3 block,
                                         uint32_t shared_mem_bytes, void **args);
+/**
+ * Launches @p k on @p s as a cooperative launch (cuLaunchCooperativeKernel): every block of the
+ * grid is resident at once, so the blocks may wait for each other (a grid-wide barrier,
+ * cooperative_groups::this_grid().sync()). Arguments and checks as gcap_launch_kernel; a grid
+ * with more blocks than the device holds at once is COOPERATIVE_LAUNCH_TOO_LARGE, and nothing
+ * runs. A capture records a kernel node with GCAP_KERNEL_NODE_ATTR_COOPERATIVE set.
+ */
+GCAP_API gcap_status gcap_launch_cooperative_kernel(gcap_stream *s, gcap_kernel *k, gcap_dim3 grid, gcap_dim3 block,
+                                                    uint32_t shared_mem_bytes, void **args);
 typedef void (*gcap_host_fn)(void *user_data);
 /**
  * Runs @p fn(@p user_data) on a host thread in stream order. As in CUDA, @p fn (and a host
@@ -627,10 +637,12 @@ GCAP_API gcap_status gcap_node_set_memset_params(gcap_node *n, const gcap_memset
 GCAP_API gcap_status gcap_node_set_host_params(gcap_node *n, const gcap_host_node_params *p);
 /* Kernel node attributes (cudaGraphKernelNodeSetAttribute); values equal CUlaunchAttributeID. */
 typedef enum gcap_kernel_node_attr {
-  GCAP_KERNEL_NODE_ATTR_PRIORITY = 8 /* value.priority: lower is more urgent, as stream priorities; 0 unless set */
+  GCAP_KERNEL_NODE_ATTR_COOPERATIVE = 2, /* value.cooperative: 1 runs the node as a cooperative launch; 0 unless set */
+  GCAP_KERNEL_NODE_ATTR_PRIORITY = 8     /* value.priority: lower is more urgent, as stream priorities; 0 unless set */
 } gcap_kernel_node_attr;
 typedef union gcap_kernel_node_attr_value {
   int priority;
+  int cooperative; /* 0 or 1 */
 } gcap_kernel_node_attr_value;
 /**
  * Sets an attribute of kernel node @p n. A priority takes effect in executables instantiated

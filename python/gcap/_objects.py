@@ -60,6 +60,8 @@ AssertError = _error_class("AssertError", "GCAP_ERROR_ASSERT")
 IllegalInstruction = _error_class("IllegalInstruction", "GCAP_ERROR_ILLEGAL_INSTRUCTION")
 MisalignedAddress = _error_class("MisalignedAddress", "GCAP_ERROR_MISALIGNED_ADDRESS")
 LaunchFailure = _error_class("LaunchFailure", "GCAP_ERROR_LAUNCH_FAILURE")
+# Not a fault: the grid of a cooperative launch does not fit on the device at once; nothing ran.
+CooperativeLaunchTooLarge = _error_class("CooperativeLaunchTooLarge", "GCAP_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE")
 
 
 class ContextClosed(InvalidHandle):

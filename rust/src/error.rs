@@ -62,6 +62,7 @@ errors! {
     IllegalInstruction = GCAP_ERROR_ILLEGAL_INSTRUCTION, "A kernel executed an instruction that cannot run (sticky).";
     MisalignedAddress = GCAP_ERROR_MISALIGNED_ADDRESS, "A kernel accessed memory at a misaligned address (sticky).";
     LaunchFailure = GCAP_ERROR_LAUNCH_FAILURE, "A kernel failed while it ran (sticky).";
+    CooperativeLaunchTooLarge = GCAP_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE, "The grid of a cooperative launch does not fit on the device at once.";
     StreamCaptureUnsupported = GCAP_ERROR_STREAM_CAPTURE_UNSUPPORTED, "The operation is not permitted while capturing.";
     StreamCaptureInvalidated = GCAP_ERROR_STREAM_CAPTURE_INVALIDATED, "The capture was invalidated by an earlier error.";
     StreamCaptureMerge = GCAP_ERROR_STREAM_CAPTURE_MERGE, "The operation would merge two independent captures.";

@@ -747,6 +747,7 @@ const struct gcap_backend_ops gcap__sim_ops = {
     .before_release = sim_before_release,
     .kernel_find = sim_kernel_find,
     .kernel_check = sim_kernel_check,
+    .cooperative_check = sim_cooperative_check,
     .module_global = sim_module_global,
     .runs_definitions = true,
     .exec_create = sim_exec_create,

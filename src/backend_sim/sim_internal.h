@@ -183,6 +183,9 @@ gcap_status sim_run_kernel(struct sim_context *sc, const struct gcap__launch *l)
  * from PTX the executor cannot run (backend op kernel_check); SUCCESS otherwise.
  */
 gcap_status sim_kernel_check(const struct gcap__backend_ctx *b, const struct gcap__kernel_info *k);
+/* COOPERATIVE_LAUNCH_TOO_LARGE when cooperative launch l does not fit on the simulated device (sim_device.c). */
+gcap_status sim_cooperative_check(const struct gcap__backend_ctx *b, const struct gcap__launch *l, int regs,
+                                  int static_shared);
 /* What runs kernels (sim_kernel.c), made with the context; NULL when out of memory. */
 struct sim_kernels *sim_kernels_create(void);
 void sim_kernels_destroy(struct sim_kernels *k);

@@ -379,7 +379,9 @@ static void run_ptx_block(struct sim_worker *w, struct sim_job *job, gcap_dim3 b
     job_fail(job, GCAP_ERROR_OUT_OF_MEMORY, "kernel \"%s\": no memory to run PTX blocks", job->l->kernel->name);
     return;
   }
-  gcap_status st = px_run_block(w->px, &job->ptx, b, msg, sizeof msg, &w->counts.ptx_instructions);
+  gcap_status st = job->ptx.grid_workspace /* a cooperative launch: the whole grid, as one */
+                       ? px_run_cooperative(&job->ptx, msg, sizeof msg, &w->counts.ptx_instructions)
+                       : px_run_block(w->px, &job->ptx, b, msg, sizeof msg, &w->counts.ptx_instructions);
   if (st != GCAP_SUCCESS) job_fail(job, st, "%s", msg);
 }
 
@@ -686,10 +688,21 @@ static gcap_status run_ptx(struct sim_context *sc, struct sim_job *job) {
   }
   gcap_status st = px_launch_check(&job->ptx);
   if (st != GCAP_SUCCESS) return st;
-  if (!(job->ptx.params = px_launch_params(k, l->args)))
+  void *workspace = NULL; /* a cooperative launch's grid workspace: zeros, its own (docs/ptx.md, %envreg) */
+  if (l->cooperative && !(workspace = gcap__aligned_alloc(256, PX_GRID_WORKSPACE_BYTES)))
+    return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "kernel \"%s\": no memory for its grid workspace", l->kernel->name);
+  if (workspace) {
+    memset(workspace, 0, PX_GRID_WORKSPACE_BYTES);
+    job->ptx.grid_workspace = (uint64_t)(uintptr_t)workspace;
+    job->end = job->chunk = 1; /* one "block" that runs them all, on the calling thread */
+  }
+  if (!(job->ptx.params = px_launch_params(k, l->args))) {
+    gcap__free(workspace);
     return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "kernel \"%s\": no memory for its parameters", l->kernel->name);
+  }
   if (use_pool(sc, job) && !sc->kernels->pool && !(sc->kernels->pool = sim_pool_create(sc->options.threads))) {
     gcap__free(job->ptx.params);
+    gcap__free(workspace);
     return gcap__fail(GCAP_ERROR_OUT_OF_MEMORY, "kernel \"%s\": the simulator could not start its %u worker threads",
                       l->kernel->name, sc->options.threads - 1);
   }
@@ -700,6 +713,7 @@ static gcap_status run_ptx(struct sim_context *sc, struct sim_job *job) {
   sc->stats.ptx_instructions += own;
   px_kernel_count_run(k, job->instructions + own);
   gcap__free(job->ptx.params);
+  gcap__free(workspace);
   if (st != GCAP_SUCCESS) return st;
   return atomic_load(&job->failed) ? gcap__fail(job->status, "%s", job->message) : GCAP_SUCCESS;
 }

@@ -69,6 +69,7 @@ struct gcap__launch {
   uint32_t shared_mem_bytes;
   int priority;      /* the node's priority attribute (0 for stream launches) */
   void *const *args; /* one pointer per parameter */
+  bool cooperative;  /* a cooperative launch: every block resident at once (the node's attribute) */
 };
 
 /* The layout of a 2-D or 3-D copy: `height` rows of gcap__copy.bytes in each of `depth` slices. */
@@ -307,6 +308,14 @@ struct gcap_backend_ops {
    * Called for every launch and kernel node the core checks, with or without the context lock.
    */
   gcap_status (*kernel_check)(const struct gcap__backend_ctx *b, const struct gcap__kernel_info *k);
+  /*
+   * Optional (NULL: the launch itself finds out, as the driver does): COOPERATIVE_LAUNCH_TOO_LARGE,
+   * with a message giving the numbers, when the grid of cooperative launch l (args unused) has
+   * more blocks than the device holds at once, blocks of kernels with `regs` registers a thread
+   * and `static_shared` bytes of static shared memory.
+   */
+  gcap_status (*cooperative_check)(const struct gcap__backend_ctx *b, const struct gcap__launch *l, int regs,
+                                   int static_shared);
   /*
    * Optional: attribute `attr` of kernel k where the backend knows it better than the core, whose
    * answer (from the PTX's declarations) *value holds on entry; NOT_FOUND (no message) keeps it.

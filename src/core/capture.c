@@ -157,10 +157,11 @@ static gcap_status record_made(struct gcap_stream *s, gcap_status st, struct gca
   return gcap__fail(st, "no memory to record the %s node", what);
 }
 
-gcap_status gcap__capture_record_kernel(struct gcap_stream *s, const gcap_kernel_node_params *p) {
+gcap_status gcap__capture_record_kernel(struct gcap_stream *s, const gcap_kernel_node_params *p, bool cooperative) {
   struct gcap_node *n = NULL;
   gcap_status st = gcap__node_make_kernel(s->seq->graph, p, &n);
   if (st == GCAP_SUCCESS) n->p.kernel.priority = s->priority; /* as CUDA: the capturing stream's priority */
+  if (st == GCAP_SUCCESS) n->p.kernel.cooperative = cooperative;
   return record_made(s, st, n, "kernel");
 }
 

@@ -56,7 +56,7 @@ gcap_status gcap__capture_append(struct gcap_stream *s, struct gcap_node *n);
  * The reference a MEM_ALLOC or MEM_FREE node's params carry is taken over whether it succeeds or not.
  */
 gcap_status gcap__capture_record_value(struct gcap_stream *s, gcap_node_type type, const void *params, size_t size);
-gcap_status gcap__capture_record_kernel(struct gcap_stream *s, const gcap_kernel_node_params *p);
+gcap_status gcap__capture_record_kernel(struct gcap_stream *s, const gcap_kernel_node_params *p, bool cooperative);
 /* A copy with 3-D parameters (checked already). */
 gcap_status gcap__capture_record_copy_3d(struct gcap_stream *s, const gcap_memcpy_3d_params *p);
 

@@ -159,6 +159,8 @@ static gcap_status snapshot_params(struct builder *b, struct gcap__plan_node *pn
     gcap_status st = GCAP_SUCCESS;
     if (!b->trusted)
       st = gcap__check_kernel_pointers(b->ctx, k->kernel, k->args); /* memory freed since the node was made */
+    if (st == GCAP_SUCCESS && k->cooperative)
+      st = gcap__check_cooperative(k->kernel, k->grid, k->block, k->shared_mem_bytes);
     if (st != GCAP_SUCCESS) return st;
     size_t bytes = gcap__kernel_args_bytes(k->kernel);
     if (bytes) { /* without parameters there is nothing to copy, and maybe no block at all */
@@ -167,6 +169,7 @@ static gcap_status snapshot_params(struct builder *b, struct gcap__plan_node *pn
     }
     gcap__module_retain(k->kernel->module);
     pn->u.kernel = (struct gcap__launch){&k->kernel->info, k->grid, k->block, k->shared_mem_bytes, k->priority, args};
+    pn->u.kernel.cooperative = k->cooperative;
     return GCAP_SUCCESS;
   }
   case GCAP_NODE_MEMCPY: { /* a DEFAULT copy's direction is inferred again here */

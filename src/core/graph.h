@@ -14,8 +14,9 @@ struct gcap__kernel_params {
   struct gcap_kernel *kernel;
   gcap_dim3 grid, block;
   uint32_t shared_mem_bytes;
-  int priority; /* GCAP_KERNEL_NODE_ATTR_PRIORITY: 0 unless set */
-  void **args;  /* num_params pointers into the same allocation, followed by the values */
+  int priority;     /* GCAP_KERNEL_NODE_ATTR_PRIORITY: 0 unless set */
+  void **args;      /* num_params pointers into the same allocation, followed by the values */
+  bool cooperative; /* GCAP_KERNEL_NODE_ATTR_COOPERATIVE: false unless set */
 };
 
 /*

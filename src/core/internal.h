@@ -239,6 +239,9 @@ gcap_status gcap__mem_alloc_device(gcap_context *ctx, size_t bytes, void **dptr)
 gcap_status gcap__fill_async(struct gcap_stream *s, void *dst, uint32_t value, unsigned element_size, size_t count);
 gcap_status gcap__launch_kernel(struct gcap_stream *s, struct gcap_kernel *k, gcap_dim3 grid, gcap_dim3 block,
                                 uint32_t shared_mem_bytes, void **args);
+/* COOPERATIVE_LAUNCH_TOO_LARGE when the grid does not fit on the device at once; context lock held. */
+gcap_status gcap__check_cooperative(const struct gcap_kernel *k, gcap_dim3 grid, gcap_dim3 block,
+                                    uint32_t shared_mem_bytes);
 /* The kernel `name` of any loaded module: SUCCESS, NOT_FOUND, or the backend's failure to resolve it. */
 gcap_status gcap__find_kernel(struct gcap_context *ctx, const char *name, struct gcap_kernel **out);
 /* The flags every instantiation takes. */

@@ -649,8 +649,24 @@ gcap_status gcap__check_launch(const struct gcap_kernel *k, gcap_dim3 grid, gcap
   return ctx->ops->kernel_check ? ctx->ops->kernel_check(ctx->backend, &k->info) : GCAP_SUCCESS;
 }
 
-gcap_status gcap__launch_kernel(struct gcap_stream *s, struct gcap_kernel *k, gcap_dim3 grid, gcap_dim3 block,
-                                uint32_t shared_mem_bytes, void **args) {
+/*
+ * Whether a cooperative launch of k fits on the device at once (under the context's lock):
+ * COOPERATIVE_LAUNCH_TOO_LARGE, with the numbers, when the backend says it does not.
+ */
+gcap_status gcap__check_cooperative(const struct gcap_kernel *k, gcap_dim3 grid, gcap_dim3 block,
+                                    uint32_t shared_mem_bytes) {
+  const struct gcap_context *ctx = k->module->ctx;
+  if (!ctx->ops->cooperative_check) return GCAP_SUCCESS; /* the driver checks at launch */
+  int regs = 0, shared = 0;
+  gcap_status st = kernel_attribute((struct gcap_kernel *)k, GCAP_KERNEL_ATTR_NUM_REGS, &regs);
+  if (st == GCAP_SUCCESS) st = kernel_attribute((struct gcap_kernel *)k, GCAP_KERNEL_ATTR_SHARED_SIZE_BYTES, &shared);
+  if (st != GCAP_SUCCESS) return st;
+  struct gcap__launch l = {&k->info, grid, block, shared_mem_bytes, 0, NULL, true};
+  return ctx->ops->cooperative_check(ctx->backend, &l, regs, shared);
+}
+
+static gcap_status launch(struct gcap_stream *s, struct gcap_kernel *k, gcap_dim3 grid, gcap_dim3 block,
+                          uint32_t shared_mem_bytes, void **args, bool cooperative) {
   gcap_status st = gcap__check_stream(s, "stream");
   if (st == GCAP_SUCCESS) st = gcap__refuse_in_host_callback();
   if (st != GCAP_SUCCESS) return st;
@@ -658,14 +674,15 @@ gcap_status gcap__launch_kernel(struct gcap_stream *s, struct gcap_kernel *k, gc
   st = gcap__check_kernel(k, "kernel");
   if (st == GCAP_SUCCESS) st = gcap__check_same_context(s->ctx, k->module->ctx, "kernel");
   if (st == GCAP_SUCCESS) st = gcap__check_launch(k, grid, block, shared_mem_bytes, args);
+  if (st == GCAP_SUCCESS && cooperative) st = gcap__check_cooperative(k, grid, block, shared_mem_bytes);
   if (st == GCAP_SUCCESS) st = gcap__check_kernel_pointers(s->ctx, k, args);
   bool record = false;
   st = gcap__capture_route(s, st, &record);
   if (st == GCAP_SUCCESS && record) {
     gcap_kernel_node_params p = {k, grid, block, shared_mem_bytes, args};
-    st = gcap__capture_record_kernel(s, &p);
+    st = gcap__capture_record_kernel(s, &p, cooperative);
   } else if (st == GCAP_SUCCESS) {
-    struct gcap__launch l = {&k->info, grid, block, shared_mem_bytes, 0, args};
+    struct gcap__launch l = {&k->info, grid, block, shared_mem_bytes, 0, args, cooperative};
     st = gcap__sr_kernel(s, k, args);
     if (st == GCAP_SUCCESS) st = gcap__backend_launch_kernel(s->ctx, s->impl, &l);
     gcap__sr_done(s->ctx, st);
@@ -674,8 +691,19 @@ gcap_status gcap__launch_kernel(struct gcap_stream *s, struct gcap_kernel *k, gc
   return st;
 }
 
+gcap_status gcap__launch_kernel(struct gcap_stream *s, struct gcap_kernel *k, gcap_dim3 grid, gcap_dim3 block,
+                                uint32_t shared_mem_bytes, void **args) {
+  return launch(s, k, grid, block, shared_mem_bytes, args, false);
+}
+
 gcap_status gcap_launch_kernel(gcap_stream *s, gcap_kernel *k, gcap_dim3 grid, gcap_dim3 block,
                                uint32_t shared_mem_bytes, void **args) {
   GCAP_ENTER();
-  return gcap__launch_kernel(s, k, grid, block, shared_mem_bytes, args);
+  return launch(s, k, grid, block, shared_mem_bytes, args, false);
+}
+
+gcap_status gcap_launch_cooperative_kernel(gcap_stream *s, gcap_kernel *k, gcap_dim3 grid, gcap_dim3 block,
+                                           uint32_t shared_mem_bytes, void **args) {
+  GCAP_ENTER();
+  return launch(s, k, grid, block, shared_mem_bytes, args, true);
 }

@@ -303,9 +303,11 @@ static gcap_status set_kernel_params(struct gcap_node *n, const gcap_kernel_node
   gcap_status st = node_args_copy(n, p->kernel, p->args, &args);
   if (st != GCAP_SUCCESS) return st;
   gcap__module_retain(p->kernel->module);
-  int priority = n->p.kernel.kernel ? n->p.kernel.priority : 0; /* an attribute: new parameters keep it */
+  int priority = n->p.kernel.kernel ? n->p.kernel.priority : 0; /* attributes: new parameters keep them */
+  bool cooperative = n->p.kernel.kernel ? n->p.kernel.cooperative : false;
   if (n->p.kernel.kernel) gcap__node_release_params(n);
-  n->p.kernel = (struct gcap__kernel_params){p->kernel, p->grid, p->block, p->shared_mem_bytes, priority, args};
+  n->p.kernel =
+      (struct gcap__kernel_params){p->kernel, p->grid, p->block, p->shared_mem_bytes, priority, args, cooperative};
   return GCAP_SUCCESS;
 }
 
@@ -623,7 +625,7 @@ gcap_status gcap_node_get_host_params(const gcap_node *n, gcap_host_node_params 
 
 static gcap_status check_attr(const gcap_node *n, gcap_kernel_node_attr attr, const void *value) {
   gcap_status st = gcap__node_check_typed(n, GCAP_NODE_KERNEL, n); /* value is checked below, with its own name */
-  if (st == GCAP_SUCCESS && attr != GCAP_KERNEL_NODE_ATTR_PRIORITY)
+  if (st == GCAP_SUCCESS && attr != GCAP_KERNEL_NODE_ATTR_PRIORITY && attr != GCAP_KERNEL_NODE_ATTR_COOPERATIVE)
     st = gcap__fail(GCAP_ERROR_INVALID_VALUE, "attr %d is not a gcap_kernel_node_attr", (int)attr);
   if (st == GCAP_SUCCESS && !value) st = gcap__fail(GCAP_ERROR_INVALID_VALUE, "value is NULL");
   return st;
@@ -634,17 +636,26 @@ gcap_status gcap_graph_kernel_node_set_attribute(gcap_node *n, gcap_kernel_node_
   GCAP_ENTER();
   gcap_status st = check_attr(n, attr, value);
   if (st != GCAP_SUCCESS) return st;
+  if (attr == GCAP_KERNEL_NODE_ATTR_COOPERATIVE && value->cooperative != 0 && value->cooperative != 1)
+    return gcap__fail(GCAP_ERROR_INVALID_VALUE, "value->cooperative is %d (0 or 1)", value->cooperative);
   gcap__lock(n->graph->ctx);
-  n->p.kernel.priority = value->priority;
+  if (attr == GCAP_KERNEL_NODE_ATTR_COOPERATIVE) {
+    const struct gcap__kernel_params *k = &n->p.kernel; /* a grid that cannot fit is refused now, unchanged */
+    if (value->cooperative) st = gcap__check_cooperative(k->kernel, k->grid, k->block, k->shared_mem_bytes);
+    if (st == GCAP_SUCCESS) n->p.kernel.cooperative = value->cooperative != 0;
+  } else {
+    n->p.kernel.priority = value->priority;
+  }
   gcap__unlock(n->graph->ctx);
-  return GCAP_SUCCESS;
+  return st;
 }
 
 gcap_status gcap_graph_kernel_node_get_attribute(const gcap_node *n, gcap_kernel_node_attr attr,
                                                  gcap_kernel_node_attr_value *value) {
   GCAP_ENTER();
   gcap_status st = check_attr(n, attr, value);
-  if (st == GCAP_SUCCESS) value->priority = n->p.kernel.priority;
+  if (st == GCAP_SUCCESS && attr == GCAP_KERNEL_NODE_ATTR_COOPERATIVE) value->cooperative = n->p.kernel.cooperative;
+  else if (st == GCAP_SUCCESS) value->priority = n->p.kernel.priority;
   return st;
 }
 

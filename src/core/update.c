@@ -112,12 +112,15 @@ gcap_status gcap_exec_kernel_node_set_params(gcap_exec *x, gcap_node *n, const g
   gcap_status st = begin_set(x, n, p, GCAP_NODE_KERNEL, &pn);
   if (st != GCAP_SUCCESS) return st;
   st = gcap__check_launch(p->kernel, p->grid, p->block, p->shared_mem_bytes, p->args);
+  if (st == GCAP_SUCCESS && pn->u.kernel.cooperative)
+    st = gcap__check_cooperative(p->kernel, p->grid, p->block, p->shared_mem_bytes);
   if (st == GCAP_SUCCESS) st = gcap__check_kernel_pointers(x->ctx, p->kernel, p->args);
   void **args = NULL;
   if (st == GCAP_SUCCESS) st = gcap__kernel_args_copy(p->kernel, p->args, &args);
   struct gcap__plan_node fresh = *pn;
   fresh.u.kernel =
       (struct gcap__launch){&p->kernel->info, p->grid, p->block, p->shared_mem_bytes, pn->u.kernel.priority, args};
+  fresh.u.kernel.cooperative = pn->u.kernel.cooperative; /* an attribute: new parameters keep it */
   if (st == GCAP_SUCCESS && (st = offer(x, pn, &fresh)) != GCAP_SUCCESS) gcap__free(args);
   if (st == GCAP_SUCCESS) {
     gcap__module_retain(p->kernel->module);
@@ -462,6 +465,7 @@ static gcap_status update_in_place(struct gcap_exec *x, const struct gcap_graph 
         return GCAP_SUCCESS;
     if (n->type == GCAP_NODE_KERNEL && &n->p.kernel.kernel->info != pn->u.kernel.kernel) return GCAP_SUCCESS;
     if (n->type == GCAP_NODE_KERNEL && n->p.kernel.priority != pn->u.kernel.priority) return GCAP_SUCCESS;
+    if (n->type == GCAP_NODE_KERNEL && n->p.kernel.cooperative != pn->u.kernel.cooperative) return GCAP_SUCCESS;
     if (n->type == GCAP_NODE_MEMCPY && (n->p.memcpy.p3 || pn->u.copy.shape))
       return GCAP_SUCCESS; /* shapes: a plan's own */
     if ((n->type == GCAP_NODE_MEM_ALLOC || n->type == GCAP_NODE_MEM_FREE) && n->p.mem != pn->u.mem) return GCAP_SUCCESS;
@@ -476,6 +480,10 @@ static gcap_status update_in_place(struct gcap_exec *x, const struct gcap_graph 
       if (!trusted || fill.width == 0 || fill.height == 0) st = gcap__check_fill(x->ctx, &fill, false);
     } else if (n->type == GCAP_NODE_KERNEL && !trusted) {
       st = gcap__check_kernel_pointers(x->ctx, n->p.kernel.kernel, n->p.kernel.args);
+    }
+    if (st == GCAP_SUCCESS && n->type == GCAP_NODE_KERNEL && n->p.kernel.cooperative) {
+      const struct gcap__kernel_params *k = &n->p.kernel;
+      st = gcap__check_cooperative(k->kernel, k->grid, k->block, k->shared_mem_bytes);
     }
     if (st != GCAP_SUCCESS) return GCAP_SUCCESS; /* the general path reports it */
     if (n->type == GCAP_NODE_MEMCPY && (copy.kind != pn->u.copy.kind || copy.resolved != pn->u.copy.resolved))

@@ -172,8 +172,6 @@ cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *config, const voi
 
 /* ---- What programs ask about their kernels ---- */
 
-#define DEFAULT_DYNAMIC_SHARED (48 * 1024)
-
 /* What gcap reports of kernel k, by gcap_kernel_attr value (v has 9 entries). */
 static cudaError_t kernel_attributes(const char *fn, gcap_kernel *k, int v[9]) {
   static const gcap_kernel_attr wanted[] = {
@@ -222,14 +220,8 @@ cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr, 
   cudaError_t e = gcap__rt_kernel(func, &k);
   if (e) return e;
   switch (attr) {
-  case cudaFuncAttributeMaxDynamicSharedMemorySize:
-    if (value < 0) return gcap__rt_fail(__func__, cudaErrorInvalidValue, "value %d is negative", value);
-    if (value > DEFAULT_DYNAMIC_SHARED)
-      return gcap__rt_fail(__func__, cudaErrorNotSupported,
-                           "cudaFuncAttributeMaxDynamicSharedMemorySize %d: gcap does not run kernels with more "
-                           "than %d bytes of dynamic shared memory yet",
-                           value, DEFAULT_DYNAMIC_SHARED);
-    return cudaSuccess;
+  case cudaFuncAttributeMaxDynamicSharedMemorySize: /* gcap checks it, and launches against it */
+    return gcap__rt_done(__func__, gcap_kernel_set_attribute(k, GCAP_KERNEL_ATTR_MAX_DYNAMIC_SHARED_SIZE, value));
   case cudaFuncAttributePreferredSharedMemoryCarveout:
     if (value < -1 || value > 100) return gcap__rt_fail(__func__, cudaErrorInvalidValue, "carveout %d", value);
     return cudaSuccess; /* a hint: the simulator has no L1 to share */

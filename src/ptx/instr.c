@@ -530,6 +530,15 @@ static bool special_register(struct ptx_parser *p, const struct ptx_tok *t, stru
   const char *dot = memchr(s, '.', t->len - 1);
   size_t len = dot ? (size_t)(dot - s) : t->len - 1;
   char b[72];
+  if (!dot && len >= 7 && len <= 8 && memcmp(s, "envreg", 6) == 0 && s[6] >= '0' && s[6] <= '9' &&
+      (len == 7 || (s[6] != '0' && s[7] >= '0' && s[7] <= '9'))) { /* %envreg0 .. %envreg31 */
+    unsigned n = len == 7 ? (unsigned)(s[6] - '0') : (unsigned)(s[6] - '0') * 10u + (unsigned)(s[7] - '0');
+    if (n > 31) return false;
+    o->kind = PTX_OPND_SREG;
+    o->sreg = PTX_SREG_ENVREG;
+    o->comp = (uint8_t)n;
+    return true;
+  }
   for (size_t i = 0; i < sizeof sregs / sizeof sregs[0]; i++) {
     const struct sreg_name *r = &sregs[i];
     if (strlen(r->name) != len || memcmp(r->name, s, len) != 0) continue;

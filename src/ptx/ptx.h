@@ -259,6 +259,7 @@ enum ptx_sreg {
   PTX_SREG_RESERVED_SMEM_CAP,
   PTX_SREG_RESERVED_SMEM_0,
   PTX_SREG_RESERVED_SMEM_1,
+  PTX_SREG_ENVREG, /* %envreg0 .. %envreg31: the operand's comp is the number */
   PTX_SREG_COUNT
 };
 

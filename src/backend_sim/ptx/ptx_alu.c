@@ -816,6 +816,9 @@ uint64_t px_sreg_value(const struct px_warp *w, unsigned sreg, unsigned comp, un
   case PTX_SREG_CLUSTER_NCTAID: return dim_of(b->l->grid, comp);
   case PTX_SREG_CLUSTER_CTAID: return dim_of(b->idx, comp);
   case PTX_SREG_NCLUSTERID: return comp < 3 ? 1 : 0;
+  /* What the driver places for a cooperative launch: the grid workspace's address in 1 (high) and 2 (low). */
+  case PTX_SREG_ENVREG:
+    return comp == 1 ? (uint32_t)(b->l->grid_workspace >> 32) : comp == 2 ? (uint32_t)b->l->grid_workspace : 0;
   default: return 0;
   }
 }

@@ -25,6 +25,17 @@ struct px_worker;
  */
 #define PX_DEVICE_SHARED_BYTES 232448u
 #define PX_DEVICE_SMS 132u
+/*
+ * What one of its multiprocessors holds at once, as CUDA's occupancy calculator counts it (the
+ * cooperative launch's size check, sim_device.c): threads, blocks, 32-bit registers (allocated
+ * 256 a warp), shared memory (each block's static and dynamic plus the PX_RESERVED_SMEM the
+ * system reserves for it).
+ */
+#define PX_DEVICE_THREADS_PER_SM 2048u
+#define PX_DEVICE_BLOCKS_PER_SM 32u
+#define PX_DEVICE_REGS_PER_SM 65536u
+#define PX_DEVICE_SHARED_PER_SM 233472u
+#define PX_DEVICE_RESERVED_PER_BLOCK 1024u
 
 /*
  * How a program gets and returns device memory for its module variables (.global, .const), and
@@ -111,7 +122,14 @@ struct px_launch {
    */
   const uintptr_t (*pending_frees)[2];
   size_t num_pending_frees;
+  /*
+   * A cooperative launch: the device address of its grid workspace (zeroed device memory the
+   * launch owns, where cooperative groups' grid barrier counts arrivals), which %envreg1 (high
+   * 32 bits) and %envreg2 (low) hold; 0 for an ordinary launch, as on a GPU.
+   */
+  uint64_t grid_workspace;
 };
+#define PX_GRID_WORKSPACE_BYTES 16u /* the grid workspace's size: cooperative groups uses bytes 4..7 */
 
 /*
  * The poison pattern of memory nothing wrote yet: a 64-bit word drawn from a seed, repeated from
@@ -139,5 +157,12 @@ void px_worker_destroy(struct px_worker *w);
  */
 gcap_status px_run_block(struct px_worker *w, const struct px_launch *l, gcap_dim3 block_idx, char *msg, size_t size,
                          uint64_t *instructions);
+/*
+ * Runs every block of cooperative launch l on the calling thread, all resident at once: each
+ * takes its turn (its warps run until they wait, finish or spin a turn) and the next block runs,
+ * so blocks waiting for each other (a grid barrier) make progress. The block checks (a block
+ * that can never finish) and the watchdog apply as to ordinary blocks. Returns as px_run_block.
+ */
+gcap_status px_run_cooperative(const struct px_launch *l, char *msg, size_t size, uint64_t *instructions);
 
 #endif /* GCAP_SIM_PTX_EXEC_H */

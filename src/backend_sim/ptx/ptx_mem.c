@@ -98,6 +98,11 @@ static bool find_global(struct px_warp *w, const struct px_ins *in, unsigned l, 
     return false;
   }
   if (!(L->checks & GCAP_SIM_CHECK_MEMORY)) return false; /* INIT alone: not its business */
+  if (L->grid_workspace && addr >= L->grid_workspace && addr - L->grid_workspace < PX_GRID_WORKSPACE_BYTES &&
+      L->grid_workspace + PX_GRID_WORKSPACE_BYTES - addr >= bytes) { /* the cooperative launch's own (px_launch) */
+    memo_fill(L->serial, (uintptr_t)L->grid_workspace, (uintptr_t)L->grid_workspace + PX_GRID_WORKSPACE_BYTES, NULL);
+    return true;
+  }
   for (size_t i = 0; !live && i < L->num_pending_frees; i++) {
     uintptr_t base = L->pending_frees[i][0], n = L->pending_frees[i][1];
     if (addr < base || addr - base >= n || base + n - addr < bytes) continue;

@@ -994,32 +994,40 @@ static void report_stuck(struct px_block *b) {
   }
 }
 
-/* Warps take turns from a seeded starting point; each runs until it waits or finishes. */
-static void run_block(struct px_block *b) {
-  for (;;) {
-    bool left = false;
-    unsigned start = b->num_warps > 1 ? (unsigned)(next_random(&b->rng) % b->num_warps) : 0;
-    for (unsigned k = 0; k < b->num_warps && b->status == GCAP_SUCCESS; k++) {
-      struct px_warp *w = &b->warps[(start + k) % b->num_warps];
-      if (w->state == PX_RUNNING) {
-        run_warp(w);
-        if (w->state != PX_RUNNING) w->same = 0; /* it did not spin: it waits, or finished */
-      }
-      if (w->state != PX_FINISHED) left = true;
+/*
+ * One round of the block: its warps take turns from a seeded starting point, each running until
+ * it waits, finishes or spins a turn. False when the block is done (finished, or failed: its
+ * status says which).
+ */
+static inline bool block_round(struct px_block *b) {
+  bool left = false;
+  unsigned start = b->num_warps > 1 ? (unsigned)(next_random(&b->rng) % b->num_warps) : 0;
+  for (unsigned k = 0; k < b->num_warps && b->status == GCAP_SUCCESS; k++) {
+    struct px_warp *w = &b->warps[(start + k) % b->num_warps];
+    if (w->state == PX_RUNNING) {
+      run_warp(w);
+      if (w->state != PX_RUNNING) w->same = 0; /* it did not spin: it waits, or finished */
     }
-    if (b->status != GCAP_SUCCESS || !left) return;
-    bar_release_ready(b);
-    bool runnable = false;
-    for (unsigned i = 0; i < b->num_warps; i++) runnable |= b->warps[i].state == PX_RUNNING;
-    if (!runnable) {
-      report_stuck(b);
-      return;
-    }
-    if (spinning_idle(b)) {
-      report_spinning(b);
-      return;
-    }
+    if (w->state != PX_FINISHED) left = true;
   }
+  if (b->status != GCAP_SUCCESS || !left) return false;
+  bar_release_ready(b);
+  bool runnable = false;
+  for (unsigned i = 0; i < b->num_warps; i++) runnable |= b->warps[i].state == PX_RUNNING;
+  if (!runnable) {
+    report_stuck(b);
+    return false;
+  }
+  if (spinning_idle(b)) {
+    report_spinning(b);
+    return false;
+  }
+  return true;
+}
+
+/* Rounds until the block is done. */
+static void run_block(struct px_block *b) {
+  while (block_round(b)) {}
 }
 
 gcap_status px_run_block(struct px_worker *wk, const struct px_launch *l, gcap_dim3 block_idx, char *msg, size_t size,
@@ -1039,4 +1047,53 @@ gcap_status px_run_block(struct px_worker *wk, const struct px_launch *l, gcap_d
   for (unsigned i = 0; i < warps; i++) *instructions += wk->warps[i].executed;
   if (b->status != GCAP_SUCCESS) wk->prepared = 0; /* frames may be left deep */
   return b->status;
+}
+
+/*
+ * A cooperative launch: a worker per block, so that every block keeps its warps, shared and local
+ * memory while the others run; the blocks take rounds in index order until all are done or one
+ * fails (its report is the launch's). Blocks spinning at a grid barrier read global memory, so
+ * the block checks leave them to the watchdog, which every block polls.
+ */
+gcap_status px_run_cooperative(const struct px_launch *l, char *msg, size_t size, uint64_t *instructions) {
+  unsigned threads = l->block.x * l->block.y * l->block.z, warps = (threads + 31) / 32;
+  size_t n = (size_t)l->grid.x * l->grid.y * l->grid.z; /* the size check bounds it */
+  struct px_worker **wk = gcap__calloc(n, sizeof *wk);
+  bool *done = gcap__calloc(n, sizeof *done);
+  gcap_status st = wk && done ? GCAP_SUCCESS : GCAP_ERROR_OUT_OF_MEMORY;
+  gcap_dim3 idx = {0, 0, 0};
+  for (size_t i = 0; i < n && st == GCAP_SUCCESS; i++) {
+    if (!(wk[i] = px_worker_create()) || !prepare(wk[i], l, threads, warps)) {
+      st = GCAP_ERROR_OUT_OF_MEMORY;
+      break;
+    }
+    struct px_block *b = &wk[i]->blk;
+    start_block(wk[i], b, l, idx);
+    b->msg = msg;
+    b->msg_size = size;
+    if (++idx.x == l->grid.x) {
+      idx.x = 0;
+      if (++idx.y == l->grid.y) idx.y = 0, idx.z++;
+    }
+  }
+  if (st != GCAP_SUCCESS)
+    snprintf(msg, size,
+             "kernel \"%s\": no memory to keep the %zu blocks of %u threads of a cooperative launch resident at once",
+             l->name, n, threads);
+  for (size_t live = n; st == GCAP_SUCCESS && live;)
+    for (size_t i = 0; i < n; i++) {
+      if (done[i] || block_round(&wk[i]->blk)) continue;
+      done[i] = true;
+      live--;
+      if ((st = wk[i]->blk.status) != GCAP_SUCCESS) break;
+    }
+  for (size_t i = 0; wk && i < n; i++) {
+    if (!wk[i]) break;
+    if (wk[i]->prepared)
+      for (unsigned k = 0; k < warps; k++) *instructions += wk[i]->warps[k].executed;
+    px_worker_destroy(wk[i]);
+  }
+  gcap__free(wk);
+  gcap__free(done);
+  return st;
 }
