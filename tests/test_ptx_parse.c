@@ -1282,7 +1282,7 @@ static const struct bad bad_inputs[] = {
     {BODY("add.s32 %r1, [%rd1], 1;\n"), "operand 2 of \"add.s32\" cannot be an address", 11, 1},
     {BODY("add.s32 1, %r1, 1;\n"), "the first operand of \"add.s32\" must be a register", 11, 1},
     {BODY("@%r1 ret;\n"), "guard \"%r1\" is not a predicate register", 11, 2},
-    {BODY("mov.u32 %r1, %envreg3;\n"), "special register \"%envreg3\" is not supported", 11, 14},
+    {BODY("mov.u32 %r1, %envreg32;\n"), "special register \"%envreg32\" is not supported", 11, 14},
     {BODY("mov.u32 %r1, %tid;\n"), "special register \"%tid\" needs .x, .y or .z", 11, 14},
     {BODY(".reg .v4 .f32 %v;\n"), "vector registers are not supported", 11, 6},
     {BODY(".reg .b32 %r<4>;\n"), "\"%r\" is already declared", 11, 11},

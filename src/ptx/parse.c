@@ -1036,12 +1036,21 @@ static void add_reg(struct ptx_parser *p, const struct ptx_tok *name, uint8_t ty
   p->regs[p->num_regs++].type = type;
 }
 
+/* `.reg.b32` with no space between (as CUDA's half-precision header writes it) is `.reg .b32`. */
+static bool is_fused_reg(const struct ptx_tok *t) { return t->len > 5 && memcmp(t->start, ".reg.", 5) == 0; }
+
 static void parse_regs(struct ptx_parser *p) {
-  ptx_next(p);
-  if (ptx_is_word(&p->tok, ".v2") || ptx_is_word(&p->tok, ".v4") || ptx_is_word(&p->tok, ".v8"))
-    ptx_fail(p, NULL, "vector registers are not supported");
-  int type = type_of(&p->tok);
-  if (type < 0) unexpected(p, "in .reg (expected a type)");
+  int type = -1;
+  if (is_fused_reg(&p->tok)) {
+    type = ptx_type_lookup(p->tok.start + 5, p->tok.len - 5);
+    if (type < 0) unexpected(p, "in .reg (expected a type)");
+  } else {
+    ptx_next(p);
+    if (ptx_is_word(&p->tok, ".v2") || ptx_is_word(&p->tok, ".v4") || ptx_is_word(&p->tok, ".v8"))
+      ptx_fail(p, NULL, "vector registers are not supported");
+    type = type_of(&p->tok);
+    if (type < 0) unexpected(p, "in .reg (expected a type)");
+  }
   ptx_next(p);
   for (;;) {
     expect_name(p, "a register name");
@@ -1090,7 +1099,7 @@ static void parse_label(struct ptx_parser *p) {
 static void parse_body_directive(struct ptx_parser *p) {
   const struct ptx_tok t = p->tok;
   char b[72];
-  if (ptx_is_word(&t, ".reg")) {
+  if (ptx_is_word(&t, ".reg") || is_fused_reg(&t)) {
     parse_regs(p);
   } else if (space_of(&t) >= 0) {
     struct var_decl d;

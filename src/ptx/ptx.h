@@ -49,6 +49,9 @@ enum ptx_type {
   PTX_T_BF16X2,
   PTX_T_F32,
   PTX_T_F64,
+  PTX_T_TF32,   /* cvt.rna.tf32.f32: an f32 with the low 13 significand bits zero */
+  PTX_T_E4M3X2, /* two 8-bit floats (cvt): 4 exponent bits, 3 significand bits */
+  PTX_T_E5M2X2, /* two 8-bit floats (cvt): 5 exponent bits, 2 significand bits */
 };
 
 /* Bytes of one value of t (a predicate counts 1); 0 for NONE. */
@@ -219,7 +222,7 @@ enum ptx_mode {
 #define PTX_F_NAN 0x0800u       /* min.NaN, max.NaN */
 #define PTX_F_ABS 0x1000u       /* min/max .abs (f16 forms) */
 #define PTX_F_RELU 0x2000u      /* cvt/fma .relu */
-#define PTX_F_NOFTZ 0x4000u     /* sqrt.approx ... .noftz is not in PTX; reserved */
+#define PTX_F_SATFINITE 0x4000u /* cvt .satfinite */
 #define PTX_F_SCOPE_CTA 0x8000u /* atom/red/fence .cta scope (others: gpu or sys) */
 
 /* Special registers (%tid and the like); those with .x/.y/.z take ptx_operand.comp 0..2. */

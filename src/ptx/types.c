@@ -8,12 +8,14 @@ static const struct {
   const char *name;
   unsigned char size;
 } types[] = {
-    [PTX_T_NONE] = {"none", 0},   [PTX_T_PRED] = {"pred", 1}, [PTX_T_B8] = {"b8", 1},         [PTX_T_B16] = {"b16", 2},
-    [PTX_T_B32] = {"b32", 4},     [PTX_T_B64] = {"b64", 8},   [PTX_T_B128] = {"b128", 16},    [PTX_T_U8] = {"u8", 1},
-    [PTX_T_U16] = {"u16", 2},     [PTX_T_U32] = {"u32", 4},   [PTX_T_U64] = {"u64", 8},       [PTX_T_S8] = {"s8", 1},
-    [PTX_T_S16] = {"s16", 2},     [PTX_T_S32] = {"s32", 4},   [PTX_T_S64] = {"s64", 8},       [PTX_T_F16] = {"f16", 2},
-    [PTX_T_F16X2] = {"f16x2", 4}, [PTX_T_BF16] = {"bf16", 2}, [PTX_T_BF16X2] = {"bf16x2", 4}, [PTX_T_F32] = {"f32", 4},
-    [PTX_T_F64] = {"f64", 8},
+    [PTX_T_NONE] = {"none", 0},     [PTX_T_PRED] = {"pred", 1},     [PTX_T_B8] = {"b8", 1},
+    [PTX_T_B16] = {"b16", 2},       [PTX_T_B32] = {"b32", 4},       [PTX_T_B64] = {"b64", 8},
+    [PTX_T_B128] = {"b128", 16},    [PTX_T_U8] = {"u8", 1},         [PTX_T_U16] = {"u16", 2},
+    [PTX_T_U32] = {"u32", 4},       [PTX_T_U64] = {"u64", 8},       [PTX_T_S8] = {"s8", 1},
+    [PTX_T_S16] = {"s16", 2},       [PTX_T_S32] = {"s32", 4},       [PTX_T_S64] = {"s64", 8},
+    [PTX_T_F16] = {"f16", 2},       [PTX_T_F16X2] = {"f16x2", 4},   [PTX_T_BF16] = {"bf16", 2},
+    [PTX_T_BF16X2] = {"bf16x2", 4}, [PTX_T_F32] = {"f32", 4},       [PTX_T_F64] = {"f64", 8},
+    [PTX_T_TF32] = {"tf32", 4},     [PTX_T_E4M3X2] = {"e4m3x2", 2}, [PTX_T_E5M2X2] = {"e5m2x2", 2},
 };
 #define NUM_TYPES (sizeof types / sizeof types[0])
 

@@ -382,7 +382,7 @@ static inline double ftz64(double x) { return fpclassify(x) == FP_SUBNORMAL ? co
 static inline float sat32(float x) { return isnan(x) ? 0.0f : x < 0.0f ? 0.0f : x > 1.0f ? 1.0f : x; }
 static inline double sat64(double x) { return isnan(x) ? 0.0 : x < 0.0 ? 0.0 : x > 1.0 ? 1.0 : x; }
 
-enum { F_FTZ = 1, F_SAT = 2, F_RELU = 4 };
+enum { F_FTZ = 1, F_SAT = 2, F_RELU = 4, F_SATFINITE = 8 };
 
 static int host_round(unsigned r) {
   switch (r) {
@@ -1004,9 +1004,34 @@ static double float_in(uint64_t v, enum ptx_type st) {
  * (negative zero too; a NaN becomes the canonical NaN). */
 static uint16_t narrow_out(double x, enum ptx_type dt, unsigned flags) {
   if ((flags & F_RELU) && signbit(x) && !isnan(x)) x = 0;
-  if (dt == PTX_T_BF16) return double_to_bf16(x);
-  uint16_t h = float_to_half((float)x);
-  return (flags & F_RELU) && isnan(x) ? 0x7fff : h;
+  uint16_t h = dt == PTX_T_BF16 ? double_to_bf16(x) : float_to_half((float)x);
+  if ((flags & F_RELU) && isnan(x)) h = 0x7fff;
+  /* .satfinite: past the largest finite value (infinities too), that value; NaN stays NaN */
+  uint16_t inf = dt == PTX_T_BF16 ? 0x7f80 : 0x7c00;
+  if ((flags & F_SATFINITE) && (h & 0x7fff) == inf) h = (uint16_t)((h & 0x8000) | (inf - 1));
+  return h;
+}
+
+/* cvt.{rna,rn,rz}[.relu][.satfinite].tf32.f32: the f32 rounded to 10 significand bits, the low
+ * 13 bits zero; .rna rounds ties away from zero. in->vec the rounding, in->size the flags. */
+HANDLER(v_cvt_tf32) {
+  uint64_t *d = px_slot(w, in->d);
+  const uint64_t *A = px_slot(w, in->a);
+  unsigned r = in->vec, flags = in->size;
+  PX_LANES(m, {
+    uint32_t u = (uint32_t)A[l], sign = u & 0x80000000u, mag = u & 0x7fffffffu;
+    if (mag > 0x7f800000u) {
+      d[l] = 0x7fffffffu; /* NaN: the canonical NaN */
+      continue;
+    }
+    if (mag != 0x7f800000u) {
+      if (r == PTX_RND_RNA) mag += 0x1000u;
+      else if (r == PTX_RND_RN) mag += 0xfffu + ((mag >> 13) & 1);
+      mag &= 0xffffe000u;
+    }
+    if ((flags & F_SATFINITE) && mag >= 0x7f800000u) mag = 0x7f7fe000u;
+    d[l] = (flags & F_RELU) && sign ? 0 : sign | mag;
+  });
 }
 
 /* cvt.{rn,rz,rm,rp}[.relu].{f16x2,bf16x2}.f32 d, a, b: a's value in the upper half, b's in the lower. */
@@ -1337,13 +1362,30 @@ static int lower_cvt_pack(struct px_lower *L, const struct ptx_instr *pi, struct
   if (pi->round != PTX_RND_RN && pi->round != PTX_RND_RZ && pi->round != PTX_RND_RM && pi->round != PTX_RND_RP)
     return px_unsupported(L, "cvt.%s.f32 needs .rn, .rz, .rm or .rp", ptx_type_name(dt));
   if (pi->flags & (PTX_F_FTZ | PTX_F_SAT)) return px_unsupported(L, "cvt.%s.f32 with .ftz or .sat", ptx_type_name(dt));
+  if ((pi->flags & PTX_F_SATFINITE) && pi->round != PTX_RND_RN && pi->round != PTX_RND_RZ)
+    return px_refuse(L, "cvt.satfinite.%s.f32 rounds .rn or .rz", ptx_type_name(dt));
   in->d = px_value(L, &pi->opnd[0], PTX_T_B32);
   in->a = px_value(L, &pi->opnd[1], PTX_T_F32);
   in->b = px_value(L, &pi->opnd[2], PTX_T_F32);
   in->kind = dt == PTX_T_F16X2 ? PTX_T_F16 : PTX_T_BF16;
   in->vec = pi->round;
-  in->size = (pi->flags & PTX_F_RELU) ? F_RELU : 0;
+  in->size = (uint8_t)(((pi->flags & PTX_F_RELU) ? F_RELU : 0) | ((pi->flags & PTX_F_SATFINITE) ? F_SATFINITE : 0));
   in->fn = v_cvt_pack;
+  return 1;
+}
+
+/* cvt.rna[.satfinite].tf32.f32 (sm_80), cvt.{rn,rz}[.relu][.satfinite].tf32.f32 (sm_90). */
+static int lower_cvt_tf32(struct px_lower *L, const struct ptx_instr *pi, struct px_ins *in) {
+  if (pi->type2 != PTX_T_F32 || pi->num_operands != 2) return px_refuse(L, "cvt.tf32 converts one .f32 value");
+  if (pi->round != PTX_RND_RNA && pi->round != PTX_RND_RN && pi->round != PTX_RND_RZ)
+    return px_refuse(L, "cvt.tf32.f32 needs .rna, .rn or .rz");
+  if (pi->flags & (PTX_F_FTZ | PTX_F_SAT)) return px_refuse(L, "cvt.tf32.f32 takes no .ftz or .sat");
+  if ((pi->flags & PTX_F_RELU) && pi->round == PTX_RND_RNA) return px_refuse(L, "cvt.rna.tf32.f32 takes no .relu");
+  in->d = px_value(L, &pi->opnd[0], PTX_T_B32);
+  in->a = px_value(L, &pi->opnd[1], PTX_T_F32);
+  in->vec = pi->round;
+  in->size = (uint8_t)(((pi->flags & PTX_F_RELU) ? F_RELU : 0) | ((pi->flags & PTX_F_SATFINITE) ? F_SATFINITE : 0));
+  in->fn = v_cvt_tf32;
   return 1;
 }
 
@@ -1354,18 +1396,23 @@ static bool cvt_type(enum ptx_type t) {
 static int lower_cvt(struct px_lower *L, const struct ptx_instr *pi, struct px_ins *in) {
   enum ptx_type dt = itype(pi), st = (enum ptx_type)pi->type2;
   if (dt == PTX_T_F16X2 || dt == PTX_T_BF16X2) return lower_cvt_pack(L, pi, in);
+  if (dt == PTX_T_TF32) return lower_cvt_tf32(L, pi, in);
   if (!cvt_type(dt) || !cvt_type(st))
     return px_unsupported(L, "cvt.%s.%s is not supported yet", ptx_type_name(dt), ptx_type_name(st));
   if (pi->num_operands != 2) return px_refuse(L, "cvt takes 2 operands");
   if ((pi->flags & PTX_F_RELU) && dt != PTX_T_F16 && dt != PTX_T_BF16)
     return px_refuse(L, "cvt.relu converts to .f16 or .bf16 only");
   if (pi->round == PTX_RND_RNA) return px_unsupported(L, "cvt.rna is not supported yet");
+  if ((pi->flags & PTX_F_SATFINITE) && (st != PTX_T_F32 || (dt != PTX_T_F16 && dt != PTX_T_BF16) ||
+                                        (pi->round != PTX_RND_RN && pi->round != PTX_RND_RZ)))
+    return px_refuse(L, "cvt.satfinite converts .f32 to .f16, .bf16 or .tf32, rounding .rn or .rz");
   in->d = px_value(L, &pi->opnd[0], dt);
   in->a = px_value(L, &pi->opnd[1], st);
   in->kind = dt;
   in->e = st;
   in->vec = pi->round;
-  in->size = (uint8_t)(float_flags(pi) | ((pi->flags & PTX_F_RELU) ? F_RELU : 0));
+  in->size = (uint8_t)(float_flags(pi) | ((pi->flags & PTX_F_RELU) ? F_RELU : 0) |
+                       ((pi->flags & PTX_F_SATFINITE) ? F_SATFINITE : 0));
   in->fn = v_cvt;
   return 1;
 }

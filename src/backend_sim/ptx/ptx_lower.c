@@ -15,6 +15,7 @@
 
 #include "base/alloc.h"
 #include "base/error.h"
+#include "ptx_half.h"
 #include "ptx_internal.h"
 
 #define CONST_TAG 0x8000u

@@ -8,6 +8,7 @@
  */
 #include <stdio.h>
 
+#include "ptx_half.h"
 #include "ptx_internal.h"
 
 #define HANDLER(name) static void name(struct px_warp *w, const struct px_ins *in, uint32_t m)
@@ -643,7 +644,32 @@ HANDLER(mem_st) {
 ATOMIC_RMW(uint32_t, int32_t, PTX_T_F32, px_f32, px_bits32)
 ATOMIC_RMW(uint64_t, int64_t, PTX_T_F64, px_f64, px_bits64)
 
+/* The 16-bit atomics: add of .f16/.bf16 (rounded to nearest), cas and exch of .b16. */
+static uint16_t atomic_rmw16(uint16_t *q, unsigned op, enum ptx_type t, uint16_t y, uint16_t c) {
+  uint16_t old = __atomic_load_n(q, __ATOMIC_RELAXED), nv;
+  do {
+    switch (op) {
+    case PTX_ATOM_ADD: nv = (uint16_t)px_half_add(t == PTX_T_BF16, old, y); break;
+    case PTX_ATOM_CAS: nv = old == y ? c : old; break;
+    default: nv = y; break;
+    }
+  } while (!__atomic_compare_exchange_n(q, &old, nv, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+  return old;
+}
+
+/* add.noftz of .f16x2/.bf16x2: each half rounded on its own; the word changes at once. */
+static uint32_t atomic_add_x2(uint32_t *q, bool bf, uint32_t y) {
+  uint32_t old = __atomic_load_n(q, __ATOMIC_RELAXED), nv;
+  do {
+    nv = px_half_add(bf, old & 0xffffu, y & 0xffffu) | px_half_add(bf, old >> 16, y >> 16) << 16;
+  } while (!__atomic_compare_exchange_n(q, &old, nv, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+  return old;
+}
+
 static uint64_t atomic_rmw(unsigned char *p, unsigned op, unsigned size, enum ptx_type t, uint64_t b, uint64_t c) {
+  if (size == 2) return atomic_rmw16((uint16_t *)(void *)p, op, t, (uint16_t)b, (uint16_t)c);
+  if (t == PTX_T_F16X2 || t == PTX_T_BF16X2)
+    return atomic_add_x2((uint32_t *)(void *)p, t == PTX_T_BF16X2, (uint32_t)b);
   if (size == 4) return atomic_rmw_uint32_t((uint32_t *)(void *)p, op, t, (uint32_t)b, (uint32_t)c);
   return atomic_rmw_uint64_t((uint64_t *)(void *)p, op, t, b, c);
 }
@@ -790,7 +816,15 @@ static int lower_atom(struct px_lower *L, const struct ptx_instr *pi, struct px_
   if (!px_address(L, &pi->opnd[first], in)) return -1;
   in->space = (uint8_t)access_space(pi, in);
   in->size = (uint8_t)ptx_type_size(t);
-  if (in->size != 4 && in->size != 8)
+  if (pi->vec > 1) return px_unsupported(L, "vector atomics (.v2, .v4, .v8) are not supported yet");
+  bool half = t == PTX_T_F16 || t == PTX_T_BF16 || t == PTX_T_F16X2 || t == PTX_T_BF16X2;
+  if (half && pi->mode != PTX_ATOM_ADD)
+    return px_refuse(L, "%s.%s: the only operation on .%s is add", red ? "red" : "atom", ptx_type_name(t),
+                     ptx_type_name(t));
+  if (in->size == 2 && !half && (t != PTX_T_B16 || (pi->mode != PTX_ATOM_CAS && pi->mode != PTX_ATOM_EXCH)))
+    return px_unsupported(L, "atomics of .%s are not supported yet (16 bits: add of .f16/.bf16, cas and exch of .b16)",
+                          ptx_type_name(t));
+  if (in->size != 2 && in->size != 4 && in->size != 8)
     return px_unsupported(L, "atomics of .%s are not supported yet", ptx_type_name(t));
   if (!red) in->d = px_value(L, &pi->opnd[0], t);
   in->b = px_value(L, &pi->opnd[first + 1], t);
