@@ -606,8 +606,8 @@ static void wmma_fragment_layout(void **state) {
 static void other_forms_are_refused(void **state) {
   (void)state;
   static const char *const lines[] = {
-      "mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32 {%f0, %f1, %f2, %f3, %f4, %f5, %f6, %f7}, {%r0, %r1}, "
-      "{%r2, %r3}, {%f0, %f1, %f2, %f3, %f4, %f5, %f6, %f7}",
+      ("mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32 {%f0, %f1, %f2, %f3, %f4, %f5, %f6, %f7}, {%r0, %r1}, "
+       "{%r2, %r3}, {%f0, %f1, %f2, %f3, %f4, %f5, %f6, %f7}"),
       "mma.sync.aligned.m16n8k32.row.col.s32.s4.s4.s32 {%r0, %r1, %r2, %r3}, {%r0, %r1}, {%r2}, {%r0, %r1, %r2, %r3}",
       "ldmatrix.sync.aligned.m16n16.x1.trans.shared.b8 {%r0, %r1}, [%r4]",
   };
