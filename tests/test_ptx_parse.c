@@ -1115,10 +1115,22 @@ static void test_refused_opcodes_are_recognised(void **state) {
   const struct ptx_func *f = func_of(m, "t");
   const unsigned ops[] = {PTX_OP_TEX, PTX_OP_SULD, PTX_OP_WMMA, PTX_OP_MMA, PTX_OP_CP, PTX_OP_CP, PTX_OP_LDMATRIX};
   assert_int_equal(f->num_instrs, 7);
-  for (size_t i = 0; i < 7; i++) {
-    assert_int_equal(f->instrs[i].op, ops[i]);
-    assert_int_equal(f->instrs[i].num_operands, 0);
-  }
+  for (size_t i = 0; i < 7; i++) assert_int_equal(f->instrs[i].op, ops[i]);
+  for (size_t i = 0; i < 2; i++) assert_int_equal(f->instrs[i].num_operands, 0); /* texture, surface: not decoded */
+  /* Matrix instructions: operands and suffixes decoded. */
+  assert_int_equal(f->instrs[2].num_operands, 3);
+  assert_int_equal(f->instrs[2].opnd[0].count, 8);
+  assert_int_equal(f->instrs[2].mx.wop, PTX_WMMA_LOAD);
+  assert_int_equal(f->instrs[2].mx.frag, 'a');
+  assert_int_equal(f->instrs[2].mx.m, 16);
+  assert_int_equal(f->instrs[2].space, PTX_SPACE_GLOBAL);
+  assert_int_equal(f->instrs[3].num_operands, 4);
+  assert_int_equal(f->instrs[3].mx.k, 16);
+  assert_int_equal(f->instrs[3].mx.layouts, 2);
+  assert_int_equal(f->instrs[3].mx.num_types, 4);
+  assert_int_equal(f->instrs[3].mx.types[1], PTX_T_F16);
+  assert_int_equal(f->instrs[6].num_operands, 2);
+  assert_int_equal(f->instrs[6].mx.num, 4);
   assert_string_equal(f->instrs[4].text, "cp.async.ca.shared.global [%r1], [%rd1], 4, 4");
   ptx_module_free(m);
 }

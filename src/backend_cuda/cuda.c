@@ -604,6 +604,21 @@ static gcap_status cuda_kernel_attribute(struct gcap__backend_ctx *b, const stru
   LEAVE(st);
 }
 
+/* The driver checks the value against the device's limit and the kernel's static shared memory. */
+static gcap_status cuda_kernel_set_attribute(struct gcap__backend_ctx *b, const struct gcap__kernel_info *k,
+                                             gcap_kernel_attr attr, int value) {
+  ENTER(b);
+  if (!c->d->cuFuncSetAttribute || !k->impl)
+    LEAVE(gcap__fail(GCAP_ERROR_NOT_SUPPORTED, "the driver has no cuFuncSetAttribute for kernel \"%s\"", k->name));
+  CUresult r = c->d->cuFuncSetAttribute(k->impl, (CUfunction_attribute)attr, value);
+  if (r == CUDA_ERROR_INVALID_VALUE)
+    LEAVE(gcap__fail(GCAP_ERROR_INVALID_VALUE,
+                     "value %d of GCAP_KERNEL_ATTR_MAX_DYNAMIC_SHARED_SIZE is more than the device gives a block of "
+                     "kernel \"%s\" beside its static shared memory (cuFuncSetAttribute refused it)",
+                     value, k->name));
+  LEAVE(gcap__cuda_check(r, "cuFuncSetAttribute(%d, %d) of kernel \"%s\"", (int)attr, value, k->name));
+}
+
 static gcap_status cuda_module_global(struct gcap__backend_ctx *b, void *module, const char *name, void **dptr,
                                       size_t *bytes) {
   ENTER(b);
@@ -692,6 +707,7 @@ const struct gcap_backend_ops gcap__cuda_ops = {
     .module_unload = cuda_module_unload,
     .kernel_find = cuda_kernel_find,
     .kernel_attribute = cuda_kernel_attribute,
+    .kernel_set_attribute = cuda_kernel_set_attribute,
     .module_global = cuda_module_global,
     .exec_create = cuda_exec_create,
     .exec_destroy = cuda_exec_destroy,

@@ -89,6 +89,7 @@
 #define GCAP_CUDA_OPTIONAL(X)                                                                                          \
   X(cuFuncGetParamInfo, 12040)                                                                                         \
   X(cuFuncGetAttribute, 2020)                                                                                          \
+  X(cuFuncSetAttribute, 9000)                                                                                          \
   X(cuGraphConditionalHandleCreate, 12030)                                                                             \
   X(cuGraphAddNode, 12020)                                                                                             \
   X(cuGraphDestroyNode, 10000)                                                                                         \

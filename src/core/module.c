@@ -579,9 +579,10 @@ gcap_status gcap_kernel_set_attribute(gcap_kernel *k, gcap_kernel_attr attr, int
                       value);
   struct gcap_context *ctx = k->module->ctx;
   gcap__lock(ctx);
-  st = gcap__backend_kernel_set_attribute(ctx, &k->info, attr, value);
-  if (st == GCAP_ERROR_NOT_SUPPORTED)
-    st = gcap__fail(st, "the %s backend cannot set attributes of kernel \"%s\"", ctx->ops->name, k->name);
+  if (!ctx->ops->kernel_set_attribute)
+    st = gcap__fail(GCAP_ERROR_NOT_SUPPORTED, "the %s backend cannot set attributes of kernel \"%s\"", ctx->ops->name,
+                    k->name);
+  else st = gcap__backend_kernel_set_attribute(ctx, &k->info, attr, value);
   if (st == GCAP_SUCCESS) {
     k->max_dynamic_shared = (uint32_t)value;
     k->max_dynamic_set = true;

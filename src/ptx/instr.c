@@ -302,7 +302,15 @@ static const struct opdesc descs[PTX_OP_COUNT] = {
 };
 
 /* Texture, surface, matrix, asynchronous-copy and the like: only the opcode matters. */
-static bool refused_op(unsigned op) { return op >= PTX_OP_TEX || descs[op].shape == S_SKIP; }
+static bool is_matrix_op(unsigned op) {
+  return op == PTX_OP_MMA || op == PTX_OP_WMMA || op == PTX_OP_LDMATRIX || op == PTX_OP_STMATRIX ||
+         op == PTX_OP_MOVMATRIX;
+}
+
+static bool refused_op(unsigned op) {
+  if (is_matrix_op(op)) return false;
+  return op >= PTX_OP_TEX || descs[op].shape == S_SKIP;
+}
 
 /* ---------------------------------------------------------------- the mnemonic */
 
@@ -456,6 +464,111 @@ static void finish_mnemonic(struct ptx_parser *p, struct ptx_instr *in, const st
   }
 }
 
+/* ---------------------------------------------------------------- matrix instructions */
+
+/* Operand shapes of the matrix instructions (their suffixes are decoded by decode_matrix). */
+static const struct opdesc mma_desc = {0, 0, T_NONE, 4, 4, S_VALUES, false};
+static const struct opdesc ldmatrix_desc = {0, 0, T_NONE, 2, 2, S_LD, false};
+static const struct opdesc stmatrix_desc = {0, 0, T_NONE, 2, 2, S_ST, false};
+static const struct opdesc movmatrix_desc = {0, 0, T_NONE, 2, 2, S_VALUES, false};
+static const struct opdesc wmma_load_desc = {0, 0, T_NONE, 2, 3, S_LD, false};
+static const struct opdesc wmma_store_desc = {0, 0, T_NONE, 2, 3, S_ST, false};
+
+static bool mx_is(const char *s, size_t len, const char *word) { return strlen(word) == len && !memcmp(s, word, len); }
+
+/* `m16n8k16`, `m8n8`: false when s is no shape. */
+static bool matrix_shape(const char *s, size_t len, struct ptx_matrix *mx) {
+  unsigned v[3] = {0, 0, 0}, i = 0;
+  const char *end = s + len, *letters = "mnk";
+  while (s < end && i < 3 && *s == letters[i]) {
+    s++;
+    if (s == end || *s < '0' || *s > '9') return false;
+    while (s < end && *s >= '0' && *s <= '9' && v[i] < 1000) v[i] = v[i] * 10 + (unsigned)(*s++ - '0');
+    i++;
+  }
+  if (s != end || i < 2 || v[0] > 255 || v[1] > 255 || v[2] > 255) return false;
+  mx->m = (uint8_t)v[0], mx->n = (uint8_t)v[1], mx->k = (uint8_t)v[2];
+  return true;
+}
+
+/* Valid suffixes of forms the executor does not run (sparse, sub-byte, fp8, block scaling): recorded as `other`. */
+static bool matrix_other(const char *s, size_t len) {
+  static const char words[] = "sp b1 s4 u4 b8 e4m3 e5m2 e2m1 e3m2 e2m3 ue8m0 and xor popc block_scale scale_vec::1X "
+                              "scale_vec::2X scale_vec::4X ordered_metadata b8x16 b6x16_p32 b4x16_p64 kind::f8f6f4 "
+                              "kind::mxf4 kind::mxf8f6f4 kind::mxf4nvf4 kind::f16 kind::i8 kind::tf32 shared::cluster";
+  for (const char *w = words; *w;) {
+    size_t n = strcspn(w, " ");
+    if (n == len && memcmp(w, s, len) == 0) return true;
+    w += n + (w[n] == ' ');
+  }
+  return false;
+}
+
+static void decode_matrix_suffix(struct ptx_parser *p, struct ptx_instr *in, const struct decoded *d, const char *s,
+                                 size_t len) {
+  struct ptx_matrix *mx = &in->mx;
+  int type = ptx_type_lookup(s, len);
+  if (in->op == PTX_OP_WMMA && mx->wop == PTX_WMMA_NONE) { /* the operation comes first */
+    if (mx_is(s, len, "load")) mx->wop = PTX_WMMA_LOAD;
+    else if (mx_is(s, len, "store")) mx->wop = PTX_WMMA_STORE;
+    else if (mx_is(s, len, "mma")) mx->wop = PTX_WMMA_MMA;
+    else bad_modifier(p, d, s, len);
+    return;
+  }
+  if (type > PTX_T_PRED && mx->num_types < sizeof mx->types) {
+    mx->types[mx->num_types++] = (uint8_t)type;
+  } else if (mx_is(s, len, "sync")) {
+    in->flags |= PTX_F_SYNC;
+  } else if (mx_is(s, len, "aligned")) {
+    in->flags |= PTX_F_ALIGNED;
+  } else if ((mx_is(s, len, "row") || mx_is(s, len, "col")) && mx->num_layouts < 8) {
+    if (s[0] == 'c') mx->layouts |= (uint8_t)(1u << mx->num_layouts);
+    mx->num_layouts++;
+  } else if (mx_is(s, len, "trans")) {
+    mx->trans = true;
+  } else if (mx_is(s, len, "satfinite")) {
+    mx->satfinite = true;
+  } else if (len == 2 && s[0] == 'x' && (s[1] == '1' || s[1] == '2' || s[1] == '4')) {
+    mx->num = (uint8_t)(s[1] - '0');
+  } else if (len == 1 && in->op == PTX_OP_WMMA && s[0] >= 'a' && s[0] <= 'd') {
+    mx->frag = (uint8_t)s[0];
+  } else if (mx_is(s, len, "global")) {
+    in->space = PTX_SPACE_GLOBAL;
+  } else if (mx_is(s, len, "shared") || mx_is(s, len, "shared::cta")) {
+    in->space = PTX_SPACE_SHARED;
+  } else if (matrix_other(s, len)) {
+    mx->other = true;
+  } else if (!matrix_shape(s, len, mx)) {
+    bad_modifier(p, d, s, len);
+  }
+}
+
+/* The suffixes of mma, wmma, ldmatrix, stmatrix and movmatrix; returns the operand shape to check. */
+static const struct opdesc *decode_matrix(struct ptx_parser *p, const struct ptx_tok *t, struct ptx_instr *in) {
+  struct decoded d;
+  memset(&d, 0, sizeof d);
+  d.mnemonic = t;
+  const char *end = t->start + t->len, *dot = memchr(t->start, '.', t->len);
+  while (dot) {
+    const char *next = memchr(dot + 1, '.', (size_t)(end - dot - 1));
+    const char *stop = next ? next : end;
+    decode_matrix_suffix(p, in, &d, dot + 1, (size_t)(stop - dot - 1));
+    dot = next;
+  }
+  need(p, &d, in->mx.m != 0 || in->mx.other, "a shape (.m16n8k16, .m8n8, ...)");
+  switch ((enum ptx_op)in->op) {
+  case PTX_OP_MMA: return &mma_desc;
+  case PTX_OP_LDMATRIX: return &ldmatrix_desc;
+  case PTX_OP_STMATRIX: return &stmatrix_desc;
+  case PTX_OP_MOVMATRIX: return &movmatrix_desc;
+  default: break;
+  }
+  need(p, &d, in->mx.wop != PTX_WMMA_NONE, ".load, .store or .mma");
+  if (in->mx.wop == PTX_WMMA_MMA) return &mma_desc;
+  need(p, &d, in->mx.frag != 0, "a fragment (.a, .b, .c or .d)");
+  return in->mx.wop == PTX_WMMA_LOAD ? &wmma_load_desc : &wmma_store_desc;
+}
+
 /* `ld.global.v4.f32` into op and fields; returns the opcode's description. */
 static const struct opdesc *decode_mnemonic(struct ptx_parser *p, const struct ptx_tok *t, struct ptx_instr *in) {
   struct decoded d;
@@ -470,6 +583,7 @@ static const struct opdesc *decode_mnemonic(struct ptx_parser *p, const struct p
   in->op = (uint16_t)op;
   d.desc = &descs[op];
   if (refused_op((unsigned)op)) return d.desc;
+  if (is_matrix_op((unsigned)op)) return decode_matrix(p, t, in);
   while (dot && !d.proxy) {
     const char *next = memchr(dot + 1, '.', (size_t)(end - dot - 1));
     const char *stop = next ? next : end;

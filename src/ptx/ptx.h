@@ -85,6 +85,7 @@ const char *ptx_type_name(enum ptx_type t); /* "u32", ... */
   /* Recognised so that a load can refuse them by name (INVALID_PTX "not supported"). */        \
   X(TEX, "tex") X(TLD4, "tld4") X(TXQ, "txq") X(SULD, "suld") X(SUST, "sust") X(SURED, "sured") \
   X(SUQ, "suq") X(MMA, "mma") X(WMMA, "wmma") X(LDMATRIX, "ldmatrix") X(STMATRIX, "stmatrix")   \
+  X(MOVMATRIX, "movmatrix")                                                                     \
   X(CP, "cp") X(MBARRIER, "mbarrier") X(WGMMA, "wgmma") X(GRIDDEPCONTROL, "griddepcontrol")     \
   X(ELECT, "elect") X(ALLOCA, "alloca") X(STACKSAVE, "stacksave") X(STACKRESTORE, "stackrestore")
 /* clang-format on */
@@ -317,6 +318,24 @@ struct ptx_operand {
 
 #define PTX_MAX_OPERANDS 6
 
+/* wmma's operations: wmma.load, wmma.store, wmma.mma. */
+enum ptx_wmma_op { PTX_WMMA_NONE = 0, PTX_WMMA_LOAD, PTX_WMMA_STORE, PTX_WMMA_MMA };
+
+/* The suffixes of mma, wmma, ldmatrix, stmatrix and movmatrix. */
+struct ptx_matrix {
+  uint8_t m, n, k;     /* .m16n8k16: 16, 8, 16; .m8n8 (ldmatrix, stmatrix, movmatrix): 8, 8, 0; 0: none given */
+  uint8_t layouts;     /* .row/.col in the order written: bit i set when the i-th is .col (mma: A then B) */
+  uint8_t num_layouts; /* how many were written */
+  uint8_t frag;        /* wmma.load/store: 'a', 'b', 'c' or 'd' */
+  uint8_t wop;         /* wmma: enum ptx_wmma_op */
+  uint8_t num;         /* ldmatrix/stmatrix: .x1, .x2, .x4 (1, 2, 4) */
+  bool trans;          /* .trans */
+  bool satfinite;      /* .satfinite */
+  bool other;          /* a valid form the front end records no further (.sp, .b1, .s4, .e4m3, ...) */
+  uint8_t num_types;
+  uint8_t types[4]; /* enum ptx_type, in the order written (mma: D, A, B, C; wmma.mma f16: D, C) */
+};
+
 struct ptx_instr {
   uint16_t op;       /* enum ptx_op */
   uint8_t type;      /* the (destination) type; cvt: the destination type */
@@ -333,6 +352,7 @@ struct ptx_instr {
   int32_t guard; /* the guard predicate register, or -1 */
   int32_t dest2; /* the second destination of `setp ... p|q` and `shfl ... d|p`, or -1 */
   struct ptx_operand opnd[PTX_MAX_OPERANDS];
+  struct ptx_matrix mx; /* mma, wmma, ldmatrix, stmatrix, movmatrix */
   /* call: operands are the function (FUNC, or a REG for an indirect call: refused later);
    * call_rets/call_args are the parenthesised lists, each a SYM (a .param), REG or IMM. */
   struct ptx_operand *call_rets, *call_args;

@@ -148,7 +148,17 @@ struct function {
   char name[64];
   size_t num_params;
   size_t sizes[16], offsets[16], args_size;
+  int max_dynamic_shared; /* cuFuncSetAttribute's MAX_DYNAMIC_SHARED_SIZE_BYTES; -1 until set */
 };
+
+#define FAKE_SHARED_OPTIN 232448 /* an H100's cudaDevAttrMaxSharedMemoryPerBlockOptin */
+
+/* Figures of its own: a kernel "k_8_4" has 256 bytes of static shared memory a parameter. */
+static int static_shared_of(const struct function *fn) { return 256 * (int)fn->num_params; }
+
+static int max_dynamic_of(const struct function *fn) {
+  return fn->max_dynamic_shared >= 0 ? fn->max_dynamic_shared : 48 * 1024 - static_shared_of(fn);
+}
 
 enum node_type { N_KERNEL, N_MEMCPY, N_MEMSET, N_HOST, N_EMPTY, N_EVENT_RECORD, N_EVENT_WAIT, N_CHILD, N_COND };
 static const char *const node_type_names[] = {"kernel",       "memcpy",     "memset", "host",       "empty",
@@ -843,6 +853,9 @@ static CUresult CUDAAPI f_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy,
   NEED_HANDLE(fn, f, K_FUNCTION, "cuLaunchKernel", "f");
   NEED(gx && gy && gz && bx && by && bz, "cuLaunchKernel: a zero grid or block dimension");
   NEED(!extra && (params || fn->num_params == 0), "cuLaunchKernel: kernelParams is NULL or extra is set");
+  NEED(shmem <= (unsigned)max_dynamic_of(fn),
+       "cuLaunchKernel: %u bytes of dynamic shared memory, more than the %d of %s", shmem, max_dynamic_of(fn),
+       fn->name);
   if (!stream_arg("cuLaunchKernel", s, &st)) END(CUDA_ERROR_INVALID_HANDLE);
   if (fn->num_params) record_args("cuLaunchKernel", fn, params);
   END(issue(st, (struct work){.type = W_KERNEL}, N_KERNEL));
@@ -969,6 +982,7 @@ static CUresult CUDAAPI f_cuModuleGetFunction(CUfunction *f, CUmodule m, const c
   if (strncmp(name, "k", 1) != 0) END(CUDA_ERROR_NOT_FOUND);
   struct function *fn = new_handle(K_FUNCTION, sizeof *fn);
   snprintf(fn->name, sizeof fn->name, "%s", name);
+  fn->max_dynamic_shared = -1;
   for (const char *p = strchr(name, '_'); p && fn->num_params < 16; p = strchr(p + 1, '_')) {
     size_t size = strtoul(p + 1, NULL, 10);
     fn->args_size = (fn->args_size + size - 1) / size * size;
@@ -997,7 +1011,7 @@ static CUresult CUDAAPI f_cuFuncGetAttribute(int *pi, CUfunction_attribute attri
   struct function *fn;
   NEED_HANDLE(fn, f, K_FUNCTION, "cuFuncGetAttribute", "hfunc");
   NEED(pi, "cuFuncGetAttribute: pi is NULL");
-  int shared = 256 * (int)fn->num_params;
+  int shared = static_shared_of(fn);
   switch (attrib) {
   case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *pi = 768; break;
   case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: *pi = shared; break;
@@ -1006,9 +1020,21 @@ static CUresult CUDAAPI f_cuFuncGetAttribute(int *pi, CUfunction_attribute attri
   case CU_FUNC_ATTRIBUTE_NUM_REGS: *pi = 40; break;
   case CU_FUNC_ATTRIBUTE_PTX_VERSION: *pi = 80; break;
   case CU_FUNC_ATTRIBUTE_BINARY_VERSION: *pi = 90; break;
-  case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: *pi = 48 * 1024 - shared; break;
+  case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: *pi = max_dynamic_of(fn); break;
   default: END(CUDA_ERROR_INVALID_VALUE);
   }
+  END(CUDA_SUCCESS);
+}
+
+/* As the driver: only the settable attributes, MAX_DYNAMIC_SHARED_SIZE_BYTES up to the device's
+ * opt-in limit less the kernel's static shared memory (CUDA_ERROR_INVALID_VALUE beyond it). */
+static CUresult CUDAAPI f_cuFuncSetAttribute(CUfunction f, CUfunction_attribute attrib, int value) {
+  BEGIN("cuFuncSetAttribute(%p, %d, %d)", (void *)f, (int)attrib, value);
+  struct function *fn;
+  NEED_HANDLE(fn, f, K_FUNCTION, "cuFuncSetAttribute", "hfunc");
+  NEED(attrib == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, "cuFuncSetAttribute: attribute %d", (int)attrib);
+  if (value < 0 || value > FAKE_SHARED_OPTIN - static_shared_of(fn)) END(CUDA_ERROR_INVALID_VALUE);
+  fn->max_dynamic_shared = value;
   END(CUDA_SUCCESS);
 }
 
@@ -1090,6 +1116,10 @@ static bool kernel_ok(const char *fn, const CUDA_KERNEL_NODE_PARAMS *p, struct n
   if (!p->gridDimX || !p->gridDimY || !p->gridDimZ || !p->blockDimX || !p->blockDimY || !p->blockDimZ || p->extra ||
       p->kern || p->ctx || (f->num_params && !p->kernelParams))
     return violation("%s: a zero dimension, kernelParams NULL, or extra/kern/ctx set", fn), false;
+  if (p->sharedMemBytes > (unsigned)max_dynamic_of(f))
+    return violation("%s: %u bytes of dynamic shared memory, more than the %d of %s", fn, p->sharedMemBytes,
+                     max_dynamic_of(f), f->name),
+           false;
   into->kernel = *p;
   if (f->num_params) record_args(fn, f, p->kernelParams);
   for (size_t i = 0; i < f->num_params; i++) memcpy(into->args + f->offsets[i], p->kernelParams[i], f->sizes[i]);
@@ -1764,7 +1794,7 @@ struct entry {
       ENTRY(cuGraphExecEventWaitNodeSetEvent, 11010), ENTRY(cuGraphNodeSetEnabled, 11060),                             \
       ENTRY(cuGraphExecUpdate, 12000), ENTRY(cuGraphClone, 10000), ENTRY(cuGraphGetNodes, 10000),                      \
       ENTRY(cuStreamBeginCapture, 10010), ENTRY(cuStreamEndCapture, 10000), ENTRY(cuMemAllocManaged, 6000),            \
-      ENTRY(cuFuncGetAttribute, 2020)
+      ENTRY(cuFuncGetAttribute, 2020), ENTRY(cuFuncSetAttribute, 9000)
 
 CUresult CUDAAPI cuGetProcAddress(const char *symbol, void **pfn, int version, cuuint64_t flags,
                                   CUdriverProcAddressQueryResult *status) {

@@ -1301,6 +1301,60 @@ static void test_kernel_attributes_come_from_the_driver(void **state) {
   finish(ctx);
 }
 
+/* gcap_kernel_set_attribute on CUDA: cuFuncSetAttribute, which checks the device's limit; launches
+ * and kernel nodes then ask for more than 48 KiB of dynamic shared memory. */
+static void test_kernel_set_attribute_goes_to_the_driver(void **state) {
+  (void)state;
+  static const char ptx[] = ".version 7.5\n.target sm_75\n.address_size 64\n"
+                            ".visible .entry k_8_4(.param .u64 p, .param .u32 n)\n{\n  ret;\n}\n";
+  gcap_context *ctx = cuda_context();
+  gcap_module_desc d = {.image = ptx, .image_size = sizeof ptx};
+  gcap_module *m = NULL;
+  assert_ok(gcap_module_load(ctx, &d, &m));
+  gcap_kernel *k = NULL;
+  assert_ok(gcap_module_get_kernel(m, "k_8_4", &k));
+  gcap_stream *s = NULL;
+  assert_ok(gcap_stream_create(ctx, &s));
+  uint64_t p = 0;
+  uint32_t n = 0;
+  void *args[] = {&p, &n};
+  const uint32_t big = 96 * 1024;
+  fake_cuda_log_clear();
+  assert_status(gcap_launch_kernel(s, k, GCAP_DIM3(1, 1, 1), GCAP_DIM3(32, 1, 1), big, args), GCAP_ERROR_INVALID_VALUE);
+  assert_int_equal(fake_cuda_calls("cuLaunchKernel("), 0); /* refused before the driver */
+  assert_ok(gcap_kernel_set_attribute(k, GCAP_KERNEL_ATTR_MAX_DYNAMIC_SHARED_SIZE, (int)big));
+  assert_int_equal(fake_cuda_calls("cuFuncSetAttribute("), 1);
+  assert_int_equal(fake_cuda_calls(", 8, 98304)"), 1);
+  int v = -1;
+  assert_ok(gcap_kernel_get_attribute(k, GCAP_KERNEL_ATTR_MAX_DYNAMIC_SHARED_SIZE, &v));
+  assert_int_equal(v, big);
+  /* the fake's H100 gives a block 232448 bytes; k_8_4 has 512 of static shared memory */
+  assert_status(gcap_kernel_set_attribute(k, GCAP_KERNEL_ATTR_MAX_DYNAMIC_SHARED_SIZE, 232448 - 512 + 1),
+                GCAP_ERROR_INVALID_VALUE);
+  test_assert_message_contains("gcap_kernel_set_attribute");
+  test_assert_message_contains("value 231937");
+  assert_status(gcap_kernel_set_attribute(k, GCAP_KERNEL_ATTR_NUM_REGS, 32), GCAP_ERROR_INVALID_VALUE);
+  assert_int_equal(fake_cuda_calls("cuFuncSetAttribute("), 2); /* the other attribute never reached it */
+  assert_ok(gcap_kernel_get_attribute(k, GCAP_KERNEL_ATTR_MAX_DYNAMIC_SHARED_SIZE, &v));
+  assert_int_equal(v, big); /* unchanged by the refusals */
+  assert_ok(gcap_launch_kernel(s, k, GCAP_DIM3(1, 1, 1), GCAP_DIM3(32, 1, 1), big, args));
+  assert_int_equal(fake_cuda_calls("shmem=98304"), 1);
+  gcap_graph *g = NULL;
+  gcap_node *node = NULL;
+  gcap_exec *x = NULL;
+  gcap_kernel_node_params kp = {k, GCAP_DIM3(1, 1, 1), GCAP_DIM3(32, 1, 1), big, args};
+  assert_ok(gcap_graph_create(ctx, &g));
+  assert_ok(gcap_graph_add_kernel_node(g, NULL, 0, &kp, &node));
+  assert_ok(gcap_graph_instantiate(g, 0, &x));
+  assert_ok(gcap_exec_launch(x, s));
+  assert_ok(gcap_stream_synchronize(s));
+  gcap_exec_destroy(x);
+  gcap_graph_destroy(g);
+  assert_ok(gcap_stream_destroy(s));
+  assert_ok(gcap_module_unload(m));
+  finish(ctx);
+}
+
 /*
  * gcap_mem_free_async is stream-ordered on CUDA: no cuMemFree (which would stall the device and
  * invalidate another stream's capture) until the stream has reached the free, and none while a
@@ -1400,6 +1454,7 @@ int main(void) {
       cmocka_unit_test_setup(test_device_runtime_ptx_is_linked, count_live_handles),
       cmocka_unit_test_setup(test_managed_memory_reaches_the_driver, count_live_handles),
       cmocka_unit_test_setup(test_kernel_attributes_come_from_the_driver, count_live_handles),
+      cmocka_unit_test_setup(test_kernel_set_attribute_goes_to_the_driver, count_live_handles),
   };
   return cmocka_run_group_tests_name("CUDA backend on the recording fake driver", tests, NULL, NULL);
 }

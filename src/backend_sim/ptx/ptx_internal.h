@@ -340,6 +340,15 @@ void px_run_builtin(struct px_warp *w, const struct px_ins *in, uint32_t m);
 /* The lanes named by the member masks that lanes m pass to a warp operation (PX_CTL_WARP). */
 uint32_t px_members(const struct px_warp *w, const struct px_ins *in, uint32_t m);
 
+/*
+ * One lane's access of `bytes` at addr in `space` (GENERIC: by its window) with the launch's checks
+ * (bounds, alignment, INIT, SHARED_RACES): the host address, or NULL after a fault. A warp
+ * instruction's lanes never race with each other: it bumps w->blk->access_seq once before them.
+ */
+unsigned char *px_access(struct px_warp *w, const struct px_ins *in, unsigned lane, uint64_t addr, unsigned space,
+                         unsigned bytes, bool write);
+/* Tensor-core instructions (ptx_mma.c): mma, wmma, ldmatrix, stmatrix, movmatrix; 0 for other opcodes. */
+int px_lower_mma(struct px_lower *L, const struct ptx_instr *pi, struct px_ins *in);
 /* Memory access for builtins and calls: a generic address read of `bytes` in lane l; false on a fault. */
 bool px_read_generic(struct px_warp *w, const struct px_ins *in, unsigned lane, uint64_t addr, void *out, size_t bytes);
 /* The lane's stack address of the current frame's byte `offset`. */

@@ -870,3 +870,10 @@ int px_lower_mem(struct px_lower *L, const struct ptx_instr *pi, struct px_ins *
   default: return 0;
   }
 }
+
+unsigned char *px_access(struct px_warp *w, const struct px_ins *in, unsigned lane, uint64_t addr, unsigned space,
+                         unsigned bytes, bool write) {
+  unsigned char *p = resolve(w, in, lane, addr, space, bytes, write);
+  if (p && needs_shared_checks(w) && !shared_checks(w, in, lane, p, bytes, write, strong(in))) return NULL;
+  return p;
+}

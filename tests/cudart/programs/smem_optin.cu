@@ -36,7 +36,7 @@ int main() {
   EXPECT(a.maxDynamicSharedSizeBytes == 48 * 1024);
   reverse<<<blocks, 256, big>>>(out, words);
   CHECK_ERROR(cudaGetLastError(), cudaErrorInvalidValue);
-  CHECK(cudaGetLastError());  // not sticky
+  CHECK(cudaGetLastError()); // not sticky
 
   // Opted in: the launch runs.
   CHECK(cudaFuncSetAttribute(reverse, cudaFuncAttributeMaxDynamicSharedMemorySize, big));
@@ -46,7 +46,7 @@ int main() {
   CHECK(cudaGetLastError());
   CHECK(cudaDeviceSynchronize());
   EXPECT(reversed(out, blocks, words));
-  reverse<<<1, 256, big + 4>>>(out, words + 1);  // past what it opted into
+  reverse<<<1, 256, big + 4>>>(out, words + 1); // past what it opted into
   CHECK_ERROR(cudaGetLastError(), cudaErrorInvalidValue);
 
   // The occupancy calculator counts the opted-in bytes; two such blocks fit an H100's multiprocessor.
@@ -62,9 +62,9 @@ int main() {
   CHECK_ERROR(cudaFuncSetAttribute(reverse, cudaFuncAttributeMaxDynamicSharedMemorySize, optin + 1),
               cudaErrorInvalidValue);
   CHECK_ERROR(cudaFuncSetAttribute(reverse, cudaFuncAttributeMaxDynamicSharedMemorySize, -1), cudaErrorInvalidValue);
-  CHECK_ERROR(cudaGetLastError(), cudaErrorInvalidValue);  // the last error, not sticky
+  CHECK_ERROR(cudaGetLastError(), cudaErrorInvalidValue); // the last error, not sticky
   CHECK(cudaFuncGetAttributes(&a, reverse));
-  EXPECT(a.maxDynamicSharedSizeBytes == (int)big);  // unchanged by the refusals
+  EXPECT(a.maxDynamicSharedSizeBytes == (int)big); // unchanged by the refusals
   CHECK(cudaFuncSetAttribute(reverse, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
   reverse<<<1, 1024, optin>>>(out, optin / 4);
   CHECK(cudaDeviceSynchronize());
