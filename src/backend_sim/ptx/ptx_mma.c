@@ -66,10 +66,13 @@ static bool aligned_ok(struct px_warp *w, const struct px_ins *in, uint32_t m) {
 
 /* ---------------------------------------------------------------- element conversions */
 
-static double f16_value(uint32_t h) {
-  unsigned e = (h >> 10) & 0x1f, f = h & 0x3ff;
-  double v = e == 0 ? ldexp(f, -24) : e == 31 ? (f ? NAN : INFINITY) : ldexp(f | 0x400, (int)e - 25);
-  return h & 0x8000 ? -v : v;
+static inline double f16_value(uint32_t h) {
+  uint32_t sign = (h & 0x8000u) << 16, e = (h >> 10) & 0x1f, f = h & 0x3ff;
+  if (e == 0) { /* zero or subnormal: f units of 2^-24, exact in f32 */
+    float v = (float)f * 0x1p-24f;
+    return sign ? -v : v;
+  }
+  return px_f32(sign | (e == 31 ? 0x7f800000u : (e + 112) << 23) | f << 13);
 }
 
 /* Rounded to nearest even: half's bits. */
@@ -87,7 +90,7 @@ static uint16_t f16_bits(double x) {
   return (uint16_t)(sign | (unsigned)(exp + 15) << 10 | ((unsigned)q - 1024));
 }
 
-static double element_value(uint32_t bits, unsigned type) {
+static inline double element_value(uint32_t bits, unsigned type) {
   switch (type) {
   case PTX_T_F16: return f16_value(bits & 0xffff);
   case PTX_T_BF16: return px_f32((bits & 0xffff) << 16);
@@ -100,12 +103,20 @@ static double element_value(uint32_t bits, unsigned type) {
   }
 }
 
-static unsigned type_bytes(unsigned type) { return type == PTX_T_TF32 ? 4 : ptx_type_size((enum ptx_type)type); }
+static inline unsigned type_bytes(unsigned type) {
+  switch (type) {
+  case PTX_T_F16:
+  case PTX_T_BF16: return 2;
+  case PTX_T_S8:
+  case PTX_T_U8: return 1;
+  default: return 4;
+  }
+}
 
 /* ---------------------------------------------------------------- fragment layouts */
 
 /* Elements of `type` per 32-bit register. */
-static unsigned per_reg(unsigned type) { return 4 / type_bytes(type); }
+static inline unsigned per_reg(unsigned type) { return 4 / type_bytes(type); }
 
 /*
  * Row and column of element i of lane l: which 0 A (rows x cols M x K), 1 B (K x N), 2 C/D (M x N).
@@ -128,14 +139,41 @@ static void place(const struct mx_shape *s, unsigned which, unsigned type, unsig
   }
 }
 
+/*
+ * place() for every element of every lane of one kind of fragment, worked out once per worker
+ * thread. An instruction holds up to four at once, one per role (A, B, C, D): each role has its own entries.
+ */
+struct placement {
+  uint64_t key;
+  uint8_t row[32][32], col[32][32];
+};
+
+static const struct placement *placement_of(const struct mx_shape *s, unsigned which, unsigned type, unsigned n,
+                                            unsigned role) {
+  static _Thread_local struct placement cache[4][4];
+  uint64_t key = (uint64_t)s->m | (uint64_t)s->n << 8 | (uint64_t)s->k << 16 | (uint64_t)(s->flags & MX_WMMA) << 24 |
+                 (uint64_t)which << 32 | (uint64_t)type << 40 | (uint64_t)n << 48 | (uint64_t)1 << 63;
+  struct placement *p = &cache[role][(s->m + s->n + s->k + type + n) % 4];
+  if (p->key != key) {
+    for (unsigned l = 0; l < 32; l++)
+      for (unsigned i = 0; i < n; i++) {
+        unsigned r, c;
+        place(s, which, type, l, i, &r, &c);
+        p->row[l][i] = (uint8_t)r, p->col[l][i] = (uint8_t)c;
+      }
+    p->key = key;
+  }
+  return p;
+}
+
 /* Bits of element i of a fragment whose registers are regs (of 32 lanes), elements of `type`. */
-static uint32_t frag_get(uint64_t *const *regs, unsigned type, unsigned l, unsigned i) {
+static inline uint32_t frag_get(uint64_t *const *regs, unsigned type, unsigned l, unsigned i) {
   unsigned e = per_reg(type), bits = 32 / e;
   uint32_t word = (uint32_t)regs[i / e][l];
   return e == 1 ? word : (word >> (bits * (i % e))) & ((1u << bits) - 1);
 }
 
-static void frag_set(uint64_t *const *regs, unsigned type, unsigned l, unsigned i, uint32_t v) {
+static inline void frag_set(uint64_t *const *regs, unsigned type, unsigned l, unsigned i, uint32_t v) {
   unsigned e = per_reg(type), bits = 32 / e;
   if (e == 1) {
     regs[i][l] = v;
@@ -168,38 +206,31 @@ HANDLER(w_mma) {
     br[i] = bs[i] != PX_NONE ? px_slot(w, bs[i]) : NULL;
     cr[i] = cs[i] != PX_NONE ? px_slot(w, cs[i]) : NULL;
   }
-  unsigned na = in->kind & 15, nb = in->kind >> 4, nc = in->size, nd = in->vec;
-  static _Thread_local double A[MX_MAX][MX_MAX], B[MX_MAX][MX_MAX], C[MX_MAX][MX_MAX];
+  unsigned na = frag_elems(in->kind & 15, s.ta), nb = frag_elems(in->kind >> 4, s.tb);
+  unsigned nc = frag_elems(in->size, s.tc), nd = frag_elems(in->vec, s.td);
+  const struct placement *pa = placement_of(&s, 0, s.ta, na, 0), *pb = placement_of(&s, 1, s.tb, nb, 1);
+  const struct placement *pc = placement_of(&s, 2, s.tc, nc, 2), *pd = placement_of(&s, 2, s.td, nd, 3);
+  static _Thread_local double A[MX_MAX][MX_MAX], Bt[MX_MAX][MX_MAX], C[MX_MAX][MX_MAX]; /* Bt: B transposed */
   /* Gathered from every lane (with the SYNC check off, lanes not executing it give what they hold). */
   for (unsigned l = 0; l < 32; l++) {
-    unsigned r, c;
-    for (unsigned i = 0, n = frag_elems(na, s.ta); i < n; i++) {
-      place(&s, 0, s.ta, l, i, &r, &c);
-      A[r][c] = element_value(frag_get(ar, s.ta, l, i), s.ta);
-    }
-    for (unsigned i = 0, n = frag_elems(nb, s.tb); i < n; i++) {
-      place(&s, 1, s.tb, l, i, &r, &c);
-      B[r][c] = element_value(frag_get(br, s.tb, l, i), s.tb);
-    }
-    for (unsigned i = 0, n = frag_elems(nc, s.tc); i < n; i++) {
-      place(&s, 2, s.tc, l, i, &r, &c);
-      C[r][c] = element_value(frag_get(cr, s.tc, l, i), s.tc);
-    }
+    for (unsigned i = 0; i < na; i++) A[pa->row[l][i]][pa->col[l][i]] = element_value(frag_get(ar, s.ta, l, i), s.ta);
+    for (unsigned i = 0; i < nb; i++) Bt[pb->col[l][i]][pb->row[l][i]] = element_value(frag_get(br, s.tb, l, i), s.tb);
+    for (unsigned i = 0; i < nc; i++) C[pc->row[l][i]][pc->col[l][i]] = element_value(frag_get(cr, s.tc, l, i), s.tc);
   }
   bool integer = s.td == PTX_T_S32;
   PX_LANES(m, {
-    for (unsigned i = 0, n = frag_elems(nd, s.td); i < n; i++) {
-      unsigned r, c;
-      place(&s, 2, s.td, l, i, &r, &c);
+    for (unsigned i = 0; i < nd; i++) {
+      unsigned r = pd->row[l][i], c = pd->col[l][i];
+      const double *a = A[r], *b = Bt[c];
       uint32_t out;
       if (integer) {
         int64_t acc = (int64_t)C[r][c];
-        for (unsigned k = 0; k < s.k; k++) acc += (int64_t)A[r][k] * (int64_t)B[k][c];
+        for (unsigned k = 0; k < s.k; k++) acc += (int64_t)a[k] * (int64_t)b[k];
         if (s.flags & MX_SATFINITE) acc = acc > INT32_MAX ? INT32_MAX : acc < INT32_MIN ? INT32_MIN : acc;
         out = (uint32_t)acc;
       } else {
         double acc = C[r][c];
-        for (unsigned k = 0; k < s.k; k++) acc += A[r][k] * B[k][c];
+        for (unsigned k = 0; k < s.k; k++) acc += a[k] * b[k];
         if (s.td == PTX_T_F16) out = f16_bits(acc);
         else out = isnan(acc) ? 0x7fffffffu : (uint32_t)px_bits32((float)acc);
       }
@@ -294,11 +325,11 @@ static void wmma_memory(struct px_warp *w, const struct px_ins *in, uint32_t m, 
   unsigned type = s.ta, bytes = type_bytes(type), n = frag_elems(in->vec, type);
   const uint64_t *S = px_slot(w, in->b);
   w->blk->access_seq++;
+  const struct placement *pl = placement_of(&s, in->kind, type, n, in->kind);
   PX_LANES(m, {
     uint64_t base = address_of(w, in, l), stride = (uint32_t)S[l];
     for (unsigned i = 0; i < n; i++) {
-      unsigned r, c;
-      place(&s, in->kind, type, l, i, &r, &c);
+      unsigned r = pl->row[l][i], c = pl->col[l][i];
       uint64_t at = base + ((s.flags & MX_COL) ? (uint64_t)c * stride + r : (uint64_t)r * stride + c) * bytes;
       unsigned char *p = px_access(w, in, l, at, in->space, bytes, store);
       if (!p) return;
