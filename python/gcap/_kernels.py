@@ -390,6 +390,18 @@ class Kernel(Handle):
                 out[name] = v.value
         return out
 
+    def set_attribute(self, name, value):
+        """Sets attribute `name` (gcap_kernel_set_attribute, cudaFuncSetAttribute): only
+        "max_dynamic_shared_size", the dynamic shared memory a launch may ask for, which may exceed 48 KiB up to
+        the device's limit less the kernel's static shared memory (227 KiB a block on the simulator); launches
+        and kernel nodes are checked against it. Returns None; raises InvalidValue for another name or a value
+        past the limit, TypeError for a value that is not an int, OverflowError past an int32."""
+        if name is None or name not in self._ATTRIBUTES:
+            raise InvalidValue("Kernel.set_attribute: %r is no attribute (%s)" %
+                               (name, ", ".join(n for n in self._ATTRIBUTES if n)), "GCAP_ERROR_INVALID_VALUE", 1)
+        v = _checked.integer(value, "Kernel.set_attribute: value", "int32")
+        check(lib.gcap_kernel_set_attribute(self._handle(), self._ATTRIBUTES.index(name), v))
+
     def __repr__(self):
         params = self.definition.params
         return self._repr("%s(%s)" % (self.name, "..." if params is None else ", ".join(p.spec for p in params)))

@@ -221,6 +221,7 @@ _PROTOTYPES = {
     "gcap_node_set_kernel_params": (status, [c_void_p, POINTER(kernel_node_params)]),
     "gcap_kernel_name": (c_char_p, [c_void_p]),
     "gcap_kernel_get_attribute": (status, [c_void_p, c_int, POINTER(c_int)]),
+    "gcap_kernel_set_attribute": (status, [c_void_p, c_int, c_int]),
     "gcap_graph_find_races": (status, [c_void_p, POINTER(race), POINTER(c_size_t)]),
     "gcap_graph_write_dot": (status, [c_void_p, c_void_p, c_uint]),
     "gcap_graph_save": (status, [c_void_p, c_void_p]),
