@@ -14,7 +14,7 @@
  * A capability below 7.5 gets the T4's figures and one above 9.0 the H100's, with the capability
  * reported as asked. The global memory is 80 GiB whatever the capability (what cudaMemGetInfo
  * reports too, GCAP__RT_TOTAL_GLOBAL_MEM). Features say what gcap offers rather than what the
- * GPU has: no cooperative or cluster launch yet, no mapped or registered host memory, no
+ * GPU has: cooperative launches but no cluster launch yet, no mapped or registered host memory, no
  * textures' hardware (their limits are the GPU's, for programs that print them), managed memory
  * without concurrent host access, stream-ordered memory pools. */
 #include "cudart.h"
@@ -227,7 +227,7 @@ static int attribute(unsigned cc, int attr, int *v) {
   case cudaDevAttrConcurrentManagedAccess: *v = 0; break;
   case cudaDevAttrComputePreemptionSupported: *v = 1; break;
   case cudaDevAttrCanUseHostPointerForRegisteredMem: *v = 0; break;
-  case cudaDevAttrCooperativeLaunch: *v = 0; break; /* not yet: gcap has no cooperative launch */
+  case cudaDevAttrCooperativeLaunch: *v = 1; break; /* gcap_launch_cooperative_kernel */
   case cudaDevAttrMaxSharedMemoryPerBlockOptin: *v = a->shared_optin; break;
   case cudaDevAttrCanFlushRemoteWrites: *v = 0; break;
   case cudaDevAttrHostRegisterSupported: *v = 0; break;

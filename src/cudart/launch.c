@@ -1,6 +1,6 @@
 /* Kernel launches: CUDA 13's <<<>>> path (push/pop a call configuration, __cudaGetKernel,
- * __cudaLaunchKernel), cudaLaunchKernel, cudaLaunchKernelExC, and what programs ask about their
- * kernels (attributes, occupancy). */
+ * __cudaLaunchKernel), cudaLaunchKernel, cudaLaunchKernelExC, cudaLaunchCooperativeKernel, and
+ * what programs ask about their kernels (attributes, occupancy). */
 #include "cudart.h"
 
 #include <stdio.h>
@@ -16,6 +16,8 @@ cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 grid, dim3 block, 
 cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 grid, dim3 block, void **args, size_t shared_mem,
                                   cudaStream_t stream);
 cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *config, const void *func, void **args);
+cudaError_t cudaLaunchCooperativeKernel_ptsz(const void *func, dim3 grid, dim3 block, void **args, size_t shared_mem,
+                                             cudaStream_t stream);
 
 /* <<<>>> pushes its configuration, the stub pops it: nested launches in argument lists nest. */
 #define CONFIG_DEPTH 16
@@ -71,16 +73,24 @@ static cudaError_t check_shape(const char *fn, dim3 grid, dim3 block, size_t sha
   return cudaSuccess;
 }
 
-static cudaError_t launch(const char *fn, const void *stub, dim3 grid, dim3 block, void **args, size_t shared_mem,
-                          cudaStream_t stream, enum gcap__rt_default d) {
+/* A launch, cooperative or not: a cooperative grid larger than the device holds at once is
+ * gcap's COOPERATIVE_LAUNCH_TOO_LARGE, which is cudaErrorCooperativeLaunchTooLarge. */
+static cudaError_t launch_as(const char *fn, const void *stub, dim3 grid, dim3 block, void **args, size_t shared_mem,
+                             cudaStream_t stream, enum gcap__rt_default d, int cooperative) {
   gcap_stream *s;
   gcap_kernel *k;
   cudaError_t e = gcap__rt_stream(stream, d, &s);
   if (!e) e = check_shape(fn, grid, block, shared_mem);
   if (!e) e = gcap__rt_kernel(stub, &k);
   if (e) return e;
-  return gcap__rt_done(fn, gcap_launch_kernel(s, k, (gcap_dim3){grid.x, grid.y, grid.z},
-                                              (gcap_dim3){block.x, block.y, block.z}, (uint32_t)shared_mem, args));
+  gcap_dim3 g = {grid.x, grid.y, grid.z}, b = {block.x, block.y, block.z};
+  return gcap__rt_done(fn, cooperative ? gcap_launch_cooperative_kernel(s, k, g, b, (uint32_t)shared_mem, args)
+                                       : gcap_launch_kernel(s, k, g, b, (uint32_t)shared_mem, args));
+}
+
+static cudaError_t launch(const char *fn, const void *stub, dim3 grid, dim3 block, void **args, size_t shared_mem,
+                          cudaStream_t stream, enum gcap__rt_default d) {
+  return launch_as(fn, stub, grid, block, args, shared_mem, stream, d, 0);
 }
 
 cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 grid, dim3 block, void **args, size_t shared_mem,
@@ -103,6 +113,16 @@ cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 grid, dim3 block, void 
   return launch(__func__, func, grid, block, args, shared_mem, stream, GCAP__RT_PER_THREAD);
 }
 
+cudaError_t cudaLaunchCooperativeKernel(const void *func, dim3 grid, dim3 block, void **args, size_t shared_mem,
+                                        cudaStream_t stream) {
+  return launch_as(__func__, func, grid, block, args, shared_mem, stream, GCAP__RT_LEGACY, 1);
+}
+
+cudaError_t cudaLaunchCooperativeKernel_ptsz(const void *func, dim3 grid, dim3 block, void **args, size_t shared_mem,
+                                             cudaStream_t stream) {
+  return launch_as(__func__, func, grid, block, args, shared_mem, stream, GCAP__RT_PER_THREAD, 1);
+}
+
 static const char *launch_attribute_name(cudaLaunchAttributeID id) {
   static const char *const names[] = {
       "cudaLaunchAttributeIgnore",
@@ -121,15 +141,21 @@ static const char *launch_attribute_name(cudaLaunchAttributeID id) {
   return (unsigned)id < sizeof names / sizeof names[0] ? names[id] : "an unknown launch attribute";
 }
 
-/* The priority a launch asks for, if any; other attributes are refused by name, as gcap cannot
- * honour them yet. */
-static cudaError_t launch_priority(const char *fn, const cudaLaunchConfig_t *c, int *priority, int *has) {
+/* The priority a launch asks for, if any, and whether it is cooperative (the last of each attribute
+ * counts, as CUDA takes it); other attributes are refused by name, as gcap cannot honour them yet. */
+static cudaError_t launch_priority(const char *fn, const cudaLaunchConfig_t *c, int *priority, int *has,
+                                   int *cooperative) {
   *has = 0;
+  *cooperative = 0;
   if (c->numAttrs && !c->attrs)
     return gcap__rt_fail(fn, cudaErrorInvalidValue, "numAttrs %u with attrs NULL", c->numAttrs);
   for (unsigned i = 0; i < c->numAttrs; i++) {
     const cudaLaunchAttribute *a = &c->attrs[i];
     if (a->id == cudaLaunchAttributeIgnore) continue;
+    if (a->id == cudaLaunchAttributeCooperative) {
+      *cooperative = a->val.cooperative != 0;
+      continue;
+    }
     if (a->id != cudaLaunchAttributePriority)
       return gcap__rt_fail(fn, cudaErrorNotSupported, "attrs[%u]: %s (%d) is not supported by gcap", i,
                            launch_attribute_name(a->id), (int)a->id);
@@ -153,9 +179,9 @@ static cudaError_t apply_priority(const char *fn, gcap_stream *s, int priority) 
 static cudaError_t launch_ex(const char *fn, const cudaLaunchConfig_t *c, const void *func, void **args,
                              enum gcap__rt_default d) {
   if (!c) return gcap__rt_fail(fn, cudaErrorInvalidValue, "config is NULL");
-  int priority = 0, has = 0;
-  cudaError_t e = launch_priority(fn, c, &priority, &has);
-  if (!e) e = launch(fn, func, c->gridDim, c->blockDim, args, c->dynamicSmemBytes, c->stream, d);
+  int priority = 0, has = 0, cooperative = 0;
+  cudaError_t e = launch_priority(fn, c, &priority, &has, &cooperative);
+  if (!e) e = launch_as(fn, func, c->gridDim, c->blockDim, args, c->dynamicSmemBytes, c->stream, d, cooperative);
   if (e || !has) return e;
   gcap_stream *s;
   e = gcap__rt_stream(c->stream, d, &s);
