@@ -19,8 +19,10 @@
 /* Paths a warp-uniform kernel never takes: kept out of the interpreter's loop. */
 #if defined(__GNUC__)
 #define PX_COLD __attribute__((cold, noinline))
+#define PX_NOINLINE __attribute__((noinline))
 #else
 #define PX_COLD
+#define PX_NOINLINE
 #endif
 
 /* Backward branches a warp takes in one turn: a loop that runs longer lets the block's other warps run. */
@@ -997,9 +999,10 @@ static void report_stuck(struct px_block *b) {
 /*
  * One round of the block: its warps take turns from a seeded starting point, each running until
  * it waits, finishes or spins a turn. False when the block is done (finished, or failed: its
- * status says which).
+ * status says which). Not inlined: the interpreter's loop (run_warp, control) is inlined here
+ * once, for ordinary and cooperative launches alike.
  */
-static inline bool block_round(struct px_block *b) {
+PX_NOINLINE static bool block_round(struct px_block *b) {
   bool left = false;
   unsigned start = b->num_warps > 1 ? (unsigned)(next_random(&b->rng) % b->num_warps) : 0;
   for (unsigned k = 0; k < b->num_warps && b->status == GCAP_SUCCESS; k++) {
