@@ -708,7 +708,26 @@ impl Kernel {
     /// the simulator what its PTX says (a CPU kernel has no shared, constant or local memory and
     /// versions 0).
     pub fn attribute(&self, attr: KernelAttr) -> GpuResult<i32> {
-        let raw = match attr {
+        let mut value = 0;
+        // SAFETY: the handle stays valid while `self.module` is held; `value` outlives the call.
+        check(unsafe { sys::gcap_kernel_get_attribute(self.raw, attr.raw(), &mut value) })?;
+        Ok(value)
+    }
+
+    /// Sets an attribute of the kernel (`gcap_kernel_set_attribute`, `cudaFuncSetAttribute`).
+    /// Only [`KernelAttr::MaxDynamicSharedSize`] may be set: the kernel opts into more than 48 KiB
+    /// of dynamic shared memory, up to the device's limit less its static shared memory (227 KiB
+    /// a block on the simulator), and launches and kernel nodes are checked against it.
+    /// `GpuError::InvalidValue` for another attribute or a value past the limit; nothing changes.
+    pub fn set_attribute(&self, attr: KernelAttr, value: i32) -> GpuResult<()> {
+        // SAFETY: the handle stays valid while `self.module` is held.
+        check(unsafe { sys::gcap_kernel_set_attribute(self.raw, attr.raw(), value) })
+    }
+}
+
+impl KernelAttr {
+    fn raw(self) -> sys::gcap_kernel_attr {
+        match self {
             KernelAttr::MaxThreadsPerBlock => sys::GCAP_KERNEL_ATTR_MAX_THREADS_PER_BLOCK,
             KernelAttr::SharedSizeBytes => sys::GCAP_KERNEL_ATTR_SHARED_SIZE_BYTES,
             KernelAttr::ConstSizeBytes => sys::GCAP_KERNEL_ATTR_CONST_SIZE_BYTES,
@@ -717,15 +736,12 @@ impl Kernel {
             KernelAttr::PtxVersion => sys::GCAP_KERNEL_ATTR_PTX_VERSION,
             KernelAttr::BinaryVersion => sys::GCAP_KERNEL_ATTR_BINARY_VERSION,
             KernelAttr::MaxDynamicSharedSize => sys::GCAP_KERNEL_ATTR_MAX_DYNAMIC_SHARED_SIZE,
-        };
-        let mut value = 0;
-        // SAFETY: the handle stays valid while `self.module` is held; `value` outlives the call.
-        check(unsafe { sys::gcap_kernel_get_attribute(self.raw, raw, &mut value) })?;
-        Ok(value)
+        }
     }
 }
 
-/// What [`Kernel::attribute`] reports; CUDA's `CUfunction_attribute` of the same name.
+/// What [`Kernel::attribute`] reports (and [`Kernel::set_attribute`] sets); CUDA's
+/// `CUfunction_attribute` of the same name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum KernelAttr {
     /// The most threads a block may have: `.reqntid`, `.maxntid` (`__launch_bounds__`) or 1024.
@@ -742,7 +758,8 @@ pub enum KernelAttr {
     PtxVersion,
     /// The code's architecture (the simulator: the PTX's target).
     BinaryVersion,
-    /// The most dynamic shared memory a launch may ask for.
+    /// The most dynamic shared memory a launch may ask for: 48 KiB less the static until
+    /// [`Kernel::set_attribute`] sets it.
     MaxDynamicSharedSize,
 }
 

@@ -121,6 +121,7 @@ pub const GCAP_ERROR_ASSERT: gcap_status = 710;
 pub const GCAP_ERROR_ILLEGAL_INSTRUCTION: gcap_status = 715;
 pub const GCAP_ERROR_MISALIGNED_ADDRESS: gcap_status = 716;
 pub const GCAP_ERROR_LAUNCH_FAILURE: gcap_status = 719;
+pub const GCAP_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE: gcap_status = 720;
 pub const GCAP_ERROR_STREAM_CAPTURE_UNSUPPORTED: gcap_status = 900;
 pub const GCAP_ERROR_STREAM_CAPTURE_INVALIDATED: gcap_status = 901;
 pub const GCAP_ERROR_STREAM_CAPTURE_MERGE: gcap_status = 902;
@@ -519,7 +520,24 @@ extern "C" {
     ) -> gcap_status;
 }
 extern "C" {
+    pub fn gcap_kernel_set_attribute(
+        k: *mut gcap_kernel,
+        attr: gcap_kernel_attr,
+        value: ::std::os::raw::c_int,
+    ) -> gcap_status;
+}
+extern "C" {
     pub fn gcap_launch_kernel(
+        s: *mut gcap_stream,
+        k: *mut gcap_kernel,
+        grid: gcap_dim3,
+        block: gcap_dim3,
+        shared_mem_bytes: u32,
+        args: *mut *mut ::std::os::raw::c_void,
+    ) -> gcap_status;
+}
+extern "C" {
+    pub fn gcap_launch_cooperative_kernel(
         s: *mut gcap_stream,
         k: *mut gcap_kernel,
         grid: gcap_dim3,
@@ -950,12 +968,14 @@ extern "C" {
         p: *const gcap_host_node_params,
     ) -> gcap_status;
 }
+pub const GCAP_KERNEL_NODE_ATTR_COOPERATIVE: gcap_kernel_node_attr = 2;
 pub const GCAP_KERNEL_NODE_ATTR_PRIORITY: gcap_kernel_node_attr = 8;
 pub type gcap_kernel_node_attr = ::std::os::raw::c_uint;
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub union gcap_kernel_node_attr_value {
     pub priority: ::std::os::raw::c_int,
+    pub cooperative: ::std::os::raw::c_int,
 }
 extern "C" {
     pub fn gcap_graph_kernel_node_set_attribute(
