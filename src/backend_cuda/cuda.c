@@ -429,6 +429,11 @@ static gcap_status cuda_memset(struct gcap__backend_ctx *b, void *stream, const 
 
 static gcap_status cuda_launch_kernel(struct gcap__backend_ctx *b, void *stream, const struct gcap__launch *l) {
   ENTER(b);
+  if (l->cooperative) { /* the driver checks that the grid fits (CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE) */
+    CUresult r = c->d->cuLaunchCooperativeKernel(l->kernel->impl, l->grid.x, l->grid.y, l->grid.z, l->block.x,
+                                                 l->block.y, l->block.z, l->shared_mem_bytes, stream, (void **)l->args);
+    LEAVE(gcap__cuda_check(r, "cuLaunchCooperativeKernel(\"%s\")", l->kernel->name));
+  }
   CUresult r = c->d->cuLaunchKernel(l->kernel->impl, l->grid.x, l->grid.y, l->grid.z, l->block.x, l->block.y,
                                     l->block.z, l->shared_mem_bytes, stream, (void **)l->args, NULL);
   LEAVE(gcap__cuda_check(r, "cuLaunchKernel(\"%s\")", l->kernel->name));

@@ -146,6 +146,12 @@ static gcap_status add_node(struct cuda_context *c, struct materialized *m, cons
       v.priority = pn->u.kernel.priority;
       r = d->cuGraphKernelNodeSetAttribute(*node, CU_LAUNCH_ATTRIBUTE_PRIORITY, &v);
     }
+    if (r == CUDA_SUCCESS && pn->u.kernel.cooperative) { /* CUDA 12's kernel node attribute */
+      CUkernelNodeAttrValue v;
+      memset(&v, 0, sizeof v);
+      v.cooperative = 1;
+      r = d->cuGraphKernelNodeSetAttribute(*node, CU_LAUNCH_ATTRIBUTE_COOPERATIVE, &v);
+    }
     break;
   }
   case GCAP_NODE_MEMCPY: {

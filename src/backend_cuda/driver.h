@@ -47,6 +47,7 @@
   X(cuStreamWaitEvent, 3020)                                                                                           \
   X(cuLaunchHostFunc, 10000)                                                                                           \
   X(cuLaunchKernel, 4000)                                                                                              \
+  X(cuLaunchCooperativeKernel, 9000)                                                                                   \
   X(cuEventCreate, 2000)                                                                                               \
   X(cuEventDestroy, 4000)                                                                                              \
   X(cuEventRecord, 2000)                                                                                               \

@@ -182,6 +182,7 @@ struct node {
   struct handle *event;
   struct graph *child;               /* the driver's own clone */
   int priority;                      /* CU_LAUNCH_ATTRIBUTE_PRIORITY of a kernel node */
+  int cooperative;                   /* CU_LAUNCH_ATTRIBUTE_COOPERATIVE of a kernel node */
   CUDA_CONDITIONAL_NODE_PARAMS cond; /* N_COND: phGraph_out points at bodies */
   CUgraph bodies[8];
 };
@@ -861,6 +862,31 @@ static CUresult CUDAAPI f_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy,
   END(issue(st, (struct work){.type = W_KERNEL}, N_KERNEL));
 }
 
+/* The fake device holds FAKE_COOPERATIVE_THREADS threads at once (132 multiprocessors of 2048):
+ * a cooperative grid with more is CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE, and nothing runs. */
+#define FAKE_COOPERATIVE_THREADS (132ull * 2048ull)
+
+static CUresult CUDAAPI f_cuLaunchCooperativeKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                                                    unsigned by, unsigned bz, unsigned shmem, CUstream s,
+                                                    void **params) {
+  BEGIN("cuLaunchCooperativeKernel(%p, grid=%u,%u,%u, block=%u,%u,%u, shmem=%u, stream=%p)", (void *)f, gx, gy, gz, bx,
+        by, bz, shmem, (void *)s);
+  NEED_CONTEXT("cuLaunchCooperativeKernel");
+  struct function *fn;
+  struct stream *st;
+  NEED_HANDLE(fn, f, K_FUNCTION, "cuLaunchCooperativeKernel", "f");
+  NEED(gx && gy && gz && bx && by && bz, "cuLaunchCooperativeKernel: a zero grid or block dimension");
+  NEED(params || fn->num_params == 0, "cuLaunchCooperativeKernel: kernelParams is NULL");
+  NEED(shmem <= (unsigned)max_dynamic_of(fn),
+       "cuLaunchCooperativeKernel: %u bytes of dynamic shared memory, more than the %d of %s", shmem,
+       max_dynamic_of(fn), fn->name);
+  if (!stream_arg("cuLaunchCooperativeKernel", s, &st)) END(CUDA_ERROR_INVALID_HANDLE);
+  unsigned long long threads = (unsigned long long)gx * gy * gz * bx * by * bz;
+  if (threads > FAKE_COOPERATIVE_THREADS) END(CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE);
+  if (fn->num_params) record_args("cuLaunchCooperativeKernel", fn, params);
+  END(issue(st, (struct work){.type = W_KERNEL}, N_KERNEL));
+}
+
 /* ------------------------------------------------------------ modules */
 
 /* A module's variables (cuModuleGetGlobal), made on first use: "g_16" is 16 bytes. */
@@ -1235,8 +1261,10 @@ static CUresult CUDAAPI f_cuGraphKernelNodeSetAttribute(CUgraphNode node, CUkern
   NEED_HANDLE(n, node, K_NODE, "cuGraphKernelNodeSetAttribute", "hNode");
   NEED(n->type == N_KERNEL, "cuGraphKernelNodeSetAttribute: node %u is a %s node", n->h.id, node_type_names[n->type]);
   NEED(value, "cuGraphKernelNodeSetAttribute: value is NULL");
-  NEED(attr == CU_LAUNCH_ATTRIBUTE_PRIORITY, "cuGraphKernelNodeSetAttribute: attribute %d is not simulated", (int)attr);
-  n->priority = value->priority;
+  NEED(attr == CU_LAUNCH_ATTRIBUTE_PRIORITY || attr == CU_LAUNCH_ATTRIBUTE_COOPERATIVE,
+       "cuGraphKernelNodeSetAttribute: attribute %d is not simulated", (int)attr);
+  if (attr == CU_LAUNCH_ATTRIBUTE_COOPERATIVE) n->cooperative = value->cooperative;
+  else n->priority = value->priority;
   END(CUDA_SUCCESS);
 }
 
@@ -1610,6 +1638,8 @@ static void describe_node(const struct node *n, char *line, size_t size) {
       used += snprintf(at + used, rest - (size_t)used, "%02x", n->args[i]);
     if (n->priority && (size_t)used < rest)
       used += snprintf(at + used, rest - (size_t)used, " priority=%d", n->priority);
+    if (n->cooperative && (size_t)used < rest)
+      used += snprintf(at + used, rest - (size_t)used, " cooperative=%d", n->cooperative);
     break;
   }
   case N_MEMCPY: {
@@ -1776,25 +1806,25 @@ struct entry {
       ENTRY(cuMemsetD2D8Async, 3020), ENTRY(cuMemsetD2D16Async, 3020), ENTRY(cuMemsetD2D32Async, 3020),                \
       ENTRY(cuStreamCreate, 2000), ENTRY(cuStreamCreateWithPriority, 5050), ENTRY(cuStreamDestroy, 4000),              \
       ENTRY(cuStreamSynchronize, 2000), ENTRY(cuStreamQuery, 2000), ENTRY(cuStreamWaitEvent, 3020),                    \
-      ENTRY(cuLaunchHostFunc, 10000), ENTRY(cuLaunchKernel, 4000), ENTRY(cuEventCreate, 2000),                         \
-      ENTRY(cuEventDestroy, 4000), ENTRY(cuEventRecord, 2000), ENTRY(cuEventSynchronize, 2000),                        \
-      ENTRY(cuEventQuery, 2000), ENTRY(cuEventElapsedTime, 2000), ENTRY(cuModuleLoadData, 2000),                       \
-      ENTRY(cuModuleUnload, 2000), ENTRY(cuModuleGetFunction, 2000), ENTRY(cuModuleGetGlobal, 3020),                   \
-      ENTRY(cuFuncGetParamInfo, 12040), ENTRY(cuGraphCreate, 10000), ENTRY(cuGraphDestroy, 10000),                     \
-      ENTRY(cuGraphAddKernelNode, 12000), ENTRY(cuGraphConditionalHandleCreate, 12030), ENTRY(cuLinkCreate, 6050),     \
-      ENTRY(cuLinkAddData, 6050), ENTRY(cuLinkAddFile, 6050), ENTRY(cuLinkComplete, 5050), ENTRY(cuLinkDestroy, 5050), \
-      ENTRY(cuGraphAddNode, 12020), ENTRY(cuGraphDestroyNode, 10000), ENTRY(cuGraphKernelNodeSetAttribute, 11000),     \
-      ENTRY(cuGraphAddMemcpyNode, 10000), ENTRY(cuGraphAddMemsetNode, 10000), ENTRY(cuGraphAddHostNode, 10000),        \
-      ENTRY(cuGraphAddEmptyNode, 10000), ENTRY(cuGraphAddEventRecordNode, 11010),                                      \
-      ENTRY(cuGraphAddEventWaitNode, 11010), ENTRY(cuGraphAddChildGraphNode, 10000),                                   \
-      ENTRY(cuGraphInstantiateWithFlags, 11040), ENTRY(cuGraphExecDestroy, 10000), ENTRY(cuGraphLaunch, 10000),        \
-      ENTRY(cuGraphUpload, 11010), ENTRY(cuGraphExecKernelNodeSetParams, 12000),                                       \
-      ENTRY(cuGraphExecMemcpyNodeSetParams, 10020), ENTRY(cuGraphExecMemsetNodeSetParams, 10020),                      \
-      ENTRY(cuGraphExecHostNodeSetParams, 10020), ENTRY(cuGraphExecEventRecordNodeSetEvent, 11010),                    \
-      ENTRY(cuGraphExecEventWaitNodeSetEvent, 11010), ENTRY(cuGraphNodeSetEnabled, 11060),                             \
-      ENTRY(cuGraphExecUpdate, 12000), ENTRY(cuGraphClone, 10000), ENTRY(cuGraphGetNodes, 10000),                      \
-      ENTRY(cuStreamBeginCapture, 10010), ENTRY(cuStreamEndCapture, 10000), ENTRY(cuMemAllocManaged, 6000),            \
-      ENTRY(cuFuncGetAttribute, 2020), ENTRY(cuFuncSetAttribute, 9000)
+      ENTRY(cuLaunchHostFunc, 10000), ENTRY(cuLaunchKernel, 4000), ENTRY(cuLaunchCooperativeKernel, 9000),             \
+      ENTRY(cuEventCreate, 2000), ENTRY(cuEventDestroy, 4000), ENTRY(cuEventRecord, 2000),                             \
+      ENTRY(cuEventSynchronize, 2000), ENTRY(cuEventQuery, 2000), ENTRY(cuEventElapsedTime, 2000),                     \
+      ENTRY(cuModuleLoadData, 2000), ENTRY(cuModuleUnload, 2000), ENTRY(cuModuleGetFunction, 2000),                    \
+      ENTRY(cuModuleGetGlobal, 3020), ENTRY(cuFuncGetParamInfo, 12040), ENTRY(cuGraphCreate, 10000),                   \
+      ENTRY(cuGraphDestroy, 10000), ENTRY(cuGraphAddKernelNode, 12000), ENTRY(cuGraphConditionalHandleCreate, 12030),  \
+      ENTRY(cuLinkCreate, 6050), ENTRY(cuLinkAddData, 6050), ENTRY(cuLinkAddFile, 6050), ENTRY(cuLinkComplete, 5050),  \
+      ENTRY(cuLinkDestroy, 5050), ENTRY(cuGraphAddNode, 12020), ENTRY(cuGraphDestroyNode, 10000),                      \
+      ENTRY(cuGraphKernelNodeSetAttribute, 11000), ENTRY(cuGraphAddMemcpyNode, 10000),                                 \
+      ENTRY(cuGraphAddMemsetNode, 10000), ENTRY(cuGraphAddHostNode, 10000), ENTRY(cuGraphAddEmptyNode, 10000),         \
+      ENTRY(cuGraphAddEventRecordNode, 11010), ENTRY(cuGraphAddEventWaitNode, 11010),                                  \
+      ENTRY(cuGraphAddChildGraphNode, 10000), ENTRY(cuGraphInstantiateWithFlags, 11040),                               \
+      ENTRY(cuGraphExecDestroy, 10000), ENTRY(cuGraphLaunch, 10000), ENTRY(cuGraphUpload, 11010),                      \
+      ENTRY(cuGraphExecKernelNodeSetParams, 12000), ENTRY(cuGraphExecMemcpyNodeSetParams, 10020),                      \
+      ENTRY(cuGraphExecMemsetNodeSetParams, 10020), ENTRY(cuGraphExecHostNodeSetParams, 10020),                        \
+      ENTRY(cuGraphExecEventRecordNodeSetEvent, 11010), ENTRY(cuGraphExecEventWaitNodeSetEvent, 11010),                \
+      ENTRY(cuGraphNodeSetEnabled, 11060), ENTRY(cuGraphExecUpdate, 12000), ENTRY(cuGraphClone, 10000),                \
+      ENTRY(cuGraphGetNodes, 10000), ENTRY(cuStreamBeginCapture, 10010), ENTRY(cuStreamEndCapture, 10000),             \
+      ENTRY(cuMemAllocManaged, 6000), ENTRY(cuFuncGetAttribute, 2020), ENTRY(cuFuncSetAttribute, 9000)
 
 CUresult CUDAAPI cuGetProcAddress(const char *symbol, void **pfn, int version, cuuint64_t flags,
                                   CUdriverProcAddressQueryResult *status) {

@@ -1048,6 +1048,72 @@ static void test_kernel_priority_reaches_the_driver(void **state) {
   finish(ctx);
 }
 
+/* Cooperative launches are cuLaunchCooperativeKernel; the driver's size refusal is gcap's; kernel nodes
+ * with the attribute, made by hand or by a capture, carry CU_LAUNCH_ATTRIBUTE_COOPERATIVE. */
+static void test_cooperative_launch_reaches_the_driver(void **state) {
+  (void)state;
+  gcap_context *ctx = cuda_context();
+  gcap_module *m = NULL;
+  gcap_kernel *k = load_kernel(ctx, "k_8_4", &m);
+  void *dev = NULL;
+  assert_ok(gcap_mem_alloc(ctx, 64, &dev));
+  uint32_t value = 3;
+  void *args[] = {&dev, &value};
+  gcap_stream *s = NULL;
+  assert_ok(gcap_stream_create(ctx, &s));
+  fake_cuda_log_clear();
+  assert_ok(gcap_launch_cooperative_kernel(s, k, GCAP_DIM3(4, 1, 1), GCAP_DIM3(32, 1, 1), 0, args));
+  assert_int_equal(fake_cuda_calls("cuLaunchCooperativeKernel("), 1);
+  assert_int_equal(fake_cuda_calls("cuLaunchKernel("), 0);
+  assert_int_equal(fake_cuda_calls("grid=4,1,1, block=32,1,1"), 1);
+  /* more threads than the fake device holds at once */
+  assert_status(gcap_launch_cooperative_kernel(s, k, GCAP_DIM3(300, 1, 1), GCAP_DIM3(1024, 1, 1), 0, args),
+                GCAP_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE);
+  test_assert_message_contains("gcap_launch_cooperative_kernel: ");
+  test_assert_message_contains("cuLaunchCooperativeKernel(\"k_8_4\")");
+  assert_ok(gcap_stream_synchronize(s)); /* not sticky */
+  /* a node made by hand */
+  gcap_kernel_node_params kp = {k, GCAP_DIM3(2, 1, 1), GCAP_DIM3(32, 1, 1), 0, args};
+  gcap_graph *g = NULL;
+  gcap_node *n = NULL;
+  assert_ok(gcap_graph_create(ctx, &g));
+  assert_ok(gcap_graph_add_kernel_node(g, NULL, 0, &kp, &n));
+  gcap_kernel_node_attr_value v = {.cooperative = 1};
+  assert_ok(gcap_graph_kernel_node_set_attribute(n, GCAP_KERNEL_NODE_ATTR_COOPERATIVE, &v));
+  fake_cuda_log_clear();
+  gcap_exec *x = NULL;
+  assert_ok(gcap_graph_instantiate(g, 0, &x));
+  assert_int_equal(fake_cuda_calls("cuGraphKernelNodeSetAttribute("), 1);
+  assert_int_equal(fake_cuda_calls(", 2)"), 1); /* CU_LAUNCH_ATTRIBUTE_COOPERATIVE */
+  static char got[TEXT];
+  fake_cuda_describe_exec(gcap_cuda_graph_exec(x), got, sizeof got);
+  assert_non_null(strstr(got, " cooperative=1"));
+  gcap_exec_destroy(x);
+  gcap_graph_destroy(g);
+  /* a capture records the attribute, and its node carries it to the driver */
+  assert_ok(gcap_stream_begin_capture(s, GCAP_CAPTURE_MODE_GLOBAL));
+  assert_ok(gcap_launch_cooperative_kernel(s, k, GCAP_DIM3(4, 1, 1), GCAP_DIM3(32, 1, 1), 0, args));
+  g = NULL;
+  assert_ok(gcap_stream_end_capture(s, &g));
+  gcap_node *nodes[2];
+  size_t count = 2;
+  assert_ok(gcap_graph_get_nodes(g, nodes, &count));
+  assert_int_equal(count, 1);
+  v.cooperative = 0;
+  assert_ok(gcap_graph_kernel_node_get_attribute(nodes[0], GCAP_KERNEL_NODE_ATTR_COOPERATIVE, &v));
+  assert_int_equal(v.cooperative, 1);
+  assert_ok(gcap_graph_instantiate(g, 0, &x));
+  fake_cuda_describe_exec(gcap_cuda_graph_exec(x), got, sizeof got);
+  assert_non_null(strstr(got, " cooperative=1"));
+  assert_ok(gcap_exec_launch(x, s));
+  assert_ok(gcap_stream_synchronize(s));
+  gcap_exec_destroy(x);
+  gcap_graph_destroy(g);
+  assert_ok(gcap_stream_destroy(s));
+  assert_ok(gcap_mem_free(ctx, dev));
+  finish(ctx);
+}
+
 /* Stream priorities reach the driver (clamped); the legacy stream's ordering is event waits between native streams. */
 static void test_stream_priority_and_legacy_order_reach_the_driver(void **state) {
   (void)state;
@@ -1447,6 +1513,7 @@ int main(void) {
       cmocka_unit_test_setup(test_event_node_setters_reach_the_driver, count_live_handles),
       cmocka_unit_test_setup(test_child_graph_setter_reaches_the_driver, count_live_handles),
       cmocka_unit_test_setup(test_kernel_priority_reaches_the_driver, count_live_handles),
+      cmocka_unit_test_setup(test_cooperative_launch_reaches_the_driver, count_live_handles),
       cmocka_unit_test_setup(test_stream_priority_and_legacy_order_reach_the_driver, count_live_handles),
       cmocka_unit_test_setup(test_mem_nodes_by_hand_reach_the_driver, count_live_handles),
       cmocka_unit_test_setup(test_copies_in_rows_reach_the_driver, count_live_handles),
