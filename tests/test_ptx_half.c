@@ -677,7 +677,7 @@ static void refusals(void **state) {
   static const char fp8[] = ".version 7.8\n.target sm_90\n.address_size 64\n"
                             ".visible .entry ok(.param .u64 p)\n{\n  ret;\n}\n"
                             ".visible .entry to_fp8(.param .u64 p)\n{\n  .reg .b16 %h<2>;\n  .reg .f32 %f<2>;\n"
-                            "  mov.f32 %f1, 0f3F800000;\n  cvt.rn.satfinite.e4m3x2.f32 %h1, %f1, %f1;\n  ret;\n}\n"
+                            "  mov.f32 %f1, 0f3F800000;\n  cvt.rn.satfinite.e4m3x2.f64 %h1, %f1;\n  ret;\n}\n"
                             ".visible .entry vec_red(.param .u64 p)\n{\n  .reg .b32 %r<2>;\n  .reg .b64 %rd<2>;\n"
                             "  ld.param.u64 %rd1, [p];\n  mov.b32 %r1, 0;\n"
                             "  red.global.add.noftz.v2.f16x2 [%rd1], {%r1, %r1};\n  ret;\n}\n";
@@ -687,10 +687,95 @@ static void refusals(void **state) {
   assert_ok(ptx_launch_on(ctx, m, "ok", GCAP_DIM3(1, 1, 1), GCAP_DIM3(1, 1, 1), 0, (void *[]){&p}));
   assert_int_equal(ptx_launch_on(ctx, m, "to_fp8", GCAP_DIM3(1, 1, 1), GCAP_DIM3(1, 1, 1), 0, (void *[]){&p}),
                    GCAP_ERROR_NOT_SUPPORTED);
-  assert_non_null(strstr(gcap_last_error_message(), "cvt.e4m3x2.f32 is not supported yet"));
+  assert_non_null(strstr(gcap_last_error_message(), "cvt.e4m3x2.f64 is not supported yet"));
   assert_int_equal(ptx_launch_on(ctx, m, "vec_red", GCAP_DIM3(1, 1, 1), GCAP_DIM3(1, 1, 1), 0, (void *[]){&p}),
                    GCAP_ERROR_NOT_SUPPORTED);
   assert_non_null(strstr(gcap_last_error_message(), "vector atomics (.v2, .v4, .v8) are not supported yet"));
+  gcap_context_destroy(ctx);
+}
+
+/* ---------------------------------------------------------------- fp8 conversions */
+
+/* fp8(in, out): for in[i], 8 bytes at out + 8 * i: e4m3x2 and e5m2x2 of (in[i], -in[i]) from f32,
+ * .relu e4m3x2 of (in[i], 1.0); e5m2x2 from the f16x2 of in[i]; back: the f16x2 of the e4m3x2. */
+static const char fp8_ptx[] =
+    ".version 7.8\n.target sm_90\n.address_size 64\n"
+    ".visible .entry fp8(.param .u64 pin, .param .u64 pout)\n{\n"
+    "  .reg .b16 %h<8>;\n  .reg .b32 %r<8>;\n  .reg .f32 %f<4>;\n  .reg .b64 %rd<8>;\n"
+    "  ld.param.u64 %rd1, [pin];\n  ld.param.u64 %rd2, [pout];\n  mov.u32 %r1, %tid.x;\n  mov.u32 %r2, %ctaid.x;\n"
+    "  mad.lo.s32 %r1, %r2, 256, %r1;\n  mul.wide.u32 %rd3, %r1, 4;\n  add.s64 %rd4, %rd1, %rd3;\n"
+    "  ld.global.f32 %f1, [%rd4];\n  neg.f32 %f2, %f1;\n  mul.wide.u32 %rd5, %r1, 12;\n  add.s64 %rd6, %rd2, %rd5;\n"
+    "  cvt.rn.satfinite.e4m3x2.f32 %h1, %f1, %f2;\n  st.global.u16 [%rd6], %h1;\n"
+    "  cvt.rn.satfinite.e5m2x2.f32 %h2, %f1, %f2;\n  st.global.u16 [%rd6+2], %h2;\n"
+    "  cvt.rn.satfinite.relu.e4m3x2.f32 %h3, %f1, 0f3F800000;\n  st.global.u16 [%rd6+4], %h3;\n"
+    "  cvt.rn.f16x2.f32 %r3, %f1, %f2;\n  cvt.rn.satfinite.e5m2x2.f16x2 %h4, %r3;\n  st.global.u16 [%rd6+6], %h4;\n"
+    "  cvt.rn.f16x2.e4m3x2 %r4, %h1;\n  st.global.u32 [%rd6+8], %r4;\n"
+    "  ret;\n}\n";
+
+/* The value of an 8-bit float code (NaN for its NaN codes). */
+static double fp8_value(bool e4m3, unsigned code) {
+  unsigned mb = e4m3 ? 3 : 2, bias = e4m3 ? 7 : 15, e = (code >> mb) & (e4m3 ? 15 : 31), m = code & ((1u << mb) - 1);
+  double v;
+  if (e4m3 && (code & 0x7f) == 0x7f) return NAN;
+  if (!e4m3 && e == 31) v = m ? NAN : INFINITY;
+  else if (e == 0) v = ldexp(m, 1 - (int)bias - (int)mb);
+  else v = ldexp(m + (1u << mb), (int)e - (int)bias - (int)mb);
+  return (code & 0x80) ? -v : v;
+}
+
+/* By search: the finite code nearest x, ties to the even code; .satfinite; NaN 0x7f. */
+static unsigned ref_fp8(bool e4m3, double x, bool relu) {
+  if (isnan(x)) return 0x7f;
+  if (relu && signbit(x)) return 0;
+  unsigned max = e4m3 ? 0x7e : 0x7b, best = 0;
+  double a = fabs(x), dist = INFINITY;
+  if (a >= fp8_value(e4m3, max)) return (signbit(x) ? 0x80u : 0) | max; /* (distances would round alike) */
+  for (unsigned c = 0; c <= max; c++) {
+    double d = fabs(fp8_value(e4m3, c) - a);
+    if (d < dist || (d == dist && !(c & 1))) best = c, dist = d;
+  }
+  return (signbit(x) ? 0x80u : 0) | best;
+}
+
+static void fp8_conversions(void **state) {
+  (void)state;
+  gcap_context *ctx = ptx_sim_context(CHECKS_ALL);
+  gcap_module *m = ptx_load_text(ctx, fp8_ptx);
+  enum { N = 4096 };
+  static uint32_t in[N];
+  static uint16_t out[N * 6];
+  static const float fixed[] = {0.0f,     -0.0f,      1.0f,    448.0f,  464.0f,   465.0f,     480.0f,
+                                57344.0f, 61440.0f,   1e30f,   0x1p-9f, 0x1p-10f, 0x1.8p-10f, 0x1p-16f,
+                                0x1p-17f, 0x1.1p-17f, 1.0625f, 1.1875f, 0.1f,     3.3f};
+  size_t nf = sizeof fixed / sizeof fixed[0];
+  for (size_t i = 0; i < nf; i++) in[i] = ptx_f32_bits(fixed[i]);
+  in[nf] = 0x7f800000u, in[nf + 1] = 0x7fc00000u;
+  uint64_t seed = 8;
+  for (size_t i = nf + 2; i < N; i++) { /* values of the formats' range, and some beyond */
+    uint32_t r = ptx_rand32(&seed);
+    in[i] = (r & 0x807fffffu) | (uint32_t)(100 + (r >> 23) % 50) << 23;
+  }
+  void *din = ptx_dev(ctx, in, sizeof in), *dout = ptx_dev(ctx, NULL, sizeof out);
+  assert_ok(ptx_launch_on(ctx, m, "fp8", GCAP_DIM3(N / 256, 1, 1), GCAP_DIM3(256, 1, 1), 0, (void *[]){&din, &dout}));
+  ptx_get(ctx, out, dout, sizeof out);
+  for (size_t i = 0; i < N; i++) {
+    const uint16_t *o = &out[6 * i];
+    double x = ptx_f32_from(in[i]);
+    unsigned e4 = ref_fp8(true, x, false) << 8 | ref_fp8(true, -x, false);
+    unsigned e5 = ref_fp8(false, x, false) << 8 | ref_fp8(false, -x, false);
+    unsigned relu = ref_fp8(true, x, true) << 8 | ref_fp8(true, 1.0, true);
+    uint16_t hx = round_sum(&F16, x, -0.0), hy = round_sum(&F16, -x, -0.0);
+    unsigned e5h = ref_fp8(false, value(&F16, hx), false) << 8 | ref_fp8(false, value(&F16, hy), false);
+    if (o[0] != e4 || o[1] != e5 || o[2] != relu || o[3] != e5h)
+      fail_msg("in 0x%08x: 0x%04x 0x%04x 0x%04x 0x%04x, want 0x%04x 0x%04x 0x%04x 0x%04x", in[i], o[0], o[1], o[2],
+               o[3], e4, e5, relu, e5h);
+    for (int h = 0; h < 2; h++) { /* back to f16, exactly */
+      unsigned code = (e4 >> (8 * h)) & 0xff;
+      double v = fp8_value(true, code), got = value(&F16, o[4 + h]);
+      if (!(got == v || (isnan(v) && isnan(got))) || signbit(got) != signbit(v))
+        fail_msg("e4m3 0x%02x to f16: 0x%04x", code, o[4 + h]);
+    }
+  }
   gcap_context_destroy(ctx);
 }
 
@@ -705,6 +790,7 @@ int main(void) {
       cmocka_unit_test(atomics),
       cmocka_unit_test(satfinite_and_tf32),
       cmocka_unit_test(refusals),
+      cmocka_unit_test(fp8_conversions),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,13 +1,14 @@
 /*
  * Half-precision arithmetic: the .f16, .f16x2, .bf16 and .bf16x2 forms of add, sub, mul, fma,
- * neg, abs, min, max, ex2, tanh, setp and set. Operands are exact in float; a sum, difference or
- * product of two halves is exact in double, so it is rounded once, to nearest even, straight to
- * the destination format. fma's exact a * b + c can need more than a double: its double sum comes
- * with the sign of the error (an error-free two-sum), which settles the one case where rounding
- * the double again could differ from rounding the exact value, a double lying on a tie of the
- * narrow format. ex2 and tanh are computed in double and rounded once (correctly rounded but
- * for the rare double tie, within the PTX ISA's stated error for .approx). Packed forms do the
- * same to each half: the lower 16 bits are element 0, the upper element 1.
+ * neg, abs, min, max, ex2, tanh, setp and set, and the fp8 (.e4m3x2, .e5m2x2) conversions.
+ * Operands are exact in float; a sum, difference or product of two halves is exact in double, so
+ * it is rounded once, to nearest even, straight to the destination format. fma's exact
+ * a * b + c can need more than a double: its double sum comes with the sign of the error (an
+ * error-free two-sum), which settles the one case where rounding the double again could differ
+ * from rounding the exact value, a double lying on a tie of the narrow format. ex2 and tanh are
+ * computed in double and rounded once (correctly rounded but for the rare double tie, within
+ * the PTX ISA's stated error for .approx). Packed forms do the same to each half: the lower 16
+ * bits are element 0, the upper element 1.
  */
 #include <math.h>
 #include <string.h>
@@ -269,6 +270,91 @@ HANDLER(h_set_bf16) { set_half(w, in, m, true, false); }
 HANDLER(h_set_bf16x2) { set_half(w, in, m, true, true); }
 static const px_fn h_set[4] = {h_set_f16, h_set_f16x2, h_set_bf16, h_set_bf16x2};
 
+/* ---------------------------------------------------------------- fp8 conversions */
+
+/*
+ * x rounded to nearest even to an 8-bit float with .satfinite: e4m3 (4 exponent bits, bias 7,
+ * no infinity, largest 448, NaN 0x7f) or e5m2 (f16's upper byte: largest 57344, NaN 0x7f).
+ * Past the largest finite value, infinities included, that value; NaN gives 0x7f.
+ */
+static uint32_t to_fp8(bool e4m3, double x, bool relu) {
+  const int P = e4m3 ? 4 : 3, emin = e4m3 ? -6 : -14;
+  const uint32_t max = e4m3 ? 0x7eu : 0x7bu;
+  if (isnan(x)) return 0x7f;
+  uint32_t sign = signbit(x) ? 0x80u : 0;
+  if (relu && sign) return 0;
+  double a = fabs(x);
+  if (a == 0) return sign;
+  int e = ilogb(a) < emin ? emin : ilogb(a);
+  if (e > 16) return sign | max;      /* 2^17 and up: past both formats' range */
+  double q = ldexp(1.0, e - (P - 1)); /* the spacing at a */
+  double n = nearbyint(a / q);        /* the host rounds to nearest even; a / q is exact */
+  uint32_t keep = (uint32_t)n, bits;
+  if (keep >> P) keep >>= 1, e++;
+  if (ilogb(a) < emin && keep < (1u << (P - 1))) bits = keep; /* a subnormal */
+  else bits = (uint32_t)(e - emin + 1) << (P - 1) | (keep & ((1u << (P - 1)) - 1));
+  return sign | (bits > max ? max : bits);
+}
+
+/* An 8-bit float's value as f16 bits (exact: every e4m3 and e5m2 value is an f16). */
+static uint32_t fp8_to_f16(bool e4m3, uint32_t v, bool relu) {
+  uint32_t sign = (v & 0x80u) << 8, mag = v & 0x7fu, h;
+  if (!e4m3) h = sign | mag << 8;
+  else if (mag == 0x7f) h = 0x7fff;                                        /* NaN */
+  else if (mag >> 3) h = sign | (((mag >> 3) + 8) << 10) | (mag & 7) << 7; /* bias 7 to bias 15 */
+  else h = sign | hround(false, ldexp((double)(mag & 7), -9), 0);          /* a subnormal: m * 2^-9 */
+  return relu && (h & 0x8000u) && (h & 0x7fffu) <= 0x7c00u ? 0 : h;
+}
+
+/* cvt.rn.satfinite[.relu].{e4m3x2,e5m2x2}.f32 d, a, b: a in the upper byte. kind: bit 0 e4m3, bit 1 relu. */
+HANDLER(h_cvt_f8_f32) {
+  uint64_t *d = px_slot(w, in->d);
+  const uint64_t *A = px_slot(w, in->a), *B = px_slot(w, in->b);
+  bool e4m3 = in->kind & 1, relu = in->kind & 2;
+  PX_LANES(m, d[l] = to_fp8(e4m3, px_f32(A[l]), relu) << 8 | to_fp8(e4m3, px_f32(B[l]), relu));
+}
+/* cvt.rn.satfinite[.relu].{e4m3x2,e5m2x2}.f16x2 d, a: a's upper half in the upper byte. */
+HANDLER(h_cvt_f8_f16x2) {
+  uint64_t *d = px_slot(w, in->d);
+  const uint64_t *A = px_slot(w, in->a);
+  bool e4m3 = in->kind & 1, relu = in->kind & 2;
+  PX_LANES(m, {
+    uint32_t a = (uint32_t)A[l];
+    d[l] = to_fp8(e4m3, hval(false, a >> 16), relu) << 8 | to_fp8(e4m3, hval(false, a & 0xffffu), relu);
+  });
+}
+/* cvt.rn[.relu].f16x2.{e4m3x2,e5m2x2} d, a: each byte's value, exact. */
+HANDLER(h_cvt_f16x2_f8) {
+  uint64_t *d = px_slot(w, in->d);
+  const uint64_t *A = px_slot(w, in->a);
+  bool e4m3 = in->kind & 1, relu = in->kind & 2;
+  PX_LANES(m, {
+    uint32_t a = (uint32_t)A[l];
+    d[l] = fp8_to_f16(e4m3, (a >> 8) & 0xffu, relu) << 16 | fp8_to_f16(e4m3, a & 0xffu, relu);
+  });
+}
+
+static bool is_fp8(enum ptx_type t) { return t == PTX_T_E4M3X2 || t == PTX_T_E5M2X2; }
+
+static int lower_cvt_fp8(struct px_lower *L, const struct ptx_instr *pi, struct px_ins *in) {
+  enum ptx_type dt = (enum ptx_type)pi->type, st = (enum ptx_type)pi->type2;
+  const char *dn = ptx_type_name(dt), *sn = ptx_type_name(st);
+  bool to = is_fp8(dt);
+  if (pi->round != PTX_RND_RN) return px_refuse(L, "cvt.%s.%s needs .rn", dn, sn);
+  if (pi->flags & (PTX_F_FTZ | PTX_F_SAT)) return px_refuse(L, "cvt.%s.%s takes no .ftz or .sat", dn, sn);
+  if (to && !(pi->flags & PTX_F_SATFINITE)) return px_refuse(L, "cvt.%s.%s needs .satfinite", dn, sn);
+  unsigned n = to && st == PTX_T_F32 ? 3 : 2;
+  if ((to && st != PTX_T_F32 && st != PTX_T_F16X2) || (!to && dt != PTX_T_F16X2))
+    return px_unsupported(L, "cvt.%s.%s is not supported yet", dn, sn);
+  if (pi->num_operands != n) return px_refuse(L, "cvt.%s.%s takes %u operands", dn, sn, n);
+  in->d = px_value(L, &pi->opnd[0], to ? PTX_T_B16 : PTX_T_B32);
+  in->a = px_value(L, &pi->opnd[1], to ? st : PTX_T_B16);
+  if (n == 3) in->b = px_value(L, &pi->opnd[2], PTX_T_F32);
+  in->kind = (uint8_t)(((to ? dt : st) == PTX_T_E4M3X2 ? 1 : 0) | ((pi->flags & PTX_F_RELU) ? 2 : 0));
+  in->fn = !to ? h_cvt_f16x2_f8 : n == 3 ? h_cvt_f8_f32 : h_cvt_f8_f16x2;
+  return 1;
+}
+
 /* ---------------------------------------------------------------- lowering */
 
 static bool is_half(enum ptx_type t) {
@@ -399,6 +485,8 @@ int px_lower_half(struct px_lower *L, const struct ptx_instr *pi, struct px_ins 
   switch ((enum ptx_op)pi->op) {
   case PTX_OP_SETP: return is_half((enum ptx_type)pi->type) ? lower_compare(L, pi, in) : 0;
   case PTX_OP_SET: return is_half((enum ptx_type)pi->type2) ? lower_compare(L, pi, in) : 0;
+  case PTX_OP_CVT:
+    return is_fp8((enum ptx_type)pi->type) || is_fp8((enum ptx_type)pi->type2) ? lower_cvt_fp8(L, pi, in) : 0;
   default: return is_half((enum ptx_type)pi->type) ? lower_arith(L, pi, in) : 0;
   }
 }

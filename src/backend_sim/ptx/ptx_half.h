@@ -15,8 +15,9 @@ struct px_ins;
 
 /*
  * Lowers add, sub, mul, fma, neg, abs, min, max, ex2, tanh, setp and set of the half types
- * (.f16, .f16x2, .bf16, .bf16x2; set and setp by their source type). 1 when it filled `in`, 0
- * when the instruction is not one of these, -1 after px_refuse or px_unsupported.
+ * (.f16, .f16x2, .bf16, .bf16x2; set and setp by their source type), and cvt to or from .e4m3x2
+ * and .e5m2x2. 1 when it filled `in`, 0 when the instruction is not one of these, -1 after
+ * px_refuse or px_unsupported.
  */
 int px_lower_half(struct px_lower *L, const struct ptx_instr *pi, struct px_ins *in);
 
