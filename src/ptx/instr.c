@@ -152,6 +152,7 @@ static const struct modifier modifiers[] = {
     {"gl", G_LEVEL, PTX_LEVEL_GL},
     {"sys", G_LEVEL, PTX_LEVEL_SYS},
     {"proxy", G_PROXY, PTX_LEVEL_PROXY},
+    {"mbarrier_init", G_PROXY, PTX_LEVEL_PROXY}, /* fence.mbarrier_init.release.cluster */
     {"up", G_SHFL, PTX_SHFL_UP},
     {"down", G_SHFL, PTX_SHFL_DOWN},
     {"bfly", G_SHFL, PTX_SHFL_BFLY},
@@ -200,6 +201,7 @@ enum shape {
   S_BRA,    /* a label */
   S_CALL,
   S_SKIP, /* operands are not decoded: the executor refuses the opcode by name */
+  S_ANY,  /* values and addresses anywhere (cp.async, mbarrier): the executor checks each form */
 };
 
 struct opdesc {
@@ -299,6 +301,8 @@ static const struct opdesc descs[PTX_OP_COUNT] = {
     [PTX_OP_BRKPT] = {0, 0, T_NONE, 0, 0, S_FREE, false},
     [PTX_OP_NANOSLEEP] = {0, 0, T_ONE, 1, 1, S_FREE, false},
     [PTX_OP_PMEVENT] = {G_MASK, 0, T_NONE, 1, 1, S_FREE, false},
+    [PTX_OP_CP] = {0, 0, T_OPT, 0, 5, S_ANY, false},       /* cp.async.*: decode_async */
+    [PTX_OP_MBARRIER] = {0, 0, T_OPT, 1, 4, S_ANY, false}, /* mbarrier.*: decode_async */
 };
 
 /* Texture, surface, matrix, asynchronous-copy and the like: only the opcode matters. */
@@ -309,6 +313,7 @@ static bool is_matrix_op(unsigned op) {
 
 static bool refused_op(unsigned op) {
   if (is_matrix_op(op)) return false;
+  if (op == PTX_OP_CP || op == PTX_OP_MBARRIER) return false;
   return op >= PTX_OP_TEX || descs[op].shape == S_SKIP;
 }
 
@@ -569,6 +574,85 @@ static const struct opdesc *decode_matrix(struct ptx_parser *p, const struct ptx
   return in->mx.wop == PTX_WMMA_LOAD ? &wmma_load_desc : &wmma_store_desc;
 }
 
+static bool suffix_is(const char *s, size_t len, const char *word) {
+  return strlen(word) == len && memcmp(s, word, len) == 0;
+}
+
+/* The operation a cp.async or mbarrier suffix names, or PTX_MODE_NONE. */
+static uint8_t async_operation(unsigned op, uint8_t mode, const char *s, size_t len) {
+  static const struct {
+    const char *name;
+    uint8_t op, after, mode; /* after: the mode it must follow (PTX_MODE_NONE: none yet) */
+  } words[] = {
+      {"ca", PTX_OP_CP, PTX_MODE_NONE, PTX_CP_ASYNC_CA},
+      {"cg", PTX_OP_CP, PTX_MODE_NONE, PTX_CP_ASYNC_CG},
+      {"commit_group", PTX_OP_CP, PTX_MODE_NONE, PTX_CP_ASYNC_COMMIT},
+      {"wait_group", PTX_OP_CP, PTX_MODE_NONE, PTX_CP_ASYNC_WAIT_GROUP},
+      {"wait_all", PTX_OP_CP, PTX_MODE_NONE, PTX_CP_ASYNC_WAIT_ALL},
+      {"mbarrier", PTX_OP_CP, PTX_MODE_NONE, PTX_CP_ASYNC_MBAR_ARRIVE},
+      {"arrive", PTX_OP_CP, PTX_CP_ASYNC_MBAR_ARRIVE, PTX_CP_ASYNC_MBAR_ARRIVE},
+      {"noinc", PTX_OP_CP, PTX_CP_ASYNC_MBAR_ARRIVE, PTX_CP_ASYNC_MBAR_ARRIVE_NOINC},
+      {"bulk", PTX_OP_CP, PTX_MODE_NONE, PTX_CP_ASYNC_BULK},
+      {"mbarrier::complete_tx::bytes", PTX_OP_CP, PTX_CP_ASYNC_BULK, PTX_CP_ASYNC_BULK},
+      {"init", PTX_OP_MBARRIER, PTX_MODE_NONE, PTX_MBAR_INIT},
+      {"arrive", PTX_OP_MBARRIER, PTX_MODE_NONE, PTX_MBAR_ARRIVE},
+      {"noComplete", PTX_OP_MBARRIER, PTX_MBAR_ARRIVE, PTX_MBAR_ARRIVE},
+      {"expect_tx", PTX_OP_MBARRIER, PTX_MBAR_ARRIVE, PTX_MBAR_ARRIVE_EXPECT_TX},
+      {"expect_tx", PTX_OP_MBARRIER, PTX_MODE_NONE, PTX_MBAR_EXPECT_TX},
+      {"arrive_drop", PTX_OP_MBARRIER, PTX_MODE_NONE, PTX_MBAR_ARRIVE_DROP},
+      {"noComplete", PTX_OP_MBARRIER, PTX_MBAR_ARRIVE_DROP, PTX_MBAR_ARRIVE_DROP},
+      {"complete_tx", PTX_OP_MBARRIER, PTX_MODE_NONE, PTX_MBAR_COMPLETE_TX},
+      {"test_wait", PTX_OP_MBARRIER, PTX_MODE_NONE, PTX_MBAR_TEST_WAIT},
+      {"parity", PTX_OP_MBARRIER, PTX_MBAR_TEST_WAIT, PTX_MBAR_TEST_WAIT_PARITY},
+      {"try_wait", PTX_OP_MBARRIER, PTX_MODE_NONE, PTX_MBAR_TRY_WAIT},
+      {"parity", PTX_OP_MBARRIER, PTX_MBAR_TRY_WAIT, PTX_MBAR_TRY_WAIT_PARITY},
+      {"pending_count", PTX_OP_MBARRIER, PTX_MODE_NONE, PTX_MBAR_PENDING_COUNT},
+      {"inval", PTX_OP_MBARRIER, PTX_MODE_NONE, PTX_MBAR_INVAL},
+  };
+  for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+    if (words[i].op == op && words[i].after == mode && suffix_is(s, len, words[i].name)) return words[i].mode;
+  return PTX_MODE_NONE;
+}
+
+/*
+ * cp.async.* and mbarrier.*: mode the operation, space the first state space named (the
+ * destination's; none: generic), type .b64 where given. Ordering semantics, scopes and cache
+ * hints change nothing here. A form this does not know leaves mode NONE: valid PTX the executor
+ * does not run, refused at launch with the instruction's text.
+ */
+static void decode_async(struct ptx_instr *in, const char *dot, const char *end) {
+  bool known = true, spaced = false;
+  uint8_t mode = PTX_MODE_NONE;
+  for (size_t i = 0; dot && known; i++) {
+    const char *s = dot + 1, *next = memchr(s, '.', (size_t)(end - s));
+    size_t len = (size_t)((next ? next : end) - s);
+    dot = next;
+    if (i == 0 && in->op == PTX_OP_CP) {
+      known = suffix_is(s, len, "async");
+      continue;
+    }
+    uint8_t m = async_operation(in->op, mode, s, len);
+    if (m != PTX_MODE_NONE) {
+      mode = m;
+      continue;
+    }
+    int type = ptx_type_lookup(s, len);
+    if (type == PTX_T_B64) {
+      in->type = PTX_T_B64;
+      continue;
+    }
+    bool matched = false;
+    for (size_t k = 0; k < sizeof modifiers / sizeof modifiers[0] && !matched; k++) {
+      const struct modifier *mod = &modifiers[k];
+      if (!suffix_is(s, len, mod->name) || !(mod->group & (G_SPACE | G_SEM | G_SCOPE | G_HINT))) continue;
+      matched = true;
+      if (mod->group == G_SPACE && !spaced) in->space = (uint8_t)mod->value, spaced = true;
+    }
+    known = matched || is_hint_prefix(s, len);
+  }
+  in->mode = known ? mode : PTX_MODE_NONE;
+}
+
 /* `ld.global.v4.f32` into op and fields; returns the opcode's description. */
 static const struct opdesc *decode_mnemonic(struct ptx_parser *p, const struct ptx_tok *t, struct ptx_instr *in) {
   struct decoded d;
@@ -583,6 +667,10 @@ static const struct opdesc *decode_mnemonic(struct ptx_parser *p, const struct p
   in->op = (uint16_t)op;
   d.desc = &descs[op];
   if (refused_op((unsigned)op)) return d.desc;
+  if (op == PTX_OP_CP || op == PTX_OP_MBARRIER) {
+    decode_async(in, dot, end);
+    return d.desc;
+  }
   if (is_matrix_op((unsigned)op)) return decode_matrix(p, t, in);
   while (dot && !d.proxy) {
     const char *next = memchr(dot + 1, '.', (size_t)(end - dot - 1));
@@ -924,6 +1012,7 @@ static void check_shape(struct ptx_parser *p, const struct ptx_instr *in, const 
     if (d->min == d->max) ptx_fail(p, mnemonic, "\"%s\" takes %u operands, not %u", m, d->min, n);
     ptx_fail(p, mnemonic, "\"%s\" takes %u to %u operands, not %u", m, d->min, d->max, n);
   }
+  if (d->shape == S_ANY) return;
   int addr = d->shape == S_LD || d->shape == S_ATOM ? 1 : d->shape == S_ST || d->shape == S_ADDR0 ? 0 : -1;
   for (unsigned i = 0; i < n; i++) {
     bool is_addr = in->opnd[i].kind == PTX_OPND_ADDR;

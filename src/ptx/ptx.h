@@ -204,6 +204,28 @@ enum ptx_mode {
   PTX_TESTP_NOTANUMBER,
   PTX_TESTP_NORMAL,
   PTX_TESTP_SUBNORMAL,
+  /* cp.async: the copy (.ca, .cg), its groups, cp.async.mbarrier.arrive (.noinc), cp.async.bulk */
+  PTX_CP_ASYNC_CA,
+  PTX_CP_ASYNC_CG,
+  PTX_CP_ASYNC_COMMIT,
+  PTX_CP_ASYNC_WAIT_GROUP,
+  PTX_CP_ASYNC_WAIT_ALL,
+  PTX_CP_ASYNC_MBAR_ARRIVE,
+  PTX_CP_ASYNC_MBAR_ARRIVE_NOINC,
+  PTX_CP_ASYNC_BULK,
+  /* mbarrier: the operation (arrive.expect_tx, test_wait.parity and try_wait.parity are their own) */
+  PTX_MBAR_INIT,
+  PTX_MBAR_ARRIVE,
+  PTX_MBAR_ARRIVE_EXPECT_TX,
+  PTX_MBAR_ARRIVE_DROP,
+  PTX_MBAR_EXPECT_TX,
+  PTX_MBAR_COMPLETE_TX,
+  PTX_MBAR_TEST_WAIT,
+  PTX_MBAR_TEST_WAIT_PARITY,
+  PTX_MBAR_TRY_WAIT,
+  PTX_MBAR_TRY_WAIT_PARITY,
+  PTX_MBAR_PENDING_COUNT,
+  PTX_MBAR_INVAL,
 };
 
 /* ptx_instr.flags: suffixes that are on or off. Hints (.nc, .ca, .L2::..., .relaxed, .acquire,

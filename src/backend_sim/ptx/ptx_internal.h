@@ -53,6 +53,8 @@ enum px_ctl {
   PX_CTL_BUILTIN, /* a call of vprintf, __assertfail, cudaGraphSetConditional: fn does it */
   PX_CTL_WARP,    /* shfl/vote/match/redux.sync: fn does it, after lanes it names catch up (e: member masks) */
   PX_CTL_YIELD,   /* nanosleep: the warp lets the others run */
+  /* mbarrier.test_wait/try_wait: fn runs; when it sets yield (a wait failed), the warp lets the others run */
+  PX_CTL_POLL,
 };
 
 #define PX_NONE 0xffffu
@@ -239,6 +241,8 @@ struct px_block {
   unsigned idle_rounds;     /* rounds in a row in which every running warp spun without changing anything */
   uint64_t shared_print;    /* a fingerprint of shared memory at the last such round */
   const uint16_t (*tid)[3]; /* each thread's %tid, worked out once per launch */
+  struct px_async *async;   /* cp.async copies in flight and mbarrier bookkeeping (ptx_async.c), NULL: none yet */
+  uint16_t *async_pending;  /* SHARED_RACES: per shared byte, cp.async copies into it not yet complete (or NULL) */
 };
 
 /* Slots of the current frame. */
@@ -298,6 +302,7 @@ struct px_lower;
 int px_lower_alu(struct px_lower *L, const struct ptx_instr *pi, struct px_ins *in);
 int px_lower_mem(struct px_lower *L, const struct ptx_instr *pi, struct px_ins *in);
 int px_lower_warp(struct px_lower *L, const struct ptx_instr *pi, struct px_ins *in);
+int px_lower_async(struct px_lower *L, const struct ptx_instr *pi, struct px_ins *in);
 /* The slot holding operand o's value as type t (an immediate becomes a constant slot). PX_NONE after an error. */
 uint16_t px_value(struct px_lower *L, const struct ptx_operand *o, enum ptx_type t);
 /* The predicate register of operand o (PX_NONE after an error); *neg for `!%p`. */
@@ -349,6 +354,30 @@ unsigned char *px_access(struct px_warp *w, const struct px_ins *in, unsigned la
                          unsigned bytes, bool write);
 /* Tensor-core instructions (ptx_mma.c): mma, wmma, ldmatrix, stmatrix, movmatrix; 0 for other opcodes. */
 int px_lower_mma(struct px_lower *L, const struct ptx_instr *pi, struct px_ins *in);
+/*
+ * Asynchronous copies and mbarriers (ptx_async.c). A block's copies still in flight at its end are
+ * performed there (px_async_block_end, also after a fault: then dropped); the state is kept for
+ * the worker's next block and freed with px_async_free.
+ */
+void px_async_block_end(struct px_block *b);
+void px_async_free(struct px_async *a);
+/* SHARED_RACES: lane l's access to shared byte `off`, the destination of a copy in flight: the report. */
+void px_async_race(struct px_warp *w, const struct px_ins *in, unsigned l, uint32_t off, bool write);
+
+/* For ptx_async.c (ptx_mem.c): the host address of an access as ld/st resolve it (bounds, the
+ * MEMORY and INIT checks on global memory); NULL after a fault. */
+unsigned char *px_resolve(struct px_warp *w, const struct px_ins *in, unsigned l, uint64_t addr, unsigned space,
+                          unsigned bytes, bool write);
+/* The INIT and SHARED_RACES checks of a shared access of lane l (as ld/st/atom make them); false after a fault. */
+bool px_shared_access(struct px_warp *w, const struct px_ins *in, unsigned l, uint32_t off, unsigned bytes, bool write,
+                      bool atomic);
+/*
+ * A cp.async destination [off, off + bytes) of lane l (in: the cp.async): at issue (complete false)
+ * it is checked as a write and counted in flight; at completion it is no more in flight, is
+ * written by the issuing thread (its line the cp.async's) and counts as initialised. False after a fault.
+ */
+bool px_async_dest(struct px_warp *w, const struct px_ins *in, unsigned l, uint32_t off, unsigned bytes, bool complete);
+
 /* Memory access for builtins and calls: a generic address read of `bytes` in lane l; false on a fault. */
 bool px_read_generic(struct px_warp *w, const struct px_ins *in, unsigned lane, uint64_t addr, void *out, size_t bytes);
 /* The lane's stack address of the current frame's byte `offset`. */

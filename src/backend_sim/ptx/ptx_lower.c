@@ -438,6 +438,7 @@ static int lower_one(struct px_lower *L, const struct ptx_instr *pi) {
   if (r == 0) r = px_lower_alu(L, pi, &tmp);
   if (r == 0) r = px_lower_mem(L, pi, &tmp);
   if (r == 0) r = px_lower_warp(L, pi, &tmp);
+  if (r == 0) r = px_lower_async(L, pi, &tmp);
   if (r == 0) r = px_lower_mma(L, pi, &tmp);
   if (r == 0)
     return px_unsupported(L, "the simulator does not run %s instructions yet", ptx_op_name((enum ptx_op)pi->op));

@@ -268,6 +268,10 @@ static void race_check(struct px_warp *w, const struct px_ins *in, unsigned l, u
   uint32_t line = in->src ? in->src->line : 0, epoch = b->epoch + 1, ws = b->wsync_epoch[t], seq = b->access_seq;
   uint16_t self = (uint16_t)(t + 1);
   for (unsigned i = 0; i < bytes; i++) {
+    if (b->async_pending && b->async_pending[off + i]) { /* a cp.async's destination, its group not waited for */
+      px_async_race(w, in, l, off + i, write);
+      return;
+    }
     struct px_shadow *s = &b->shadow[off + i];
     if (s->epoch != epoch) {
       memset(s, 0, sizeof *s);
@@ -353,6 +357,32 @@ static bool shared_checks(struct px_warp *w, const struct px_ins *in, unsigned l
       for (uint32_t word = off / 4; word <= (off + bytes - 1) / 4; word++) b->clean[word / 32] &= ~(1u << (word % 32));
   }
   if (write && (b->l->checks & GCAP_SIM_CHECK_INIT)) memset(b->shared_init + off, 1, bytes);
+  return true;
+}
+
+unsigned char *px_resolve(struct px_warp *w, const struct px_ins *in, unsigned l, uint64_t addr, unsigned space,
+                          unsigned bytes, bool write) {
+  return resolve(w, in, l, addr, space, bytes, write);
+}
+
+bool px_shared_access(struct px_warp *w, const struct px_ins *in, unsigned l, uint32_t off, unsigned bytes, bool write,
+                      bool atomic) {
+  return shared_checks(w, in, l, w->blk->shared + off, bytes, write, atomic);
+}
+
+bool px_async_dest(struct px_warp *w, const struct px_ins *in, unsigned l, uint32_t off, unsigned bytes,
+                   bool complete) {
+  struct px_block *b = w->blk;
+  if (b->async_pending && complete)
+    for (unsigned i = 0; i < bytes; i++) b->async_pending[off + i]--;
+  if (b->checks & GCAP_SIM_CHECK_SHARED_RACES) {
+    race_check(w, in, l, off, bytes, true, false);
+    if (b->status != GCAP_SUCCESS) return false;
+    for (uint32_t word = off / 4; word <= (off + bytes - 1) / 4; word++) b->clean[word / 32] &= ~(1u << (word % 32));
+  }
+  if (b->async_pending && !complete)
+    for (unsigned i = 0; i < bytes; i++) b->async_pending[off + i]++;
+  if (complete && (b->checks & GCAP_SIM_CHECK_INIT)) memset(b->shared_init + off, 1, bytes);
   return true;
 }
 

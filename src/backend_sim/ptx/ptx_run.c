@@ -45,6 +45,8 @@ struct px_worker {
   unsigned char *local;
   size_t local_threads; /* threads whose stacks `local` holds */
   uint64_t prepared;    /* the serial of the launch whose constants the warps' entry frames hold */
+  /* cp.async and mbarrier state, kept from block to block (ptx_async.c) */
+  struct px_async *async;
 };
 
 /* ---------------------------------------------------------------- faults */
@@ -561,6 +563,13 @@ static void control(struct px_warp *w, const struct px_ins *in, uint32_t m) {
     if (m) yield_turn(w);
     else if (w->pc >= w->others_min) resched(w);
     return;
+  case PX_CTL_POLL: /* an mbarrier wait: one that failed lets the others run, as a sleep does */
+    w->yield = false;
+    if (m) in->fn(w, in, m);
+    w->pc++;
+    if (w->yield) yield_turn(w);
+    else if (w->pc >= w->others_min) resched(w);
+    return;
   case PX_CTL_WSYNC:
     if (m) warp_sync(w, in, m);
     else if (++w->pc >= w->others_min) resched(w);
@@ -854,6 +863,7 @@ void px_worker_destroy(struct px_worker *w) {
   gcap__free(w->wsync_epoch);
   gcap__free(w->tid);
   gcap__free(w->local);
+  px_async_free(w->async);
   gcap__free(w);
 }
 
@@ -1046,7 +1056,10 @@ gcap_status px_run_block(struct px_worker *wk, const struct px_launch *l, gcap_d
   start_block(wk, b, l, block_idx);
   b->msg = msg;
   b->msg_size = size;
+  b->async = wk->async;
   run_block(b);
+  px_async_block_end(b); /* copies never waited for land now */
+  wk->async = b->async;
   for (unsigned i = 0; i < warps; i++) *instructions += wk->warps[i].executed;
   if (b->status != GCAP_SUCCESS) wk->prepared = 0; /* frames may be left deep */
   return b->status;
