@@ -1087,6 +1087,7 @@ gcap_status px_run_cooperative(const struct px_launch *l, char *msg, size_t size
     start_block(wk[i], b, l, idx);
     b->msg = msg;
     b->msg_size = size;
+    b->async = wk[i]->async;
     if (++idx.x == l->grid.x) {
       idx.x = 0;
       if (++idx.y == l->grid.y) idx.y = 0, idx.z++;
@@ -1101,12 +1102,16 @@ gcap_status px_run_cooperative(const struct px_launch *l, char *msg, size_t size
       if (done[i] || block_round(&wk[i]->blk)) continue;
       done[i] = true;
       live--;
+      px_async_block_end(&wk[i]->blk); /* copies never waited for land now */
       if ((st = wk[i]->blk.status) != GCAP_SUCCESS) break;
     }
   for (size_t i = 0; wk && i < n; i++) {
     if (!wk[i]) break;
-    if (wk[i]->prepared)
+    if (wk[i]->prepared) {
+      if (!done[i]) px_async_block_end(&wk[i]->blk); /* stopped by another block's failure: dropped */
+      wk[i]->async = wk[i]->blk.async;
       for (unsigned k = 0; k < warps; k++) *instructions += wk[i]->warps[k].executed;
+    }
     px_worker_destroy(wk[i]);
   }
   gcap__free(wk);
