@@ -12,10 +12,11 @@ simulator that enforces every capture rule, from Python.
 from ._lib import lib as _clib
 from ._objects import (AssertError, BackendError, Buffer, CallbackError, Capture, CapturedEvent, CaptureImplicit,
                        CaptureInvalidated, CaptureIsolation, CaptureMerge, CaptureUnjoined, CaptureUnmatched,
-                       CaptureUnsupported, CaptureWrongThread, Context, ContextClosed, Error, Event, ExecUpdateFailure,
-                       IllegalAddress, IllegalInstruction, IllegalState, InvalidHandle, InvalidPtx, InvalidSource,
-                       InvalidValue, LaunchFailure, LaunchTimeout, MisalignedAddress, NotFound, NotInitialized, NotReady,
-                       NotSupported, OutOfMemory, STREAM_DEFAULT, STREAM_NON_BLOCKING, Stream, UserObject)
+                       CaptureUnsupported, CaptureWrongThread, Context, ContextClosed, CooperativeLaunchTooLarge, Error,
+                       Event, ExecUpdateFailure, IllegalAddress, IllegalInstruction, IllegalState, InvalidHandle,
+                       InvalidPtx, InvalidSource, InvalidValue, LaunchFailure, LaunchTimeout, MisalignedAddress,
+                       NotFound, NotInitialized, NotReady, NotSupported, OutOfMemory, STREAM_DEFAULT,
+                       STREAM_NON_BLOCKING, Stream, UserObject)
 from ._graphs import Exec, Graph, Node, Race
 from ._kernels import Kernel, KernelDef, Module, kernel
 from ._arrays import DeviceArray
@@ -46,5 +47,5 @@ __all__ = [
     "IllegalState", "CaptureUnsupported", "CaptureInvalidated", "CaptureMerge", "CaptureUnmatched", "CaptureUnjoined",
     "CaptureIsolation", "CaptureImplicit", "CapturedEvent", "CaptureWrongThread", "ExecUpdateFailure", "BackendError",
     "InvalidPtx", "InvalidSource", "IllegalAddress", "AssertError", "IllegalInstruction", "MisalignedAddress",
-    "LaunchFailure", "LaunchTimeout", "ContextClosed", "CallbackError", "UserObject",
+    "LaunchFailure", "LaunchTimeout", "CooperativeLaunchTooLarge", "ContextClosed", "CallbackError", "UserObject",
 ]

@@ -465,6 +465,20 @@ class Node:
         v = _lib.kernel_node_attr_value(_checked.integer(value, "Node.priority", "int"))
         check(lib.gcap_graph_kernel_node_set_attribute(self._handle(), 8, byref(v)))
 
+    @property
+    def cooperative(self):
+        """A kernel node's cooperative attribute: True runs it as a cooperative launch (every block resident at
+        once); a capture of Stream.launch(..., cooperative=True) sets it."""
+        v = _lib.kernel_node_attr_value()
+        check(lib.gcap_graph_kernel_node_get_attribute(self._handle(), 2, byref(v)))
+        return bool(v.cooperative)
+
+    @cooperative.setter
+    def cooperative(self, value):
+        v = _lib.kernel_node_attr_value()
+        v.cooperative = 1 if _checked.flag(value, "Node.cooperative") else 0
+        check(lib.gcap_graph_kernel_node_set_attribute(self._handle(), 2, byref(v)))
+
     def destroy(self):
         """Removes the node and its edges from its graph."""
         check(lib.gcap_graph_destroy_node(self._handle()))

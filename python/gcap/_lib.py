@@ -114,7 +114,7 @@ class mem_alloc_node_params(Structure):
 
 
 class kernel_node_attr_value(Union):
-    _fields_ = [("priority", c_int)]
+    _fields_ = [("priority", c_int), ("cooperative", c_int)]
 
 
 class pitched_ptr(Structure):
@@ -180,6 +180,7 @@ _PROTOTYPES = {
     "gcap_module_get_kernel": (status, [c_void_p, c_char_p, POINTER(c_void_p)]),
     "gcap_module_get_global": (status, [c_void_p, c_char_p, POINTER(c_void_p), POINTER(c_size_t)]),
     "gcap_launch_kernel": (status, [c_void_p, c_void_p, dim3, dim3, c_uint32, POINTER(c_void_p)]),
+    "gcap_launch_cooperative_kernel": (status, [c_void_p, c_void_p, dim3, dim3, c_uint32, POINTER(c_void_p)]),
     "gcap_launch_host_func": (status, [c_void_p, host_fn, c_void_p]),
     "gcap_capture_options_init": (None, [POINTER(capture_options)]),
     "gcap_capture_begin": (status, [c_void_p, POINTER(capture_options), POINTER(c_void_p)]),

@@ -828,16 +828,21 @@ class Stream(Handle):
         self._keep.extend(x for x in (dkeep, skeep) if x is not None and not isinstance(x, Buffer))
         check(lib.gcap_memcpy_2d_async(self._handle(), d, dpitch, s, spitch, width, height, kind))
 
-    def launch(self, kernel, grid, block, args=(), shared_mem=0):
+    def launch(self, kernel, grid, block, args=(), shared_mem=0, cooperative=False):
         """Launches `kernel` (from ctx.load_module) on `grid` x `block` (an int or 1 to 3 ints each) with `args`
         converted to its parameter types; returns None. Raises TypeError, OverflowError or InvalidValue naming
-        a dimension or argument that is not an int, does not fit its C type or is negative."""
+        a dimension or argument that is not an int, does not fit its C type or is negative. `cooperative=True`
+        is a cooperative launch (cudaLaunchCooperativeKernel): every block resident at once, so a grid-wide
+        barrier (cooperative_groups' this_grid().sync()) completes; CooperativeLaunchTooLarge when the grid
+        does not fit on the device at once (nothing runs)."""
         from ._kernels import Kernel
         k = handle_of(kernel, Kernel, "Stream.launch: kernel")
         grid, block = dim3_of(grid, "Stream.launch: grid"), dim3_of(block, "Stream.launch: block")
         shared_mem = _checked.size(shared_mem, "Stream.launch: shared_mem", "uint32")
+        fn = lib.gcap_launch_cooperative_kernel if _checked.flag(cooperative, "Stream.launch: cooperative") \
+            else lib.gcap_launch_kernel
         packed = kernel._pack(args)
-        self._ctx._report_callbacks(lib.gcap_launch_kernel(self._handle(), k, grid, block, shared_mem, packed.pointers))
+        self._ctx._report_callbacks(fn(self._handle(), k, grid, block, shared_mem, packed.pointers))
 
     def host_func(self, fn):
         """Runs fn() when the stream reaches it (a host node when capturing)."""
