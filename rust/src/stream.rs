@@ -480,10 +480,46 @@ impl Stream {
         self.launch_prepared(kernel, &mut l)
     }
 
+    /// [`launch`](Self::launch) as a cooperative launch (`cuLaunchCooperativeKernel`): every block
+    /// of the grid is resident at once, so the blocks may wait for each other (a grid-wide barrier,
+    /// `cooperative_groups::this_grid().sync()`). A grid with more blocks than the device holds at
+    /// once is [`GpuError::CooperativeLaunchTooLarge`](crate::GpuError), and nothing runs. A
+    /// capture records a kernel node that runs cooperatively on every replay.
+    pub fn launch_cooperative(
+        &self,
+        kernel: &crate::Kernel,
+        grid: impl Into<crate::Dim3>,
+        block: impl Into<crate::Dim3>,
+        shared_mem: u32,
+        args: &[&dyn crate::KernelArg],
+    ) -> GpuResult<()> {
+        let mut l = crate::module::prepare_launch(
+            "Stream::launch_cooperative",
+            self.context(),
+            kernel,
+            grid.into(),
+            block.into(),
+            shared_mem,
+            args,
+            false,
+        )?;
+        self.launch_as(kernel, &mut l, true)
+    }
+
     fn launch_prepared(&self, kernel: &crate::Kernel, l: &mut crate::module::PreparedLaunch) -> GpuResult<()> {
+        self.launch_as(kernel, l, false)
+    }
+
+    fn launch_as(&self, kernel: &crate::Kernel, l: &mut crate::module::PreparedLaunch, cooperative: bool) -> GpuResult<()> {
         let _issuing = self.inner.ctx.issuing();
         let args = l.args();
-        let st = unsafe { sys::gcap_launch_kernel(self.raw(), kernel.raw, l.grid, l.block, l.shared_mem, args) };
+        let st = unsafe {
+            if cooperative {
+                sys::gcap_launch_cooperative_kernel(self.raw(), kernel.raw, l.grid, l.block, l.shared_mem, args)
+            } else {
+                sys::gcap_launch_kernel(self.raw(), kernel.raw, l.grid, l.block, l.shared_mem, args)
+            }
+        };
         let result = check(st).map_err(|e| l.explain(e)); // before any other gcap call replaces the message
         // What the kernel may still use is kept whether or not it failed: a failure found while it ran
         // comes after it started.
