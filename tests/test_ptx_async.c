@@ -401,6 +401,57 @@ static void sync_check_reports_mbarrier_misuse(void **state) {
   gcap_context_destroy(ctx);
 }
 
+/* Malformed forms fail the load naming the instruction; valid forms the engine lacks are refused at launch. */
+static void malformed_forms_are_refused(void **state) {
+  (void)state;
+  static const struct {
+    const char *body, *message;
+  } bad[] = {
+      {"cp.async.ca.shared.global %r1, [%rd1], 4;", "cp.async takes [dst], [src], an immediate cp-size"},
+      {"cp.async.ca.shared.global [%r1], [%rd1], 12;", "cp-size must be 4, 8 or 16, not 12"},
+      {"cp.async.cg.shared.global [%r1], [%rd1], 8;", "cp.async.cg copies 16 bytes"},
+      {"cp.async.ca.global.shared [%rd1], [%r1], 4;", "cp.async copies into .shared memory"},
+      {"cp.async.wait_group %r1;", "cp.async.wait_group takes an immediate count of groups"},
+      {"cp.async.commit_group 1;", "cp.async.commit_group takes no operands"},
+      {"mbarrier.init.shared.b64 [%r1];", "mbarrier.init takes [mbarrier], count"},
+      {"mbarrier.arrive.shared.b64 {%rd1, %rd2}, [%r1];", "mbarrier.arrive takes state, [mbarrier]"},
+      {"mbarrier.test_wait.shared.b64 %rd1, [%r1], %rd2;", "a value where a predicate register belongs"},
+      {"mbarrier.try_wait.parity.shared.b64 %p1, [%r1];", "takes a predicate, [mbarrier], the state or phase parity"},
+      {"mbarrier.pending_count.b64 %r1, [%r1];", "mbarrier.pending_count takes count, state"},
+  };
+  gcap_context *ctx = ptx_sim_context(0);
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    char text[600];
+    snprintf(text, sizeof text,
+             HEAD ".visible .entry k(.param .u64 p)\n{\n  .reg .pred %%p<2>;\n  .reg .b32 %%r<4>;\n"
+                  "  .reg .b64 %%rd<4>;\n  %s\n  ret;\n}\n",
+             bad[i].body);
+    gcap_module_desc d = {.image = text, .image_size = strlen(text) + 1};
+    gcap_module *m = NULL;
+    assert_status(gcap_module_load(ctx, &d, &m), GCAP_ERROR_INVALID_PTX);
+    const char *msg = gcap_last_error_message();
+    if (!strstr(msg, bad[i].message) || !strstr(msg, "PTX line 9, column 3")) fail_msg("%s: %s", bad[i].body, msg);
+  }
+  static const char *const later[] = {
+      "cp.async.bulk.global.shared::cta.bulk_group [%rd1], [%r1], 16;",
+      "cp.async.bulk.commit_group;",
+      "mbarrier.arrive.shared.b32 %r2, [%r1];",
+  };
+  for (size_t i = 0; i < sizeof later / sizeof later[0]; i++) {
+    char text[600];
+    snprintf(text, sizeof text,
+             HEAD ".visible .entry k(.param .u64 p)\n{\n  .reg .b32 %%r<4>;\n  .reg .b64 %%rd<4>;\n  %s\n  ret;\n}\n",
+             later[i]);
+    gcap_module *m = ptx_load_text(ctx, text);
+    void *p = NULL;
+    assert_status(ptx_launch_on(ctx, m, "k", GCAP_DIM3(1, 1, 1), GCAP_DIM3(1, 1, 1), 0, (void *[]){&p}),
+                  GCAP_ERROR_NOT_SUPPORTED);
+    if (!strstr(gcap_last_error_message(), "is not supported yet at PTX line 8"))
+      fail_msg("%s", gcap_last_error_message());
+  }
+  gcap_context_destroy(ctx);
+}
+
 /* ---------------------------------------------------------------- what nvcc emits */
 
 static gcap_context *deferred_context(unsigned checks) {
@@ -529,6 +580,7 @@ int main(void) {
       cmocka_unit_test(mbarrier_phases_and_parity),
       cmocka_unit_test(try_wait_loops_end),
       cmocka_unit_test(sync_check_reports_mbarrier_misuse),
+      cmocka_unit_test(malformed_forms_are_refused),
       cmocka_unit_test(nvcc_forms_sm80),
       cmocka_unit_test(nvcc_forms_sm90),
       cmocka_unit_test(nvcc_forms_deferred_on_workers),
