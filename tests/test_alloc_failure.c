@@ -1574,7 +1574,8 @@ static const char sum_ptx[] = ".version 9.0\n"
                               "ret;\n"
                               "}\n";
 
-static bool ptx_once(long n) {
+/* cooperative: the same blocks as one cooperative launch (all resident at once, a grid workspace). */
+static bool ptx_run_once(long n, bool cooperative) {
   gcap_sim_options so;
   gcap_sim_options_init(&so);
   so.kernels = GCAP_SIM_KERNELS_PTX;
@@ -1603,7 +1604,10 @@ static bool ptx_once(long n) {
   STEP(gcap_memcpy(ctx, din, in, sizeof in, GCAP_MEMCPY_HOST_TO_DEVICE), "gcap_memcpy");
   STEP_OUT(gcap_stream_create(ctx, &s), "gcap_stream_create", s);
   void *args[] = {&din, &dout};
-  STEP(gcap_launch_kernel(s, k, GCAP_DIM3(4, 1, 1), GCAP_DIM3(64, 1, 1), 0, args), "gcap_launch_kernel");
+  if (cooperative)
+    STEP(gcap_launch_cooperative_kernel(s, k, GCAP_DIM3(4, 1, 1), GCAP_DIM3(64, 1, 1), 0, args),
+         "gcap_launch_cooperative_kernel");
+  else STEP(gcap_launch_kernel(s, k, GCAP_DIM3(4, 1, 1), GCAP_DIM3(64, 1, 1), 0, args), "gcap_launch_kernel");
   STEP(gcap_stream_synchronize(s), "gcap_stream_synchronize");
   STEP(gcap_memcpy(ctx, out, dout, sizeof out, GCAP_MEMCPY_DEVICE_TO_HOST), "gcap_memcpy");
   STEP(gcap_memcpy(ctx, &total, dtotal, sizeof total, GCAP_MEMCPY_DEVICE_TO_HOST), "gcap_memcpy");
@@ -1618,10 +1622,19 @@ stop:
   return ok;
 }
 
+static bool ptx_once(long n) { return ptx_run_once(n, false); }
+static bool ptx_cooperative_once(long n) { return ptx_run_once(n, true); }
+
 static void test_ptx_oom(void **state) {
   (void)state;
   if (!test_on_sim()) skip();
   run_with_faults("PTX kernel", ptx_once);
+}
+
+static void test_ptx_cooperative_oom(void **state) {
+  (void)state;
+  if (!test_on_sim()) skip();
+  run_with_faults("PTX kernel, cooperative launch", ptx_cooperative_once);
 }
 
 /*
@@ -1735,6 +1748,7 @@ int main(void) {
       OOM_TEST(test_stream_race_check_oom),
       OOM_TEST(test_graph_api_12_oom),
       OOM_TEST(test_ptx_oom),
+      OOM_TEST(test_ptx_cooperative_oom),
       /* The same scenarios with the backend failing instead: those that call it. */
       BACKEND_TEST(test_context_create_oom),
       BACKEND_TEST(test_stream_event_oom),
