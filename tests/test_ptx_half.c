@@ -680,7 +680,9 @@ static void refusals(void **state) {
                             "  mov.f32 %f1, 0f3F800000;\n  cvt.rn.satfinite.e4m3x2.f64 %h1, %f1;\n  ret;\n}\n"
                             ".visible .entry vec_red(.param .u64 p)\n{\n  .reg .b32 %r<2>;\n  .reg .b64 %rd<2>;\n"
                             "  ld.param.u64 %rd1, [p];\n  mov.b32 %r1, 0;\n"
-                            "  red.global.add.noftz.v2.f16x2 [%rd1], {%r1, %r1};\n  ret;\n}\n";
+                            "  red.global.add.noftz.v2.f16x2 [%rd1], {%r1, %r1};\n  ret;\n}\n"
+                            ".visible .entry set_f16(.param .u64 p)\n{\n  .reg .b16 %h<2>;\n  .reg .f32 %f<2>;\n"
+                            "  mov.f32 %f1, 0f3F800000;\n  set.gt.f16.f32 %h1, %f1, %f1;\n  ret;\n}\n";
   gcap_module *m = ptx_load_text(ctx, fp8);
   uint64_t zero = 0;
   void *p = &zero;
@@ -691,6 +693,9 @@ static void refusals(void **state) {
   assert_int_equal(ptx_launch_on(ctx, m, "vec_red", GCAP_DIM3(1, 1, 1), GCAP_DIM3(1, 1, 1), 0, (void *[]){&p}),
                    GCAP_ERROR_NOT_SUPPORTED);
   assert_non_null(strstr(gcap_last_error_message(), "vector atomics (.v2, .v4, .v8) are not supported yet"));
+  assert_int_equal(ptx_launch_on(ctx, m, "set_f16", GCAP_DIM3(1, 1, 1), GCAP_DIM3(1, 1, 1), 0, (void *[]){&p}),
+                   GCAP_ERROR_NOT_SUPPORTED);
+  assert_non_null(strstr(gcap_last_error_message(), "set.f16.f32 is not supported yet"));
   gcap_context_destroy(ctx);
 }
 

@@ -484,7 +484,12 @@ static int lower_compare(struct px_lower *L, const struct ptx_instr *pi, struct 
 int px_lower_half(struct px_lower *L, const struct ptx_instr *pi, struct px_ins *in) {
   switch ((enum ptx_op)pi->op) {
   case PTX_OP_SETP: return is_half((enum ptx_type)pi->type) ? lower_compare(L, pi, in) : 0;
-  case PTX_OP_SET: return is_half((enum ptx_type)pi->type2) ? lower_compare(L, pi, in) : 0;
+  case PTX_OP_SET:
+    if (is_half((enum ptx_type)pi->type2)) return lower_compare(L, pi, in);
+    if (is_half((enum ptx_type)pi->type)) /* 1.0 in the half format: not what set of f32 writes */
+      return px_unsupported(L, "set.%s.%s is not supported yet", ptx_type_name((enum ptx_type)pi->type),
+                            ptx_type_name((enum ptx_type)pi->type2));
+    return 0;
   case PTX_OP_CVT:
     return is_fp8((enum ptx_type)pi->type) || is_fp8((enum ptx_type)pi->type2) ? lower_cvt_fp8(L, pi, in) : 0;
   default: return is_half((enum ptx_type)pi->type) ? lower_arith(L, pi, in) : 0;
