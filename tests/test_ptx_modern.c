@@ -6,7 +6,9 @@
  * kernels under a cooperative launch), each compiled by nvcc for sm_80 and sm_90. Every kernel
  * runs on each architecture's PTX with every check off and with every check on, in IMMEDIATE
  * and in DEFERRED mode, against a C reference: integers and correctly rounded half-precision
- * operations exactly, other floats within a tolerance for their order of operations.
+ * operations exactly, other floats within a tolerance for their order of operations. One kernel
+ * holds a planted bug (a GEMM reading a tile before its cp.async group is waited for), which the
+ * race check must find.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -34,10 +36,6 @@
  */
 static const char *const pending[] = {
     "dp4a_gemv_s8", /* dp4a */
-    /* cp.async, mbarrier, nanosleep */
-    "gemm_f32_pipeline",
-    "gemm_f32_barrier",
-    "mbarrier_prodcons",
 };
 
 static bool is_pending(const char *kernel) {
@@ -687,6 +685,48 @@ static void run_gemm_f32_pipeline(struct run *r) {
   gemm_f32(r, 50, 40, 70, GCAP_DIM3(3, 4, 1), GCAP_DIM3(16, 16, 1), 0, 129);
 }
 
+/*
+ * The planted bug of gemm_f32_nowait: at its last step it reads the shared tile whose cp.async
+ * group it never waited for. The race check finds it (LAUNCH_FAILURE naming the line marked
+ * "// BUG"); without it, the product is whatever the copies had landed, as on a GPU.
+ */
+static void run_gemm_f32_nowait(struct run *r) {
+  enum { M = 50, N = 40, K = 70 };
+  float *a = rand_floats(M * K, -1.0f, 1.0f, 163), *b = rand_floats(K * N, -1.0f, 1.0f, 164);
+  void *dc = dev(r, NULL, sizeof(float) * M * N), *da = dev(r, a, sizeof(float) * M * K);
+  void *db = dev(r, b, sizeof(float) * K * N);
+  int m = M, n = N, k = K;
+  gcap_status st =
+      ptx_launch(&r->f, r->kernel, GCAP_DIM3(3, 4, 1), GCAP_DIM3(16, 16, 1), 0, ARGS(&dc, &da, &db, &m, &n, &k));
+  if (st == GCAP_SUCCESS) st = gcap_stream_synchronize(r->f.s);
+  free(a);
+  free(b);
+  if (!test_on_sim()) return; /* a GPU computes whatever the copies had landed */
+  const char *msg = gcap_last_error_message();
+  if (!(r->checks & GCAP_SIM_CHECK_SHARED_RACES)) {
+    if (st != GCAP_SUCCESS) {
+      print_error("%s: %s (%s)\n", r->label, gcap_status_name(st), msg);
+      fail();
+    }
+    return;
+  }
+  if (st != GCAP_ERROR_LAUNCH_FAILURE) {
+    print_error("%s: the launch returned %s, expected LAUNCH_FAILURE (message: \"%s\")\n", r->label,
+                gcap_status_name(st), msg);
+    fail();
+  }
+  int lines[2];
+  assert_int_equal(ptx_marked_lines("modern/async_copy.cu", lines, 2), 1);
+  char where[64];
+  snprintf(where, sizeof where, "async_copy.cu:%d", lines[0]);
+  const char *words[] = {"gemm_f32_nowait", "shared-memory race", "cp.async", where};
+  for (size_t i = 0; i < COUNT(words); i++)
+    if (strstr(msg, words[i]) == NULL) {
+      print_error("%s: \"%s\" is not in the message \"%s\"\n", r->label, words[i], msg);
+      fail();
+    }
+}
+
 static void run_gemm_f32_barrier(struct run *r) {
   gemm_f32(r, 48, 32, 64, GCAP_DIM3(2, 3, 1), GCAP_DIM3(16, 16, 1), 0, 131);
 }
@@ -953,6 +993,7 @@ static const struct modern kernels[] = {
     {"half_misc", "dp4a_gemv_s8", BOTH_SM, run_dp4a_gemv_s8},
     {"half_misc", "tf32_round", BOTH_SM, run_tf32_round},
     {"async_copy", "gemm_f32_pipeline", BOTH_SM, run_gemm_f32_pipeline},
+    {"async_copy", "gemm_f32_nowait", BOTH_SM, run_gemm_f32_nowait},
     {"async_copy", "gemm_f32_barrier", BOTH_SM, run_gemm_f32_barrier},
     {"async_copy", "mbarrier_prodcons", BOTH_SM, run_mbarrier_prodcons},
     {"mma_sync", "mma_gemm_f16", BOTH_SM, run_mma_gemm_f16},

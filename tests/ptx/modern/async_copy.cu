@@ -3,7 +3,8 @@
 // write them: a tiled f32 GEMM double-buffered with the pipeline primitives (cp.async,
 // commit_group, wait_group, zero-fill past the matrix's edge), the same GEMM with
 // cuda::memcpy_async completing on a cuda::barrier per stage (mbarrier), and producer and
-// consumer warps handing tiles over through cuda::barrier pairs.
+// consumer warps handing tiles over through cuda::barrier pairs. One kernel holds a planted bug
+// (a tile read before its copies are waited for), which the race check must find.
 #include <cuda/barrier>
 #include <cuda_pipeline.h>
 
@@ -40,6 +41,34 @@ extern "C" __global__ void gemm_f32_pipeline(float *c, const float *a, const flo
     }
     __syncthreads();
     for (int k = 0; k < TILE; k++) acc += as[t & 1][ty][k] * bs[t & 1][k][tx];
+    __syncthreads();
+  }
+  if (row < M && col < N) c[(size_t)row * N + col] = acc;
+}
+
+// Planted bug: the pipeline GEMM waiting for all groups but the newest one at every step, also
+// at the last, whose tile it then reads before its copies have landed.
+extern "C" __global__ void gemm_f32_nowait(float *c, const float *a, const float *b, int M, int N, int K) {
+  __shared__ float as[2][TILE][TILE], bs[2][TILE][TILE];
+  int tx = threadIdx.x, ty = threadIdx.y;
+  int row = blockIdx.y * TILE + ty, col = blockIdx.x * TILE + tx;
+  int tiles = (K + TILE - 1) / TILE;
+  auto load = [&](int t, int stage) {
+    int ka = t * TILE + tx, kb = t * TILE + ty;
+    bool ina = row < M && ka < K, inb = kb < K && col < N;
+    __pipeline_memcpy_async(&as[stage][ty][tx], ina ? &a[(size_t)row * K + ka] : a, sizeof(float),
+                            ina ? 0 : sizeof(float));
+    __pipeline_memcpy_async(&bs[stage][ty][tx], inb ? &b[(size_t)kb * N + col] : b, sizeof(float),
+                            inb ? 0 : sizeof(float));
+    __pipeline_commit();
+  };
+  float acc = 0.0f;
+  load(0, 0);
+  for (int t = 0; t < tiles; t++) {
+    if (t + 1 < tiles) load(t + 1, (t + 1) & 1);
+    __pipeline_wait_prior(1);
+    __syncthreads();
+    for (int k = 0; k < TILE; k++) acc += as[t & 1][ty][k] * bs[t & 1][k][tx]; // BUG
     __syncthreads();
   }
   if (row < M && col < N) c[(size_t)row * N + col] = acc;
