@@ -284,6 +284,30 @@ HANDLER(b_bfi) {
     d[l] = r;
   });
 }
+/* A byte (i < 4) or half-word (i < 2) lane of v, sign- or zero-extended. */
+static int32_t dp_part(uint32_t v, unsigned bits, unsigned i, bool sgn) {
+  uint32_t part = (v >> (i * bits)) & ((1u << bits) - 1u);
+  return sgn && (part >> (bits - 1)) ? (int32_t)(part | ~((1u << bits) - 1u)) : (int32_t)part;
+}
+/*
+ * dp4a: c plus the four products of a's and b's bytes; dp2a: c plus a's two half-words times
+ * b's bytes 0-1 (.lo) or 2-3 (.hi). kind: 1 a signed, 2 b signed, 4 dp2a, 8 .hi. The sum wraps
+ * in 32 bits, as the PTX ISA's int arithmetic does.
+ */
+HANDLER(b_dot) {
+  D_A_B_C;
+  bool sa = in->kind & 1, sb = in->kind & 2, two = in->kind & 4;
+  unsigned first = (in->kind & 8) ? 2u : 0u;
+  PX_LANES(m, {
+    uint32_t a = (uint32_t)A[l], b = (uint32_t)B[l], r = (uint32_t)C[l];
+    if (two) {
+      for (unsigned i = 0; i < 2; i++) r += (uint32_t)(dp_part(a, 16, i, sa) * dp_part(b, 8, first + i, sb));
+    } else {
+      for (unsigned i = 0; i < 4; i++) r += (uint32_t)(dp_part(a, 8, i, sa) * dp_part(b, 8, i, sb));
+    }
+    d[l] = r;
+  });
+}
 HANDLER(b_prmt) {
   D_A_B_C;
   unsigned mode = in->kind;
@@ -1471,6 +1495,19 @@ static int lower_bits(struct px_lower *L, const struct ptx_instr *pi, struct px_
     in->imm = pi->opnd[4].imm & 0xff;
     in->fn = b_lop3;
     return 1;
+  case PTX_OP_DP4A:
+  case PTX_OP_DP2A: {
+    enum ptx_type ta = (enum ptx_type)pi->type, tb = (enum ptx_type)pi->type2;
+    bool ok = (ta == PTX_T_U32 || ta == PTX_T_S32) && (tb == PTX_T_U32 || tb == PTX_T_S32);
+    if (!ok) return px_refuse(L, "%s takes .u32 or .s32 source types", ptx_op_name((enum ptx_op)pi->op));
+    if (pi->op == PTX_OP_DP2A && pi->mode != PTX_MUL_LO && pi->mode != PTX_MUL_HI)
+      return px_refuse(L, "dp2a needs .lo or .hi");
+    if (standard(L, pi, in, 4, PTX_T_B32) < 0) return -1;
+    in->kind = (uint8_t)((ta == PTX_T_S32 ? 1 : 0) | (tb == PTX_T_S32 ? 2 : 0) | (pi->op == PTX_OP_DP2A ? 4 : 0) |
+                         (pi->mode == PTX_MUL_HI ? 8 : 0));
+    in->fn = b_dot;
+    return 1;
+  }
   case PTX_OP_SHF:
     if (standard(L, pi, in, 4, PTX_T_B32) < 0) return -1;
     in->kind = (uint8_t)((pi->mode == PTX_SHF_R ? 1 : 0) | ((pi->flags & PTX_F_CLAMP) ? 2 : 0));
@@ -1549,6 +1586,8 @@ int px_lower_alu(struct px_lower *L, const struct ptx_instr *pi, struct px_ins *
   case PTX_OP_BFI:
   case PTX_OP_PRMT:
   case PTX_OP_LOP3:
+  case PTX_OP_DP4A:
+  case PTX_OP_DP2A:
   case PTX_OP_SHF: return lower_bits(L, pi, in);
   case PTX_OP_SETP:
   case PTX_OP_SET: return lower_compare(L, pi, in);
