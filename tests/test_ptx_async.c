@@ -452,6 +452,24 @@ static void malformed_forms_are_refused(void **state) {
   gcap_context_destroy(ctx);
 }
 
+/* A block without shared memory may still commit and wait (nothing to copy); an mbarrier there is outside it. */
+static const char bare_ptx[] = HEAD ".visible .entry bare()\n{\n  .reg .b32 %r<4>;\n  .reg .b64 %rd<4>;\n"
+                                    "  cp.async.commit_group;\n  cp.async.wait_all;\n  ret;\n}\n"
+                                    ".visible .entry bare_bar()\n{\n  .reg .b32 %r<4>;\n  .reg .b64 %rd<4>;\n"
+                                    "  mov.u32 %r1, 0;\n  mbarrier.arrive.shared.b64 %rd1, [%r1];\n  ret;\n}\n";
+
+static void blocks_without_shared_memory(void **state) {
+  (void)state;
+  gcap_context *ctx = ptx_sim_context(PTX_CHECKS_ALL);
+  gcap_module *m = ptx_load_text(ctx, bare_ptx);
+  assert_ok(ptx_launch_on(ctx, m, "bare", GCAP_DIM3(2, 1, 1), GCAP_DIM3(40, 1, 1), 0, NULL));
+  assert_status(ptx_launch_on(ctx, m, "bare_bar", GCAP_DIM3(1, 1, 1), GCAP_DIM3(1, 1, 1), 0, NULL),
+                GCAP_ERROR_ILLEGAL_ADDRESS);
+  assert_non_null(strstr(gcap_last_error_message(),
+                         "mbarrier object at shared address 0x0, past the block's 0 bytes of shared memory"));
+  gcap_context_destroy(ctx);
+}
+
 /* ---------------------------------------------------------------- what nvcc emits */
 
 static gcap_context *deferred_context(unsigned checks) {
@@ -581,6 +599,7 @@ int main(void) {
       cmocka_unit_test(try_wait_loops_end),
       cmocka_unit_test(sync_check_reports_mbarrier_misuse),
       cmocka_unit_test(malformed_forms_are_refused),
+      cmocka_unit_test(blocks_without_shared_memory),
       cmocka_unit_test(nvcc_forms_sm80),
       cmocka_unit_test(nvcc_forms_sm90),
       cmocka_unit_test(nvcc_forms_deferred_on_workers),

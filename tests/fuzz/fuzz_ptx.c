@@ -90,7 +90,8 @@ static bool touches_global(const struct ptx_instr *in) {
   case PTX_OP_RED:
   case PTX_OP_PREFETCH:
   case PTX_OP_PREFETCHU: return in->space == PTX_SPACE_GLOBAL || in->space == PTX_SPACE_GENERIC;
-  case PTX_OP_CALL: return true;
+  case PTX_OP_CALL:
+  case PTX_OP_CP: return true; /* cp.async's source, cp.async.bulk's */
   default: return false;
   }
 }

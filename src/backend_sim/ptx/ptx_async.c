@@ -138,8 +138,8 @@ void px_async_block_end(struct px_block *b) {
   a->num_copies = 0;
   a->free_list = NO_COPY;
   size_t used = b->shared_bytes < a->cap_shared ? b->shared_bytes : a->cap_shared;
-  if (a->in_flight) memset(a->pending, 0, used * sizeof *a->pending); /* else every count is back at 0 */
-  memset(a->inited, 0, (used + 511u) / 512u * sizeof *a->inited);
+  if (used && a->in_flight) memset(a->pending, 0, used * sizeof *a->pending); /* else every count is back at 0 */
+  if (used) memset(a->inited, 0, (used + 511u) / 512u * sizeof *a->inited);
   a->in_flight = 0;
   a->used_maps = false;
   b->async_pending = NULL;
