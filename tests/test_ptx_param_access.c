@@ -225,6 +225,36 @@ static const char more_ptx[] =
     "\tmov.u64 %rd3, depot;\n"
     "\tst.local.u64 [%rd3], %rd2;\n"
     "\tret;\n"
+    "}\n"
+    "\n"
+    /* a tile of a copied in by cp.async, fragments of b through wmma.load and out to c by
+     * wmma.store, ldmatrix, mma and an mbarrier on shared memory; d never touched */
+    ".visible .entry tensor(.param .u64 tensor_param_0, .param .u64 tensor_param_1, .param .u64 tensor_param_2,\n"
+    "\t.param .u64 tensor_param_3)\n"
+    "{\n"
+    "\t.shared .align 16 .b8 tile[512];\n"
+    "\t.shared .align 8 .b64 bar;\n"
+    "\t.reg .b32 %r<8>;\n"
+    "\t.reg .f32 %f<16>;\n"
+    "\t.reg .b64 %rd<8>;\n"
+    "\tld.param.u64 %rd1, [tensor_param_0];\n"
+    "\tld.param.u64 %rd2, [tensor_param_1];\n"
+    "\tld.param.u64 %rd3, [tensor_param_2];\n"
+    "\tld.param.u64 %rd4, [tensor_param_3];\n"
+    "\tcvta.to.global.u64 %rd5, %rd1;\n"
+    "\tmov.u32 %r1, tile;\n"
+    "\tcp.async.ca.shared.global [%r1], [%rd5], 16;\n"
+    "\tcp.async.commit_group;\n"
+    "\tcp.async.wait_all;\n"
+    "\tmov.u32 %r2, bar;\n"
+    "\tmbarrier.init.shared.b64 [%r2], 1;\n"
+    "\tldmatrix.sync.aligned.m8n8.x2.shared.b16 {%r3, %r4}, [%r1];\n"
+    "\tmma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%f1, %f2, %f3, %f4}, {%r3, %r4}, {%r3}, {%f1, %f2, %f3, %f4};\n"
+    "\tcvta.to.global.u64 %rd6, %rd2;\n"
+    "\twmma.load.c.sync.aligned.row.m16n16k16.global.f32 {%f1, %f2, %f3, %f4, %f5, %f6, %f7, %f8}, [%rd6], 16;\n"
+    "\tcvta.to.global.u64 %rd7, %rd3;\n"
+    "\twmma.store.d.sync.aligned.row.m16n16k16.global.f32 [%rd7], {%f1, %f2, %f3, %f4, %f5, %f6, %f7, %f8}, 16;\n"
+    "\tret;\n"
     "}\n";
 /* clang-format on */
 
@@ -265,6 +295,7 @@ static void test_inferred_per_parameter(void **state) {
   expect_access(m, "chase", (const gcap_param_access[]){U, U}, 2);
   expect_access(m, "addressed", (const gcap_param_access[]){U}, 1);
   expect_access(m, "hints", (const gcap_param_access[]){N, U}, 2);
+  expect_access(m, "tensor", (const gcap_param_access[]){R, R, W, N}, 4);
   ptx_module_free(m);
 }
 

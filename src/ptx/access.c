@@ -9,9 +9,11 @@
  * reductions say what each parameter is used for. Whatever the analysis cannot follow makes the
  * parameter (or every parameter) UNKNOWN: a derived value stored to memory or passed to a call,
  * the parameter's own address taken, a call to a function that may write global memory, an
- * opcode whose operands are not decoded (texture, surface, matrix, asynchronous copies, brx), or
- * a write through an address of no known origin. A read through such an address (or in a called
- * function) may read any allocation: every parameter then counts as read as well.
+ * opcode whose operands are not decoded (texture, surface, wgmma, brx), or a write through an
+ * address of no known origin. Asynchronous copies read their global source (or write their
+ * global destination); wmma.load and wmma.store access memory as ld and st do; ldmatrix,
+ * stmatrix, mbarrier and the register-only matrix instructions touch no global memory. A read through such an address
+ * (or in a called function) may read any allocation: every parameter then counts as read as well.
  */
 #include <string.h>
 
@@ -116,6 +118,29 @@ static bool writes_first_operand(enum ptx_op op) {
   }
 }
 
+/* Instructions whose destination is a value read from memory (never an address computed from
+ * their sources). */
+static bool memory_value(const struct ptx_instr *in) {
+  switch ((enum ptx_op)in->op) {
+  case PTX_OP_LD:
+  case PTX_OP_LDU:
+  case PTX_OP_ATOM:
+  case PTX_OP_LDMATRIX: return true;
+  case PTX_OP_WMMA: return in->mx.wop == PTX_WMMA_LOAD;
+  default: return false;
+  }
+}
+
+/* The global side of an asynchronous copy: its source, or its destination when that is global
+ * (the bulk copy from shared memory out); NULL for the forms that copy nothing. */
+static const struct ptx_operand *async_global(const struct ptx_instr *in, unsigned *how) {
+  bool copies = in->mode == PTX_CP_ASYNC_CA || in->mode == PTX_CP_ASYNC_CG || in->mode == PTX_CP_ASYNC_BULK;
+  if (in->op != PTX_OP_CP || !copies || in->num_operands < 2) return NULL;
+  bool out = in->space == PTX_SPACE_GLOBAL;
+  *how = out ? WRITES : READS;
+  return &in->opnd[out ? 0 : 1];
+}
+
 /* One pass over the body: true when a register's origins grew. */
 static bool propagate(struct taint *t) {
   const struct ptx_func *f = t->f;
@@ -126,7 +151,7 @@ static bool propagate(struct taint *t) {
     if (in->num_operands == 0 || !writes_first_operand(op)) continue;
     uint64_t *acc = t->scratch;
     memset(acc, 0, t->words * sizeof *acc);
-    if (op == PTX_OP_LD || op == PTX_OP_LDU || op == PTX_OP_ATOM) {
+    if (memory_value(in)) {
       /* What a load gives is the memory's value, not the address: a parameter's value, or a
        * 64-bit value of unknown origin. */
       long p = op == PTX_OP_LD && in->num_operands > 1 ? param_named(&in->opnd[1]) : -1;
@@ -214,6 +239,20 @@ static enum effect callee_effect(const struct ptx_module *m, const struct ptx_in
       if (inner > e) e = inner;
       break;
     }
+    case PTX_OP_CP:
+    case PTX_OP_WMMA: {
+      unsigned how = READS;
+      bool global = in->op == PTX_OP_CP ? async_global(in, &how) != NULL
+                                        : in->mx.wop != PTX_WMMA_MMA && in->space != PTX_SPACE_SHARED;
+      if (in->op == PTX_OP_WMMA && in->mx.wop == PTX_WMMA_STORE) how = WRITES;
+      if (global) e = how == WRITES ? CANNOT_TELL : (e > READS_GLOBAL ? e : READS_GLOBAL);
+      break;
+    }
+    case PTX_OP_MBARRIER:
+    case PTX_OP_MMA:
+    case PTX_OP_LDMATRIX:
+    case PTX_OP_STMATRIX:
+    case PTX_OP_MOVMATRIX: break;
     default:
       if (in->op >= PTX_OP_TEX || in->op == PTX_OP_BRX) e = CANNOT_TELL;
       break;
@@ -222,12 +261,38 @@ static enum effect callee_effect(const struct ptx_module *m, const struct ptx_in
   return e;
 }
 
+/* Asynchronous copies, mbarriers and matrix instructions; false for any other opcode. */
+static bool judge_async_matrix(struct taint *t, const struct ptx_instr *in, struct verdict *v) {
+  unsigned how = 0;
+  const struct ptx_operand *global = async_global(in, &how);
+  switch ((enum ptx_op)in->op) {
+  case PTX_OP_CP:
+    if (global) {
+      struct ptx_instr as_global = *in; /* the side the analysis follows is global memory */
+      as_global.space = PTX_SPACE_GLOBAL;
+      access_through(t, &as_global, global, how, v);
+    }
+    return true;
+  case PTX_OP_WMMA:
+    if (in->mx.wop == PTX_WMMA_LOAD && in->num_operands > 1) access_through(t, in, &in->opnd[1], READS, v);
+    if (in->mx.wop == PTX_WMMA_STORE && in->num_operands > 0) access_through(t, in, &in->opnd[0], WRITES, v);
+    return true;
+  case PTX_OP_MBARRIER:
+  case PTX_OP_MMA:
+  case PTX_OP_LDMATRIX:
+  case PTX_OP_STMATRIX:
+  case PTX_OP_MOVMATRIX: return true; /* shared memory and registers only */
+  default: return false;
+  }
+}
+
 static void judge(struct taint *t, const struct ptx_module *m, struct verdict *v) {
   const struct ptx_func *f = t->f;
   for (size_t i = 0; i < f->num_instrs && !v->everything; i++) {
     const struct ptx_instr *in = &f->instrs[i];
     enum ptx_op op = (enum ptx_op)in->op;
     unsigned n = in->num_operands < PTX_MAX_OPERANDS ? in->num_operands : PTX_MAX_OPERANDS;
+    if (judge_async_matrix(t, in, v)) continue;
     if (op >= PTX_OP_TEX || op == PTX_OP_BRX) {
       v->everything = true; /* operands not decoded */
       continue;
