@@ -433,8 +433,8 @@ static void malformed_forms_are_refused(void **state) {
     if (!strstr(msg, bad[i].message) || !strstr(msg, "PTX line 9, column 3")) fail_msg("%s: %s", bad[i].body, msg);
   }
   static const char *const later[] = {
-      "cp.async.bulk.global.shared::cta.bulk_group [%rd1], [%r1], 16;",
-      "cp.async.bulk.commit_group;",
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1, {%r2, %r3}], [%r2];",
+      "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%rd1], [%r1], 16;",
       "mbarrier.arrive.shared.b32 %r2, [%r1];",
   };
   for (size_t i = 0; i < sizeof later / sizeof later[0]; i++) {
@@ -467,6 +467,37 @@ static void blocks_without_shared_memory(void **state) {
                 GCAP_ERROR_ILLEGAL_ADDRESS);
   assert_non_null(strstr(gcap_last_error_message(),
                          "mbarrier object at shared address 0x0, past the block's 0 bytes of shared memory"));
+  gcap_context_destroy(ctx);
+}
+
+/* A bulk copy from shared to global memory, its bulk group committed and waited for. */
+static const char bulk_store_ptx[] =
+    HEAD ".visible .entry bulk_store(.param .u64 p_out)\n{\n"
+         "  .reg .pred %p<2>;\n  .reg .b32 %r<8>;\n  .reg .b64 %rd<4>;\n  .shared .align 16 .b8 s[256];\n"
+         "  ld.param.u64 %rd1, [p_out];\n  mov.u32 %r1, %tid.x;\n  shl.b32 %r2, %r1, 2;\n  mov.u32 %r3, s;\n"
+         "  add.u32 %r4, %r3, %r2;\n  mad.lo.u32 %r5, %r1, 3, 1;\n  st.shared.u32 [%r4], %r5;\n  bar.sync 0;\n"
+         "  setp.eq.u32 %p1, %r1, 0;\n  @!%p1 bra DONE;\n"
+         "  cp.async.bulk.global.shared::cta.bulk_group [%rd1], [%r3], 256;\n"
+         "  cp.async.bulk.commit_group;\n  cp.async.bulk.wait_group.read 0;\n  cp.async.bulk.wait_group 0;\n"
+         "DONE:\n  ret;\n}\n";
+
+static void bulk_store_copies_to_global(void **state) {
+  (void)state;
+  gcap_context *ctx = ptx_sim_context(PTX_CHECKS_ALL);
+  gcap_module *m = ptx_load_text(ctx, bulk_store_ptx);
+  uint32_t out[64];
+  void *dout = ptx_dev(ctx, NULL, sizeof out);
+  assert_ok(ptx_launch_on(ctx, m, "bulk_store", GCAP_DIM3(1, 1, 1), GCAP_DIM3(64, 1, 1), 0, (void *[]){&dout}));
+  ptx_get(ctx, out, dout, sizeof out);
+  for (unsigned t = 0; t < 64; t++) assert_int_equal(out[t], 3 * t + 1);
+  gcap_context_destroy(ctx);
+  /* a destination past its allocation: MEMORY */
+  ctx = ptx_sim_context(GCAP_SIM_CHECK_MEMORY);
+  m = ptx_load_text(ctx, bulk_store_ptx);
+  dout = ptx_dev(ctx, NULL, 128);
+  assert_status(ptx_launch_on(ctx, m, "bulk_store", GCAP_DIM3(1, 1, 1), GCAP_DIM3(64, 1, 1), 0, (void *[]){&dout}),
+                GCAP_ERROR_ILLEGAL_ADDRESS);
+  assert_non_null(strstr(gcap_last_error_message(), "write of 16 bytes at global address 0x"));
   gcap_context_destroy(ctx);
 }
 
@@ -600,6 +631,7 @@ int main(void) {
       cmocka_unit_test(sync_check_reports_mbarrier_misuse),
       cmocka_unit_test(malformed_forms_are_refused),
       cmocka_unit_test(blocks_without_shared_memory),
+      cmocka_unit_test(bulk_store_copies_to_global),
       cmocka_unit_test(nvcc_forms_sm80),
       cmocka_unit_test(nvcc_forms_sm90),
       cmocka_unit_test(nvcc_forms_deferred_on_workers),

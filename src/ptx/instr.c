@@ -311,6 +311,11 @@ static bool is_matrix_op(unsigned op) {
          op == PTX_OP_MOVMATRIX;
 }
 
+/* A cp or mbarrier form decode_async does not know: its operands are skipped, the executor refuses it. */
+static bool unknown_async_form(const struct ptx_instr *in) {
+  return (in->op == PTX_OP_CP || in->op == PTX_OP_MBARRIER) && in->mode == PTX_MODE_NONE;
+}
+
 static bool refused_op(unsigned op) {
   if (is_matrix_op(op)) return false;
   if (op == PTX_OP_CP || op == PTX_OP_MBARRIER) return false;
@@ -594,6 +599,10 @@ static uint8_t async_operation(unsigned op, uint8_t mode, const char *s, size_t 
       {"noinc", PTX_OP_CP, PTX_CP_ASYNC_MBAR_ARRIVE, PTX_CP_ASYNC_MBAR_ARRIVE_NOINC},
       {"bulk", PTX_OP_CP, PTX_MODE_NONE, PTX_CP_ASYNC_BULK},
       {"mbarrier::complete_tx::bytes", PTX_OP_CP, PTX_CP_ASYNC_BULK, PTX_CP_ASYNC_BULK},
+      {"bulk_group", PTX_OP_CP, PTX_CP_ASYNC_BULK, PTX_CP_ASYNC_BULK}, /* the bulk forms: told apart by operands */
+      {"commit_group", PTX_OP_CP, PTX_CP_ASYNC_BULK, PTX_CP_ASYNC_BULK},
+      {"wait_group", PTX_OP_CP, PTX_CP_ASYNC_BULK, PTX_CP_ASYNC_BULK},
+      {"read", PTX_OP_CP, PTX_CP_ASYNC_BULK, PTX_CP_ASYNC_BULK},
       {"init", PTX_OP_MBARRIER, PTX_MODE_NONE, PTX_MBAR_INIT},
       {"arrive", PTX_OP_MBARRIER, PTX_MODE_NONE, PTX_MBAR_ARRIVE},
       {"noComplete", PTX_OP_MBARRIER, PTX_MBAR_ARRIVE, PTX_MBAR_ARRIVE},
@@ -1007,7 +1016,7 @@ static void check_shape(struct ptx_parser *p, const struct ptx_instr *in, const 
   char b[72];
   const char *m = ptx_show(mnemonic->start, mnemonic->len, b);
   unsigned n = in->num_operands;
-  if (d->shape == S_CALL || d->shape == S_SKIP) return;
+  if (d->shape == S_CALL || d->shape == S_SKIP || unknown_async_form(in)) return;
   if (n < d->min || n > d->max) {
     if (d->min == d->max) ptx_fail(p, mnemonic, "\"%s\" takes %u operands, not %u", m, d->min, n);
     ptx_fail(p, mnemonic, "\"%s\" takes %u to %u operands, not %u", m, d->min, d->max, n);
@@ -1068,7 +1077,7 @@ void ptx_parse_instr(struct ptx_parser *p) {
   const struct opdesc *d = decode_mnemonic(p, &mnemonic, &in);
   ptx_next(p);
   if (in.vec == 0) in.vec = 1;
-  if (refused_op(in.op)) skip_operands(p);
+  if (refused_op(in.op) || unknown_async_form(&in)) skip_operands(p);
   else if (d->shape == S_CALL) parse_call(p, &in);
   else parse_operands(p, &in, d, &mnemonic);
   if (!ptx_is_punct(&p->tok, ';')) ptx_fail(p, NULL, "expected ';' after instruction");

@@ -588,6 +588,47 @@ HANDLER(async_bulk) {
   });
 }
 
+/*
+ * cp.async.bulk.global.shared::cta.bulk_group: a the global destination (imm), vd[0]/vd[1] the
+ * shared source's base and offset slots, c the size slot. It copies at once, so the bulk groups'
+ * commit and wait have nothing left to wait for.
+ */
+HANDLER(async_bulk_store) {
+  struct px_block *b = w->blk;
+  const uint64_t *A = px_slot(w, in->a), *C = px_slot(w, in->c);
+  b->access_seq++;
+  PX_LANES(m, {
+    uint64_t dst = A[l] + (uint64_t)in->imm, src = address_in(w, in->vd[0], in->vd[1], l);
+    uint32_t size = (uint32_t)C[l];
+    if (size % 16 || dst % 16 || src % 16) {
+      px_fault(w, in, l, GCAP_ERROR_MISALIGNED_ADDRESS,
+               "cp.async.bulk of %u bytes from shared address 0x%llx to global address 0x%llx: the size and both "
+               "addresses must be multiples of 16",
+               size, (unsigned long long)src, (unsigned long long)dst);
+      return;
+    }
+    if (!size) continue;
+    if (src >= b->shared_bytes || b->shared_bytes - src < size) {
+      px_fault(w, in, l, GCAP_ERROR_ILLEGAL_ADDRESS,
+               "cp.async.bulk reads %u bytes at shared address 0x%llx, past the block's %u bytes of shared memory",
+               size, (unsigned long long)src, b->shared_bytes);
+      return;
+    }
+    if ((b->checks & (GCAP_SIM_CHECK_SHARED_RACES | GCAP_SIM_CHECK_INIT)) &&
+        !px_shared_access(w, in, l, (uint32_t)src, size, false, false))
+      return;
+    for (uint32_t i = 0; i < size; i += 16) /* MEMORY, INIT and constant memory, 16 bytes at a time */
+      if (!px_resolve(w, in, l, dst + i, PTX_SPACE_GLOBAL, 16, true)) return;
+    memcpy((void *)(uintptr_t)dst, b->shared + src, size);
+  });
+}
+
+HANDLER(async_nop) {
+  (void)w;
+  (void)in;
+  (void)m;
+}
+
 /* ---------------------------------------------------------------- lowering */
 
 static bool is_addr(const struct ptx_operand *o) { return o->kind == PTX_OPND_ADDR; }
@@ -678,6 +719,27 @@ static int lower_cp(struct px_lower *L, const struct ptx_instr *pi, struct px_in
     in->fn = async_mbar_arrive;
     return 1;
   case PTX_CP_ASYNC_BULK: {
+    bool group_op = pi->text && (strstr(pi->text, ".commit_group") || strstr(pi->text, ".wait_group"));
+    if (group_op) { /* cp.async.bulk.commit_group, cp.async.bulk.wait_group[.read] N */
+      bool wait = strstr(pi->text, ".wait_group") != NULL;
+      if (n != (wait ? 1u : 0u) || (wait && (pi->opnd[0].kind != PTX_OPND_IMM || pi->opnd[0].imm < 0)))
+        return px_refuse(L, wait ? "cp.async.bulk.wait_group takes an immediate count of groups"
+                                 : "cp.async.bulk.commit_group takes no operands");
+      in->fn = async_nop;
+      return 1;
+    }
+    if (pi->space == PTX_SPACE_GLOBAL && pi->text && strstr(pi->text, ".bulk_group") &&
+        !strstr(pi->text, "cache_hint") && !strstr(pi->text, "cp_mask")) {
+      if (n != 3 || !is_addr(&pi->opnd[0]) || !is_addr(&pi->opnd[1]) || is_addr(&pi->opnd[2]))
+        return px_refuse(L, "cp.async.bulk.global.shared::cta.bulk_group takes [dst], [src], size");
+      if (!px_address(L, &pi->opnd[0], in) || !address_slots(L, &pi->opnd[1], &in->vd[0], &in->vd[1])) return -1;
+      if (in->sym_local) return px_refuse(L, "an address in the thread's own stack cannot be used here");
+      if (in->a == PX_NONE) in->a = px_const(L, 0);
+      in->space = PTX_SPACE_GLOBAL;
+      in->c = px_value(L, &pi->opnd[2], PTX_T_U32);
+      in->fn = async_bulk_store;
+      return 1;
+    }
     bool plain = pi->text && strstr(pi->text, "shared::cluster.global.mbarrier::complete_tx::bytes") &&
                  !strstr(pi->text, "multicast") && !strstr(pi->text, "cache_hint");
     if (!plain) break;
@@ -692,7 +754,7 @@ static int lower_cp(struct px_lower *L, const struct ptx_instr *pi, struct px_in
   }
   default: break;
   }
-  return px_unsupported(L, "this form of cp (\"%s\") is not supported yet", pi->text ? pi->text : "cp");
+  return px_unsupported(L, "this form of cp is not supported yet");
 }
 
 static int lower_mbarrier(struct px_lower *L, const struct ptx_instr *pi, struct px_ins *in) {
@@ -758,7 +820,7 @@ static int lower_mbarrier(struct px_lower *L, const struct ptx_instr *pi, struct
     return 1;
   default: break;
   }
-  return px_unsupported(L, "this form of mbarrier (\"%s\") is not supported yet", pi->text ? pi->text : "mbarrier");
+  return px_unsupported(L, "this form of mbarrier is not supported yet");
 }
 
 int px_lower_async(struct px_lower *L, const struct ptx_instr *pi, struct px_ins *in) {
