@@ -505,7 +505,8 @@ static bool matrix_shape(const char *s, size_t len, struct ptx_matrix *mx) {
 static bool matrix_other(const char *s, size_t len) {
   static const char words[] = "sp b1 s4 u4 b8 e4m3 e5m2 e2m1 e3m2 e2m3 ue8m0 and xor popc block_scale scale_vec::1X "
                               "scale_vec::2X scale_vec::4X ordered_metadata b8x16 b6x16_p32 b4x16_p64 kind::f8f6f4 "
-                              "kind::mxf4 kind::mxf8f6f4 kind::mxf4nvf4 kind::f16 kind::i8 kind::tf32 shared::cluster";
+                              "kind::mxf4 kind::mxf8f6f4 kind::mxf4nvf4 kind::f16 kind::i8 kind::tf32 shared::cluster "
+                              "rn rz rm rp"; /* the rounding of the f64 forms */
   for (const char *w = words; *w;) {
     size_t n = strcspn(w, " ");
     if (n == len && memcmp(w, s, len) == 0) return true;
