@@ -86,6 +86,41 @@ static void early_read_is_a_race(void **state) {
 }
 
 /*
+ * The same race in code whose lines come from long toolkit paths through inlined calls (as nvcc's
+ * cuda::memcpy_async makes): the report keeps both places and its explanation whole.
+ */
+static void long_race_reports_are_whole(void **state) {
+  (void)state;
+  const char *dir = "/usr/local/cuda-13.0/targets/x86_64-linux/include/cccl/cuda/__memcpy_async/detail/"
+                    "very/deeply/nested/headers/of/a/toolkit";
+  char text[4096], body[2048];
+  const char *cut = strstr(early_ptx, "  cp.async.cg");
+  const char *read = strstr(early_ptx, "  ld.shared.v4.u32 {%r6");
+  assert_non_null(cut);
+  assert_non_null(read);
+  snprintf(body, sizeof body,
+           "%.*s  .loc 1 60 3, function_name $L__a, inlined_at 2 130 5\n%.*s"
+           "  .loc 2 140 7, function_name $L__b, inlined_at 2 150 3\n%s",
+           (int)(cut - early_ptx), early_ptx, (int)(read - cut), cut, read);
+  char *entry = strstr(body, ".visible");
+  assert_non_null(entry);
+  snprintf(text, sizeof text, "%.*s.file 1 \"%s/cp_async_shared_global.h\"\n.file 2 \"%s/async_user_code.cu\"\n%s",
+           (int)(entry - body), body, dir, dir, entry);
+  gcap_context *ctx = ptx_sim_context(GCAP_SIM_CHECK_SHARED_RACES);
+  gcap_module *m = ptx_load_text(ctx, text);
+  void *din = ptx_dev(ctx, NULL, 32 * 16), *dout = ptx_dev(ctx, NULL, 32 * 32);
+  assert_status(ptx_launch_on(ctx, m, "early", GCAP_DIM3(1, 1, 1), GCAP_DIM3(32, 1, 1), 0, (void *[]){&din, &dout}),
+                GCAP_ERROR_LAUNCH_FAILURE);
+  const char *msg = gcap_last_error_message();
+  assert_non_null(strstr(msg, "async_user_code.cu:140, inlined at "));
+  assert_non_null(strstr(msg, "cp_async_shared_global.h:60), whose group"));
+  const char *tail = "whose group this thread has not waited for (cp.async.wait_group, cp.async.wait_all)";
+  size_t len = strlen(msg), tail_len = strlen(tail);
+  if (len < tail_len || strcmp(msg + len - tail_len, tail) != 0) fail_msg("the report was cut: \"%s\"", msg);
+  gcap_context_destroy(ctx);
+}
+
+/*
  * neighbour: thread t of one warp copies 4 bytes into s[t]; waits; then (bar: after bar.sync)
  * reads s[t ^ 1], another thread's copy. Without the barrier it is a race with that copy's write.
  */
@@ -622,6 +657,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(early_read_sees_stale_data),
       cmocka_unit_test(early_read_is_a_race),
+      cmocka_unit_test(long_race_reports_are_whole),
       cmocka_unit_test(wait_and_barrier_publish_the_copy),
       cmocka_unit_test(wait_group_counts_groups),
       cmocka_unit_test(src_size_zero_fills),

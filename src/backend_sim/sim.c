@@ -226,7 +226,7 @@ static gcap_status wait_before_free(struct sim_context *sc) {
   sim_wait_idle(sc);                        /* IMMEDIATE: another thread's kernel and the work waiting for it */
   if (sim_deferred(sc)) sim_wait_drain(sc); /* DEFERRED: another thread's drain, which runs the kernels */
   if (!sim_deferred(sc) || sc->draining || sim_queues_empty(sc)) return GCAP_SUCCESS;
-  char saved[1024];
+  char saved[GCAP__MESSAGE_BYTES];
   snprintf(saved, sizeof saved, "%s", gcap_last_error_message());
   gcap_status st = sim_drain_all(sc);
   if (st != GCAP_SUCCESS && !sim_queues_empty(sc)) return st;

@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <stdio.h>
 
+#include "base/error.h"
 #include "core/backend.h"
 
 #define SIM_MAX_THREADS 256u
@@ -52,7 +53,7 @@ struct sim_context {
   struct sim_freed *freed; /* DEFERRED: memory queued frees released while other work was still queued */
   size_t freed_count, freed_cap, frees_queued;
   gcap_status unreported; /* DEFERRED: a failure of work run by a call that could not report it */
-  char unreported_message[512];
+  char unreported_message[GCAP__MESSAGE_BYTES];
   struct sim_memory mem;
   struct sim_init_map *init; /* INIT check: what device memory has been written (sim_init.c) */
   bool halted;               /* a kernel was stopped (watchdog, gcap_sim_interrupt): no more kernels run */

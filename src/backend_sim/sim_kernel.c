@@ -41,7 +41,7 @@ struct sim_job {
   uintptr_t pending_frees[SIM_PENDING_FREES][2]; /* px_launch.pending_frees */
   atomic_bool barrier_in_plain;                  /* a plain-loop thread called gcap_sim_syncthreads */
   gcap_status status;                            /* the first failure, written by the worker that set `failed` */
-  char message[640];
+  char message[GCAP__MESSAGE_BYTES];
   struct px_launch ptx;                    /* FORM_PTX */
   const struct gcap__backend_ctx *backend; /* the launch's context (conditional handles must be its own) */
   uint64_t deadline_ns;                    /* the watchdog: CLOCK_MONOTONIC time to stop at; 0: none */
@@ -374,7 +374,7 @@ static bool fibers_ready(struct sim_worker *w, unsigned threads, unsigned fibers
 /* ------------------------------------------------------------ blocks and chunks */
 
 static void run_ptx_block(struct sim_worker *w, struct sim_job *job, gcap_dim3 b) {
-  char msg[600];
+  char msg[GCAP__MESSAGE_BYTES];
   if (!w->px && !(w->px = px_worker_create())) {
     job_fail(job, GCAP_ERROR_OUT_OF_MEMORY, "kernel \"%s\": no memory to run PTX blocks", job->l->kernel->name);
     return;

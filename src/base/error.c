@@ -12,7 +12,7 @@ struct thread_state {
   int callback_depth;
   gcap_capture_mode capture_mode; /* GLOBAL (0) by default, as CUDA */
   unsigned number;
-  char message[1024];
+  char message[GCAP__MESSAGE_BYTES];
 };
 
 static _Thread_local struct thread_state thread_state;

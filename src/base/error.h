@@ -5,6 +5,10 @@
 #include <gcap/gcap.h>
 #include <stdbool.h>
 
+/* The longest message a call leaves (what gcap_last_error_message returns), with its NUL: room for
+ * a kernel fault that names two places in the PTX, each with its source line and inlining chain. */
+#define GCAP__MESSAGE_BYTES 2048
+
 /*
  * Every public entry point starts with GCAP_ENTER(): it clears this thread's message and
  * remembers the public function's name, which every later failure message starts with.

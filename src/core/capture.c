@@ -889,7 +889,7 @@ void gcap_capture_destroy(gcap_capture *c) {
 /* Runs at scope exit, unseen: it keeps the message of the call that made the scope give up. */
 void gcap_capture_cleanup(gcap_capture **c) {
   if (!c) return;
-  char kept[1024];
+  char kept[GCAP__MESSAGE_BYTES];
   snprintf(kept, sizeof kept, "%s", gcap_last_error_message());
   gcap_capture_destroy(*c);
   *c = NULL;

@@ -10,7 +10,7 @@
 
 /* Puts the generic call's name back in front of what the typed call said. */
 static gcap_status as_generic(const char *api, gcap_status st) {
-  char detail[1024] = "";
+  char detail[GCAP__MESSAGE_BYTES] = "";
   if (st != GCAP_SUCCESS) {
     const char *m = gcap_last_error_message(), *colon = strstr(m, ": ");
     snprintf(detail, sizeof detail, "%s", colon ? colon + 2 : m);

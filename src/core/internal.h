@@ -84,7 +84,7 @@ struct gcap_context {
   unsigned freed_next;
   /* A kernel fault (illegal address, assert, trap, a simulator check): sticky, as on CUDA. */
   _Atomic int fault;
-  char fault_message[1024];
+  char fault_message[GCAP__MESSAGE_BYTES];
   /*
    * What kernels' memory checks read (gcap__memory_view), kept current while kernels run with the
    * lock released (gcap__work_release): a copy of allocs and freed, replaced, never changed in place.

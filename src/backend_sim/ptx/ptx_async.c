@@ -286,7 +286,7 @@ void px_async_race(struct px_warp *w, const struct px_ins *in, unsigned l, uint3
       const struct px_copy *c = &a->copies[i];
       if (off - c->dst < c->size) issuer = u, line = c->in->src ? c->in->src->line : 0;
     }
-  char me[64], them[64], at[200];
+  char me[64], them[64], at[400];
   thread_name(b, t, me, sizeof me);
   thread_name(b, issuer, them, sizeof them);
   px_describe_line(b, line, at, sizeof at);

@@ -294,7 +294,7 @@ static void race_check(struct px_warp *w, const struct px_ins *in, unsigned l, u
       if (!same_warp || s->rsync >= ws || ws == 0) other = s->reader, other_line = s->read_line;
     }
     if (other) {
-      char me[64], them[64], at[200];
+      char me[64], them[64], at[400];
       thread_name(b, t, me, sizeof me);
       thread_name(b, other - 1u, them, sizeof them);
       px_describe_line(b, other_line, at, sizeof at);

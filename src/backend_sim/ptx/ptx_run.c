@@ -90,7 +90,7 @@ void px_fault(struct px_warp *w, const struct px_ins *in, unsigned lane, gcap_st
   struct px_block *b = w->blk;
   if (b->status != GCAP_SUCCESS) return;
   b->status = st;
-  char at[320], what[400];
+  char at[512], what[1024];
   where(w, in, lane, at, sizeof at);
   va_list ap;
   va_start(ap, fmt);
