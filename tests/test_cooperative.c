@@ -107,6 +107,27 @@ static void grid_sum_threads(void **state) {
   grid_sum_in(GCAP_SIM_EXEC_DEFERRED, 4, 0);
 }
 
+/* Launches of other shapes (blocks of a power of two threads: the reduction halves them) one after
+ * another reuse the resident blocks of the ones before. */
+static void repeated_launches(void **state) {
+  (void)state;
+  test_require_sim();
+  static const unsigned shapes[][2] = {{BLOCKS, THREADS}, {5, 64}, {BLOCKS, 32}, {3, 256}, {BLOCKS, THREADS}};
+  gcap_context *ctx = sim_ctx(GCAP_SIM_EXEC_IMMEDIATE, 1, PTX_CHECKS_ALL);
+  struct sum_run r;
+  sum_setup(&r, ctx);
+  gcap_stream *s = test_stream_create(ctx);
+  for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+    int minus[ROUNDS] = {-1, -1, -1};
+    ptx_put(ctx, r.out, minus, sizeof minus);
+    assert_ok(gcap_launch_cooperative_kernel(s, r.k, (gcap_dim3){shapes[i][0], 1, 1}, (gcap_dim3){shapes[i][1], 1, 1},
+                                             0, r.args));
+    assert_ok(gcap_stream_synchronize(s));
+    sum_expect(&r);
+  }
+  gcap_context_destroy(ctx);
+}
+
 /* Launched as an ordinary kernel, the grid workspace pointer (%envreg1:%envreg2) is 0: cooperative groups traps. */
 static void ordinary_launch_traps(void **state) {
   (void)state;
@@ -380,6 +401,7 @@ int main(void) {
       cmocka_unit_test(grid_sum_immediate),
       cmocka_unit_test(grid_sum_deferred),
       cmocka_unit_test(grid_sum_threads),
+      cmocka_unit_test(repeated_launches),
       cmocka_unit_test(ordinary_launch_traps),
       cmocka_unit_test(envreg_values),
       cmocka_unit_test(too_large),

@@ -79,7 +79,8 @@ struct sim_worker {
   gcap_dim3 misuse_thread;
   bool reached_barrier; /* a thread called gcap_sim_syncthreads since this was last cleared */
   struct sim_counts counts;
-  struct px_worker *px; /* PTX kernels' warps and memories, made on its first PTX block */
+  struct px_worker *px;     /* PTX kernels' warps and memories, made on its first PTX block */
+  struct px_coop_pool coop; /* the resident blocks of cooperative launches, kept between them */
 };
 
 /* Per-thread functions seen on this context, and whether they call gcap_sim_syncthreads. */
@@ -163,6 +164,7 @@ void sim_worker_destroy(struct sim_worker *w) {
   for (size_t i = 0; i < w->num_spare; i++) sim_fiber_destroy(w->spare[i]);
   sim_fiber_destroy(w->host);
   px_worker_destroy(w->px);
+  px_coop_pool_free(&w->coop);
   gcap__free(w->spare);
   gcap__free(w->slots);
   gcap__free(w->shared_mem);
@@ -380,7 +382,7 @@ static void run_ptx_block(struct sim_worker *w, struct sim_job *job, gcap_dim3 b
     return;
   }
   gcap_status st = job->ptx.grid_workspace /* a cooperative launch: the whole grid, as one */
-                       ? px_run_cooperative(&job->ptx, msg, sizeof msg, &w->counts.ptx_instructions)
+                       ? px_run_cooperative(&job->ptx, &w->coop, msg, sizeof msg, &w->counts.ptx_instructions)
                        : px_run_block(w->px, &job->ptx, b, msg, sizeof msg, &w->counts.ptx_instructions);
   if (st != GCAP_SUCCESS) job_fail(job, st, "%s", msg);
 }

@@ -152,6 +152,15 @@ gcap_status px_launch_check(const struct px_launch *l);
 struct px_worker *px_worker_create(void);
 void px_worker_destroy(struct px_worker *w);
 /*
+ * The workers of cooperative launches, one per resident block, kept from one launch to the next
+ * (their stacks, registers and shared memory are set up once, not per launch). Zero-initialised:
+ * empty.
+ */
+struct px_coop_pool {
+  struct px_worker **workers;
+  size_t count;
+};
+/*
  * Runs one block. On a fault returns its status with the report in msg (the launch fails);
  * lane-instructions executed are added to *instructions.
  */
@@ -163,6 +172,9 @@ gcap_status px_run_block(struct px_worker *w, const struct px_launch *l, gcap_di
  * so blocks waiting for each other (a grid barrier) make progress. The block checks (a block
  * that can never finish) and the watchdog apply as to ordinary blocks. Returns as px_run_block.
  */
-gcap_status px_run_cooperative(const struct px_launch *l, char *msg, size_t size, uint64_t *instructions);
+gcap_status px_run_cooperative(const struct px_launch *l, struct px_coop_pool *pool, char *msg, size_t size,
+                               uint64_t *instructions);
+/* Frees the workers a pool keeps; the pool is then empty. */
+void px_coop_pool_free(struct px_coop_pool *pool);
 
 #endif /* GCAP_SIM_PTX_EXEC_H */

@@ -1071,23 +1071,44 @@ gcap_status px_run_block(struct px_worker *wk, const struct px_launch *l, gcap_d
  * fails (its report is the launch's). Blocks spinning at a grid barrier read global memory, so
  * the block checks leave them to the watchdog, which every block polls.
  */
-gcap_status px_run_cooperative(const struct px_launch *l, char *msg, size_t size, uint64_t *instructions) {
+/* At least n workers in the pool; false when memory runs out (the pool keeps what it had). */
+static bool coop_pool_reserve(struct px_coop_pool *pool, size_t n) {
+  if (pool->count >= n) return true;
+  struct px_worker **grown = gcap__realloc(pool->workers, n * sizeof *grown);
+  if (!grown) return false;
+  pool->workers = grown;
+  for (; pool->count < n; pool->count++)
+    if (!(pool->workers[pool->count] = px_worker_create())) return false;
+  return true;
+}
+
+void px_coop_pool_free(struct px_coop_pool *pool) {
+  for (size_t i = 0; i < pool->count; i++) px_worker_destroy(pool->workers[i]);
+  gcap__free(pool->workers);
+  pool->workers = NULL;
+  pool->count = 0;
+}
+
+gcap_status px_run_cooperative(const struct px_launch *l, struct px_coop_pool *pool, char *msg, size_t size,
+                               uint64_t *instructions) {
   unsigned threads = l->block.x * l->block.y * l->block.z, warps = (threads + 31) / 32;
   size_t n = (size_t)l->grid.x * l->grid.y * l->grid.z; /* the size check bounds it */
-  struct px_worker **wk = gcap__calloc(n, sizeof *wk);
   bool *done = gcap__calloc(n, sizeof *done);
-  gcap_status st = wk && done ? GCAP_SUCCESS : GCAP_ERROR_OUT_OF_MEMORY;
+  gcap_status st = done && coop_pool_reserve(pool, n) ? GCAP_SUCCESS : GCAP_ERROR_OUT_OF_MEMORY;
+  struct px_worker **wk = pool->workers;
   gcap_dim3 idx = {0, 0, 0};
-  for (size_t i = 0; i < n && st == GCAP_SUCCESS; i++) {
-    if (!(wk[i] = px_worker_create()) || !prepare(wk[i], l, threads, warps)) {
+  size_t started = 0;
+  for (; started < n && st == GCAP_SUCCESS; started++) {
+    if (!prepare(wk[started], l, threads, warps)) {
+      wk[started]->prepared = 0;
       st = GCAP_ERROR_OUT_OF_MEMORY;
       break;
     }
-    struct px_block *b = &wk[i]->blk;
-    start_block(wk[i], b, l, idx);
+    struct px_block *b = &wk[started]->blk;
+    start_block(wk[started], b, l, idx);
     b->msg = msg;
     b->msg_size = size;
-    b->async = wk[i]->async;
+    b->async = wk[started]->async;
     if (++idx.x == l->grid.x) {
       idx.x = 0;
       if (++idx.y == l->grid.y) idx.y = 0, idx.z++;
@@ -1105,16 +1126,12 @@ gcap_status px_run_cooperative(const struct px_launch *l, char *msg, size_t size
       px_async_block_end(&wk[i]->blk); /* copies never waited for land now */
       if ((st = wk[i]->blk.status) != GCAP_SUCCESS) break;
     }
-  for (size_t i = 0; wk && i < n; i++) {
-    if (!wk[i]) break;
-    if (wk[i]->prepared) {
-      if (!done[i]) px_async_block_end(&wk[i]->blk); /* stopped by another block's failure: dropped */
-      wk[i]->async = wk[i]->blk.async;
-      for (unsigned k = 0; k < warps; k++) *instructions += wk[i]->warps[k].executed;
-    }
-    px_worker_destroy(wk[i]);
+  for (size_t i = 0; i < started; i++) {
+    if (!done[i]) px_async_block_end(&wk[i]->blk); /* stopped by another block's failure */
+    wk[i]->async = wk[i]->blk.async;
+    for (unsigned k = 0; k < warps; k++) *instructions += wk[i]->warps[k].executed;
+    if (!done[i] || wk[i]->blk.status != GCAP_SUCCESS) wk[i]->prepared = 0; /* frames may be left deep */
   }
-  gcap__free(wk);
   gcap__free(done);
   return st;
 }
