@@ -17,6 +17,7 @@
 #include "base/error.h"
 #include "ptx_half.h"
 #include "ptx_internal.h"
+#include "ptx_regalloc.h"
 
 #define CONST_TAG 0x8000u
 #define MAX_SLOTS 0x7fffu
@@ -474,6 +475,25 @@ static void place_vars(const struct ptx_var *vars, size_t n, uint32_t *offsets, 
   }
 }
 
+/*
+ * More value registers than a frame holds (a fully unrolled kernel): they share slots by live
+ * range (ptx_regalloc.c). Functions under the limit keep a slot per register. When even that
+ * does not fit, the function cannot run, with what is live at once and where.
+ */
+static int pack_registers(struct px_lower *L, const struct ptx_func *pf, struct px_func *fn) {
+  char why[240];
+  unsigned slots = 0;
+  int r = px_pack_registers(pf, fn->pred_of_reg, fn->slot_of_reg, MAX_SLOTS / 2, &slots, why, sizeof why);
+  if (r < 0) return px_refuse(L, "out of memory");
+  if (r > 0) {
+    px_unsupported(L, "%s", why);
+    L->skip = false;
+    return 0;
+  }
+  fn->num_regs = slots;
+  return 0;
+}
+
 static int lay_out_func(struct px_program *p, size_t fi, struct px_lower *L) {
   const struct ptx_func *pf = &p->module->funcs[fi];
   struct px_func *fn = &p->funcs[fi];
@@ -492,6 +512,7 @@ static int lay_out_func(struct px_program *p, size_t fi, struct px_lower *L) {
     fn->pred_of_reg[r] = pred ? fn->num_preds++ : UINT32_MAX;
     fn->slot_of_reg[r] = pred ? UINT32_MAX : fn->num_regs++;
   }
+  if (fn->num_regs >= MAX_SLOTS / 2 && fn->num_preds <= 0x7fff && pack_registers(L, pf, fn) != 0) return -1;
   if (fn->num_regs >= MAX_SLOTS / 2 || fn->num_preds > 0x7fff) { /* its body is still checked, then dropped */
     px_unsupported(L, "function \"%s\" declares more registers than the simulator holds", pf->name);
     L->skip = false;
