@@ -213,15 +213,21 @@ static void too_large(void **state) {
   gcap_sim_stats st;
   assert_ok(gcap_sim_get_stats(ctx, &st));
   assert_int_equal(st.kernels_executed, 0);
-  /* the largest grid that fits runs, every thread of it resident at the barrier */
+  /* the largest grid that fits runs, every thread of it resident at the barrier (bound by shared
+   * memory, 5 blocks of 32 threads a multiprocessor, so that it stays quick under valgrind) */
+  enum { FIT = 660, FIT_THREADS = 32 };
   gcap_kernel *count = test_kernel_of(r.m, "grid_count");
-  unsigned *counter = ptx_dev(ctx, NULL, sizeof(unsigned)), *seen = ptx_dev(ctx, NULL, 264 * sizeof(unsigned));
+  unsigned *counter = ptx_dev(ctx, NULL, sizeof(unsigned)), *seen = ptx_dev(ctx, NULL, FIT * sizeof(unsigned));
   void *args[] = {&counter, &seen};
-  assert_ok(gcap_launch_cooperative_kernel(s, count, (gcap_dim3){264, 1, 1}, (gcap_dim3){1024, 1, 1}, 0, args));
+  assert_status(
+      gcap_launch_cooperative_kernel(s, count, (gcap_dim3){FIT + 1, 1, 1}, (gcap_dim3){FIT_THREADS, 1, 1}, 40000, args),
+      GCAP_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE);
+  assert_ok(
+      gcap_launch_cooperative_kernel(s, count, (gcap_dim3){FIT, 1, 1}, (gcap_dim3){FIT_THREADS, 1, 1}, 40000, args));
   assert_ok(gcap_stream_synchronize(s));
-  unsigned got_seen[264];
+  unsigned got_seen[FIT];
   ptx_get(ctx, got_seen, seen, sizeof got_seen);
-  for (int i = 0; i < 264; i++) assert_int_equal(got_seen[i], 264 * 1024);
+  for (int i = 0; i < FIT; i++) assert_int_equal(got_seen[i], FIT * FIT_THREADS);
   gcap_context_destroy(ctx);
 }
 
