@@ -572,11 +572,11 @@ static void run_forms(const char *file, gcap_context *ctx) {
   ptx_get(ctx, out, dout, sizeof out);
   for (unsigned b = 0; b < BLOCKS; b++)
     for (unsigned t = 0; t < 128; t++) assert_true(out[b * 128 + t] == pipe_ref(in, N, b, t, STAGES));
-  /* barrier_rounds: 256 threads, 4 rounds */
+  /* barrier_rounds: one block of 256 threads (its output has no block index), 4 rounds */
   static int iout[4 * 256];
   void *diout = ptx_dev(ctx, NULL, sizeof iout);
   int rounds = 4;
-  assert_ok(ptx_launch_on(ctx, m, "barrier_rounds", GCAP_DIM3(2, 1, 1), GCAP_DIM3(256, 1, 1), 0,
+  assert_ok(ptx_launch_on(ctx, m, "barrier_rounds", GCAP_DIM3(1, 1, 1), GCAP_DIM3(256, 1, 1), 0,
                           (void *[]){&diout, &rounds}));
   assert_ok(gcap_context_synchronize(ctx));
   ptx_get(ctx, iout, diout, sizeof iout);
@@ -610,12 +610,12 @@ static void run_forms(const char *file, gcap_context *ctx) {
   assert_ok(gcap_context_synchronize(ctx));
   ptx_get(ctx, fout, dfout, sizeof fout);
   for (int t = 0; t < 256; t++) assert_true(fout[t] == fin[255 - t]);
-  /* producer_consumer: 6 rounds */
+  /* producer_consumer: one block (its output has no block index), 6 rounds */
   static int pin[6 * 32], pout[6 * 3 * 32];
   for (int i = 0; i < 6 * 32; i++) pin[i] = i * 3 + 1;
   void *dpin = ptx_dev(ctx, pin, sizeof pin), *dpout = ptx_dev(ctx, NULL, sizeof pout);
   rounds = 6;
-  assert_ok(ptx_launch_on(ctx, m, "producer_consumer", GCAP_DIM3(2, 1, 1), GCAP_DIM3(128, 1, 1), 0,
+  assert_ok(ptx_launch_on(ctx, m, "producer_consumer", GCAP_DIM3(1, 1, 1), GCAP_DIM3(128, 1, 1), 0,
                           (void *[]){&dpin, &dpout, &rounds}));
   assert_ok(gcap_context_synchronize(ctx));
   ptx_get(ctx, pout, dpout, sizeof pout);
