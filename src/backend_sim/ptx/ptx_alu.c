@@ -607,27 +607,6 @@ static bool cmp_int(unsigned cmp, int64_t a, int64_t b, uint64_t ua, uint64_t ub
   }
 }
 
-static bool cmp_float(unsigned cmp, double a, double b) {
-  bool un = isnan(a) || isnan(b);
-  switch (cmp) {
-  case PTX_CMP_EQ: return !un && a == b;
-  case PTX_CMP_NE: return !un && a != b;
-  case PTX_CMP_LT: return !un && a < b;
-  case PTX_CMP_LE: return !un && a <= b;
-  case PTX_CMP_GT: return !un && a > b;
-  case PTX_CMP_GE: return !un && a >= b;
-  case PTX_CMP_EQU: return un || a == b;
-  case PTX_CMP_NEU: return un || a != b;
-  case PTX_CMP_LTU: return un || a < b;
-  case PTX_CMP_LEU: return un || a <= b;
-  case PTX_CMP_GTU: return un || a > b;
-  case PTX_CMP_GEU: return un || a >= b;
-  case PTX_CMP_NUM: return !un;
-  case PTX_CMP_NAN: return un;
-  default: return false;
-  }
-}
-
 /* The comparison's lanes as a mask. in->kind: comparison; in->size: width; in->space: 1 signed, 2 float. */
 static uint32_t compare(struct px_warp *w, const struct px_ins *in, uint32_t m) {
   const uint64_t *A = px_slot(w, in->a), *B = px_slot(w, in->b);
@@ -638,7 +617,7 @@ static uint32_t compare(struct px_warp *w, const struct px_ins *in, uint32_t m) 
     PX_LANES(m, {
       double a = f64 ? px_f64(A[l]) : (double)(ftz ? ftz32(px_f32(A[l])) : px_f32(A[l]));
       double b = f64 ? px_f64(B[l]) : (double)(ftz ? ftz32(px_f32(B[l])) : px_f32(B[l]));
-      if (cmp_float(cmp, a, b)) r |= 1u << l;
+      if (px_cmp_float(cmp, a, b)) r |= 1u << l;
     });
     return r;
   }

@@ -197,27 +197,6 @@ HALF_OPS(tanh)
 
 /* ---------------------------------------------------------------- comparisons */
 
-static inline bool hcmp(unsigned cmp, float a, float b) {
-  bool un = isnan(a) || isnan(b);
-  switch (cmp) {
-  case PTX_CMP_EQ: return !un && a == b;
-  case PTX_CMP_NE: return !un && a != b;
-  case PTX_CMP_LT: return !un && a < b;
-  case PTX_CMP_LE: return !un && a <= b;
-  case PTX_CMP_GT: return !un && a > b;
-  case PTX_CMP_GE: return !un && a >= b;
-  case PTX_CMP_EQU: return un || a == b;
-  case PTX_CMP_NEU: return un || a != b;
-  case PTX_CMP_LTU: return un || a < b;
-  case PTX_CMP_LEU: return un || a <= b;
-  case PTX_CMP_GTU: return un || a > b;
-  case PTX_CMP_GEU: return un || a >= b;
-  case PTX_CMP_NUM: return !un;
-  case PTX_CMP_NAN: return un;
-  default: return false;
-  }
-}
-
 static inline uint32_t bool_op(unsigned op, uint32_t t, uint32_t c) {
   switch (op) {
   case PTX_BOOL_AND: return t & c;
@@ -235,7 +214,7 @@ static uint32_t hcompare(const struct px_warp *w, const struct px_ins *in, uint3
   PX_LANES(m, {
     float a = (float)in_val(bf, (uint32_t)(A[l] >> sh) & 0xffffu, fl);
     float b = (float)in_val(bf, (uint32_t)(B[l] >> sh) & 0xffffu, fl);
-    r |= (uint32_t)hcmp(cmp, a, b) << l;
+    r |= (uint32_t)px_cmp_float(cmp, a, b) << l;
   });
   return r;
 }

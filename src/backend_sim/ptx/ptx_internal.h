@@ -13,6 +13,7 @@
 #ifndef GCAP_SIM_PTX_INTERNAL_H
 #define GCAP_SIM_PTX_INTERNAL_H
 
+#include <math.h>
 #include <string.h>
 
 #include "ptx/ptx.h"
@@ -268,6 +269,28 @@ static inline uint64_t px_bits64(double d) {
   uint64_t u;
   memcpy(&u, &d, 8);
   return u;
+}
+
+/* A floating-point comparison of setp/set/slct (enum ptx_cmp), NaN operands unordered. */
+static inline bool px_cmp_float(unsigned cmp, double a, double b) {
+  bool un = isnan(a) || isnan(b);
+  switch (cmp) {
+  case PTX_CMP_EQ: return !un && a == b;
+  case PTX_CMP_NE: return !un && a != b;
+  case PTX_CMP_LT: return !un && a < b;
+  case PTX_CMP_LE: return !un && a <= b;
+  case PTX_CMP_GT: return !un && a > b;
+  case PTX_CMP_GE: return !un && a >= b;
+  case PTX_CMP_EQU: return un || a == b;
+  case PTX_CMP_NEU: return un || a != b;
+  case PTX_CMP_LTU: return un || a < b;
+  case PTX_CMP_LEU: return un || a <= b;
+  case PTX_CMP_GTU: return un || a > b;
+  case PTX_CMP_GEU: return un || a >= b;
+  case PTX_CMP_NUM: return !un;
+  case PTX_CMP_NAN: return un;
+  default: return false;
+  }
 }
 
 /* Runs `body` for each lane l in m; all 32 in a loop the compiler can vectorise when m is full. */
