@@ -293,9 +293,11 @@ static void test_nodes(void **state) {
   gcap_graph_destroy(g);
 }
 
-/* A CPU implementation's blocks get their dynamic shared memory, however large. */
+/* A CPU implementation's blocks get their dynamic shared memory, however large; block b writes
+ * the b-th run of `words` output words. */
 static void cpu_reverse(const gcap_sim_block *b, void *const *args) {
-  uint32_t *out = *(uint32_t *const *)args[0], words = *(const uint32_t *)args[1];
+  uint32_t words = *(const uint32_t *)args[1];
+  uint32_t *out = *(uint32_t *const *)args[0] + (size_t)b->block_idx.x * words;
   uint32_t *sh = b->shared_mem;
   for (uint32_t i = 0; i < words; i++) sh[i] = expected_word(i);
   for (uint32_t i = 0; i < words; i++) out[i] = sh[words - 1 - i];
@@ -317,7 +319,7 @@ static void test_cpu_kernel(void **state) {
   assert_ok(gcap_module_load(ctx, &d, &m));
   gcap_kernel *k = test_kernel_of(m, "cpu_reverse");
   uint32_t words = 200u * KIB / 4;
-  void *dout = ptx_dev(ctx, NULL, words * 4);
+  void *dout = ptx_dev(ctx, NULL, 2 * words * 4);
   void *args[] = {&dout, &words};
   assert_status(gcap_launch_kernel(s, k, GCAP_DIM3(2, 1, 1), GCAP_DIM3(1, 1, 1), words * 4, args),
                 GCAP_ERROR_INVALID_VALUE);
@@ -326,6 +328,7 @@ static void test_cpu_kernel(void **state) {
   assert_ok(gcap_launch_kernel(s, k, GCAP_DIM3(2, 1, 1), GCAP_DIM3(1, 1, 1), words * 4, args));
   assert_ok(gcap_stream_synchronize(s));
   check_reverse(ctx, words, dout);
+  check_reverse(ctx, words, (char *)dout + words * 4);
   assert_status(gcap_kernel_set_attribute(k, GCAP_KERNEL_ATTR_MAX_DYNAMIC_SHARED_SIZE, (int)DEVICE_LIMIT + 1),
                 GCAP_ERROR_INVALID_VALUE);
   test_assert_message_contains("cpu_reverse");
