@@ -39,6 +39,12 @@ struct gen {
   uint32_t result; /* the thread's output (evaluation) */
 };
 
+static void emitf(struct gen *g, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
 static void emitf(struct gen *g, const char *fmt, ...) {
   if (!g->emit) return;
   va_list ap;
