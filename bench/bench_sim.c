@@ -545,7 +545,7 @@ static void bench_ptx_threads(void) {
  * The kernels of kernels/ptx_modern.cu (compute_80 PTX): a 128 x 128 x 128 product through wmma
  * in f16, through ldmatrix + mma.sync in bf16, and the tiled f32 matmul above with its tiles
  * fetched by cp.async, double-buffered; each beside the plain tiled matmul of the same run, the
- * baseline. Inputs are multiples of 1/4 in [-1, 1], so every product and sum is exact in f32 and
+ * baseline. Inputs are multiples of 1/8 in [-1, 1), so every product and sum is exact in f32 and
  * each result is checked against the exact product first.
  */
 #define MODERN_N 128u
